@@ -1,0 +1,31 @@
+/* ps-analysis.h: linear-time analyses of a graph: topological order,
+ * levels, earliest/latest start (ASAP/ALAP), slack and the critical path. */
+#ifndef PS_ANALYSIS_H
+#define PS_ANALYSIS_H
+
+#include "ps-graph.h"
+
+typedef struct ps_analysis {
+  uint32_t n;
+  uint32_t *topo;   /* node ids in a topological order */
+  uint32_t *level;  /* edges on the longest path from a source */
+  double *cost;     /* duration used per node, ns */
+  double *asap;     /* earliest start, ns */
+  double *alap;     /* latest start that keeps the critical path length, ns */
+  double *slack;    /* alap - asap */
+  double length_ns; /* critical path length */
+  uint32_t *critical; /* node ids on one critical path, source to sink */
+  uint32_t n_critical;
+  uint32_t n_levels;
+} ps_analysis;
+
+/* The default duration of a node when the graph gives no cost_ns: a simple
+ * bandwidth/throughput model (replaced by the device model later). */
+double ps_node_cost_default (const ps_graph *g, uint32_t v);
+
+/* Runs every analysis.  `cost` gives the duration of each node in ns; NULL
+ * uses cost_ns where given and ps_node_cost_default elsewhere. */
+int ps_analysis_run (ps_analysis *a, const ps_graph *g, const double *cost);
+void ps_analysis_free (ps_analysis *a);
+
+#endif

@@ -1,0 +1,79 @@
+/* ps-error.h: status codes and located diagnostics for planscope's core.
+ *
+ * Every core function that can fail returns 0 or one of the negative codes
+ * below.  Problems in input files are also described by a ps_diag, which
+ * carries the file, line, column and a message that names the JSON path. */
+#ifndef PS_ERROR_H
+#define PS_ERROR_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#define PS_ERRNO_MAP(X)                                              \
+  X(ENOMEM, -1, "out of memory")                                     \
+  X(EIO, -2, "input/output error")                                   \
+  X(ESYNTAX, -3, "syntax error")                                     \
+  X(EINVAL, -4, "invalid input")                                     \
+  X(ELIMIT, -5, "a documented limit was exceeded")                   \
+  X(ECYCLE, -6, "the graph has a cycle")                             \
+  X(EPIN, -7, "a stream pin cannot be honoured")                     \
+  X(EVERIFY, -8, "the plan failed verification")                     \
+  X(EUSAGE, -9, "bad arguments")                                     \
+  X(ENOGPU, -10, "no usable GPU")                                    \
+  X(ECANCELED, -11, "operation cancelled")
+
+enum {
+  PS_OK = 0,
+#define PS__ERR_ENUM(name, code, text) PS_##name = (code),
+  PS_ERRNO_MAP(PS__ERR_ENUM)
+#undef PS__ERR_ENUM
+};
+
+/* The text of a status code; never NULL. */
+const char *ps_strerror(int code);
+
+typedef enum ps_severity { PS_SEV_ERROR = 0, PS_SEV_WARNING = 1 } ps_severity;
+
+/* One located message.  line and col are 1-based; 0 means unknown. */
+typedef struct ps_diag_entry {
+  ps_severity severity;
+  uint32_t line;
+  uint32_t col;
+  char *message;
+} ps_diag_entry;
+
+/* A list of diagnostics for one input file.  The caller owns it:
+ * ps_diag_init before use, ps_diag_free after. */
+typedef struct ps_diag {
+  char *file; /* as given by the user; used as the FILE: prefix */
+  ps_diag_entry *entries;
+  size_t count;
+  size_t cap;
+  size_t errors;
+  size_t warnings;
+  size_t max_warnings; /* further warnings are counted but not stored */
+} ps_diag;
+
+void ps_diag_init(ps_diag *d, const char *file);
+void ps_diag_free(ps_diag *d);
+/* Adds a formatted message.  Returns PS_EINVAL for errors (so a caller can
+ * write `return ps_diag_error(...)`) and 0 for warnings. */
+int ps_diag_add(ps_diag *d, ps_severity sev, uint32_t line, uint32_t col,
+                const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+#define ps_diag_error(d, line, col, ...) \
+  ps_diag_add((d), PS_SEV_ERROR, (line), (col), __VA_ARGS__)
+#define ps_diag_warn(d, line, col, ...) \
+  ps_diag_add((d), PS_SEV_WARNING, (line), (col), __VA_ARGS__)
+
+/* Writes one entry as `FILE:LINE:COL: error: MESSAGE\n` (or `FILE: ...` when
+ * the position is unknown). */
+void ps_diag_print_entry(const ps_diag *d, const ps_diag_entry *e, FILE *stream);
+/* Prints errors first, then warnings, each on one line. */
+void ps_diag_print(const ps_diag *d, FILE *stream);
+
+#endif

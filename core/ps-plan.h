@@ -1,0 +1,70 @@
+/* ps-plan.h: an execution plan: steps in issue order, each on one stream,
+ * with the event record/wait steps that order work across streams, and the
+ * pool offset of every non-external buffer.  See spec/cli.md for the plan
+ * document and its execution semantics (CUDA's). */
+#ifndef PS_PLAN_H
+#define PS_PLAN_H
+
+#include <stdio.h>
+
+#include "ps-graph.h"
+
+#define PS_MAX_STREAMS 64
+
+typedef struct ps_plan_options {
+  uint32_t streams; /* maximum streams, 1..PS_MAX_STREAMS; default 4 */
+  bool fusion;      /* default true */
+} ps_plan_options;
+
+void ps_plan_options_init (ps_plan_options *o);
+
+typedef struct ps_step {
+  uint8_t op;        /* ps_op; PS_OP_EVENT_RECORD / _WAIT also for planner events */
+  uint8_t synthetic; /* 1: an event step the planner inserted (no nodes) */
+  uint16_t stream;
+  uint32_t nodes_begin, nodes_count; /* into plan->step_nodes */
+  uint32_t event;    /* plan event id for record/wait steps, else PS_NONE */
+  uint32_t group;    /* fused group id when nodes_count > 1, else PS_NONE */
+  uint32_t function; /* plan string offset of the kernel function, or PS_NONE */
+} ps_step;
+
+typedef struct ps_plan {
+  const ps_graph *graph;
+  ps_plan_options options;
+
+  uint32_t n_steps;
+  ps_step *steps;
+  uint32_t *step_nodes; /* node ids, grouped per step */
+  uint32_t *node_step;  /* step of each node */
+
+  uint32_t streams_used;
+  uint32_t n_events;    /* distinct event ids: user events first, then planner events */
+  uint32_t n_event_pairs; /* planner-inserted record/wait pairs */
+  uint32_t kernels_before, kernels_after;
+
+  uint64_t *offsets;    /* per buffer: pool offset, UINT64_MAX when external */
+  uint64_t pool_bytes;
+  uint64_t pool_lower_bound; /* peak of simultaneously live pooled bytes */
+  double est_makespan_ns;    /* from the planner's schedule */
+
+  char *strings;        /* fused kernel names etc. */
+  uint32_t strings_len, strings_cap;
+} ps_plan;
+
+int ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag);
+void ps_plan_free (ps_plan *p);
+
+/* Per-pass wall times of the last ps_plan_build, for --timing. */
+typedef struct ps_plan_timing {
+  const char *pass[16];
+  double seconds[16];
+  int n;
+} ps_plan_timing;
+extern ps_plan_timing ps_plan_last_timing;
+
+/* The plan document of spec/cli.md. */
+int ps_plan_write_json (const ps_plan *p, FILE *out);
+/* The human text plan: steps per stream, events, fused groups, summary. */
+int ps_plan_write_text (const ps_plan *p, FILE *out);
+
+#endif
