@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages planscope builds and tests with (as root, or
+# through sudo when it is available).  Packages already present are skipped,
+# so a second run costs nothing.
+set -euo pipefail
+
+packages=(
+  meson ninja-build gcc pkg-config python3
+  zlib1g-dev libcmocka-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  as_root=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -q
+"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
