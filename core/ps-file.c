@@ -1,0 +1,182 @@
+/* ps-file.c: whole-file reads with a size limit, and all-or-nothing writes
+ * (temporary file in the same folder, flushed, synced, renamed). */
+#include "ps-file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int
+ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
+{
+  *data = NULL;
+  *len = 0;
+  int fd = open (path, O_RDONLY);
+  if (fd < 0) {
+    int e = errno;
+    ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (e));
+    return e == ENOMEM ? PS_ENOMEM : PS_EIO;
+  }
+  struct stat st;
+  if (fstat (fd, &st) < 0) {
+    ps_diag_error (diag, 0, 0, "cannot read %s: %s", path, strerror (errno));
+    close (fd);
+    return PS_EIO;
+  }
+  if (S_ISDIR (st.st_mode)) {
+    ps_diag_error (diag, 0, 0, "cannot read %s: it is a folder", path);
+    close (fd);
+    return PS_EIO;
+  }
+  if (S_ISREG (st.st_mode) && (uint64_t) st.st_size > max_bytes) {
+    ps_diag_error (diag, 0, 0, "%s is too large (%llu bytes; the limit is %zu)", path,
+                   (unsigned long long) st.st_size, max_bytes);
+    close (fd);
+    return PS_ELIMIT;
+  }
+
+  /* Regular files are read in one buffer of their size; pipes and other
+   * streams grow the buffer by doubling.  Either way the size limit is
+   * enforced on what is actually read, since a file can grow meanwhile. */
+  size_t cap = S_ISREG (st.st_mode) ? (size_t) st.st_size + 1 : 65536;
+  if (cap > max_bytes + 1)
+    cap = max_bytes + 1;
+  char *buf = malloc (cap);
+  if (!buf) {
+    ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", path);
+    close (fd);
+    return PS_ENOMEM;
+  }
+  size_t n = 0;
+  for (;;) {
+    if (n + 1 >= cap) {
+      if (cap > max_bytes) {
+        ps_diag_error (diag, 0, 0, "%s is too large (the limit is %zu bytes)", path, max_bytes);
+        free (buf);
+        close (fd);
+        return PS_ELIMIT;
+      }
+      size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 2 : cap * 2;
+      char *nb = realloc (buf, ncap);
+      if (!nb) {
+        ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", path);
+        free (buf);
+        close (fd);
+        return PS_ENOMEM;
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    ssize_t got = read (fd, buf + n, cap - 1 - n);
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      ps_diag_error (diag, 0, 0, "cannot read %s: %s", path, strerror (errno));
+      free (buf);
+      close (fd);
+      return PS_EIO;
+    }
+    if (got == 0)
+      break;
+    n += (size_t) got;
+    if (n > max_bytes) {
+      ps_diag_error (diag, 0, 0, "%s is too large (the limit is %zu bytes)", path, max_bytes);
+      free (buf);
+      close (fd);
+      return PS_ELIMIT;
+    }
+  }
+  close (fd);
+  buf[n] = '\0';
+  *data = buf;
+  *len = n;
+  return 0;
+}
+
+/* Syncs the folder so that the rename itself survives a crash.  Failure
+ * is not an error: some file systems do not support syncing folders. */
+static void
+sync_dir (const char *dir)
+{
+  int fd = open (dir, O_RDONLY);
+  if (fd >= 0) {
+    fsync (fd);
+    close (fd);
+  }
+}
+
+int
+ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *errbuf,
+                      size_t errlen)
+{
+  if (errlen)
+    errbuf[0] = '\0';
+  const char *slash = strrchr (path, '/');
+  size_t dlen = slash ? (size_t) (slash - path) + 1 : 0;
+  const char *base = path + dlen;
+  size_t tlen = dlen + 1 + strlen (base) + 8;
+  char *tmp = malloc (tlen);
+  char *dir = malloc (dlen + 2);
+  if (!tmp || !dir) {
+    free (tmp);
+    free (dir);
+    snprintf (errbuf, errlen, "cannot write %s: out of memory", path);
+    return PS_ENOMEM;
+  }
+  snprintf (tmp, tlen, "%.*s.%s.XXXXXX", (int) dlen, path, base);
+  if (dlen)
+    snprintf (dir, dlen + 2, "%.*s", (int) dlen, path);
+  else
+    strcpy (dir, ".");
+
+  int fd = mkstemp (tmp);
+  if (fd < 0) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    free (tmp);
+    free (dir);
+    return PS_EIO;
+  }
+  /* mkstemp creates the file 0600; give it the mode of the file it replaces,
+   * or the usual 0644 for a new one. */
+  struct stat st;
+  mode_t mode = stat (path, &st) == 0 ? (st.st_mode & 07777) : 0644;
+  fchmod (fd, mode);
+
+  FILE *out = fdopen (fd, "w");
+  if (!out) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    close (fd);
+    unlink (tmp);
+    free (tmp);
+    free (dir);
+    return PS_EIO;
+  }
+  int ret = writer (out, ctx);
+  if (ret > 0)
+    ret = PS_EIO;
+  if (ret < 0 && errlen && !errbuf[0])
+    snprintf (errbuf, errlen, "cannot write %s: %s", path, ps_strerror (ret));
+  if (ret == 0 && (fflush (out) != 0 || ferror (out) || fsync (fileno (out)) != 0)) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    ret = PS_EIO;
+  }
+  if (fclose (out) != 0 && ret == 0) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    ret = PS_EIO;
+  }
+  if (ret == 0 && rename (tmp, path) != 0) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    ret = PS_EIO;
+  }
+  if (ret != 0)
+    unlink (tmp);
+  else
+    sync_dir (dir);
+  free (tmp);
+  free (dir);
+  return ret;
+}

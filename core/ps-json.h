@@ -13,7 +13,29 @@
  * U+10FFFF are rejected); \u escapes are decoded, surrogate pairs joined and
  * lone surrogates rejected; nesting is limited (PS_JSON_MAX_DEPTH by
  * default); strings longer than max_string are rejected; numbers must be
- * finite as doubles.  One JSON value per input, then only whitespace. */
+ * finite as doubles.  One JSON value per input, then only whitespace.
+ *
+ * Positions: lines are counted by LF ("\r\n" is one line end; a lone CR is
+ * whitespace on the current line).  Columns count Unicode code points of the
+ * UTF-8 source, so a multi-byte character is one column and an escape such
+ * as \n or \u00e9 is as many columns as it has characters in the file; a tab
+ * is one column.  A UTF-8 byte order mark at the very start is skipped and
+ * not counted.
+ *
+ * Errors point at the first byte that cannot be accepted, with these
+ * conventions: a bad escape is reported at its backslash, a bad UTF-8
+ * sequence at its first byte, a string over max_string at its opening
+ * quote, a number out of range or over max_string (numbers are held to that
+ * limit too) at its first character, a trailing comma at the closing
+ * bracket after it, too deep nesting at the bracket that opens one level
+ * too many, and a premature end of input at the end of the input.  The
+ * messages are short and name the problem ("expected ':' after object key",
+ * "invalid escape '\q' in string", "unexpected end of input inside
+ * string"); they carry no position, which is in error_line and error_col.
+ *
+ * Tokens other than KEY and STRING leave str = "" and len = 0; tokens other
+ * than NUMBER leave num = 0, is_int = false, i64 = 0.  "-0" is an integer
+ * (i64 = 0) whose num is -0.0. */
 #ifndef PS_JSON_H
 #define PS_JSON_H
 
@@ -70,18 +92,25 @@ typedef struct ps_json_reader {
   unsigned char *chunk;
   size_t chunk_cap;
   bool eof_input;
-  uint32_t cur_line, cur_col;
+  uint32_t cur_line, cur_col; /* cur_col is the column of lstart */
+  const unsigned char *lstart;
   char *sbuf;
   size_t scap;
   uint8_t *stack; /* 'o' or 'a' per open container */
+  int stack_cap;
+  int level;
   int state;
   bool done;
 } ps_json_reader;
 
-/* Reads from a memory block that must outlive the reader. */
+/* Reads from a memory block that must outlive the reader.  Both inits
+ * return 0, PS_EINVAL for a NULL argument or PS_ENOMEM; after a failed init
+ * ps_json_close is still safe to call. */
 int ps_json_init_mem (ps_json_reader *r, const char *data, size_t len);
-/* Reads through a callback, a chunk at a time. */
+/* Reads through a callback, a chunk at a time.  The callback may return any
+ * number of bytes per call (even one); tokens may straddle its chunks. */
 int ps_json_init_stream (ps_json_reader *r, ps_json_read_fn read, void *ctx);
+/* Frees what the reader holds; the reader may then be initialised again. */
 void ps_json_close (ps_json_reader *r);
 
 /* The next token.  After PS_JSON_ERROR or PS_JSON_EOF it keeps returning the

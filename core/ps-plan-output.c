@@ -1,0 +1,379 @@
+/* ps-plan-output.c: the plan as the JSON document of spec/cli.md and as
+ * human text for a terminal.  Both are one pass over the steps, linear in
+ * the size of the plan. */
+#include "ps-plan-private.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-analysis.h"
+#include "ps-jsonw.h"
+
+/* ---- JSON ---- */
+
+static void
+write_step_json (const ps_plan *p, uint32_t i, FILE *out)
+{
+  const ps_graph *g = p->graph;
+  const ps_step *st = &p->steps[i];
+  fputs ("    {\"op\": ", out);
+  ps_jsonw_string (out, ps_op_name ((ps_op) st->op));
+  fprintf (out, ", \"stream\": %u", st->stream);
+  if (st->nodes_count > 0) {
+    fputs (", \"nodes\": [", out);
+    for (uint32_t k = 0; k < st->nodes_count; k++) {
+      uint32_t v = p->step_nodes[st->nodes_begin + k];
+      if (k)
+        fputs (", ", out);
+      ps_jsonw_string (out, v < g->n_nodes ? ps_node_name (g, v) : "");
+    }
+    fputc (']', out);
+  }
+  const char *fn = ps__plan_str (p, st->function);
+  if (fn) {
+    fputs (", \"function\": ", out);
+    ps_jsonw_string (out, fn);
+  }
+  if ((st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT) && st->event != PS_NONE)
+    fprintf (out, ", \"event\": %u", st->event);
+  fputc ('}', out);
+}
+
+int
+ps_plan_write_json (const ps_plan *p, FILE *out)
+{
+  if (!p || !p->graph || !out)
+    return PS_EINVAL;
+  const ps_graph *g = p->graph;
+  fputs ("{\n  \"format\": \"planscope-plan\", \"version\": 1, \"graph\": ", out);
+  ps_jsonw_string (out, g->name ? g->name : "");
+  fprintf (out, ",\n  \"options\": {\"streams\": %u, \"fusion\": %s},\n", p->options.streams,
+           p->options.fusion ? "true" : "false");
+  fprintf (out,
+           "  \"streams\": %u, \"pool_bytes\": %" PRIu64 ", \"pool_lower_bound\": %" PRIu64
+           ",\n  \"estimated_makespan_ns\": ",
+           p->streams_used, p->pool_bytes, p->pool_lower_bound);
+  double ms = p->est_makespan_ns;
+  ps_jsonw_number (out, ms >= 0 && ms < 1e300 ? floor (ms + 0.5) : 0);
+  fprintf (out, ",\n  \"kernels_before\": %u, \"kernels_after\": %u, \"events\": %u,\n",
+           p->kernels_before, p->kernels_after, p->n_events);
+
+  fputs ("  \"buffers\": [", out);
+  for (uint32_t b = 0; b < g->n_buffers; b++) {
+    bool ext = g->buffers[b].flags & PS_BUF_EXTERNAL;
+    fputs (b ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+    ps_jsonw_string (out, ps_buffer_name (g, b));
+    fprintf (out, ", \"bytes\": %" PRIu64 ", \"external\": %s", g->buffers[b].bytes,
+             ext ? "true" : "false");
+    if (!ext && p->offsets && p->offsets[b] != UINT64_MAX)
+      fprintf (out, ", \"offset\": %" PRIu64, p->offsets[b]);
+    fputc ('}', out);
+  }
+  fputs (g->n_buffers ? "\n  ],\n" : "],\n", out);
+
+  fputs ("  \"steps\": [", out);
+  for (uint32_t i = 0; i < p->n_steps; i++) {
+    fputs (i ? ",\n" : "\n", out);
+    write_step_json (p, i, out);
+  }
+  fputs (p->n_steps ? "\n  ]\n}\n" : "]\n}\n", out);
+  return ferror (out) ? PS_EIO : 0;
+}
+
+/* ---- text ---- */
+
+/* Names come from input files; control characters are replaced so that a
+ * hostile name cannot drive the terminal. */
+static void
+put_name (FILE *out, const char *s)
+{
+  for (const unsigned char *c = (const unsigned char *) s; *c; c++)
+    fputc (*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+}
+
+static void
+put_bytes (FILE *out, uint64_t bytes)
+{
+  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+  if (bytes < 1024) {
+    fprintf (out, "%" PRIu64 " B", bytes);
+    return;
+  }
+  double v = (double) bytes / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    u++;
+  }
+  fprintf (out, "%.1f %s", v, units[u]);
+}
+
+static void
+put_time (FILE *out, double ns)
+{
+  if (!(ns >= 0))
+    ns = 0;
+  if (ns < 1e3)
+    fprintf (out, "%.0f ns", ns);
+  else if (ns < 1e6)
+    fprintf (out, "%.1f us", ns / 1e3);
+  else if (ns < 1e9)
+    fprintf (out, "%.2f ms", ns / 1e6);
+  else
+    fprintf (out, "%.3f s", ns / 1e9);
+}
+
+static const char *
+short_op (unsigned op)
+{
+  static const char *const names[] = { "kernel", "memcpy", "memset",  "host",  "record",
+                                       "wait",   "barrier", "cond",  "empty", "opaque" };
+  return op < sizeof names / sizeof names[0] ? names[op] : "?";
+}
+
+/* Prints a list of names joined by sep, eliding the middle past `max`
+ * names so that a line stays readable. */
+static void
+put_name_list (FILE *out, const ps_graph *g, const uint32_t *ids, uint32_t n, const char *sep,
+               uint32_t max)
+{
+  uint32_t head = n > max ? max / 2 : n, tail = n > max ? max - head - 1 : 0;
+  for (uint32_t k = 0; k < head; k++) {
+    if (k)
+      fputs (sep, out);
+    put_name (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
+  }
+  if (n > max)
+    fprintf (out, "%s... (%u more) ...", sep, n - head - tail);
+  for (uint32_t k = n - tail; k < n; k++) {
+    fputs (sep, out);
+    put_name (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
+  }
+}
+
+/* What a step is called in a "after X" note: its fused kernel name, or its
+ * last node. */
+static void
+put_step_label (FILE *out, const ps_plan *p, uint32_t s)
+{
+  const ps_step *st = &p->steps[s];
+  const char *fn = ps__plan_str (p, st->function);
+  if (st->nodes_count > 1 && fn)
+    put_name (out, fn);
+  else if (st->nodes_count > 0)
+    put_name_list (out, p->graph, p->step_nodes + st->nodes_begin + st->nodes_count - 1, 1, "",
+                   1);
+}
+
+static void
+put_wait_source (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s)
+{
+  uint32_t r = link[s];
+  if (r == PS_NONE) {
+    fputs ("never recorded before", out);
+    return;
+  }
+  fprintf (out, "from stream %u: ", p->steps[r].stream);
+  if (link[r] == PS_NONE) {
+    fputs ("at its start", out);
+  } else {
+    fputs ("after ", out);
+    put_step_label (out, p, link[r]);
+  }
+}
+
+static void
+put_user_event (FILE *out, const ps_graph *g, uint32_t e)
+{
+  fputs ("event \"", out);
+  if (e < g->n_events && g->event_names)
+    put_name (out, ps_graph_str (g, g->event_names[e]));
+  fprintf (out, "\" e%u", e);
+}
+
+static void
+write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, int width)
+{
+  const ps_graph *g = p->graph;
+  const ps_step *st = &p->steps[s];
+  const uint32_t *nodes = p->step_nodes + st->nodes_begin;
+  uint32_t v = st->nodes_count ? nodes[0] : PS_NONE;
+  const ps_node *n = v < g->n_nodes ? &g->nodes[v] : NULL;
+  fprintf (out, "  #%-*u  %-7s ", width, s, short_op (st->op));
+  const char *fn = ps__plan_str (p, st->function);
+
+  if (st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT) {
+    bool wait = st->op == PS_OP_EVENT_WAIT;
+    if (!n) {
+      fprintf (out, "e%u", st->event);
+      if (wait) {
+        fputs (" (", out);
+        put_wait_source (out, p, link, s);
+        fputc (')', out);
+      }
+    } else {
+      put_name (out, ps_node_name (g, v));
+      fputs (" (", out);
+      put_user_event (out, g, st->event);
+      if (wait) {
+        fputs (", ", out);
+        put_wait_source (out, p, link, s);
+      }
+      fputc (')', out);
+    }
+  } else if (st->nodes_count > 1) {
+    put_name (out, fn ? fn : "fused");
+    fputs (" = ", out);
+    put_name_list (out, g, nodes, st->nodes_count, " + ", 12);
+  } else if (n) {
+    put_name (out, ps_node_name (g, v));
+    switch ((ps_op) st->op) {
+    case PS_OP_KERNEL:
+      if (fn) {
+        fputs (" [", out);
+        put_name (out, fn);
+        fputc (']', out);
+      }
+      break;
+    case PS_OP_MEMCPY:
+      fprintf (out, " [%s", n->dir < PS_COPY__COUNT ? ps_copy_dir_name ((ps_copy_dir) n->dir)
+                                                      : "?");
+      if (n->bytes) {
+        fputc (' ', out);
+        put_bytes (out, n->bytes);
+      }
+      fputc (']', out);
+      break;
+    case PS_OP_MEMSET:
+      if (n->bytes) {
+        fputs (" [", out);
+        put_bytes (out, n->bytes);
+        fputc (']', out);
+      }
+      break;
+    case PS_OP_HOST:
+      if (n->aux != PS_NONE && n->aux < g->strings_len) {
+        fputs (" [", out);
+        put_name (out, ps_graph_str (g, n->aux));
+        fputc (']', out);
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  fputc ('\n', out);
+}
+
+int
+ps_plan_write_text (const ps_plan *p, FILE *out)
+{
+  if (!p || !p->graph || !out)
+    return PS_EINVAL;
+  const ps_graph *g = p->graph;
+  uint32_t N = p->n_steps, S = p->streams_used;
+  for (uint32_t i = 0; i < N; i++)
+    if (p->steps[i].stream + 1u > S)
+      S = p->steps[i].stream + 1u;
+
+  /* link[record] = the last step with nodes before it on its stream;
+   * link[wait] = the most recent record of its event issued before it. */
+  uint32_t *link = malloc ((N ? N : 1) * sizeof *link);
+  uint32_t *order = malloc ((N ? N : 1) * sizeof *order);
+  uint32_t *start = calloc ((size_t) S + 1, sizeof *start);
+  uint32_t *last_work = malloc ((S ? S : 1) * sizeof *last_work);
+  uint32_t *last_rec = malloc ((p->n_events ? p->n_events : 1) * sizeof *last_rec);
+  int rc = 0;
+  if (!link || !order || !start || !last_work || !last_rec) {
+    rc = PS_ENOMEM;
+    goto out;
+  }
+  for (uint32_t t = 0; t < S; t++)
+    last_work[t] = PS_NONE;
+  for (uint32_t e = 0; e < p->n_events; e++)
+    last_rec[e] = PS_NONE;
+  for (uint32_t i = 0; i < N; i++) {
+    const ps_step *st = &p->steps[i];
+    bool ev = st->event < p->n_events;
+    link[i] = PS_NONE;
+    if (st->op == PS_OP_EVENT_RECORD) {
+      link[i] = last_work[st->stream];
+      if (ev)
+        last_rec[st->event] = i;
+    } else if (st->op == PS_OP_EVENT_WAIT && ev) {
+      link[i] = last_rec[st->event];
+    }
+    if (st->nodes_count > 0)
+      last_work[st->stream] = i;
+    start[st->stream + 1]++;
+  }
+  for (uint32_t t = 0; t < S; t++)
+    start[t + 1] += start[t];
+  for (uint32_t i = 0; i < N; i++)
+    order[start[p->steps[i].stream]++] = i;
+  /* start[t] is now the end of stream t's run, i.e. the start of t + 1. */
+
+  int width = 1;
+  for (uint32_t x = N > 0 ? N - 1 : 0; x >= 10; x /= 10)
+    width++;
+
+  fputs ("plan for ", out);
+  if (g->name && g->name[0]) {
+    fputc ('"', out);
+    put_name (out, g->name);
+    fputs ("\": ", out);
+  } else {
+    fputs ("graph: ", out);
+  }
+  fprintf (out, "%u nodes, %u buffers, %u steps (--streams %u, fusion %s)\n", g->n_nodes,
+           g->n_buffers, N, p->options.streams, p->options.fusion ? "on" : "off");
+
+  for (uint32_t t = 0, i = 0; t < S; t++) {
+    uint32_t end = start[t];
+    if (i == end)
+      continue;
+    fprintf (out, "\nstream %u (%u step%s)\n", t, end - i, end - i == 1 ? "" : "s");
+    for (; i < end; i++)
+      write_step_text (out, p, link, order[i], width);
+  }
+
+  fputs ("\nsummary\n", out);
+  fprintf (out, "  streams used    %u of %u\n", p->streams_used, p->options.streams);
+  fprintf (out, "  kernels         %u -> %u %s\n", p->kernels_before, p->kernels_after,
+           p->options.fusion ? "after fusion" : "(fusion off)");
+  uint32_t user = g->n_events < p->n_events ? g->n_events : p->n_events;
+  fprintf (out, "  events          %u (%u user, %u inserted; %u cross-stream wait%s)\n",
+           p->n_events, user, p->n_events - user, p->n_event_pairs,
+           p->n_event_pairs == 1 ? "" : "s");
+  fputs ("  pool            ", out);
+  put_bytes (out, p->pool_bytes);
+  fputs (" (lower bound ", out);
+  put_bytes (out, p->pool_lower_bound);
+  if (p->pool_lower_bound > 0)
+    fprintf (out, ", %.2fx", (double) p->pool_bytes / (double) p->pool_lower_bound);
+  fputs (")\n", out);
+  fputs ("  est. makespan   ", out);
+  put_time (out, p->est_makespan_ns);
+  fputc ('\n', out);
+
+  ps_analysis a;
+  if (ps_analysis_run (&a, g, NULL) == 0) {
+    fputs ("  critical path   ", out);
+    put_name_list (out, g, a.critical, a.n_critical, " -> ", 12);
+    fprintf (out, " (%u node%s, ", a.n_critical, a.n_critical == 1 ? "" : "s");
+    put_time (out, a.length_ns);
+    fputs (")\n", out);
+    ps_analysis_free (&a);
+  }
+out:
+  free (link);
+  free (order);
+  free (start);
+  free (last_work);
+  free (last_rec);
+  if (rc == 0 && ferror (out))
+    rc = PS_EIO;
+  return rc;
+}

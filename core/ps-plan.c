@@ -1,0 +1,486 @@
+/* ps-plan.c: plan construction helpers (ps-plan-private.h), per-pass
+ * timing, and the simple planner: every node in program order on its pinned
+ * stream or stream 0, one event record after a node that has successors on
+ * other streams, a wait before each cross-stream consumer, no fusion and
+ * buffers laid end to end in the pool. */
+#include "ps-planner-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ps-analysis.h"
+
+ps_plan_timing ps_plan_last_timing;
+
+void
+ps_plan_options_init (ps_plan_options *o)
+{
+  o->streams = 4;
+  o->fusion = true;
+}
+
+void
+ps_plan_free (ps_plan *p)
+{
+  if (!p)
+    return;
+  free (p->steps);
+  free (p->step_nodes);
+  free (p->node_step);
+  free (p->offsets);
+  free (p->strings);
+  memset (p, 0, sizeof *p);
+}
+
+/* ---- timing ---- */
+
+double
+ps__now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+void
+ps__timing_reset (void)
+{
+  memset (&ps_plan_last_timing, 0, sizeof ps_plan_last_timing);
+}
+
+void
+ps__timing_mark (const char *pass, double *t)
+{
+  double now = ps__now ();
+  ps_plan_timing *pt = &ps_plan_last_timing;
+  int cap = (int) (sizeof pt->pass / sizeof pt->pass[0]);
+  if (pt->n < cap) {
+    pt->pass[pt->n] = pass;
+    pt->seconds[pt->n] = now - *t;
+    pt->n++;
+  }
+  *t = now;
+}
+
+/* ---- construction helpers ---- */
+
+int
+ps__plan_grow (void *arrp, uint32_t *cap, size_t elem, uint64_t need)
+{
+  if (need <= *cap)
+    return 0;
+  if (need > UINT32_MAX)
+    return PS_ELIMIT;
+  uint64_t c = *cap ? *cap : 16;
+  while (c < need)
+    c *= 2;
+  if (c > UINT32_MAX)
+    c = UINT32_MAX;
+  if (c > SIZE_MAX / elem)
+    return PS_ENOMEM;
+  void **pp = arrp;
+  void *n = realloc (*pp, (size_t) c * elem);
+  if (!n)
+    return PS_ENOMEM;
+  *pp = n;
+  *cap = (uint32_t) c;
+  return 0;
+}
+
+int
+ps__plan_begin (ps_plan *p, const ps_graph *g, const ps_plan_options *o)
+{
+  memset (p, 0, sizeof *p);
+  p->graph = g;
+  p->options = *o;
+  p->n_events = g->n_events;
+  p->node_step = malloc ((g->n_nodes ? g->n_nodes : 1) * sizeof *p->node_step);
+  p->offsets = malloc ((g->n_buffers ? g->n_buffers : 1) * sizeof *p->offsets);
+  if (!p->node_step || !p->offsets)
+    goto nomem;
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    p->node_step[v] = PS_NONE;
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    p->offsets[b] = UINT64_MAX;
+  if (ps__plan_grow (&p->steps, &p->steps_cap, sizeof *p->steps, g->n_nodes) < 0
+      || ps__plan_grow (&p->step_nodes, &p->step_nodes_cap, sizeof *p->step_nodes, g->n_nodes) < 0)
+    goto nomem;
+  return 0;
+nomem:
+  ps_plan_free (p);
+  return PS_ENOMEM;
+}
+
+int
+ps__plan_add_string (ps_plan *p, const char *s, uint32_t *off)
+{
+  size_t len = strlen (s) + 1;
+  uint64_t need = (uint64_t) p->strings_len + len;
+  int rc = ps__plan_grow (&p->strings, &p->strings_cap, 1, need);
+  if (rc < 0)
+    return rc;
+  memcpy (p->strings + p->strings_len, s, len);
+  *off = p->strings_len;
+  p->strings_len = (uint32_t) need;
+  return 0;
+}
+
+int
+ps__plan_add_step (ps_plan *p, ps_op op, uint32_t stream, const uint32_t *nodes,
+                   uint32_t n_nodes, uint32_t event, uint32_t group, uint32_t function,
+                   uint32_t *step_out)
+{
+  if (stream > UINT16_MAX)
+    return PS_EINVAL;
+  int rc = ps__plan_grow (&p->steps, &p->steps_cap, sizeof *p->steps, (uint64_t) p->n_steps + 1);
+  if (rc == 0)
+    rc = ps__plan_grow (&p->step_nodes, &p->step_nodes_cap, sizeof *p->step_nodes,
+                   (uint64_t) p->n_step_nodes + n_nodes);
+  if (rc < 0)
+    return rc;
+  uint32_t s = p->n_steps++;
+  p->steps[s] = (ps_step){
+    .op = (uint8_t) op,
+    .synthetic = 0,
+    .stream = (uint16_t) stream,
+    .nodes_begin = p->n_step_nodes,
+    .nodes_count = n_nodes,
+    .event = event,
+    .group = group,
+    .function = function,
+  };
+  for (uint32_t i = 0; i < n_nodes; i++) {
+    p->step_nodes[p->n_step_nodes++] = nodes[i];
+    if (nodes[i] < p->graph->n_nodes)
+      p->node_step[nodes[i]] = s;
+  }
+  if (step_out)
+    *step_out = s;
+  return 0;
+}
+
+int
+ps__plan_add_node_step (ps_plan *p, uint32_t node, uint32_t stream, uint32_t *step_out)
+{
+  const ps_graph *g = p->graph;
+  const ps_node *n = &g->nodes[node];
+  uint32_t event = PS_NONE, function = PS_NONE;
+  if (n->op == PS_OP_EVENT_RECORD || n->op == PS_OP_EVENT_WAIT)
+    event = n->aux;
+  if (n->op == PS_OP_KERNEL && n->aux < g->n_kernels) {
+    const char *fn = ps_graph_str (g, g->kernels[n->aux].function);
+    if (fn) {
+      int rc = ps__plan_add_string (p, fn, &function);
+      if (rc < 0)
+        return rc;
+    }
+  }
+  return ps__plan_add_step (p, (ps_op) n->op, stream, &node, 1, event, PS_NONE, function,
+                            step_out);
+}
+
+uint32_t
+ps__plan_new_event (ps_plan *p)
+{
+  return p->n_events++;
+}
+
+int
+ps__plan_add_record (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step_out)
+{
+  uint32_t s;
+  int rc = ps__plan_add_step (p, PS_OP_EVENT_RECORD, stream, NULL, 0, event, PS_NONE, PS_NONE,
+                              &s);
+  if (rc < 0)
+    return rc;
+  p->steps[s].synthetic = 1;
+  if (step_out)
+    *step_out = s;
+  return 0;
+}
+
+int
+ps__plan_add_wait (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step_out)
+{
+  uint32_t s;
+  int rc = ps__plan_add_step (p, PS_OP_EVENT_WAIT, stream, NULL, 0, event, PS_NONE, PS_NONE,
+                              &s);
+  if (rc < 0)
+    return rc;
+  p->steps[s].synthetic = 1;
+  p->n_event_pairs++;
+  if (step_out)
+    *step_out = s;
+  return 0;
+}
+
+int
+ps__plan_pool_end_to_end (ps_plan *p, ps_diag *diag)
+{
+  const ps_graph *g = p->graph;
+  uint64_t end = 0;
+  for (uint32_t b = 0; b < g->n_buffers; b++) {
+    if (g->buffers[b].flags & PS_BUF_EXTERNAL) {
+      p->offsets[b] = UINT64_MAX;
+      continue;
+    }
+    uint64_t bytes = g->buffers[b].bytes;
+    if (end > UINT64_MAX - (PS_POOL_ALIGN - 1))
+      goto too_big;
+    uint64_t off = (end + PS_POOL_ALIGN - 1) & ~(uint64_t) (PS_POOL_ALIGN - 1);
+    if (bytes > UINT64_MAX - off)
+      goto too_big;
+    p->offsets[b] = off;
+    end = off + bytes;
+  }
+  p->pool_bytes = end;
+  return 0;
+too_big:
+  if (diag)
+    ps_diag_error (diag, 0, 0, "the buffers do not fit in a 64-bit memory pool");
+  return PS_ELIMIT;
+}
+
+static void
+note_use (uint32_t *first, uint32_t *last, uint32_t n_buffers, uint32_t b, uint32_t s)
+{
+  if (b >= n_buffers)
+    return;
+  if (first[b] == PS_NONE)
+    first[b] = s;
+  last[b] = s;
+}
+
+int
+ps__plan_live_peak (const ps_plan *p, uint64_t *peak)
+{
+  const ps_graph *g = p->graph;
+  *peak = 0;
+  uint64_t total = 0;
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    if (!(g->buffers[b].flags & PS_BUF_EXTERNAL)) {
+      if (g->buffers[b].bytes > UINT64_MAX - total)
+        return PS_ELIMIT;
+      total += g->buffers[b].bytes;
+    }
+  if (total == 0 || p->n_steps == 0)
+    return 0;
+
+  uint32_t *first = malloc ((size_t) g->n_buffers * sizeof *first);
+  uint32_t *last = malloc ((size_t) g->n_buffers * sizeof *last);
+  /* delta[i]: bytes that become live at step i minus bytes that died after
+   * step i - 1.  The running sum never exceeds `total`, so unsigned
+   * wrap-around arithmetic gives exact values. */
+  uint64_t *delta = calloc ((size_t) p->n_steps + 1, sizeof *delta);
+  if (!first || !last || !delta) {
+    free (first);
+    free (last);
+    free (delta);
+    return PS_ENOMEM;
+  }
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    first[b] = last[b] = PS_NONE;
+  for (uint32_t s = 0; s < p->n_steps; s++) {
+    const ps_step *st = &p->steps[s];
+    for (uint32_t k = 0; k < st->nodes_count; k++) {
+      uint32_t v = p->step_nodes[st->nodes_begin + k];
+      if (v >= g->n_nodes)
+        continue;
+      const ps_node *n = &g->nodes[v];
+      uint64_t end = (uint64_t) n->reads_begin + n->reads_count;
+      for (uint64_t i = n->reads_begin; i < end && i < g->n_access; i++)
+        note_use (first, last, g->n_buffers, g->access[i], s);
+      end = (uint64_t) n->writes_begin + n->writes_count;
+      for (uint64_t i = n->writes_begin; i < end && i < g->n_access; i++)
+        note_use (first, last, g->n_buffers, g->access[i], s);
+      if (n->op == PS_OP_CONDITIONAL && n->aux < g->n_conds)
+        note_use (first, last, g->n_buffers, g->conds[n->aux].condition, s);
+    }
+  }
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    if (first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL)) {
+      delta[first[b]] += g->buffers[b].bytes;
+      delta[last[b] + 1] -= g->buffers[b].bytes;
+    }
+  uint64_t live = 0;
+  for (uint32_t s = 0; s < p->n_steps; s++) {
+    live += delta[s];
+    if (live > *peak)
+      *peak = live;
+  }
+  free (first);
+  free (last);
+  free (delta);
+  return 0;
+}
+
+int
+ps__plan_finish (ps_plan *p)
+{
+  const ps_graph *g = p->graph;
+  uint32_t max_stream = 0, kernel_steps = 0, kernel_nodes = 0;
+  for (uint32_t s = 0; s < p->n_steps; s++) {
+    if (p->steps[s].stream + 1u > max_stream)
+      max_stream = p->steps[s].stream + 1u;
+    if (p->steps[s].op == PS_OP_KERNEL)
+      kernel_steps++;
+  }
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (g->nodes[v].op == PS_OP_KERNEL)
+      kernel_nodes++;
+  p->streams_used = max_stream;
+  p->kernels_before = kernel_nodes;
+  p->kernels_after = kernel_steps;
+  return ps__plan_live_peak (p, &p->pool_lower_bound);
+}
+
+int
+ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
+{
+  if (o->streams < 1 || o->streams > PS_MAX_STREAMS) {
+    if (diag)
+      ps_diag_error (diag, 0, 0, "the stream count must be between 1 and %u, not %u",
+                     PS_MAX_STREAMS, o->streams);
+    return PS_EUSAGE;
+  }
+  for (uint32_t v = 0; v < g->n_nodes; v++) {
+    int32_t pin = g->nodes[v].stream;
+    if (pin >= 0 && (uint32_t) pin >= o->streams) {
+      if (diag)
+        ps_diag_error (diag, g->nodes[v].line, g->nodes[v].col,
+                       "nodes[%u]: \"%s\" is pinned to stream %d but only %u stream%s %s allowed",
+                       v, ps_node_name (g, v), pin, o->streams, o->streams == 1 ? "" : "s",
+                       o->streams == 1 ? "is" : "are");
+      return PS_EPIN;
+    }
+  }
+  return 0;
+}
+
+/* ---- the simple planner ---- */
+
+/* True when every edge points from a lower to a higher node id, i.e. ids
+ * are a topological order (always so for loaded graphs). */
+static bool
+ids_are_topological (const ps_graph *g)
+{
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+      if (g->succ[e] <= v)
+        return false;
+  return true;
+}
+
+static int
+build_simple (ps_plan *p, const ps_graph *g, const ps_analysis *a, ps_diag *diag, double *t)
+{
+  uint32_t n = g->n_nodes, S = p->options.streams;
+  int rc = 0;
+  const uint32_t *order = ids_are_topological (g) ? NULL : a->topo;
+
+  uint16_t *stream = malloc ((n ? n : 1) * sizeof *stream);
+  uint32_t *rec_step = malloc ((n ? n : 1) * sizeof *rec_step);
+  uint32_t *rec_event = malloc ((n ? n : 1) * sizeof *rec_event);
+  /* known[s * S + t]: 1 + the step of the latest record on stream t that
+   * stream s has waited for; records of one stream are issued in order, so
+   * waiting for a later one covers every earlier one. */
+  uint32_t *known = calloc ((size_t) S * S, sizeof *known);
+  if (!stream || !rec_step || !rec_event || !known) {
+    rc = PS_ENOMEM;
+    goto out;
+  }
+  for (uint32_t v = 0; v < n; v++) {
+    int32_t pin = g->nodes[v].stream;
+    stream[v] = pin >= 0 ? (uint16_t) pin : 0;
+  }
+  ps__timing_mark ("streams", t);
+
+  for (uint32_t v = 0; v < n; v++) {
+    rec_step[v] = PS_NONE;
+    for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+      if (stream[g->succ[e]] != stream[v]) {
+        rec_step[v] = 0; /* needs a record */
+        break;
+      }
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t v = order ? order[i] : i;
+    uint32_t s = stream[v];
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+      uint32_t u = g->pred[e], tu = stream[u];
+      if (tu == s)
+        continue;
+      uint32_t *k = &known[s * S + tu];
+      if (*k > rec_step[u])
+        continue;
+      if ((rc = ps__plan_add_wait (p, s, rec_event[u], NULL)) < 0)
+        goto out;
+      *k = rec_step[u] + 1;
+    }
+    if ((rc = ps__plan_add_node_step (p, v, s, NULL)) < 0)
+      goto out;
+    if (rec_step[v] != PS_NONE) {
+      rec_event[v] = ps__plan_new_event (p);
+      if ((rc = ps__plan_add_record (p, s, rec_event[v], &rec_step[v])) < 0)
+        goto out;
+    }
+  }
+  ps__timing_mark ("sync", t);
+
+  if ((rc = ps__plan_pool_end_to_end (p, diag)) < 0 || (rc = ps__plan_finish (p)) < 0)
+    goto out;
+  p->est_makespan_ns = a->length_ns;
+  ps__timing_mark ("memory", t);
+out:
+  if (rc == PS_ENOMEM && diag)
+    ps_diag_error (diag, 0, 0, "out of memory while planning");
+  free (stream);
+  free (rec_step);
+  free (rec_event);
+  free (known);
+  return rc;
+}
+
+int
+ps__plan_build_simple (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
+{
+  ps_plan_options defaults;
+  if (!o) {
+    ps_plan_options_init (&defaults);
+    o = &defaults;
+  }
+  memset (p, 0, sizeof *p);
+  ps__timing_reset ();
+  double t = ps__now ();
+  if (!g)
+    return PS_EINVAL;
+
+  int rc = ps__plan_check_options (g, o, diag);
+  if (rc < 0)
+    return rc;
+  ps_analysis a;
+  rc = ps_analysis_run (&a, g, NULL);
+  if (rc < 0) {
+    if (diag)
+      ps_diag_error (diag, 0, 0, "cannot plan: %s", ps_strerror (rc));
+    return rc;
+  }
+  ps__timing_mark ("analyse", &t);
+
+  rc = ps__plan_begin (p, g, o);
+  if (rc == 0)
+    rc = build_simple (p, g, &a, diag, &t);
+  else if (diag)
+    ps_diag_error (diag, 0, 0, "out of memory while planning");
+  ps_analysis_free (&a);
+  if (rc < 0)
+    ps_plan_free (p);
+  return rc;
+}
+
+int
+ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
+{
+  return ps__plan_build_full (p, g, o, diag);
+}

@@ -37,7 +37,7 @@ typedef struct ps_plan {
   uint32_t *step_nodes; /* node ids, grouped per step */
   uint32_t *node_step;  /* step of each node */
 
-  uint32_t streams_used;
+  uint32_t streams_used; /* highest stream of any step + 1: the streams to create */
   uint32_t n_events;    /* distinct event ids: user events first, then planner events */
   uint32_t n_event_pairs; /* planner-inserted record/wait pairs */
   uint32_t kernels_before, kernels_after;
@@ -49,9 +49,17 @@ typedef struct ps_plan {
 
   char *strings;        /* fused kernel names etc. */
   uint32_t strings_len, strings_cap;
+
+  uint32_t n_step_nodes; /* length of step_nodes */
+  /* Private to the plan builders (core/ps-plan-private.h): capacities. */
+  uint32_t steps_cap, step_nodes_cap;
 } ps_plan;
 
+/* Compiles g into a plan.  *p need not be initialised; on failure it is
+ * left empty (safe to ps_plan_free) and diag says why (PS_EPIN names the
+ * pinned node).  The plan keeps a pointer to g, which must outlive it. */
 int ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag);
+/* Frees what the plan owns and zeroes it; safe on a zeroed plan. */
 void ps_plan_free (ps_plan *p);
 
 /* Per-pass wall times of the last ps_plan_build, for --timing. */

@@ -1,0 +1,224 @@
+/* ps-strmap.c: the name -> id map used by the loaders.
+ *
+ * A table for a million names is tens of megabytes, so nearly every probe
+ * and every key comparison is a cache and TLB miss.  Two things keep that
+ * cheap: big tables ask for transparent huge pages (where the system has
+ * them), and the batch operations work on many keys at once, prefetching
+ * the slots and keys a few lookups ahead so that the misses overlap. */
+#define _DEFAULT_SOURCE /* madvise */
+#include "ps-strmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch (p)
+#else
+#define PREFETCH(p) ((void) 0)
+#endif
+
+#include "ps-error.h"
+
+uint32_t
+ps__strmap_hash (const char *s, size_t len)
+{
+  /* 64-bit FNV-1a folded to 32 bits: the fold keeps the high bits, which
+   * FNV mixes better than the low ones, in the bits the mask uses. */
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < len; i++) {
+    h ^= (unsigned char) s[i];
+    h *= 0x100000001b3ull;
+  }
+  h ^= h >> 32;
+  h *= 0x9e3779b97f4a7c15ull;
+  return (uint32_t) (h >> 32);
+}
+
+static int
+alloc_slots (ps_strmap *m, uint32_t cap)
+{
+  ps__strmap_slot *s;
+  size_t size = (size_t) cap * sizeof *s;
+  /* posix_memalign and free pair like malloc and free. */
+  if (size >= (4u << 20)) {
+    void *p;
+    if (posix_memalign (&p, 2u << 20, size) != 0)
+      return PS_ENOMEM;
+    s = p;
+#ifdef MADV_HUGEPAGE
+    madvise (p, size, MADV_HUGEPAGE);
+#endif
+  } else {
+    s = malloc (size);
+  }
+  if (!s)
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < cap; i++)
+    s[i].key = PS__STRMAP_EMPTY;
+  m->slots = s;
+  m->mask = cap - 1;
+  return 0;
+}
+
+int
+ps__strmap_init (ps_strmap *m, uint32_t expected)
+{
+  uint32_t cap = 16;
+  /* Keep the load factor at or below one half. */
+  while (cap < (1u << 30) && cap / 2 < expected)
+    cap *= 2;
+  m->count = 0;
+  return alloc_slots (m, cap);
+}
+
+void
+ps__strmap_free (ps_strmap *m)
+{
+  free (m->slots);
+  m->slots = NULL;
+  m->mask = 0;
+  m->count = 0;
+}
+
+uint32_t
+ps__strmap_find (const ps_strmap *m, const char *pool, const char *s, size_t len,
+                 uint32_t hash)
+{
+  for (uint32_t i = hash & m->mask;; i = (i + 1) & m->mask) {
+    const ps__strmap_slot *sl = &m->slots[i];
+    if (sl->key == PS__STRMAP_EMPTY)
+      return UINT32_MAX;
+    if (sl->hash == hash) {
+      const char *k = pool + sl->key;
+      if (memcmp (k, s, len) == 0 && k[len] == '\0')
+        return sl->value;
+    }
+  }
+}
+
+static void
+place (ps__strmap_slot *slots, uint32_t mask, uint32_t key, uint32_t hash, uint32_t value)
+{
+  uint32_t i = hash & mask;
+  while (slots[i].key != PS__STRMAP_EMPTY)
+    i = (i + 1) & mask;
+  slots[i] = (ps__strmap_slot){ hash, key, value };
+}
+
+int
+ps__strmap_insert (ps_strmap *m, uint32_t key, uint32_t hash, uint32_t value)
+{
+  if ((m->count + 1) > (m->mask + 1) / 2) {
+    uint32_t old_cap = m->mask + 1;
+    if (old_cap >= (1u << 31))
+      return PS_ENOMEM;
+    ps__strmap_slot *old = m->slots;
+    if (alloc_slots (m, old_cap * 2) < 0) {
+      m->slots = old;
+      return PS_ENOMEM;
+    }
+    for (uint32_t i = 0; i < old_cap; i++)
+      if (old[i].key != PS__STRMAP_EMPTY)
+        place (m->slots, m->mask, old[i].key, old[i].hash, old[i].value);
+    free (old);
+  }
+  place (m->slots, m->mask, key, hash, value);
+  m->count++;
+  return 0;
+}
+
+/* How many keys ahead the batch operations prefetch. */
+#define AHEAD 8
+#define RING 32 /* a power of two > 2 * AHEAD */
+
+void
+ps__strmap_find_many (const ps_strmap *m, const char *pool, const char *kpool,
+                      const uint32_t *koff, size_t n, uint32_t *out)
+{
+  const ps__strmap_slot *slots = m->slots;
+  uint32_t mask = m->mask;
+  uint32_t ring_hash[RING], ring_len[RING], ring_slot[RING];
+  /* Three stages: at i + 2 AHEAD hash the key and prefetch its first slot;
+   * at i + AHEAD find the first slot with the same hash and prefetch that
+   * slot's key; at i compare (and go on probing on a mismatch). */
+  for (size_t i = 0; i < n + 2 * AHEAD; i++) {
+    if (i < n) {
+      const char *k = kpool + koff[i];
+      size_t len = strlen (k);
+      uint32_t h = ps__strmap_hash (k, len);
+      ring_hash[i % RING] = h;
+      ring_len[i % RING] = (uint32_t) len;
+      PREFETCH (&slots[h & mask]);
+    }
+    if (i >= AHEAD && i - AHEAD < n) {
+      size_t j = i - AHEAD;
+      uint32_t h = ring_hash[j % RING], p = h & mask;
+      while (slots[p].key != PS__STRMAP_EMPTY && slots[p].hash != h)
+        p = (p + 1) & mask;
+      ring_slot[j % RING] = p;
+      if (slots[p].key != PS__STRMAP_EMPTY)
+        PREFETCH (pool + slots[p].key);
+    }
+    if (i >= 2 * AHEAD) {
+      size_t j = i - 2 * AHEAD;
+      const char *k = kpool + koff[j];
+      uint32_t h = ring_hash[j % RING], len = ring_len[j % RING], p = ring_slot[j % RING];
+      uint32_t v = UINT32_MAX;
+      for (;; p = (p + 1) & mask) {
+        const ps__strmap_slot *sl = &slots[p];
+        if (sl->key == PS__STRMAP_EMPTY)
+          break;
+        if (sl->hash == h && memcmp (pool + sl->key, k, (size_t) len + 1) == 0) {
+          v = sl->value;
+          break;
+        }
+      }
+      out[j] = v;
+    }
+  }
+}
+
+int
+ps__strmap_build (ps_strmap *m, const char *pool, const uint32_t *keys, size_t stride, size_t n,
+                  uint32_t skip, ps__strmap_dup_fn dup, void *ctx)
+{
+  if (n > UINT32_MAX / 2)
+    return PS_ELIMIT;
+  int ret = ps__strmap_init (m, (uint32_t) n);
+  if (ret < 0)
+    return ret;
+  ps__strmap_slot *slots = m->slots;
+  uint32_t mask = m->mask;
+  uint32_t ring_hash[RING];
+#define KEY(i) (*(const uint32_t *) ((const char *) keys + (i) * stride))
+  for (size_t i = 0; i < n + AHEAD; i++) {
+    if (i < n && KEY (i) != skip) {
+      const char *k = pool + KEY (i);
+      uint32_t h = ps__strmap_hash (k, strlen (k));
+      ring_hash[i % RING] = h;
+      PREFETCH (&slots[h & mask]);
+    }
+    if (i < AHEAD)
+      continue;
+    size_t j = i - AHEAD;
+    uint32_t key = KEY (j);
+    if (key == skip)
+      continue;
+    uint32_t h = ring_hash[j % RING], p = h & mask;
+    bool found = false;
+    for (; slots[p].key != PS__STRMAP_EMPTY; p = (p + 1) & mask)
+      if (slots[p].hash == h && strcmp (pool + slots[p].key, pool + key) == 0) {
+        found = true;
+        if ((ret = dup (ctx, (uint32_t) j, slots[p].value)) < 0)
+          return ret;
+        break;
+      }
+    if (!found) {
+      slots[p] = (ps__strmap_slot){ h, key, (uint32_t) j };
+      m->count++;
+    }
+  }
+#undef KEY
+  return 0;
+}

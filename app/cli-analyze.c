@@ -1,0 +1,123 @@
+/* cli-analyze.c: `planscope-cli analyze`: reads a Chrome/Kineto trace and
+ * reports per-stream busy, stalled and idle time, stream waits and stalls
+ * with what they waited for, the critical path and what would help. */
+#include "cli-commands.h"
+#include "cli.h"
+
+#include <string.h>
+
+#include "ps-diagnose.h"
+#include "ps-file.h"
+#include "ps-trace-export.h"
+#include "ps-trace-import.h"
+
+static const char usage[] =
+  "Usage: planscope-cli analyze TRACE [--json] [--trace OUT] [--timing]\n"
+  "\n"
+  "Reads a Chrome/Kineto trace (PyTorch profiler output or planscope's own --trace\n"
+  "output; .json or .json.gz) and reports per-stream busy, stalled and idle time, the\n"
+  "cross-stream stalls with what they waited for, the critical path and what would\n"
+  "help.\n"
+  "\n"
+  "  --json        print the timeline document (planscope-timeline, source imported)\n"
+  "  --trace OUT   also write the analysed timeline as a Chrome trace, critical path\n"
+  "                marked\n"
+  "  --timing      wall time of reading and analysing on stderr\n";
+
+typedef struct {
+  const ps_timeline *tl;
+  const ps_diagnosis *dg;
+} trace_ctx;
+
+static int
+write_trace (FILE *out, void *ctx)
+{
+  trace_ctx *t = ctx;
+  return ps_trace_write (t->tl, t->dg, out);
+}
+
+int
+ps_cli_analyze (int argc, char **argv)
+{
+  const char *cmd = "analyze";
+  const char *file = NULL, *trace = NULL;
+  bool json = false, timing = false;
+  for (int i = 1; i < argc; i++) {
+    const char *val;
+    int m;
+    if (cli_is_help (argv[i])) {
+      fputs (usage, stdout);
+      return cli_finish_stdout ();
+    }
+    if ((m = cli_option_value (cmd, argc, argv, &i, "--trace", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      trace = val;
+    } else if (strcmp (argv[i], "--json") == 0) {
+      json = true;
+    } else if (strcmp (argv[i], "--timing") == 0) {
+      timing = true;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
+    } else if (file) {
+      return cli_usage_error (cmd, "one trace at a time ('%s' and '%s')", file, argv[i]);
+    } else {
+      file = argv[i];
+    }
+  }
+  if (!file)
+    return cli_usage_error (cmd, "a TRACE file is required");
+
+  ps_timeline tl;
+  ps_diagnosis dg;
+  ps_trace_stats st;
+  ps_diag diag;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  memset (&dg, 0, sizeof dg);
+  ps_diag_init (&diag, file);
+  int rc = CLI_FAILED;
+  double t0 = cli_now ();
+  int r = ps_trace_import_file (&tl, file, &st, &diag);
+  if (timing)
+    cli_timing ("import", cli_now () - t0);
+  ps_diag_print (&diag, stderr);
+  if (r < 0) {
+    if (diag.errors == 0)
+      fprintf (stderr, "%s: error: %s\n", file, ps_strerror (r));
+    goto out;
+  }
+  if (tl.n_spans == 0)
+    fprintf (stderr, "%s: warning: no GPU work (kernel, gpu_memcpy, gpu_memset events) found\n",
+             file);
+  double t1 = cli_now ();
+  r = ps_diagnose (&dg, &tl);
+  if (timing)
+    cli_timing ("diagnose", cli_now () - t1);
+  if (r < 0) {
+    fprintf (stderr, "%s: error: cannot analyse the trace: %s\n", file, ps_strerror (r));
+    goto out;
+  }
+  if (trace) {
+    char err[256] = "";
+    trace_ctx tc = { &tl, &dg };
+    if (ps_file_write_atomic (trace, write_trace, &tc, err, sizeof err) != 0) {
+      fprintf (stderr, "planscope-cli analyze: cannot write %s: %s\n", trace, err);
+      goto out;
+    }
+  }
+  if (json) {
+    ps_timeline_write_json (&tl, &dg, stdout);
+  } else {
+    printf ("%s: %llu events; GPU work: %u kernels, %u memcpys, %u memsets, %u other; "
+            "%u stream waits, %u host synchronisations\n",
+            file, (unsigned long long) st.events, st.kernels, st.memcpys, st.memsets, st.others,
+            st.stream_waits, st.host_syncs);
+    ps_timeline_write_text (&tl, &dg, stdout);
+  }
+  rc = cli_finish_stdout ();
+out:
+  ps_diagnosis_free (&dg);
+  ps_timeline_free (&tl);
+  ps_diag_free (&diag);
+  return rc;
+}

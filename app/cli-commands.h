@@ -1,0 +1,10 @@
+/* cli-commands.h: the simulate and analyze commands of planscope-cli
+ * (spec/cli.md).  Each takes the command's own argv (argv[0] is the
+ * command name) and returns an exit code of spec/cli.md. */
+#ifndef PS_CLI_COMMANDS_H
+#define PS_CLI_COMMANDS_H
+
+int ps_cli_simulate (int argc, char **argv);
+int ps_cli_analyze (int argc, char **argv);
+
+#endif

@@ -1,0 +1,259 @@
+/* cli-simulate.c: `planscope-cli simulate`: runs a plan on the modelled
+ * GPU and reports the timeline, its stalls, critical path and what would
+ * help; `--sweep-streams A..B` prints the makespan per stream count with
+ * and without fusion instead. */
+#include "cli-commands.h"
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-diagnose.h"
+#include "ps-file.h"
+#include "ps-sim.h"
+#include "ps-trace-export.h"
+
+static const char usage[] =
+  "Usage: planscope-cli simulate FILE [PLAN-OPTIONS] [--device NAME] [--json] [--trace OUT]\n"
+  "                              [--sweep-streams A..B]\n"
+  "\n"
+  "Runs the plan of FILE on a modelled GPU and reports the makespan, per-stream busy,\n"
+  "stalled and idle time, every cross-stream stall with what it waited for and why,\n"
+  "the critical path and what would help.\n"
+  "\n"
+  "  --streams N          maximum streams (1-64, default 4)\n"
+  "  --no-fusion          do not fuse element-wise kernels\n"
+  "  --timing             per-pass wall time on stderr\n"
+  "  --device NAME        device profile: h200 (default), a100, rtx4090, or a .json\n"
+  "                       profile; default: the graph's \"device\", else h200\n"
+  "  --json               print the timeline document (planscope-timeline)\n"
+  "  --trace OUT          also write a Chrome trace (opens in Perfetto)\n"
+  "  --sweep-streams A..B print the makespan for A to B streams, with and without\n"
+  "                       fusion (with --json: a planscope-sweep document)\n";
+
+typedef struct {
+  const ps_timeline *tl;
+  const ps_diagnosis *dg;
+} trace_ctx;
+
+static int
+write_trace (FILE *out, void *ctx)
+{
+  trace_ctx *t = ctx;
+  return ps_trace_write (t->tl, t->dg, out);
+}
+
+static int
+parse_range (const char *s, uint32_t *a, uint32_t *b)
+{
+  const char *dots = strstr (s, "..");
+  char left[16];
+  if (!dots || (size_t) (dots - s) >= sizeof left)
+    return -1;
+  memcpy (left, s, (size_t) (dots - s));
+  left[dots - s] = 0;
+  if (cli_parse_u32 (left, 1, PS_MAX_STREAMS, a) != 0
+      || cli_parse_u32 (dots + 2, 1, PS_MAX_STREAMS, b) != 0 || *a > *b)
+    return -1;
+  return 0;
+}
+
+static int
+load_device (ps_device *dev, const char *name, const ps_graph *g)
+{
+  if (!name)
+    name = g->device && *g->device ? g->device : NULL;
+  ps_diag diag;
+  ps_diag_init (&diag, name ? name : PS_DEVICE_DEFAULT);
+  int rc = ps_device_find (dev, name, &diag);
+  ps_diag_print (&diag, stderr);
+  if (rc < 0 && diag.errors == 0)
+    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
+  ps_diag_free (&diag);
+  return rc;
+}
+
+/* The makespan of g planned with o, or a negative code (reported). */
+static int
+sweep_point (const ps_graph *g, const ps_plan_options *o, const ps_device *dev, double *ms)
+{
+  ps_plan p;
+  ps_diag diag;
+  ps_diag_init (&diag, g->path ? g->path : "<graph>");
+  int rc = ps_plan_build (&p, g, o, &diag);
+  if (rc < 0) {
+    ps_diag_print (&diag, stderr);
+    ps_diag_free (&diag);
+    return rc;
+  }
+  ps_diag_free (&diag);
+  ps_sim s;
+  rc = ps_sim_init (&s, &p, dev);
+  if (rc == 0)
+    rc = ps_sim_run (&s, NULL, ms);
+  ps_sim_free (&s);
+  ps_plan_free (&p);
+  if (rc < 0)
+    fprintf (stderr, "planscope-cli simulate: cannot simulate: %s\n", ps_strerror (rc));
+  return rc;
+}
+
+static int
+sweep (const ps_graph *g, const cli_plan_args *a, const ps_device *dev, uint32_t lo,
+       uint32_t hi, bool json)
+{
+  double base = 0;
+  if (json)
+    printf ("{\n  \"format\": \"planscope-sweep\", \"version\": 1, \"device\": \"%s\",\n"
+            "  \"rows\": [", dev->name);
+  else
+    printf ("makespan on %s (%s)\n%-8s %14s %14s %10s\n", dev->name, dev->display_name,
+            "streams", "fused", "unfused", "speed-up");
+  for (uint32_t n = lo; n <= hi; n++) {
+    double ms[2];
+    for (int f = 0; f < 2; f++) {
+      ps_plan_options o = a->options;
+      o.streams = n;
+      o.fusion = f == 0;
+      if (sweep_point (g, &o, dev, &ms[f]) < 0)
+        return CLI_FAILED;
+    }
+    if (n == lo)
+      base = ms[0];
+    double up = ms[0] > 0 ? base / ms[0] : 1;
+    if (json)
+      printf ("%s\n    {\"streams\": %u, \"fused_ns\": %.0f, \"unfused_ns\": %.0f, "
+              "\"speedup\": %.3f}", n == lo ? "" : ",", n, ms[0], ms[1], up);
+    else
+      printf ("%-8u %11.1f us %11.1f us %9.2fx\n", n, ms[0] / 1e3, ms[1] / 1e3, up);
+  }
+  if (json)
+    printf ("\n  ]\n}\n");
+  else
+    printf ("speed-up: fused makespan against %u stream%s\n", lo, lo == 1 ? "" : "s");
+  return CLI_OK;
+}
+
+/* Measures "what would help" for simulated work: re-simulates with each
+ * suggested step at half its time. */
+static void
+refine_help (ps_sim *s, const ps_timeline *tl, ps_diagnosis *dg)
+{
+  for (uint32_t i = 0; i < dg->n_help; i++) {
+    ps_help *h = &dg->help[i];
+    if (h->kind != PS_HELP_SHORTEN || h->span >= tl->n_spans)
+      continue;
+    uint32_t step = tl->spans[h->span].step;
+    double saved;
+    if (step != PS_NONE && ps_sim_gain (s, step, 0.5, tl->makespan_ns, &saved) == 0)
+      h->gain_ns = saved > 0 ? saved : 0;
+  }
+}
+
+int
+ps_cli_simulate (int argc, char **argv)
+{
+  const char *cmd = "simulate";
+  cli_plan_args a;
+  cli_plan_args_init (&a);
+  const char *device = NULL, *trace = NULL, *range = NULL;
+  bool json = false;
+  for (int i = 1; i < argc; i++) {
+    const char *val;
+    if (cli_is_help (argv[i])) {
+      fputs (usage, stdout);
+      return cli_finish_stdout ();
+    }
+    int m = cli_plan_option (cmd, argc, argv, &i, &a);
+    if (m < 0)
+      return CLI_USAGE;
+    if (m > 0)
+      continue;
+    if ((m = cli_option_value (cmd, argc, argv, &i, "--device", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      device = val;
+    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--trace", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      trace = val;
+    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--sweep-streams", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      range = val;
+    } else if (strcmp (argv[i], "--json") == 0) {
+      json = true;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
+    } else if (a.file) {
+      return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a.file, argv[i]);
+    } else {
+      a.file = argv[i];
+    }
+  }
+  if (!a.file)
+    return cli_usage_error (cmd, "a graph FILE is required");
+  uint32_t lo = 0, hi = 0;
+  if (range && parse_range (range, &lo, &hi) != 0)
+    return cli_usage_error (cmd, "--sweep-streams needs A..B with 1 <= A <= B <= %d, not '%s'",
+                            PS_MAX_STREAMS, range);
+
+  ps_graph g;
+  ps_graph_init (&g);
+  ps_plan p;
+  memset (&p, 0, sizeof p);
+  int rc = CLI_FAILED;
+  ps_device dev;
+  if (range) {
+    if (cli_load_graph (&g, a.file, a.timing) != CLI_OK || load_device (&dev, device, &g) < 0)
+      goto out;
+    rc = sweep (&g, &a, &dev, lo, hi, json);
+    if (rc == CLI_OK)
+      rc = cli_finish_stdout ();
+    goto out;
+  }
+  if (cli_load_and_plan (&g, &p, &a) != CLI_OK || load_device (&dev, device, &g) < 0)
+    goto out;
+
+  double t0 = cli_now ();
+  ps_sim s;
+  ps_timeline tl;
+  ps_diagnosis dg;
+  ps_timeline_init (&tl, PS_TL_SIMULATED);
+  memset (&dg, 0, sizeof dg);
+  int r = ps_sim_init (&s, &p, &dev);
+  if (r == 0)
+    r = ps_sim_run (&s, &tl, NULL);
+  if (a.timing)
+    cli_timing ("simulate", cli_now () - t0);
+  if (r == 0) {
+    double t1 = cli_now ();
+    r = ps_diagnose (&dg, &tl);
+    if (r == 0)
+      refine_help (&s, &tl, &dg);
+    if (a.timing)
+      cli_timing ("diagnose", cli_now () - t1);
+  }
+  if (r < 0) {
+    fprintf (stderr, "%s: error: cannot simulate the plan: %s\n", a.file, ps_strerror (r));
+  } else {
+    char err[256] = "";
+    trace_ctx tc = { &tl, &dg };
+    if (trace && ps_file_write_atomic (trace, write_trace, &tc, err, sizeof err) != 0) {
+      fprintf (stderr, "planscope-cli simulate: cannot write %s: %s\n", trace, err);
+    } else {
+      if (json)
+        ps_timeline_write_json (&tl, &dg, stdout);
+      else
+        ps_timeline_write_text (&tl, &dg, stdout);
+      rc = cli_finish_stdout ();
+    }
+  }
+  ps_diagnosis_free (&dg);
+  ps_timeline_free (&tl);
+  ps_sim_free (&s);
+out:
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+  return rc;
+}

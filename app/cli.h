@@ -1,0 +1,67 @@
+/* cli.h: what the planscope-cli command files share: argument parsing,
+ * graph loading with diagnostics, timing and checked output. */
+#ifndef PS_CLI_H
+#define PS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ps-graph.h"
+#include "ps-plan.h"
+
+/* Exit codes of spec/cli.md. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2, CLI_NO_GPU = 3 };
+
+/* Prints "planscope-cli CMD: MESSAGE" and a hint to stderr; returns CLI_USAGE. */
+int cli_usage_error (const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__ ((format (printf, 2, 3)))
+#endif
+    ;
+
+bool cli_is_help (const char *arg);
+
+/* Matches argv[*i] against a value option `name` in the forms "--name V"
+ * and "--name=V".  Returns 1 and sets *val (advancing *i past V) on a
+ * match, 0 when argv[*i] is another argument, -1 (after a usage message)
+ * when the value is missing. */
+int cli_option_value (const char *cmd, int argc, char **argv, int *i, const char *name,
+                      const char **val);
+
+/* Strict decimal parsing: digits only, no sign, no spaces, in [min, max].
+ * Return 0 or -1. */
+int cli_parse_u32 (const char *s, uint32_t min, uint32_t max, uint32_t *out);
+int cli_parse_u64 (const char *s, uint64_t *out);
+
+/* The plan options every planning command takes. */
+typedef struct cli_plan_args {
+  const char *file;
+  ps_plan_options options;
+  bool timing;
+} cli_plan_args;
+
+void cli_plan_args_init (cli_plan_args *a);
+/* Consumes a plan option (--streams N, --no-fusion, --timing) at argv[*i].
+ * Returns 1 when consumed, 0 when argv[*i] is not one, -1 after a usage
+ * error. */
+int cli_plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a);
+
+/* Seconds on a monotonic clock. */
+double cli_now (void);
+void cli_timing (const char *what, double seconds);
+
+/* Loads FILE ("-" reads standard input), printing the loader's
+ * diagnostics to stderr.  Returns CLI_OK or CLI_FAILED. */
+int cli_load_graph (ps_graph *g, const char *file, bool timing);
+/* Loads and plans; on failure prints why and returns CLI_FAILED. */
+int cli_load_and_plan (ps_graph *g, ps_plan *p, const cli_plan_args *a);
+
+/* Flushes stdout; on a write error prints why and returns CLI_FAILED. */
+int cli_finish_stdout (void);
+
+int cli_plan_main (int argc, char **argv);
+int cli_verify_main (int argc, char **argv);
+int cli_gen_main (int argc, char **argv);
+
+#endif

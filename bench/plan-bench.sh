@@ -1,0 +1,64 @@
+#!/bin/sh
+# plan-bench.sh: load + compile times and peak memory of the planner on
+# generated graphs.
+#
+#   bench/plan-bench.sh [PLANSCOPE-CLI] [SHAPE] [NODES...]
+#
+# Defaults: _build/release/app/planscope-cli (else the first planscope-cli
+# found under _build/), shape `layered`, sizes 10000 100000 1000000.  For
+# each size it writes `planscope-cli gen SHAPE --nodes N` to a temporary
+# file, runs `planscope-cli plan FILE --timing` under /usr/bin/time -v and
+# prints the per-pass wall times the CLI reports, the whole run's time and
+# its peak RSS.  Targets (issue 3): 100k nodes <= 0.25 s, 1M <= 3 s and
+# <= 4 GiB, growth <= 12x per 10x nodes.
+set -eu
+
+cli=${1:-}
+shape=${2:-layered}
+[ $# -ge 1 ] && shift
+[ $# -ge 1 ] && shift
+sizes=${*:-"10000 100000 1000000"}
+
+if [ -z "$cli" ]; then
+  for c in _build/release/app/planscope-cli _build/*/app/planscope-cli; do
+    if [ -x "$c" ]; then
+      cli=$c
+      break
+    fi
+  done
+fi
+if [ -z "$cli" ] || [ ! -x "$cli" ]; then
+  echo "plan-bench: no planscope-cli found; pass its path as the first argument" >&2
+  exit 2
+fi
+timer=
+if [ -x /usr/bin/time ]; then
+  timer="/usr/bin/time -v"
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+printf '%-9s %8s %8s | %s\n' nodes load_s total_s "passes (s) | peak RSS"
+prev=
+for n in $sizes; do
+  f=$tmp/g$n.json
+  "$cli" gen "$shape" --nodes "$n" > "$f"
+  # Warm the page cache so that the first size is not penalised.
+  cat "$f" > /dev/null
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  $timer "$cli" plan "$f" --timing > /dev/null 2> "$tmp/err"
+  end=$(date +%s.%N)
+  wall=$(echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }')
+  load=$(awk '/^timing: (read|parse|load)/ { s += $3 } END { printf "%.3f", s }' "$tmp/err")
+  passes=$(awk '/^timing: (analyse|fuse|streams|sync|memory)/ { printf "%s %s  ", $2, $3 }' \
+    "$tmp/err")
+  rss=$(awk -F: '/Maximum resident set size/ { printf "%.0f MiB", $2 / 1024 }' "$tmp/err")
+  growth=
+  if [ -n "$prev" ]; then
+    growth=$(echo "$prev $wall" | awk '{ printf " (x%.1f)", $2 / $1 }')
+  fi
+  printf '%-9s %8s %8s | %s| %s%s\n' "$n" "$load" "$wall" "$passes" "${rss:-?}" "$growth"
+  prev=$wall
+done

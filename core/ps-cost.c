@@ -1,0 +1,336 @@
+/* ps-cost.c: the cost model (see ps-cost.h). */
+#include "ps-cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+ps_cost_occupancy (const ps_device *d, uint64_t blocks, uint64_t threads, double *sm_fraction,
+                   double *efficiency)
+{
+  double sms = d->sm_count ? d->sm_count : 1;
+  if (blocks == 0)
+    blocks = 1;
+  uint64_t per_sm = threads ? d->max_threads_per_sm / threads : d->max_blocks_per_sm;
+  if (per_sm > d->max_blocks_per_sm)
+    per_sm = d->max_blocks_per_sm;
+  if (per_sm == 0)
+    per_sm = 1;
+  double capacity = sms * (double) per_sm;
+  double b = (double) blocks;
+  double frac = b >= sms ? 1.0 : b / sms;
+  double eff;
+  if (b <= capacity) {
+    eff = frac;
+  } else {
+    double waves = ceil (b / capacity);
+    eff = b / (waves * capacity);
+  }
+  *sm_fraction = frac;
+  *efficiency = eff > 0 ? eff : 1.0 / sms;
+}
+
+static double
+buffer_bytes (const ps_graph *g, uint32_t b)
+{
+  return b < g->n_buffers ? (double) g->buffers[b].bytes : 0;
+}
+
+/* True when some conditional above v models the other branch. */
+static bool
+branch_skipped (const ps_graph *g, uint32_t v)
+{
+  uint32_t x = v;
+  /* Bounded walk: branches nest, and a malformed chain must not loop. */
+  for (int depth = 0; depth < 64 && x < g->n_nodes; depth++) {
+    const ps_node *n = &g->nodes[x];
+    uint32_t c = n->cond;
+    if (c == PS_NONE || c >= g->n_nodes)
+      return false;
+    const ps_node *cn = &g->nodes[c];
+    if (cn->op == PS_OP_CONDITIONAL && cn->aux < g->n_conds) {
+      uint8_t assume = g->conds[cn->aux].assume;
+      bool in_then = n->flags & PS_NODE_IN_THEN, in_else = n->flags & PS_NODE_IN_ELSE;
+      if (assume == PS_ASSUME_THEN && in_else && !in_then)
+        return true;
+      if (assume == PS_ASSUME_ELSE && in_then && !in_else)
+        return true;
+    }
+    x = c;
+  }
+  return false;
+}
+
+static bool
+writes_half (const ps_graph *g, const ps_node *n)
+{
+  for (uint32_t i = 0; i < n->writes_count; i++) {
+    uint32_t b = g->access[n->writes_begin + i];
+    if (b < g->n_buffers
+        && (g->buffers[b].dtype == PS_DT_F16 || g->buffers[b].dtype == PS_DT_BF16))
+      return true;
+  }
+  return false;
+}
+
+/* The parts of a kernel's roofline: compute and memory time at full
+ * occupancy, and the launch's occupancy. */
+static void
+kernel_parts (const ps_device *d, const ps_graph *g, const ps_node *n, double *compute_ns,
+              double *mem_ns, double *flops_out, double *bytes_out, double *frac, double *eff)
+{
+  const ps_kernel *k = n->aux < g->n_kernels ? &g->kernels[n->aux] : NULL;
+  double traffic = k ? k->traffic_bytes : -1;
+  double flops = k ? k->flops : -1;
+  if (!(traffic >= 0)) {
+    traffic = 0;
+    for (uint32_t i = 0; i < n->reads_count; i++)
+      traffic += buffer_bytes (g, g->access[n->reads_begin + i]);
+    for (uint32_t i = 0; i < n->writes_count; i++)
+      traffic += buffer_bytes (g, g->access[n->writes_begin + i]);
+  }
+  if (!(flops >= 0)) {
+    /* Element-wise work: about one operation per output element. */
+    flops = 0;
+    for (uint32_t i = 0; i < n->writes_count; i++) {
+      uint32_t b = g->access[n->writes_begin + i];
+      if (b < g->n_buffers)
+        flops += (double) g->buffers[b].bytes / ps_dtype_size ((ps_dtype) g->buffers[b].dtype);
+    }
+  }
+  if (n->impl == PS_IMPL_SPIN)
+    traffic = flops = 0;
+  bool tensor = writes_half (g, n) && !ps_impl_elementwise ((ps_impl) n->impl)
+                && n->impl != PS_IMPL_SPIN;
+  double rate = (tensor ? d->tensor_tflops : d->fp32_tflops) * 1e3; /* flop per ns */
+  *compute_ns = flops / rate;
+  *mem_ns = traffic / d->mem_bandwidth_gbs; /* GB/s is bytes per ns */
+  *flops_out = flops;
+  *bytes_out = traffic;
+  uint64_t blocks = 1, threads = 1;
+  if (k) {
+    blocks = (uint64_t) k->grid[0] * k->grid[1];
+    blocks = blocks > UINT64_MAX / k->grid[2] ? UINT64_MAX : blocks * k->grid[2];
+    threads = (uint64_t) k->block[0] * k->block[1] * k->block[2];
+  }
+  ps_cost_occupancy (d, blocks, threads, frac, eff);
+}
+
+void
+ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
+{
+  memset (out, 0, sizeof *out);
+  if (v >= g->n_nodes)
+    return;
+  const ps_node *n = &g->nodes[v];
+  bool given = n->flags & PS_NODE_HAS_COST;
+  double given_ns = given && n->cost_ns >= 0 && isfinite (n->cost_ns) ? n->cost_ns : 0;
+
+  switch ((ps_op) n->op) {
+  case PS_OP_KERNEL: {
+    double c, m, frac, eff;
+    kernel_parts (d, g, n, &c, &m, &out->flops, &out->bytes, &frac, &eff);
+    out->resource = PS_RES_SM;
+    out->sm_fraction = frac;
+    out->ns = given ? given_ns : fmax (c, m) / eff;
+    break;
+  }
+  case PS_OP_MEMCPY: {
+    double bytes = (double) n->bytes, bw;
+    switch ((ps_copy_dir) n->dir) {
+    case PS_COPY_H2D:
+      bw = d->h2d_gbs;
+      /* With one copy engine both directions queue on the same engine. */
+      out->resource = d->copy_engines > 1 ? PS_RES_H2D : PS_RES_D2H;
+      break;
+    case PS_COPY_D2H:
+      bw = d->d2h_gbs;
+      out->resource = PS_RES_D2H;
+      break;
+    case PS_COPY_P2P:
+      bw = d->p2p_gbs;
+      out->resource = PS_RES_P2P;
+      break;
+    case PS_COPY_D2D:
+    default:
+      /* Read and write of device memory, done by the SMs. */
+      bw = d->mem_bandwidth_gbs / 2;
+      out->resource = PS_RES_SM;
+      out->sm_fraction = 1;
+      break;
+    }
+    out->bytes = bytes;
+    out->ns = given ? given_ns : bytes / bw + d->copy_latency_ns;
+    break;
+  }
+  case PS_OP_MEMSET:
+    out->resource = PS_RES_SM;
+    out->sm_fraction = 1;
+    out->bytes = (double) n->bytes;
+    out->ns = given ? given_ns : out->bytes / d->mem_bandwidth_gbs + d->copy_latency_ns;
+    break;
+  case PS_OP_HOST:
+    out->resource = PS_RES_HOST;
+    out->ns = given ? given_ns : d->host_callback_ns;
+    break;
+  case PS_OP_OPAQUE:
+    out->resource = PS_RES_SM;
+    out->sm_fraction = 1;
+    out->ns = given_ns;
+    break;
+  case PS_OP_EVENT_RECORD:
+  case PS_OP_EVENT_WAIT:
+  case PS_OP_BARRIER:
+  case PS_OP_CONDITIONAL:
+  case PS_OP_EMPTY:
+  default:
+    out->resource = PS_RES_NONE;
+    out->ns = given_ns;
+    break;
+  }
+  if (!(out->ns >= 0) || !isfinite (out->ns))
+    out->ns = 0;
+  if (n->cond != PS_NONE && branch_skipped (g, v)) {
+    out->ns = 0;
+    out->skipped = 1;
+  }
+}
+
+void
+ps_cost_nodes (const ps_device *d, const ps_graph *g, double *ns)
+{
+  for (uint32_t v = 0; v < g->n_nodes; v++) {
+    ps_cost c;
+    ps_cost_node (d, g, v, &c);
+    ns[v] = c.ns;
+  }
+}
+
+/* The cost of a fused group: the nodes of one step. */
+static void
+group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
+            const uint32_t *readers, uint32_t *local, uint8_t *written, ps_cost *out)
+{
+  double sum = 0, compute = 0, flops = 0, bytes = 0, saved = 0, frac = 0, eff = 1;
+  bool any_eff = false;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t v = nodes[i];
+    if (v >= g->n_nodes)
+      continue;
+    const ps_node *n = &g->nodes[v];
+    ps_cost c;
+    ps_cost_node (d, g, v, &c);
+    if (c.skipped)
+      continue;
+    sum += c.ns;
+    flops += c.flops;
+    bytes += c.bytes;
+    if (n->op == PS_OP_KERNEL) {
+      double cc, m, f, e, fl, by;
+      kernel_parts (d, g, n, &cc, &m, &fl, &by, &f, &e);
+      compute += (n->flags & PS_NODE_HAS_COST) ? 0 : cc / e;
+      if (f > frac)
+        frac = f;
+      if (!any_eff || e > eff)
+        eff = e;
+      any_eff = true;
+    } else if (c.sm_fraction > frac) {
+      frac = c.sm_fraction;
+    }
+    for (uint32_t j = 0; j < n->reads_count; j++) {
+      uint32_t b = g->access[n->reads_begin + j];
+      if (b >= g->n_buffers)
+        continue;
+      if (written[b])
+        saved += (double) g->buffers[b].bytes;
+      local[b]++;
+    }
+    for (uint32_t j = 0; j < n->writes_count; j++) {
+      uint32_t b = g->access[n->writes_begin + j];
+      if (b < g->n_buffers)
+        written[b] = 1;
+    }
+  }
+  /* A written intermediate that no node outside the group reads, and that
+   * the caller does not own, is never stored. */
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t v = nodes[i];
+    if (v >= g->n_nodes)
+      continue;
+    const ps_node *n = &g->nodes[v];
+    for (uint32_t j = 0; j < n->writes_count; j++) {
+      uint32_t b = g->access[n->writes_begin + j];
+      if (b >= g->n_buffers || !written[b])
+        continue;
+      if (!(g->buffers[b].flags & PS_BUF_EXTERNAL) && local[b] > 0 && local[b] == readers[b])
+        saved += (double) g->buffers[b].bytes;
+      written[b] = 0; /* counted once */
+    }
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t v = nodes[i];
+    if (v >= g->n_nodes)
+      continue;
+    const ps_node *n = &g->nodes[v];
+    for (uint32_t j = 0; j < n->reads_count; j++) {
+      uint32_t b = g->access[n->reads_begin + j];
+      if (b < g->n_buffers)
+        local[b] = 0;
+    }
+    for (uint32_t j = 0; j < n->writes_count; j++) {
+      uint32_t b = g->access[n->writes_begin + j];
+      if (b < g->n_buffers)
+        written[b] = 0;
+    }
+  }
+  if (saved > bytes)
+    saved = bytes;
+  double ns = sum - saved / d->mem_bandwidth_gbs / eff;
+  out->ns = fmax (fmax (ns, compute), 0);
+  out->flops = flops;
+  out->bytes = bytes - saved;
+  out->sm_fraction = frac > 0 ? frac : 1;
+  out->resource = PS_RES_SM;
+  out->skipped = 0;
+}
+
+int
+ps_cost_plan (const ps_device *d, const ps_plan *p, ps_cost *out)
+{
+  const ps_graph *g = p->graph;
+  uint32_t nb = g->n_buffers;
+  uint32_t *readers = calloc ((size_t) nb + 1, sizeof *readers);
+  uint32_t *local = calloc ((size_t) nb + 1, sizeof *local);
+  uint8_t *written = calloc ((size_t) nb + 1, 1);
+  if (!readers || !local || !written) {
+    free (readers);
+    free (local);
+    free (written);
+    return PS_ENOMEM;
+  }
+  for (uint32_t v = 0; v < g->n_nodes; v++) {
+    const ps_node *n = &g->nodes[v];
+    for (uint32_t j = 0; j < n->reads_count; j++) {
+      uint32_t b = g->access[n->reads_begin + j];
+      if (b < nb && readers[b] < UINT32_MAX)
+        readers[b]++;
+    }
+  }
+  for (uint32_t s = 0; s < p->n_steps; s++) {
+    const ps_step *st = &p->steps[s];
+    const uint32_t *nodes = p->step_nodes + st->nodes_begin;
+    if (st->synthetic || st->nodes_count == 0) {
+      memset (&out[s], 0, sizeof out[s]);
+      out[s].resource = PS_RES_NONE;
+    } else if (st->nodes_count == 1) {
+      ps_cost_node (d, g, nodes[0], &out[s]);
+    } else {
+      group_cost (d, g, nodes, st->nodes_count, readers, local, written, &out[s]);
+    }
+  }
+  free (readers);
+  free (local);
+  free (written);
+  return 0;
+}

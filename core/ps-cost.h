@@ -1,0 +1,60 @@
+/* ps-cost.h: the cost model: how long a node or a plan step takes on a
+ * device, and which part of the device it occupies.
+ *
+ * Kernels: `cost_ns` when the graph gives it; otherwise a roofline, the
+ * larger of flops over the FLOP rate and traffic bytes over the memory
+ * bandwidth, divided by the launch's efficiency: a grid with fewer blocks
+ * than SMs uses only that fraction of the GPU, and a grid of several waves
+ * loses the idle tail of its last wave.  Kernels that write f16/bf16
+ * buffers (other than element-wise built-ins) use the tensor-core rate.
+ * Copies and memsets: bytes over the link or memory bandwidth plus a fixed
+ * latency.  A fused group costs the sum of its members less the memory
+ * traffic of its intermediates (a buffer one member writes and a later
+ * member reads is read from registers, and not written at all when nothing
+ * outside the group reads it), but never less than its members' compute
+ * time.  Nodes of a conditional branch that the graph's `assume` excludes
+ * cost nothing.  Durations exclude launch latency, which the simulator
+ * adds. */
+#ifndef PS_COST_H
+#define PS_COST_H
+
+#include "ps-device.h"
+#include "ps-graph.h"
+#include "ps-plan.h"
+
+/* The part of the device a piece of work occupies while it runs. */
+typedef enum ps_resource {
+  PS_RES_NONE = 0, /* takes no device time (events, barriers) */
+  PS_RES_SM,       /* kernels, memsets, device-to-device copies */
+  PS_RES_H2D,      /* host-to-device copy engine and link */
+  PS_RES_D2H,      /* device-to-host copy engine and link */
+  PS_RES_P2P,      /* peer link */
+  PS_RES_HOST,     /* host callbacks */
+  PS_RES__COUNT
+} ps_resource;
+
+typedef struct ps_cost {
+  double ns;          /* duration alone on an idle device */
+  double sm_fraction; /* share of the SMs requested, in (0, 1]; 0 for non-SM work */
+  double flops;       /* as modelled (0 when unknown) */
+  double bytes;       /* memory or link traffic, as modelled */
+  uint8_t resource;   /* ps_resource */
+  uint8_t skipped;    /* 1: in a conditional branch the model does not take */
+} ps_cost;
+
+/* The cost of one node. */
+void ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out);
+
+/* Durations of all nodes (ns, n_nodes entries), e.g. for ps_analysis_run. */
+void ps_cost_nodes (const ps_device *d, const ps_graph *g, double *ns);
+
+/* The cost of every step of a plan (out has n_steps entries); fused groups
+ * as described above.  Returns 0 or PS_ENOMEM. */
+int ps_cost_plan (const ps_device *d, const ps_plan *p, ps_cost *out);
+
+/* Fraction of the SMs a launch of `blocks` blocks of `threads` threads
+ * occupies, and the efficiency of the launch (see above), both in (0, 1]. */
+void ps_cost_occupancy (const ps_device *d, uint64_t blocks, uint64_t threads,
+                        double *sm_fraction, double *efficiency);
+
+#endif

@@ -1,0 +1,347 @@
+/* ps-device.c: loading and finding device profiles (see ps-device.h). */
+#include "ps-device.h"
+
+#include "ps-file.h"
+#include "ps-json.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The same figures as data/devices/NAME.json (tests/test-sim.c compares them). */
+static const ps_device builtin[] = {
+  { "h200", "NVIDIA H200 SXM 141GB", 132, 2048, 32, 67, 989, 34, 4800, 64, 64, 450, 3,
+    3000, 2000, 1000, 500, 1000, 10000, 2000 },
+  { "a100", "NVIDIA A100 SXM4 80GB", 108, 2048, 32, 19.5, 312, 9.7, 2039, 32, 32, 300, 3,
+    3000, 2000, 1000, 500, 1000, 10000, 2000 },
+  { "rtx4090", "NVIDIA GeForce RTX 4090", 128, 1536, 24, 82.6, 165.2, 1.3, 1008, 32, 32, 16, 2,
+    3000, 2000, 1000, 500, 1000, 10000, 2000 },
+};
+
+size_t
+ps_device_builtin_count (void)
+{
+  return sizeof builtin / sizeof builtin[0];
+}
+
+const ps_device *
+ps_device_builtin (size_t i)
+{
+  return i < ps_device_builtin_count () ? &builtin[i] : NULL;
+}
+
+typedef enum { F_U32, F_DOUBLE } field_type;
+
+typedef struct {
+  const char *key;
+  field_type type;
+  size_t offset;
+  double min, max;
+} field;
+
+#define FD(k, t, lo, hi) { #k, t, offsetof (ps_device, k), lo, hi }
+static const field fields[] = {
+  FD (sm_count, F_U32, 1, 100000),
+  FD (max_threads_per_sm, F_U32, 32, 1 << 20),
+  FD (max_blocks_per_sm, F_U32, 1, 1 << 20),
+  FD (fp32_tflops, F_DOUBLE, 1e-6, 1e9),
+  FD (tensor_tflops, F_DOUBLE, 1e-6, 1e9),
+  FD (fp64_tflops, F_DOUBLE, 1e-6, 1e9),
+  FD (mem_bandwidth_gbs, F_DOUBLE, 1e-6, 1e9),
+  FD (h2d_gbs, F_DOUBLE, 1e-6, 1e9),
+  FD (d2h_gbs, F_DOUBLE, 1e-6, 1e9),
+  FD (p2p_gbs, F_DOUBLE, 1e-6, 1e9),
+  FD (copy_engines, F_U32, 1, 64),
+  FD (launch_latency_ns, F_DOUBLE, 0, 1e9),
+  FD (host_launch_ns, F_DOUBLE, 0, 1e9),
+  FD (dispatch_gap_ns, F_DOUBLE, 0, 1e9),
+  FD (event_record_ns, F_DOUBLE, 0, 1e9),
+  FD (event_wait_ns, F_DOUBLE, 0, 1e9),
+  FD (host_callback_ns, F_DOUBLE, 0, 1e9),
+  FD (copy_latency_ns, F_DOUBLE, 0, 1e9),
+};
+#undef FD
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
+/* Edit distance of two short strings (keys), capped for long input. */
+static size_t
+edit_distance (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b);
+  size_t row[65];
+  if (la > 64 || lb > 64)
+    return SIZE_MAX;
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+static const char *
+suggest (const char *key)
+{
+  static const char *extra[] = { "format", "version", "name", "display_name", "sources" };
+  const char *best = NULL;
+  size_t bd = 3;
+  for (size_t i = 0; i < N_FIELDS + 5; i++) {
+    const char *k = i < N_FIELDS ? fields[i].key : extra[i - N_FIELDS];
+    size_t dd = edit_distance (key, k);
+    if (dd < bd) {
+      bd = dd;
+      best = k;
+    }
+  }
+  return best;
+}
+
+static int
+json_fail (ps_json_reader *r, ps_diag *diag)
+{
+  ps_diag_error (diag, r->error_line, r->error_col, "%s", r->error);
+  return PS_ESYNTAX;
+}
+
+static int
+copy_name (char *dst, const ps_json_reader *r, const char *key, ps_diag *diag)
+{
+  if (r->token != PS_JSON_STRING)
+    return ps_diag_error (diag, r->line, r->col, "%s: expected a string, got %s", key,
+                          ps_json_token_name (r->token));
+  if (r->len == 0 || r->len >= PS_DEVICE_NAME_MAX || memchr (r->str, 0, r->len))
+    return ps_diag_error (diag, r->line, r->col, "%s: must be 1 to %d characters", key,
+                          PS_DEVICE_NAME_MAX - 1);
+  memcpy (dst, r->str, r->len + 1);
+  return 0;
+}
+
+static int
+parse (ps_device *d, ps_json_reader *r, ps_diag *diag)
+{
+  bool seen[N_FIELDS] = { false };
+  bool have_format = false, have_version = false, have_name = false;
+  ps_json_token t = ps_json_next (r);
+  if (t == PS_JSON_ERROR)
+    return json_fail (r, diag);
+  if (t != PS_JSON_OBJECT_BEGIN)
+    return ps_diag_error (diag, r->line, r->col, "a device profile must be a JSON object");
+  uint32_t obj_line = r->line, obj_col = r->col;
+
+  for (;;) {
+    t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_fail (r, diag);
+    if (t == PS_JSON_OBJECT_END)
+      break;
+    char key[64];
+    snprintf (key, sizeof key, "%.*s", (int) (r->len < 63 ? r->len : 63), r->str);
+    uint32_t kl = r->line, kc = r->col;
+    t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_fail (r, diag);
+
+    if (strcmp (key, "format") == 0) {
+      if (t != PS_JSON_STRING || strcmp (r->str, "planscope-device") != 0)
+        return ps_diag_error (diag, r->line, r->col, "format: expected \"planscope-device\"");
+      have_format = true;
+    } else if (strcmp (key, "version") == 0) {
+      if (t != PS_JSON_NUMBER || !r->is_int)
+        return ps_diag_error (diag, r->line, r->col, "version: expected an integer");
+      if (r->i64 != 1)
+        return ps_diag_error (diag, r->line, r->col, "unsupported version %lld",
+                              (long long) r->i64);
+      have_version = true;
+    } else if (strcmp (key, "name") == 0) {
+      if (copy_name (d->name, r, key, diag) < 0)
+        return PS_EINVAL;
+      have_name = true;
+    } else if (strcmp (key, "display_name") == 0) {
+      if (copy_name (d->display_name, r, key, diag) < 0)
+        return PS_EINVAL;
+    } else if (strcmp (key, "sources") == 0) {
+      if (t != PS_JSON_OBJECT_BEGIN && t != PS_JSON_ARRAY_BEGIN && t != PS_JSON_STRING)
+        return ps_diag_error (diag, r->line, r->col,
+                              "sources: expected an object, an array or a string");
+      if (ps_json_skip_current (r) < 0)
+        return json_fail (r, diag);
+    } else {
+      size_t i;
+      for (i = 0; i < N_FIELDS; i++)
+        if (strcmp (key, fields[i].key) == 0)
+          break;
+      if (i == N_FIELDS) {
+        const char *s = suggest (key);
+        if (s)
+          return ps_diag_error (diag, kl, kc, "unknown key \"%s\"; did you mean \"%s\"?", key, s);
+        return ps_diag_error (diag, kl, kc, "unknown key \"%s\"", key);
+      }
+      const field *f = &fields[i];
+      if (t != PS_JSON_NUMBER)
+        return ps_diag_error (diag, r->line, r->col, "%s: expected a number, got %s", key,
+                              ps_json_token_name (t));
+      if (f->type == F_U32 && !r->is_int)
+        return ps_diag_error (diag, r->line, r->col, "%s: expected an integer", key);
+      if (!(r->num >= f->min && r->num <= f->max))
+        return ps_diag_error (diag, r->line, r->col, "%s: %g is outside [%g, %g]", key, r->num,
+                              f->min, f->max);
+      if (f->type == F_U32)
+        *(uint32_t *) ((char *) d + f->offset) = (uint32_t) r->i64;
+      else
+        *(double *) ((char *) d + f->offset) = r->num;
+      seen[i] = true;
+    }
+  }
+  t = ps_json_next (r);
+  if (t == PS_JSON_ERROR)
+    return json_fail (r, diag);
+
+  if (!have_format)
+    return ps_diag_error (diag, obj_line, obj_col, "missing key \"format\"");
+  if (!have_version)
+    return ps_diag_error (diag, obj_line, obj_col, "missing key \"version\"");
+  if (!have_name)
+    return ps_diag_error (diag, obj_line, obj_col, "missing key \"name\"");
+  for (size_t i = 0; i < N_FIELDS; i++)
+    if (!seen[i])
+      return ps_diag_error (diag, obj_line, obj_col, "missing key \"%s\"", fields[i].key);
+  if (!d->display_name[0])
+    memcpy (d->display_name, d->name, sizeof d->name);
+  return 0;
+}
+
+int
+ps_device_load_json (ps_device *d, const char *data, size_t len, const char *path, ps_diag *diag)
+{
+  (void) path;
+  ps_json_reader r;
+  ps_device tmp;
+  memset (&tmp, 0, sizeof tmp);
+  int rc = ps_json_init_mem (&r, data, len);
+  if (rc < 0)
+    return rc;
+  rc = parse (&tmp, &r, diag);
+  ps_json_close (&r);
+  if (rc == 0)
+    *d = tmp;
+  return rc;
+}
+
+int
+ps_device_load_file (ps_device *d, const char *path, ps_diag *diag)
+{
+  char *data = NULL;
+  size_t len = 0;
+  int rc = ps_file_read_all (path, 1 << 20, &data, &len, diag);
+  if (rc < 0)
+    return rc;
+  rc = ps_device_load_json (d, data, len, path, diag);
+  free (data);
+  return rc;
+}
+
+static bool
+file_exists (const char *path)
+{
+  return access (path, R_OK) == 0;
+}
+
+/* Tries DIR/NAME.json; returns 1 when found (loaded or failed: *rc says),
+ * 0 when there is no such file. */
+static int
+try_dir (ps_device *d, const char *dir, size_t dir_len, const char *lname, ps_diag *diag, int *rc)
+{
+  char path[PATH_MAX];
+  int n = snprintf (path, sizeof path, "%.*s/%s.json", (int) dir_len, dir, lname);
+  if (n < 0 || (size_t) n >= sizeof path || !file_exists (path))
+    return 0;
+  /* Messages about that file are located in it, so it becomes the FILE of
+   * the caller's list. */
+  char *f = strdup (path);
+  if (f) {
+    free (diag->file);
+    diag->file = f;
+  }
+  *rc = ps_device_load_file (d, path, diag);
+  return 1;
+}
+
+int
+ps_device_find (ps_device *d, const char *name, ps_diag *diag)
+{
+  if (!name || !*name)
+    name = PS_DEVICE_DEFAULT;
+  size_t nl = strlen (name);
+  if (strchr (name, '/') || (nl > 5 && strcmp (name + nl - 5, ".json") == 0))
+    return ps_device_load_file (d, name, diag);
+
+  char lname[PS_DEVICE_NAME_MAX];
+  if (nl >= sizeof lname)
+    return ps_diag_error (diag, 0, 0, "unknown device \"%s\"", name);
+  for (size_t i = 0; i <= nl; i++)
+    lname[i] = (char) tolower ((unsigned char) name[i]);
+  for (size_t i = 0; i < nl; i++)
+    if (!isalnum ((unsigned char) lname[i]) && lname[i] != '-' && lname[i] != '_')
+      return ps_diag_error (diag, 0, 0, "unknown device \"%s\"", name);
+
+  int rc = 0;
+  const char *env = getenv ("PS_DEVICE_PATH");
+  if (env) {
+    const char *p = env;
+    while (*p) {
+      const char *q = strchr (p, ':');
+      size_t l = q ? (size_t) (q - p) : strlen (p);
+      if (l && try_dir (d, p, l, lname, diag, &rc))
+        return rc;
+      p += l + (q ? 1 : 0);
+    }
+  }
+  char dir[PATH_MAX];
+  const char *root = getenv ("PS_SOURCE_ROOT");
+  if (root && snprintf (dir, sizeof dir, "%s/data/devices", root) < (int) sizeof dir
+      && try_dir (d, dir, strlen (dir), lname, diag, &rc))
+    return rc;
+
+  char exe[PATH_MAX];
+  ssize_t el = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  if (el > 0) {
+    exe[el] = 0;
+    char *slash = strrchr (exe, '/');
+    if (slash) {
+      *slash = 0;
+      static const char *rel[] = { "../data/devices", "../../data/devices",
+                                   "../share/planscope/devices" };
+      for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+        if (snprintf (dir, sizeof dir, "%s/%s", exe, rel[i]) < (int) sizeof dir
+            && try_dir (d, dir, strlen (dir), lname, diag, &rc))
+          return rc;
+    }
+  }
+  for (size_t i = 0; i < ps_device_builtin_count (); i++)
+    if (strcmp (builtin[i].name, lname) == 0) {
+      *d = builtin[i];
+      return 0;
+    }
+  char known[256] = "";
+  for (size_t i = 0; i < ps_device_builtin_count (); i++) {
+    strcat (known, i ? ", " : "");
+    strcat (known, builtin[i].name);
+  }
+  return ps_diag_error (diag, 0, 0, "unknown device \"%s\" (known: %s, or a path to a .json profile)",
+                        name, known);
+}

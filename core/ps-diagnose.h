@@ -1,0 +1,81 @@
+/* ps-diagnose.h: why a timeline took as long as it did.
+ *
+ * Per stream: busy, stalled and idle time (they add up to the makespan).
+ * The critical path: starting from the work that ends last, each span's
+ * predecessor is whatever bound its start: the previous work on its stream,
+ * the work an event wait waited for, or, when the host issued it late, the
+ * GPU work the host had blocked on (a synchronisation) before issuing it.
+ * The simulator records these causes exactly; for imported traces they are
+ * inferred from start times, stalls, launch times (CUPTI correlation) and
+ * host synchronisations.  Every stall gets the chain of causes behind the
+ * work it waited for.  "What would help": the work with the most time on
+ * the critical path, idle streams, launch-bound stretches and heavy
+ * stalls. */
+#ifndef PS_DIAGNOSE_H
+#define PS_DIAGNOSE_H
+
+#include "ps-timeline.h"
+
+typedef struct ps_stream_stats {
+  double busy_ns, stalled_ns, idle_ns;
+  uint32_t spans, stalls;
+} ps_stream_stats;
+
+typedef enum ps_help_kind {
+  PS_HELP_SHORTEN = 0, /* work that dominates the critical path */
+  PS_HELP_LAUNCH_BOUND,/* the critical path waits for the host */
+  PS_HELP_IDLE_STREAM, /* a stream that does little */
+  PS_HELP_STALLS,      /* a stream that spends much time stalled */
+} ps_help_kind;
+
+typedef struct ps_help {
+  uint8_t kind;     /* ps_help_kind */
+  uint32_t span;    /* SHORTEN: a span of that work */
+  uint32_t stream;  /* IDLE_STREAM, STALLS: the stream; STALLS: also on_stream below */
+  uint32_t on_stream; /* STALLS: the stream it mostly waits for, or PS_NONE */
+  uint32_t count;   /* SHORTEN: spans of that work on the critical path */
+  double ns;        /* SHORTEN: their time on the critical path; others: the time concerned */
+  double gain_ns;   /* measured makespan saving (ps_sim_gain), or < 0 when not known */
+} ps_help;
+
+#define PS_DIAG_MAX_HELP 16
+#define PS_DIAG_CHAIN_MAX 8
+
+typedef struct ps_diagnosis {
+  uint32_t n_streams;
+  ps_stream_stats *streams;
+  double makespan_ns;
+
+  /* Per span: what bound its start (ps_bound) and the span behind it. */
+  uint8_t *bound;
+  uint32_t *pred;
+
+  /* Span ids from the start of the run to the last work. */
+  uint32_t n_critical;
+  uint32_t *critical;
+  double critical_work_ns; /* time the path spends in its spans */
+  double host_bound_ns;    /* time the path waits for the host to issue work */
+
+  /* Per stall: its causes, the waited-for span first, then back along the
+   * critical-path predecessors (at most PS_DIAG_CHAIN_MAX).  Stall i has
+   * chain[chain_off[i] .. chain_off[i + 1]). */
+  uint32_t *chain_off;
+  uint32_t *chain;
+
+  uint32_t n_help;
+  ps_help help[PS_DIAG_MAX_HELP];
+} ps_diagnosis;
+
+/* Diagnoses a finished timeline (ps_timeline_finish). */
+int ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl);
+void ps_diagnosis_free (ps_diagnosis *dg);
+
+/* The document of spec/cli.md ("format": "planscope-timeline"), with the
+ * diagnosis: per-stream busy, stalled and idle time, stalls with what they
+ * waited for and their causes, the critical path, and "help".  dg may be
+ * NULL (then no critical path and no causes). */
+int ps_timeline_write_json (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out);
+/* The same for people. */
+int ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out);
+
+#endif

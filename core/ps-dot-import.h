@@ -1,0 +1,29 @@
+/* ps-dot-import.h: loading the DOT dumps of CUDA's cudaGraphDebugDotPrint
+ * (default and verbose flags) as planscope graphs.
+ *
+ * Every CUDA graph of the dump is a `subgraph cluster_N`; its nodes become
+ * graph nodes: kernels (name and <<<grid,block,smem>>> when the dump has
+ * them), memcpy (kind and extent), memset, host, empty, event record and
+ * wait.  A child-graph node is replaced by the nodes of the graph it names
+ * (flattened in place, once per launch); node types planscope does not
+ * model are kept as opaque nodes with a warning.  Edges are the dump's
+ * edges; nodes are renumbered into a topological order, and a cycle is an
+ * error that lists the nodes on it. */
+#ifndef PS_DOT_IMPORT_H
+#define PS_DOT_IMPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ps-graph.h"
+
+/* True when the data looks like DOT: its first token (after white space,
+ * a UTF-8 byte order mark and comments) is `digraph` or `strict`. */
+bool ps__graph_is_dot (const char *data, size_t len);
+
+/* Loads a DOT dump from memory.  Same contract as ps_graph_load_json: on
+ * failure *g is left empty and diag holds at least one located error. */
+int ps__graph_load_dot (ps_graph *g, const char *data, size_t len, const char *path,
+                        ps_diag *diag);
+
+#endif

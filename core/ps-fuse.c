@@ -1,0 +1,454 @@
+/* ps-fuse.c: the fusion pass: groups of element-wise kernels that become
+ * one launch, and the contracted graph of groups.
+ *
+ * Kernels are visited in topological order; a fusible kernel v joins the
+ * groups of its fusible predecessors (loop fusion as XLA does it, producer
+ * into consumer), merging several groups through v when it can.  Members of
+ * a group share an element count, a stream pin and a conditional branch,
+ * and a group holds at most PS__FUSE_MAX_GROUP kernels.
+ *
+ * Legality is convexity of the contracted graph: contracting a group must
+ * not create a cycle through the groups formed so far (node-level
+ * convexity is not enough: two groups {a1, a2} and {b1, b2} with edges
+ * a1 -> b2 and b1 -> a2 are each convex yet form a cycle once contracted).
+ * The pass keeps a number t per group that increases along every edge of
+ * the contracted graph (singletons start at their topological position).
+ * Merging a set M through v is allowed when some T lies strictly between
+ * the largest t of M's outside predecessors and the smallest t of its
+ * outside successors; M then takes t = T and the numbering stays a
+ * topological order, so no cycle can exist.  The test is exact whenever
+ * the numbering leaves room and conservative otherwise; it costs the
+ * degrees of M's members, which a budget bounds. */
+#include "ps-planner-private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CANDIDATES 8
+
+typedef struct fuse {
+  ps__planner *pl;
+  const ps_graph *g;
+  uint64_t *elems; /* element count of a fusible kernel, 0 for every other node */
+  uint32_t *rep;   /* group representative (its newest member) */
+  uint32_t *next;  /* next member of the representative's list */
+  uint8_t *size;   /* members, valid for representatives */
+  double *t;       /* the topological number, valid for representatives */
+  uint32_t *mark;
+  uint32_t stamp;
+} fuse;
+
+static bool
+node_fusible (const ps_graph *g, const ps_node *n)
+{
+  if (n->op != PS_OP_KERNEL || !(n->flags & PS_NODE_FUSIBLE) || n->aux >= g->n_kernels)
+    return false;
+  if (g->kernels[n->aux].module != PS_NONE)
+    return false;
+  return n->impl == PS_IMPL_NONE || ps_impl_elementwise ((ps_impl) n->impl);
+}
+
+/* The element count a fused kernel runs over: that of the buffer a
+ * built-in writes, or of the largest buffer a synthetic kernel writes. */
+static uint64_t
+node_elems (const ps_graph *g, const ps_node *n)
+{
+  uint64_t best = 0;
+  uint64_t end = (uint64_t) n->writes_begin + n->writes_count;
+  for (uint64_t i = n->writes_begin; i < end && i < g->n_access; i++) {
+    uint32_t b = g->access[i];
+    if (b >= g->n_buffers)
+      continue;
+    uint32_t sz = ps_dtype_size ((ps_dtype) g->buffers[b].dtype);
+    uint64_t e = g->buffers[b].bytes / (sz ? sz : 1);
+    if (n->impl != PS_IMPL_NONE)
+      return e;
+    if (e > best)
+      best = e;
+  }
+  return best;
+}
+
+static bool
+same_key (const fuse *f, uint32_t a, uint32_t b)
+{
+  const ps_node *x = &f->g->nodes[a], *y = &f->g->nodes[b];
+  const unsigned branch = PS_NODE_IN_THEN | PS_NODE_IN_ELSE;
+  return f->elems[a] == f->elems[b] && x->stream == y->stream && x->cond == y->cond
+         && (x->flags & branch) == (y->flags & branch);
+}
+
+static uint32_t
+next_stamp (fuse *f)
+{
+  if (++f->stamp == 0) {
+    memset (f->mark, 0, (size_t) f->pl->n * sizeof *f->mark);
+    f->stamp = 1;
+  }
+  return f->stamp;
+}
+
+/* Scans the edges of member m of the merge set (marked with `stamp`):
+ * outside predecessors raise *lo, outside successors that were already
+ * visited lower *hi.  False when the budget runs out. */
+static bool
+scan_member (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, double *lo, double *hi,
+             bool *has_succ, uint32_t *budget)
+{
+  const ps_graph *g = f->g;
+  uint32_t deg = (g->pred_off[m + 1] - g->pred_off[m]) + (g->succ_off[m + 1] - g->succ_off[m]);
+  if (deg > *budget)
+    return false;
+  *budget -= deg;
+  for (uint32_t e = g->pred_off[m]; e < g->pred_off[m + 1]; e++) {
+    uint32_t r = f->rep[g->pred[e]];
+    if (f->mark[r] != stamp && f->t[r] > *lo)
+      *lo = f->t[r];
+  }
+  if (m == v)
+    return true; /* v's successors are all still unvisited */
+  uint32_t tv = f->pl->tpos[v];
+  for (uint32_t e = g->succ_off[m]; e < g->succ_off[m + 1]; e++) {
+    uint32_t w = g->succ[e];
+    if (f->pl->tpos[w] >= tv)
+      continue;
+    uint32_t r = f->rep[w];
+    if (f->mark[r] == stamp)
+      continue;
+    *has_succ = true;
+    if (f->t[r] < *hi)
+      *hi = f->t[r];
+  }
+  return true;
+}
+
+/* Tries to merge v (a singleton) with the groups parts[0..np).  Returns
+ * true and performs the merge when it keeps the contracted graph acyclic. */
+static bool
+try_merge (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np)
+{
+  uint32_t stamp = next_stamp (f);
+  uint32_t total = 1;
+  f->mark[v] = stamp;
+  for (uint32_t k = 0; k < np; k++) {
+    f->mark[parts[k]] = stamp;
+    total += f->size[parts[k]];
+  }
+  if (total > PS__FUSE_MAX_GROUP)
+    return false;
+  double lo = -INFINITY, hi = (double) f->pl->tpos[v] + 1.0;
+  bool has_succ = false;
+  uint32_t budget = PS__FUSE_EDGE_BUDGET;
+  if (!scan_member (f, v, v, stamp, &lo, &hi, &has_succ, &budget))
+    return false;
+  for (uint32_t k = 0; k < np; k++)
+    for (uint32_t m = parts[k]; m != PS_NONE; m = f->next[m])
+      if (!scan_member (f, m, v, stamp, &lo, &hi, &has_succ, &budget))
+        return false;
+  double T = (double) f->pl->tpos[v];
+  if (has_succ)
+    T = isinf (lo) ? hi - 1.0 : lo + (hi - lo) / 2;
+  if (!(lo < T && T < hi))
+    return false;
+
+  /* v becomes the representative: its list is v followed by every part's. */
+  uint32_t tail = v;
+  for (uint32_t k = 0; k < np; k++) {
+    f->next[tail] = parts[k];
+    for (uint32_t m = parts[k]; m != PS_NONE; m = f->next[m]) {
+      f->rep[m] = v;
+      tail = m;
+    }
+  }
+  f->size[v] = (uint8_t) total;
+  f->t[v] = T;
+  return true;
+}
+
+static void
+fuse_node (fuse *f, uint32_t v)
+{
+  const ps_graph *g = f->g;
+  uint32_t cand[MAX_CANDIDATES], nc = 0;
+  uint32_t stamp = next_stamp (f);
+  for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+    uint32_t u = g->pred[e];
+    if (f->elems[u] == 0 || !same_key (f, u, v))
+      continue;
+    uint32_t r = f->rep[u];
+    if (f->mark[r] == stamp || f->size[r] + 1u > PS__FUSE_MAX_GROUP)
+      continue;
+    f->mark[r] = stamp;
+    if (nc < MAX_CANDIDATES) {
+      cand[nc++] = r;
+    } else {
+      /* Keep the most recent groups: they are the likeliest producers. */
+      uint32_t lo = 0;
+      for (uint32_t k = 1; k < nc; k++)
+        if (f->t[cand[k]] < f->t[cand[lo]])
+          lo = k;
+      if (f->t[r] > f->t[cand[lo]])
+        cand[lo] = r;
+    }
+  }
+  if (nc == 0)
+    return;
+  for (uint32_t k = 1; k < nc; k++) /* most recent first */
+    for (uint32_t j = k; j > 0 && f->t[cand[j]] > f->t[cand[j - 1]]; j--) {
+      uint32_t x = cand[j];
+      cand[j] = cand[j - 1];
+      cand[j - 1] = x;
+    }
+
+  /* First every group that fits together, then each group alone. */
+  uint32_t parts[MAX_CANDIDATES], np = 0, total = 1;
+  for (uint32_t k = 0; k < nc; k++)
+    if (total + f->size[cand[k]] <= PS__FUSE_MAX_GROUP) {
+      parts[np++] = cand[k];
+      total += f->size[cand[k]];
+    }
+  if (np >= 2 && try_merge (f, v, parts, np))
+    return;
+  for (uint32_t k = 0; k < nc; k++)
+    if (try_merge (f, v, &cand[k], 1))
+      return;
+}
+
+/* The name of a fused kernel: "fused_" and the first distinct function
+ * names of its members, then "_x<members>" when some are not listed. */
+static int
+group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
+{
+  const ps_graph *g = pl->g;
+  const char *names[PS__FUSE_NAME_PARTS];
+  uint32_t nn = 0, count = pl->gm_off[gi + 1] - pl->gm_off[gi];
+  for (uint32_t k = pl->gm_off[gi]; k < pl->gm_off[gi + 1] && nn < PS__FUSE_NAME_PARTS; k++) {
+    const ps_node *n = &g->nodes[pl->gm[k]];
+    const char *fn = n->aux < g->n_kernels ? ps_graph_str (g, g->kernels[n->aux].function) : NULL;
+    if (!fn || !*fn)
+      fn = "kernel";
+    bool seen = false;
+    for (uint32_t j = 0; j < nn && !seen; j++)
+      seen = strcmp (names[j], fn) == 0;
+    if (!seen)
+      names[nn++] = fn;
+  }
+  char buf[16 + PS__FUSE_NAME_PARTS * (PS__FUSE_NAME_PART + 1) + 16];
+  size_t at = (size_t) snprintf (buf, sizeof buf, "fused");
+  for (uint32_t j = 0; j < nn; j++)
+    at += (size_t) snprintf (buf + at, sizeof buf - at, "_%.*s", (int) PS__FUSE_NAME_PART,
+                             names[j]);
+  if (count > nn)
+    snprintf (buf + at, sizeof buf - at, "_x%u", count);
+  return ps__plan_add_string (pl->p, buf, off);
+}
+
+/* Group costs (see PS__LAUNCH_NS) and fused names. */
+static int
+group_costs (ps__planner *pl)
+{
+  const ps_graph *g = pl->g;
+  uint32_t *bmark = calloc (g->n_buffers ? g->n_buffers : 1, sizeof *bmark);
+  if (!bmark)
+    return ps__planner_nomem (pl);
+  int rc = 0;
+  for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
+    uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];
+    pl->gfunc[gi] = PS_NONE;
+    if (b1 - b0 == 1) {
+      pl->gcost[gi] = pl->cost[pl->gm[b0]];
+      continue;
+    }
+    pl->n_fused++;
+    double sum = 0, longest = 0, saved = (double) (b1 - b0 - 1) * PS__LAUNCH_NS;
+    for (uint32_t k = b0; k < b1; k++) {
+      uint32_t m = pl->gm[k];
+      const ps_node *n = &g->nodes[m];
+      sum += pl->cost[m];
+      if (pl->cost[m] > longest)
+        longest = pl->cost[m];
+      uint64_t end = (uint64_t) n->reads_begin + n->reads_count;
+      for (uint64_t i = n->reads_begin; i < end && i < g->n_access; i++) {
+        uint32_t b = g->access[i];
+        if (b < g->n_buffers && bmark[b] == gi + 1)
+          saved += (double) g->buffers[b].bytes / PS__DEVICE_BYTES_PER_NS;
+      }
+      end = (uint64_t) n->writes_begin + n->writes_count;
+      for (uint64_t i = n->writes_begin; i < end && i < g->n_access; i++)
+        if (g->access[i] < g->n_buffers)
+          bmark[g->access[i]] = gi + 1;
+    }
+    pl->gcost[gi] = sum - saved > longest ? sum - saved : longest;
+    rc = group_name (pl, gi, &pl->gfunc[gi]);
+  }
+  free (bmark);
+  return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
+}
+
+/* Contracted edges (deduplicated, without self loops) and the issue-order
+ * chains of user events. */
+static int
+contract (ps__planner *pl, uint32_t *mark)
+{
+  const ps_graph *g = pl->g;
+  uint32_t ng = pl->ng, E = g->succ_off[pl->n];
+  pl->gsucc_off = malloc (((size_t) ng + 1) * sizeof *pl->gsucc_off);
+  pl->gpred_off = calloc ((size_t) ng + 2, sizeof *pl->gpred_off);
+  pl->gsucc = malloc ((E ? E : 1) * sizeof *pl->gsucc);
+  pl->chain_next = malloc ((ng ? ng : 1) * sizeof *pl->chain_next);
+  pl->chain_in = calloc (ng ? ng : 1, 1);
+  if (!pl->gsucc_off || !pl->gpred_off || !pl->gsucc || !pl->chain_next || !pl->chain_in)
+    return ps__planner_nomem (pl);
+  for (uint32_t gi = 0; gi < ng; gi++)
+    mark[gi] = PS_NONE;
+  uint32_t cnt = 0;
+  for (uint32_t gi = 0; gi < ng; gi++) {
+    pl->gsucc_off[gi] = cnt;
+    for (uint32_t k = pl->gm_off[gi]; k < pl->gm_off[gi + 1]; k++) {
+      uint32_t m = pl->gm[k];
+      for (uint32_t e = g->succ_off[m]; e < g->succ_off[m + 1]; e++) {
+        uint32_t gj = pl->node_group[g->succ[e]];
+        if (gj == gi || mark[gj] == gi)
+          continue;
+        mark[gj] = gi;
+        pl->gsucc[cnt++] = gj;
+        pl->gpred_off[gj + 2]++;
+      }
+    }
+  }
+  pl->gsucc_off[ng] = cnt;
+  pl->gpred = malloc ((cnt ? cnt : 1) * sizeof *pl->gpred);
+  if (!pl->gpred)
+    return ps__planner_nomem (pl);
+  for (uint32_t gi = 0; gi < ng; gi++)
+    pl->gpred_off[gi + 2] += pl->gpred_off[gi + 1];
+  for (uint32_t gi = 0; gi < ng; gi++)
+    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
+      pl->gpred[pl->gpred_off[pl->gsucc[e] + 1]++] = gi;
+
+  /* Per event: the group of its latest node and of its latest record. */
+  uint32_t ne = g->n_events;
+  uint32_t *last = malloc ((ne ? 2 * (size_t) ne : 1) * sizeof *last);
+  pl->uwait_of = malloc ((ng ? ng : 1) * sizeof *pl->uwait_of);
+  if (!last || !pl->uwait_of) {
+    free (last);
+    return ps__planner_nomem (pl);
+  }
+  uint32_t *last_rec = last + ne;
+  for (uint32_t e = 0; e < 2 * ne; e++)
+    last[e] = PS_NONE;
+  for (uint32_t gi = 0; gi < ng; gi++)
+    pl->chain_next[gi] = pl->uwait_of[gi] = PS_NONE;
+  for (uint32_t i = 0; i < pl->n; i++) {
+    uint32_t v = pl->topo[i];
+    const ps_node *n = &g->nodes[v];
+    if ((n->op != PS_OP_EVENT_RECORD && n->op != PS_OP_EVENT_WAIT) || n->aux >= ne)
+      continue;
+    uint32_t gv = pl->node_group[v];
+    if (last[n->aux] != PS_NONE && last[n->aux] != gv) {
+      pl->chain_next[last[n->aux]] = gv;
+      pl->chain_in[gv] = 1;
+    }
+    last[n->aux] = gv;
+    if (n->op == PS_OP_EVENT_RECORD)
+      last_rec[n->aux] = gv;
+    else
+      pl->uwait_of[gv] = last_rec[n->aux];
+  }
+  free (last);
+  return 0;
+}
+
+int
+ps__fuse (ps__planner *pl)
+{
+  const ps_graph *g = pl->g;
+  uint32_t n = pl->n, nn = n ? n : 1;
+  int rc = 0;
+  fuse f;
+  memset (&f, 0, sizeof f);
+  f.pl = pl;
+  f.g = g;
+  f.rep = malloc (nn * sizeof *f.rep);
+  f.mark = calloc (nn, sizeof *f.mark);
+  pl->node_group = malloc (nn * sizeof *pl->node_group);
+  if (!f.rep || !f.mark || !pl->node_group) {
+    rc = ps__planner_nomem (pl);
+    goto out;
+  }
+  for (uint32_t v = 0; v < n; v++)
+    f.rep[v] = v;
+
+  bool any = false;
+  if (pl->fusion) {
+    f.elems = calloc (nn, sizeof *f.elems);
+    if (!f.elems) {
+      rc = ps__planner_nomem (pl);
+      goto out;
+    }
+    for (uint32_t v = 0; v < n; v++)
+      if (node_fusible (g, &g->nodes[v]) && (f.elems[v] = node_elems (g, &g->nodes[v])) > 0)
+        any = true;
+  }
+  if (any) {
+    f.next = malloc (nn * sizeof *f.next);
+    f.size = malloc (nn);
+    f.t = malloc (nn * sizeof *f.t);
+    if (!f.next || !f.size || !f.t) {
+      rc = ps__planner_nomem (pl);
+      goto out;
+    }
+    for (uint32_t v = 0; v < n; v++) {
+      f.next[v] = PS_NONE;
+      f.size[v] = 1;
+      f.t[v] = (double) pl->tpos[v];
+    }
+    for (uint32_t i = 0; i < n; i++)
+      if (f.elems[pl->topo[i]] > 0)
+        fuse_node (&f, pl->topo[i]);
+  }
+
+  /* Number the groups in topological order of their first member and list
+   * their members in topological order. */
+  uint32_t *gid = f.mark;
+  for (uint32_t v = 0; v < n; v++)
+    gid[v] = PS_NONE;
+  uint32_t ng = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t r = f.rep[pl->topo[i]];
+    if (gid[r] == PS_NONE)
+      gid[r] = ng++;
+    pl->node_group[pl->topo[i]] = gid[r];
+  }
+  pl->ng = ng;
+  pl->gm_off = calloc ((size_t) ng + 2, sizeof *pl->gm_off);
+  pl->gm = malloc (nn * sizeof *pl->gm);
+  pl->gcost = malloc ((ng ? ng : 1) * sizeof *pl->gcost);
+  pl->gfunc = malloc ((ng ? ng : 1) * sizeof *pl->gfunc);
+  if (!pl->gm_off || !pl->gm || !pl->gcost || !pl->gfunc) {
+    rc = ps__planner_nomem (pl);
+    goto out;
+  }
+  for (uint32_t v = 0; v < n; v++)
+    pl->gm_off[pl->node_group[v] + 2]++;
+  for (uint32_t gi = 0; gi < ng; gi++)
+    pl->gm_off[gi + 2] += pl->gm_off[gi + 1];
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t v = pl->topo[i];
+    pl->gm[pl->gm_off[pl->node_group[v] + 1]++] = v;
+  }
+
+  if ((rc = group_costs (pl)) < 0)
+    goto out;
+  rc = contract (pl, f.mark);
+out:
+  free (f.elems);
+  free (f.rep);
+  free (f.next);
+  free (f.size);
+  free (f.t);
+  free (f.mark);
+  return rc;
+}

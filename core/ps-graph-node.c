@@ -1,0 +1,987 @@
+/* ps-graph-node.c: reading and validating one node object of a graph file.
+ *
+ * Keys may come in any order, so values are first kept in the loader's
+ * scratch node and checked against the node's op when the object ends;
+ * then the node is appended to the graph's arrays. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-graph-private.h"
+
+const char *const ps__node_keys[PS__NK__COUNT] = {
+  "name",     "op",     "reads",         "writes", "after",      "stream",
+  "cost_ns",  "function", "grid",        "block",  "smem",       "fusible",
+  "impl",     "params", "module",        "args",   "flops",      "traffic_bytes",
+  "dir",      "src_device", "dst_device", "bytes", "value",      "label",
+  "event",    "condition", "then",       "else",   "assume",
+};
+
+#define BIT(k) (1u << (k))
+#define COMMON_KEYS                                                                          \
+  (BIT (PS__NK_NAME) | BIT (PS__NK_OP) | BIT (PS__NK_READS) | BIT (PS__NK_WRITES) |           \
+   BIT (PS__NK_AFTER) | BIT (PS__NK_STREAM) | BIT (PS__NK_COST_NS))
+
+/* The keys each op allows, indexed by ps_op (the ops of the JSON format). */
+#define N_FILE_OPS (PS_OP_CONDITIONAL + 1)
+static const uint32_t op_keys[N_FILE_OPS] = {
+  [PS_OP_KERNEL] = COMMON_KEYS | BIT (PS__NK_FUNCTION) | BIT (PS__NK_GRID) | BIT (PS__NK_BLOCK) |
+                   BIT (PS__NK_SMEM) | BIT (PS__NK_FUSIBLE) | BIT (PS__NK_IMPL) |
+                   BIT (PS__NK_PARAMS) | BIT (PS__NK_MODULE) | BIT (PS__NK_ARGS) |
+                   BIT (PS__NK_FLOPS) | BIT (PS__NK_TRAFFIC_BYTES),
+  [PS_OP_MEMCPY] = COMMON_KEYS | BIT (PS__NK_DIR) | BIT (PS__NK_SRC_DEVICE) |
+                   BIT (PS__NK_DST_DEVICE) | BIT (PS__NK_BYTES),
+  [PS_OP_MEMSET] = COMMON_KEYS | BIT (PS__NK_BYTES) | BIT (PS__NK_VALUE),
+  [PS_OP_HOST] = COMMON_KEYS | BIT (PS__NK_LABEL),
+  [PS_OP_EVENT_RECORD] = COMMON_KEYS | BIT (PS__NK_EVENT),
+  [PS_OP_EVENT_WAIT] = COMMON_KEYS | BIT (PS__NK_EVENT),
+  [PS_OP_BARRIER] = COMMON_KEYS,
+  [PS_OP_CONDITIONAL] = COMMON_KEYS | BIT (PS__NK_CONDITION) | BIT (PS__NK_THEN) |
+                        BIT (PS__NK_ELSE) | BIT (PS__NK_ASSUME),
+};
+
+static const char *const file_op_names[N_FILE_OPS] = {
+  "kernel", "memcpy", "memset", "host", "event_record", "event_wait", "barrier", "conditional",
+};
+/* Index 0 (PS_IMPL_NONE) is not a name a file may use. */
+static const char *const impl_names[PS_IMPL__COUNT] = {
+  NULL,  "copy", "scale", "add_scalar", "relu", "gelu", "sigmoid", "tanh",
+  "exp", "neg",  "add",   "mul",        "sub",  "fill", "spin",
+};
+static const char *const dir_names[PS_COPY__COUNT] = { "h2d", "d2h", "d2d", "p2p" };
+static const char *const assume_names[] = { "both", "then", "else" };
+static const char *const param_names[3] = { "alpha", "beta", "value" };
+static const char *const karg_names[] = { "buffer", "i32", "i64", "f32", "f64" };
+
+static const uint8_t op_lens[N_FILE_OPS] = { 6, 6, 6, 4, 12, 10, 7, 11 };
+static const uint8_t impl_lens[PS_IMPL__COUNT] = { 0, 4, 5, 10, 4, 4, 7, 4, 3, 3, 3, 3, 3, 4, 4 };
+
+int
+ps__scratch_new (ps__loader *ld)
+{
+  ld->ns = calloc (1, sizeof *ld->ns);
+  return ld->ns ? 0 : PS_ENOMEM;
+}
+
+void
+ps__scratch_free (ps__loader *ld)
+{
+  ps__node_scratch *ns = ld->ns;
+  if (!ns)
+    return;
+  free (ns->reads.v);
+  free (ns->writes.v);
+  free (ns->after.v);
+  free (ns->then_.v);
+  free (ns->else_.v);
+  free (ns->args);
+  free (ns);
+  ld->ns = NULL;
+}
+
+/* Byte compare of short strings, inlined (memcmp would be a library call
+ * per key, and keys are the most frequent tokens of a graph file). */
+static inline bool
+same (const char *a, const char *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i])
+      return false;
+  return true;
+}
+
+static int
+node_key (const ps_json_reader *r)
+{
+  const char *s = r->str;
+  int k = -1;
+  /* Pick the one candidate by length and first letter, then compare. */
+  switch (r->len) {
+  case 2:
+    k = PS__NK_OP;
+    break;
+  case 3:
+    k = PS__NK_DIR;
+    break;
+  case 4:
+    k = s[0] == 'n' ? PS__NK_NAME : s[0] == 'g' ? PS__NK_GRID : s[0] == 's' ? PS__NK_SMEM
+        : s[0] == 'i' ? PS__NK_IMPL : s[0] == 'a' ? PS__NK_ARGS : s[0] == 't' ? PS__NK_THEN
+                                                                : PS__NK_ELSE;
+    break;
+  case 5:
+    k = s[0] == 'r' ? PS__NK_READS : s[0] == 'a' ? PS__NK_AFTER : s[0] == 'f' ? PS__NK_FLOPS
+        : s[0] == 'v' ? PS__NK_VALUE : s[0] == 'l' ? PS__NK_LABEL : s[0] == 'e' ? PS__NK_EVENT
+        : s[1] == 'l'                              ? PS__NK_BLOCK
+                                                   : PS__NK_BYTES;
+    break;
+  case 6:
+    k = s[0] == 'w' ? PS__NK_WRITES : s[0] == 's' ? PS__NK_STREAM : s[0] == 'p' ? PS__NK_PARAMS
+        : s[0] == 'm' ? PS__NK_MODULE
+                      : PS__NK_ASSUME;
+    break;
+  case 7:
+    k = s[0] == 'c' ? PS__NK_COST_NS : PS__NK_FUSIBLE;
+    break;
+  case 8:
+    k = PS__NK_FUNCTION;
+    break;
+  case 9:
+    k = PS__NK_CONDITION;
+    break;
+  case 10:
+    k = s[0] == 's' ? PS__NK_SRC_DEVICE : PS__NK_DST_DEVICE;
+    break;
+  case 13:
+    k = PS__NK_TRAFFIC_BYTES;
+    break;
+  default:
+    return -1;
+  }
+  return same (s, ps__node_keys[k], r->len) ? k : -1;
+}
+
+/* An enum value among short names; -1 when it is none of them. */
+static int
+enum_index (const ps_json_reader *r, const char *const *names, const uint8_t *lens, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (lens[i] == r->len && names[i] && same (names[i], r->str, r->len))
+      return i;
+  return -1;
+}
+
+static void
+scratch_reset (ps__node_scratch *ns, uint32_t line, uint32_t col)
+{
+  ns->seen = 0;
+  ns->line = line;
+  ns->col = col;
+  ns->op = ns->impl = ns->dir = -1;
+  ns->assume = PS_ASSUME_BOTH;
+  ns->fusible = false;
+  ns->stream = ns->src_device = ns->dst_device = -1;
+  ns->cost_ns = 0;
+  ns->bytes = 0;
+  ns->value = 0;
+  ns->function = ns->module = ns->label = PS_NONE;
+  for (int i = 0; i < 3; i++)
+    ns->grid[i] = ns->block[i] = 1;
+  ns->smem = 0;
+  ns->param[0] = 1;
+  ns->param[1] = 0;
+  ns->param[2] = 0;
+  ns->params_seen = 0;
+  ns->flops = ns->traffic_bytes = -1;
+  ns->condition.name = PS_NONE;
+  ns->name = 0;
+  ns->event_len = 0;
+  ns->reads.n = ns->writes.n = ns->after.n = ns->then_.n = ns->else_.n = 0;
+  ns->n_args = 0;
+  ns->n_unknown = 0;
+}
+
+/* Values */
+
+/* grid and block: an integer or an array of 1 to 3 integers, each >= 1. */
+static int
+load_dim (ps__loader *ld, const char *key, uint32_t out[3])
+{
+  ps_json_reader *r = &ld->r;
+  int64_t v;
+  int ok;
+  if (r->token == PS_JSON_NUMBER) {
+    ok = ps__get_int (ld, PS__KEY (key), 1, PS_MAX_GRID_DIM, &v);
+    if (ok > 0)
+      out[0] = (uint32_t) v;
+    return ok < 0 ? ok : 0;
+  }
+  if (r->token != PS_JSON_ARRAY_BEGIN) {
+    ok = ps__type_error (ld, PS__KEY (key), "an integer or an array of 1 to 3 integers");
+    return ok < 0 ? ok : 0;
+  }
+  uint32_t line = r->line, col = r->col;
+  int t, i = 0;
+  while ((t = ps__next (ld)) != PS_JSON_ARRAY_END) {
+    if (t < 0)
+      return t;
+    if (i == 3 && (ok = ps__err (ld, r->line, r->col, PS__KEY (key),
+                                 "has more than 3 components")) < 0)
+      return ok;
+    if (i >= 3) {
+      if ((ok = ps__skip_current (ld)) < 0)
+        return ok;
+    } else {
+      ok = ps__get_int (ld, &(ps__key){ key, i, NULL }, 1, PS_MAX_GRID_DIM, &v);
+      if (ok < 0)
+        return ok;
+      if (ok > 0)
+        out[i] = (uint32_t) v;
+    }
+    i++;
+  }
+  if (i == 0 && (ok = ps__err (ld, line, col, PS__KEY (key), "must have 1 to 3 components")) < 0)
+    return ok;
+  return 0;
+}
+
+/* Calls `item` for every element of an array (current token its `[`). */
+static int
+load_list (ps__loader *ld, const char *key, int (*item) (ps__loader *, const ps__key *, void *),
+           void *ctx)
+{
+  ps_json_reader *r = &ld->r;
+  if (r->token != PS_JSON_ARRAY_BEGIN) {
+    int ret = ps__type_error (ld, PS__KEY (key), "an array");
+    return ret < 0 ? ret : 0;
+  }
+  int t, ret;
+  uint32_t i = 0;
+  while ((t = ps__next (ld)) != PS_JSON_ARRAY_END) {
+    if (t < 0)
+      return t;
+    if ((ret = item (ld, &(ps__key){ key, i, NULL }, ctx)) < 0)
+      return ret;
+    if (ld->too_many)
+      return PS_EINVAL;
+    i++;
+  }
+  return 0;
+}
+
+static int
+buffer_item (ps__loader *ld, const ps__key *key, void *ctx)
+{
+  ps__nrefvec *vec = ctx;
+  ps__nref ref;
+  int ret = ps__buffer_ref (ld, key, &ref);
+  if (ret < 0 || ref.name == PS_NONE)
+    return ret;
+  if (vec->n == vec->cap &&
+      (ret = ps__grow ((void **) &vec->v, &vec->cap, (uint64_t) vec->n + 1, sizeof *vec->v,
+                       UINT32_MAX - 1)) < 0)
+    return ret;
+  vec->v[vec->n++] = ref;
+  return 0;
+}
+
+/* A node name in after, then or else: resolved when the whole document is
+ * read, since branch members come later (and an `after` naming a later
+ * node deserves a better message than "unknown"). */
+static int
+node_item (ps__loader *ld, const ps__key *key, void *ctx)
+{
+  ps__u32vec *vec = ctx;
+  ps__node_scratch *ns = ld->ns;
+  int ok = ps__check_name (ld, key, "node");
+  if (ok <= 0)
+    return ok;
+  uint8_t field = vec == &ns->after ? PS__FIELD_AFTER
+                  : vec == &ns->then_ ? PS__FIELD_THEN
+                                      : PS__FIELD_ELSE;
+  uint32_t ref;
+  int ret = ps__push_ref (ld, field, (uint32_t) key->index, &ref);
+  if (ret < 0)
+    return ret;
+  return ps__u32vec_push (vec, ref);
+}
+
+static int
+arg_item (ps__loader *ld, const ps__key *key, void *ctx)
+{
+  ps_json_reader *r = &ld->r;
+  ps__node_scratch *ns = ld->ns;
+  int ret;
+  if (r->token != PS_JSON_OBJECT_BEGIN) {
+    ret = ps__type_error (ld, key, "an object such as {\"buffer\": NAME} or {\"i32\": N}");
+    return ret < 0 ? ret : 0;
+  }
+  uint32_t line = r->line, col = r->col;
+  int t, n_keys = 0;
+  while ((t = ps__next (ld)) == PS_JSON_KEY) {
+    if (++n_keys > 1) {
+      if (n_keys == 2 &&
+          (ret = ps__err (ld, r->line, r->col, key, "an argument has exactly one key")) < 0)
+        return ret;
+      if (ps_json_skip_value (r) == PS_JSON_ERROR)
+        return ps__syntax (ld);
+      continue;
+    }
+    int kind = -1;
+    for (int i = 0; i < 5; i++)
+      if (strlen (karg_names[i]) == r->len && memcmp (karg_names[i], r->str, r->len) == 0)
+        kind = i;
+    if (kind < 0) {
+      char text[80];
+      ps__quote_text (text, sizeof text, r->str, r->len);
+      if ((ret = ps__unknown (ld, r->line, r->col, "argument kind", text, karg_names, 5, key)) < 0)
+        return ret;
+      if (ps_json_skip_value (r) == PS_JSON_ERROR)
+        return ps__syntax (ld);
+      continue;
+    }
+    if ((t = ps__next (ld)) < 0)
+      return t;
+    ps__key sub = { key->name, key->index, karg_names[kind] };
+    ps_karg a = { .kind = (uint8_t) kind };
+    int64_t v;
+    int ok = 0;
+    switch (kind) {
+    case PS_KARG_BUFFER: {
+      ps__nref name;
+      a.v.buffer = PS_NONE;
+      ok = ps__buffer_ref (ld, &sub, &name);
+      if (ok == 0 && name.name != PS_NONE)
+        ok = ps__push_ref_at (ld, PS__FIELD_ARGS, (uint32_t) key->index, &name, &a.v.buffer);
+      break;
+    }
+    case PS_KARG_I32:
+      ok = ps__get_int (ld, &sub, INT32_MIN, INT32_MAX, &v);
+      a.v.i = v;
+      break;
+    case PS_KARG_I64:
+      ok = ps__get_int (ld, &sub, INT64_MIN, INT64_MAX, &v);
+      a.v.i = v;
+      break;
+    case PS_KARG_F32:
+    case PS_KARG_F64:
+      if (t != PS_JSON_NUMBER) {
+        ok = ps__type_error (ld, &sub, "a number");
+      } else if (kind == PS_KARG_F32 && fabs (r->num) > FLT_MAX) {
+        ok = ps__err (ld, r->line, r->col, &sub, "%.17g is out of range for f32", r->num);
+      } else {
+        a.v.f = r->num;
+      }
+      break;
+    }
+    if (ok < 0)
+      return ok;
+    if (ns->n_args == ns->cap_args &&
+        (ret = ps__grow ((void **) &ns->args, &ns->cap_args, (uint64_t) ns->n_args + 1,
+                         sizeof *ns->args, UINT32_MAX - 1)) < 0)
+      return ret;
+    ns->args[ns->n_args++] = a;
+  }
+  if (t < 0)
+    return t;
+  if (n_keys == 0)
+    return ps__err (ld, line, col, key,
+                    "an argument is one of {\"buffer\": NAME}, {\"i32\": N}, {\"i64\": N}, "
+                    "{\"f32\": X} or {\"f64\": X}");
+  return 0;
+}
+
+static int
+load_params (ps__loader *ld)
+{
+  ps_json_reader *r = &ld->r;
+  ps__node_scratch *ns = ld->ns;
+  int t, ret;
+  if (r->token != PS_JSON_OBJECT_BEGIN) {
+    ret = ps__type_error (ld, PS__KEY ("params"), "an object");
+    return ret < 0 ? ret : 0;
+  }
+  while ((t = ps__next (ld)) == PS_JSON_KEY) {
+    int p = -1;
+    for (int i = 0; i < 3; i++)
+      if (strlen (param_names[i]) == r->len && memcmp (param_names[i], r->str, r->len) == 0)
+        p = i;
+    if (p < 0) {
+      char text[80];
+      ps__quote_text (text, sizeof text, r->str, r->len);
+      if ((ret = ps__unknown (ld, r->line, r->col, "parameter", text, param_names, 3,
+                              PS__KEY ("params"))) < 0)
+        return ret;
+      if (ps_json_skip_value (r) == PS_JSON_ERROR)
+        return ps__syntax (ld);
+      continue;
+    }
+    ps__key key = { "params", -1, param_names[p] };
+    if (ns->params_seen & BIT (p)) {
+      if ((ret = ps__err (ld, r->line, r->col, &key, "duplicate key")) < 0)
+        return ret;
+      if (ps_json_skip_value (r) == PS_JSON_ERROR)
+        return ps__syntax (ld);
+      continue;
+    }
+    ns->params_seen |= BIT (p);
+    ns->pline[p] = r->line;
+    ns->pcol[p] = r->col;
+    if ((t = ps__next (ld)) < 0)
+      return t;
+    if (t != PS_JSON_NUMBER) {
+      if ((ret = ps__type_error (ld, &key, "a number")) < 0)
+        return ret;
+      continue;
+    }
+    ns->param[p] = r->num;
+  }
+  return t < 0 ? t : 0;
+}
+
+static int
+intern_value (ps__loader *ld, const char *key, bool nonempty, uint32_t *out)
+{
+  ps_json_reader *r = &ld->r;
+  int ok = ps__check_string (ld, PS__KEY (key));
+  if (ok <= 0)
+    return ok;
+  if (nonempty && r->len == 0)
+    return ps__err (ld, r->line, r->col, PS__KEY (key), "must not be empty");
+  return ps__graph_intern (ld->g, r->str, r->len, out);
+}
+
+static int
+node_value (ps__loader *ld, int k)
+{
+  ps_json_reader *r = &ld->r;
+  ps__node_scratch *ns = ld->ns;
+  const char *key = ps__node_keys[k];
+  int ok = 0;
+  int64_t v;
+  switch (k) {
+  case PS__NK_NAME:
+    ok = ps__check_name (ld, PS__KEY (key), "node");
+    if (ok > 0)
+      ok = ps__graph_intern (ld->g, r->str, r->len, &ns->name);
+    break;
+  case PS__NK_OP:
+    /* The frequent enums take a fast path; errors go the general way. */
+    if (r->token != PS_JSON_STRING ||
+        (ns->op = enum_index (r, file_op_names, op_lens, N_FILE_OPS)) < 0)
+      ok = ps__get_enum (ld, PS__KEY (key), "op", file_op_names, N_FILE_OPS, &ns->op);
+    break;
+  case PS__NK_READS:
+    ok = load_list (ld, key, buffer_item, &ns->reads);
+    break;
+  case PS__NK_WRITES:
+    ok = load_list (ld, key, buffer_item, &ns->writes);
+    break;
+  case PS__NK_AFTER:
+    ok = load_list (ld, key, node_item, &ns->after);
+    break;
+  case PS__NK_THEN:
+    ok = load_list (ld, key, node_item, &ns->then_);
+    break;
+  case PS__NK_ELSE:
+    ok = load_list (ld, key, node_item, &ns->else_);
+    break;
+  case PS__NK_ARGS:
+    ok = load_list (ld, key, arg_item, NULL);
+    break;
+  case PS__NK_PARAMS:
+    ok = load_params (ld);
+    break;
+  case PS__NK_STREAM:
+    /* PS_MAX_STREAMS of ps-plan.h. */
+    if ((ok = ps__get_int (ld, PS__KEY (key), 0, 63, &v)) > 0)
+      ns->stream = (int32_t) v;
+    break;
+  case PS__NK_COST_NS:
+    ok = ps__get_nonneg (ld, PS__KEY (key), &ns->cost_ns);
+    break;
+  case PS__NK_FLOPS:
+    ok = ps__get_nonneg (ld, PS__KEY (key), &ns->flops);
+    break;
+  case PS__NK_TRAFFIC_BYTES:
+    ok = ps__get_nonneg (ld, PS__KEY (key), &ns->traffic_bytes);
+    break;
+  case PS__NK_FUNCTION:
+    ok = intern_value (ld, key, true, &ns->function);
+    break;
+  case PS__NK_MODULE:
+    ok = intern_value (ld, key, true, &ns->module);
+    if (ok == 0 && ns->module != PS_NONE) {
+      const char *m = ld->g->strings + ns->module;
+      size_t n = strlen (m);
+      if (!((n > 4 && strcmp (m + n - 4, ".ptx") == 0) ||
+            (n > 6 && strcmp (m + n - 6, ".cubin") == 0) ||
+            (n > 3 && strcmp (m + n - 3, ".cu") == 0)))
+        ok = ps__err (ld, r->line, r->col, PS__KEY (key),
+                      "a module is a .ptx, .cubin or .cu file, not \"%s\"", m);
+    }
+    break;
+  case PS__NK_LABEL:
+    ok = intern_value (ld, key, false, &ns->label);
+    break;
+  case PS__NK_GRID:
+    ok = load_dim (ld, key, ns->grid);
+    break;
+  case PS__NK_BLOCK:
+    ok = load_dim (ld, key, ns->block);
+    break;
+  case PS__NK_SMEM:
+    if ((ok = ps__get_int (ld, PS__KEY (key), 0, UINT32_MAX, &v)) > 0)
+      ns->smem = (uint32_t) v;
+    break;
+  case PS__NK_FUSIBLE:
+    if (r->token == PS_JSON_TRUE || r->token == PS_JSON_FALSE)
+      ns->fusible = r->token == PS_JSON_TRUE;
+    else
+      ok = ps__type_error (ld, PS__KEY (key), "true or false");
+    break;
+  case PS__NK_IMPL:
+    if (r->token != PS_JSON_STRING ||
+        (ns->impl = enum_index (r, impl_names, impl_lens, PS_IMPL__COUNT)) < 0)
+      ok = ps__get_enum (ld, PS__KEY (key), "impl", impl_names, PS_IMPL__COUNT, &ns->impl);
+    break;
+  case PS__NK_DIR:
+    ok = ps__get_enum (ld, PS__KEY (key), "dir", dir_names, PS_COPY__COUNT, &ns->dir);
+    break;
+  case PS__NK_ASSUME:
+    ok = ps__get_enum (ld, PS__KEY (key), "assume", assume_names, 3, &ns->assume);
+    if (ns->assume < 0)
+      ns->assume = PS_ASSUME_BOTH;
+    break;
+  case PS__NK_SRC_DEVICE:
+  case PS__NK_DST_DEVICE:
+    if ((ok = ps__get_int (ld, PS__KEY (key), 0, INT32_MAX, &v)) > 0)
+      *(k == PS__NK_SRC_DEVICE ? &ns->src_device : &ns->dst_device) = (int32_t) v;
+    break;
+  case PS__NK_BYTES:
+    if ((ok = ps__get_int (ld, PS__KEY (key), 1, (int64_t) PS_MAX_BUFFER_BYTES, &v)) > 0)
+      ns->bytes = (uint64_t) v;
+    break;
+  case PS__NK_VALUE:
+    if ((ok = ps__get_int (ld, PS__KEY (key), 0, 255, &v)) > 0)
+      ns->value = (uint8_t) v;
+    break;
+  case PS__NK_EVENT:
+    ok = ps__check_name (ld, PS__KEY (key), "event");
+    if (ok > 0) {
+      memcpy (ns->event, r->str, r->len);
+      ns->event[r->len] = '\0';
+      ns->event_len = r->len;
+    }
+    break;
+  case PS__NK_CONDITION:
+    ok = ps__buffer_ref (ld, PS__KEY (key), &ns->condition);
+    break;
+  }
+  return ok < 0 ? ok : 0;
+}
+
+/* Checks at the end of the object */
+
+/* Records "WHAT "NAME" needs N reads, got M" (or writes) when a count is
+ * wrong; `name` may be NULL. */
+static int
+check_count (ps__loader *ld, const char *what, const char *name, uint32_t got, int want, int key,
+             bool reads)
+{
+  if (want < 0 || got == (uint32_t) want)
+    return 0;
+  ps__node_scratch *ns = ld->ns;
+  bool has_key = ns->seen & BIT (key);
+  const char *noun = reads ? "read" : "write";
+  return ps__err (ld, has_key ? ns->kline[key] : ns->line, has_key ? ns->kcol[key] : ns->col,
+                  NULL, "%s%s%s%s needs %d %s%s, got %u", what, name ? " \"" : "",
+                  name ? name : "", name ? "\"" : "", want, noun, want == 1 ? "" : "s", got);
+}
+
+static int
+require (ps__loader *ld, int key)
+{
+  ps__node_scratch *ns = ld->ns;
+  if (ns->seen & BIT (key))
+    return 0;
+  return ps__err (ld, ns->line, ns->col, NULL, "missing required key \"%s\"",
+                  ps__node_keys[key]);
+}
+
+static int
+check_kernel (ps__loader *ld)
+{
+  ps__node_scratch *ns = ld->ns;
+  int ret = 0;
+  if ((ret = require (ld, PS__NK_FUNCTION)) < 0 || (ret = require (ld, PS__NK_GRID)) < 0 ||
+      (ret = require (ld, PS__NK_BLOCK)) < 0)
+    return ret;
+  bool has_impl = ns->seen & BIT (PS__NK_IMPL);
+  bool has_module = ns->seen & BIT (PS__NK_MODULE);
+  if (has_impl && has_module &&
+      (ret = ps__err (ld, ns->kline[PS__NK_MODULE], ns->kcol[PS__NK_MODULE], NULL,
+                      "a kernel has either \"impl\" or \"module\", not both")) < 0)
+    return ret;
+  if ((ns->seen & BIT (PS__NK_ARGS)) && !has_module &&
+      (ret = ps__err (ld, ns->kline[PS__NK_ARGS], ns->kcol[PS__NK_ARGS], NULL,
+                      "\"args\" are the arguments of a \"module\" kernel; this kernel has no "
+                      "module")) < 0)
+    return ret;
+
+  /* Parameters belong to one built-in each: scale alpha, add_scalar beta,
+   * fill value. */
+  if (ns->params_seen && !has_impl) {
+    if ((ret = ps__err (ld, ns->kline[PS__NK_PARAMS], ns->kcol[PS__NK_PARAMS], NULL,
+                        "\"params\" are for built-in kernels; this kernel has no \"impl\"")) < 0)
+      return ret;
+  } else if (ns->impl > 0) {
+    int uses = ns->impl == PS_IMPL_SCALE        ? 0
+               : ns->impl == PS_IMPL_ADD_SCALAR ? 1
+               : ns->impl == PS_IMPL_FILL       ? 2
+                                                : -1;
+    for (int p = 0; p < 3; p++)
+      if ((ns->params_seen & BIT (p)) && p != uses &&
+          (ret = ps__err (ld, ns->pline[p], ns->pcol[p],
+                          &(ps__key){ "params", -1, param_names[p] },
+                          "impl \"%s\" has no parameter \"%s\"", impl_names[ns->impl],
+                          param_names[p])) < 0)
+        return ret;
+  }
+
+  if (ns->impl > 0) {
+    const char *name = impl_names[ns->impl];
+    int reads = ps_impl_reads ((ps_impl) ns->impl);
+    int writes = ns->impl == PS_IMPL_SPIN ? 0 : 1;
+    if ((ret = check_count (ld, "impl", name, ns->reads.n, reads, PS__NK_READS, true)) < 0 ||
+        (ret = check_count (ld, "impl", name, ns->writes.n, writes, PS__NK_WRITES, false)) < 0)
+      return ret;
+    if (ns->impl == PS_IMPL_SPIN && !(ns->seen & BIT (PS__NK_COST_NS)) &&
+        (ret = ps__err (ld, ns->line, ns->col, NULL,
+                        "impl \"spin\" needs \"cost_ns\" (how long it keeps the GPU busy)")) < 0)
+      return ret;
+  }
+  return 0;
+}
+
+static int
+check_memcpy (ps__loader *ld)
+{
+  ps__node_scratch *ns = ld->ns;
+  int ret;
+  if ((ret = require (ld, PS__NK_DIR)) < 0 || ns->dir < 0)
+    return ret;
+  static const int reads[PS_COPY__COUNT] = { 0, 1, 1, 1 };
+  static const int writes[PS_COPY__COUNT] = { 1, 0, 1, 1 };
+  const char *name = dir_names[ns->dir];
+  if ((ret = check_count (ld, "memcpy", name, ns->reads.n, reads[ns->dir], PS__NK_READS,
+                          true)) < 0 ||
+      (ret = check_count (ld, "memcpy", name, ns->writes.n, writes[ns->dir], PS__NK_WRITES,
+                          false)) < 0)
+    return ret;
+  if (ns->dir == PS_COPY_P2P) {
+    if ((ret = require (ld, PS__NK_SRC_DEVICE)) < 0 || (ret = require (ld, PS__NK_DST_DEVICE)) < 0)
+      return ret;
+  } else {
+    for (int k = PS__NK_SRC_DEVICE; k <= PS__NK_DST_DEVICE; k++)
+      if ((ns->seen & BIT (k)) &&
+          (ret = ps__err (ld, ns->kline[k], ns->kcol[k], NULL,
+                          "\"%s\" is only for \"p2p\" copies", ps__node_keys[k])) < 0)
+        return ret;
+  }
+  return 0;
+}
+
+static int
+check_event (ps__loader *ld, uint32_t *event)
+{
+  ps__node_scratch *ns = ld->ns;
+  ps_graph *g = ld->g;
+  int ret;
+  *event = PS_NONE;
+  if ((ret = require (ld, PS__NK_EVENT)) < 0 || ns->event_len == 0)
+    return ret;
+  uint32_t h = ps__strmap_hash (ns->event, ns->event_len);
+  uint32_t id = ps__strmap_find (&ld->event_map, g->strings, ns->event, ns->event_len, h);
+  if (id != PS_NONE) {
+    *event = id;
+    return 0;
+  }
+  if (ns->op == PS_OP_EVENT_WAIT)
+    return ps__err (ld, ns->vline[PS__NK_EVENT], ns->vcol[PS__NK_EVENT], PS__KEY ("event"),
+                    "waits for event \"%s\", which no earlier node records", ns->event);
+  if (g->n_events == ld->cap_events &&
+      (ret = ps__grow ((void **) &g->event_names, &ld->cap_events, (uint64_t) g->n_events + 1,
+                       sizeof *g->event_names, PS_MAX_NODES)) < 0)
+    return ret;
+  uint32_t off;
+  if ((ret = ps__graph_intern (g, ns->event, ns->event_len, &off)) < 0 ||
+      (ret = ps__strmap_insert (&ld->event_map, off, h, g->n_events)) < 0)
+    return ret;
+  g->event_names[g->n_events] = off;
+  *event = g->n_events++;
+  return 0;
+}
+
+static int
+check_op (ps__loader *ld, uint32_t *aux_event)
+{
+  ps__node_scratch *ns = ld->ns;
+  int ret = 0;
+  switch (ns->op) {
+  case PS_OP_KERNEL:
+    ret = check_kernel (ld);
+    break;
+  case PS_OP_MEMCPY:
+    ret = check_memcpy (ld);
+    break;
+  case PS_OP_MEMSET:
+    if ((ret = check_count (ld, "memset", NULL, ns->reads.n, 0, PS__NK_READS, true)) == 0)
+      ret = check_count (ld, "memset", NULL, ns->writes.n, 1, PS__NK_WRITES, false);
+    break;
+  case PS_OP_EVENT_RECORD:
+  case PS_OP_EVENT_WAIT:
+  case PS_OP_BARRIER: {
+    const char *what = file_op_names[ns->op];
+    if ((ret = check_count (ld, what, NULL, ns->reads.n, 0, PS__NK_READS, true)) == 0)
+      ret = check_count (ld, what, NULL, ns->writes.n, 0, PS__NK_WRITES, false);
+    if (ret == 0 && ns->op != PS_OP_BARRIER)
+      ret = check_event (ld, aux_event);
+    break;
+  }
+  case PS_OP_CONDITIONAL:
+    if ((ret = require (ld, PS__NK_CONDITION)) == 0)
+      ret = check_count (ld, "conditional", NULL, ns->writes.n, 0, PS__NK_WRITES, false);
+    break;
+  default:
+    break;
+  }
+  return ret;
+}
+
+/* Appends n values to one of the graph's uint32_t arrays. */
+static int
+append_u32 (uint32_t **arr, uint32_t *len, uint32_t *cap, const uint32_t *v, uint32_t n)
+{
+  if (n == 0)
+    return 0;
+  int ret = ps__grow ((void **) arr, cap, (uint64_t) *len + n, sizeof **arr, UINT32_MAX - 1);
+  if (ret < 0)
+    return ret;
+  memcpy (*arr + *len, v, (size_t) n * sizeof *v);
+  *len += n;
+  return 0;
+}
+
+/* Appends buffer references to graph->access (still refpool offsets) and
+ * their positions. */
+static int
+append_access (ps__loader *ld, const ps__nref *refs, uint32_t n)
+{
+  ps_graph *g = ld->g;
+  if (n == 0)
+    return 0;
+  uint64_t need = (uint64_t) g->n_access + n;
+  int ret = ps__grow ((void **) &g->access, &ld->cap_access, need, sizeof *g->access,
+                      UINT32_MAX - 1);
+  if (ret == 0 && need > ld->cap_acc_pos) {
+    uint32_t cap = ld->cap_acc_pos;
+    ret = ps__grow ((void **) &ld->acc_line, &cap, need, sizeof *ld->acc_line, UINT32_MAX - 1);
+    if (ret == 0) {
+      cap = ld->cap_acc_pos;
+      ret = ps__grow ((void **) &ld->acc_col, &cap, need, sizeof *ld->acc_col, UINT32_MAX - 1);
+    }
+    if (ret == 0)
+      ld->cap_acc_pos = cap;
+  }
+  if (ret < 0)
+    return ret;
+  for (uint32_t i = 0; i < n; i++) {
+    g->access[g->n_access + i] = refs[i].name;
+    ld->acc_line[g->n_access + i] = refs[i].line;
+    ld->acc_col[g->n_access + i] = refs[i].col;
+  }
+  g->n_access += n;
+  return 0;
+}
+
+static int
+commit_node (ps__loader *ld, uint32_t event)
+{
+  ps__node_scratch *ns = ld->ns;
+  ps_graph *g = ld->g;
+  uint32_t id = g->n_nodes;
+  int ret;
+  if (id >= PS_MAX_NODES) {
+    ps__err (ld, ns->line, ns->col, NULL, "too many nodes (limit %u)", (unsigned) PS_MAX_NODES);
+    return PS_ELIMIT;
+  }
+  if (id == ld->cap_nodes &&
+      (ret = ps__grow ((void **) &g->nodes, &ld->cap_nodes, (uint64_t) id + 1, sizeof *g->nodes,
+                       PS_MAX_NODES)) < 0)
+    return ret;
+
+  ps_node n = {
+    .name = 0, /* "" until the name is known to be good */
+    .op = (uint8_t) (ns->op < 0 ? PS_OP_HOST : ns->op),
+    .impl = (uint8_t) (ns->impl > 0 ? ns->impl : PS_IMPL_NONE),
+    .dir = (uint8_t) (ns->dir > 0 ? ns->dir : 0),
+    .stream = ns->stream,
+    .line = ns->line,
+    .col = ns->col,
+    .cost_ns = ns->cost_ns,
+    .aux = PS_NONE,
+    .bytes = ns->bytes,
+    .value = ns->value,
+    .src_device = ns->src_device,
+    .dst_device = ns->dst_device,
+    .cond = PS_NONE,
+  };
+  if (ns->seen & BIT (PS__NK_COST_NS))
+    n.flags |= PS_NODE_HAS_COST;
+
+  n.name = ns->name;
+
+  n.reads_begin = g->n_access;
+  if ((ret = append_access (ld, ns->reads.v, ns->reads.n)) < 0)
+    return ret;
+  /* A conditional reads its condition buffer: its last read. */
+  uint32_t condition = PS_NONE;
+  if (n.op == PS_OP_CONDITIONAL && ns->condition.name != PS_NONE) {
+    condition = g->n_access;
+    if ((ret = append_access (ld, &ns->condition, 1)) < 0)
+      return ret;
+  }
+  n.reads_count = g->n_access - n.reads_begin;
+  n.writes_begin = g->n_access;
+  if ((ret = append_access (ld, ns->writes.v, ns->writes.n)) < 0)
+    return ret;
+  n.writes_count = ns->writes.n;
+
+  for (uint32_t i = 0; i < ns->after.n; i++) {
+    uint32_t pair[2] = { ns->after.v[i], id };
+    if ((ret = append_u32 (&ld->after_pairs, &ld->n_after, &ld->cap_after, pair, 2)) < 0)
+      return ret;
+  }
+
+  switch (ns->op) {
+  case PS_OP_KERNEL: {
+    if (g->n_kernels == ld->cap_kernels &&
+        (ret = ps__grow ((void **) &g->kernels, &ld->cap_kernels, (uint64_t) g->n_kernels + 1,
+                         sizeof *g->kernels, PS_MAX_NODES)) < 0)
+      return ret;
+    ps_kernel k = {
+      .function = ns->function,
+      .smem = ns->smem,
+      .module = ns->module,
+      .args_begin = g->n_kargs,
+      .args_count = ns->n_args,
+      .alpha = ns->param[0],
+      .beta = ns->param[1],
+      .value = ns->param[2],
+      .flops = ns->flops,
+      .traffic_bytes = ns->traffic_bytes,
+    };
+    if (k.function == PS_NONE)
+      k.function = 0;
+    memcpy (k.grid, ns->grid, sizeof k.grid);
+    memcpy (k.block, ns->block, sizeof k.block);
+    if (ns->n_args) {
+      if ((ret = ps__grow ((void **) &g->kargs, &ld->cap_kargs, (uint64_t) g->n_kargs + ns->n_args,
+                           sizeof *g->kargs, UINT32_MAX - 1)) < 0)
+        return ret;
+      memcpy (g->kargs + g->n_kargs, ns->args, (size_t) ns->n_args * sizeof *ns->args);
+      g->n_kargs += ns->n_args;
+    }
+    n.aux = g->n_kernels;
+    g->kernels[g->n_kernels++] = k;
+    if (ns->fusible) {
+      bool can_fuse = ns->module == PS_NONE && ns->impl != PS_IMPL_SPIN;
+      if (can_fuse) {
+        n.flags |= PS_NODE_FUSIBLE;
+      } else {
+        n.flags |= PS_NODE_FUSIBLE_IGNORED;
+        ps_diag_warn (ld->diag, ns->kline[PS__NK_FUSIBLE], ns->kcol[PS__NK_FUSIBLE],
+                      "nodes[%u].fusible: ignored: kernel \"%s\" %s; only element-wise "
+                      "built-ins and synthetic kernels can be fused",
+                      id, g->strings + ns->name, ns->module != PS_NONE ? "runs a module" : "is a spin kernel");
+      }
+    }
+    break;
+  }
+  case PS_OP_CONDITIONAL: {
+    if (g->n_conds == ld->cap_conds &&
+        (ret = ps__grow ((void **) &g->conds, &ld->cap_conds, (uint64_t) g->n_conds + 1,
+                         sizeof *g->conds, PS_MAX_NODES)) < 0)
+      return ret;
+    ps_cond c = { .condition = condition, .assume = (uint8_t) ns->assume };
+    c.then_begin = g->n_cond_members;
+    c.then_count = ns->then_.n;
+    if ((ret = append_u32 (&g->cond_members, &g->n_cond_members, &ld->cap_members, ns->then_.v,
+                           ns->then_.n)) < 0)
+      return ret;
+    c.else_begin = g->n_cond_members;
+    c.else_count = ns->else_.n;
+    if ((ret = append_u32 (&g->cond_members, &g->n_cond_members, &ld->cap_members, ns->else_.v,
+                           ns->else_.n)) < 0)
+      return ret;
+    n.aux = g->n_conds;
+    g->conds[g->n_conds++] = c;
+    break;
+  }
+  case PS_OP_EVENT_RECORD:
+  case PS_OP_EVENT_WAIT:
+    n.aux = event;
+    break;
+  case PS_OP_HOST:
+    n.aux = ns->label;
+    break;
+  default:
+    break;
+  }
+  g->nodes[g->n_nodes++] = n;
+  return 0;
+}
+
+int
+ps__load_node (ps__loader *ld)
+{
+  ps_json_reader *r = &ld->r;
+  ps__node_scratch *ns = ld->ns;
+  int t, ret;
+  scratch_reset (ns, r->line, r->col);
+  while ((t = ps__next (ld)) == PS_JSON_KEY) {
+    int k = node_key (r);
+    if (k < 0) {
+      if (ns->n_unknown < 4) {
+        ps__unknown_key *u = &ns->unknown[ns->n_unknown++];
+        ps__quote_text (u->text, sizeof u->text, r->str, r->len);
+        u->line = r->line;
+        u->col = r->col;
+      }
+      if (ps_json_skip_value (r) == PS_JSON_ERROR)
+        return ps__syntax (ld);
+      continue;
+    }
+    if (ns->seen & BIT (k)) {
+      if ((ret = ps__duplicate_key (ld, ps__node_keys[k])) < 0)
+        return ret;
+      continue;
+    }
+    ns->seen |= BIT (k);
+    ns->kline[k] = r->line;
+    ns->kcol[k] = r->col;
+    if ((t = ps__next (ld)) < 0)
+      return t;
+    ns->vline[k] = r->line;
+    ns->vcol[k] = r->col;
+    if ((ret = node_value (ld, k)) < 0)
+      return ret;
+  }
+  if (t < 0)
+    return t;
+
+  /* Keys: unknown ones get a suggestion among those the op allows. */
+  uint32_t allowed = ns->op >= 0 ? op_keys[ns->op] : ~0u;
+  const char *names[PS__NK__COUNT];
+  for (int k = 0; k < PS__NK__COUNT; k++)
+    names[k] = (allowed & BIT (k)) ? ps__node_keys[k] : NULL;
+  for (uint32_t i = 0; i < ns->n_unknown; i++)
+    if ((ret = ps__unknown (ld, ns->unknown[i].line, ns->unknown[i].col, "key",
+                            ns->unknown[i].text, names, PS__NK__COUNT, NULL)) < 0)
+      return ret;
+  uint32_t extra = ns->seen & ~allowed;
+  for (int k = 0; extra && k < PS__NK__COUNT; k++)
+    if ((extra & BIT (k)) &&
+        (ret = ps__err (ld, ns->kline[k], ns->kcol[k], NULL,
+                        "key \"%s\" does not apply to a %s node", ps__node_keys[k],
+                        file_op_names[ns->op])) < 0)
+      return ret;
+  if ((ret = require (ld, PS__NK_NAME)) < 0 || (ret = require (ld, PS__NK_OP)) < 0)
+    return ret;
+
+  uint32_t event = PS_NONE;
+  if (ns->op >= 0 && (ret = check_op (ld, &event)) < 0)
+    return ret;
+  return commit_node (ld, event);
+}

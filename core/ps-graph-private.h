@@ -1,0 +1,257 @@
+/* ps-graph-private.h: the state shared by the JSON graph loader's files
+ * (ps-graph-load.c: document, buffers and name resolution; ps-graph-node.c:
+ * node objects; ps-graph-edges.c: dependency edges and CSR). */
+#ifndef PS_GRAPH_PRIVATE_H
+#define PS_GRAPH_PRIVATE_H
+
+#include "ps-graph.h"
+#include "ps-json.h"
+#include "ps-strmap.h"
+
+/* The loader stops after this many errors. */
+#define PS__MAX_ERRORS 25
+
+/* Node keys; a node's keys given are kept as a bit set. */
+enum {
+  PS__NK_NAME = 0,
+  PS__NK_OP,
+  PS__NK_READS,
+  PS__NK_WRITES,
+  PS__NK_AFTER,
+  PS__NK_STREAM,
+  PS__NK_COST_NS,
+  PS__NK_FUNCTION,
+  PS__NK_GRID,
+  PS__NK_BLOCK,
+  PS__NK_SMEM,
+  PS__NK_FUSIBLE,
+  PS__NK_IMPL,
+  PS__NK_PARAMS,
+  PS__NK_MODULE,
+  PS__NK_ARGS,
+  PS__NK_FLOPS,
+  PS__NK_TRAFFIC_BYTES,
+  PS__NK_DIR,
+  PS__NK_SRC_DEVICE,
+  PS__NK_DST_DEVICE,
+  PS__NK_BYTES,
+  PS__NK_VALUE,
+  PS__NK_LABEL,
+  PS__NK_EVENT,
+  PS__NK_CONDITION,
+  PS__NK_THEN,
+  PS__NK_ELSE,
+  PS__NK_ASSUME,
+  PS__NK__COUNT
+};
+
+/* Where a name reference stands, for resolution and messages. */
+enum {
+  PS__FIELD_READS = 0,
+  PS__FIELD_WRITES,
+  PS__FIELD_CONDITION,
+  PS__FIELD_ARGS,
+  PS__FIELD_AFTER,
+  PS__FIELD_THEN,
+  PS__FIELD_ELSE,
+};
+
+/* Names are resolved once the whole document is read (nodes may come
+ * before buffers), with the batch lookups of ps-strmap.h.  Until then a
+ * reference is the offset of a copy of the name in the loader's refpool.
+ * reads and writes (and a conditional's condition, kept as its last read)
+ * stay in graph->access, with their positions in acc_line/acc_col; the
+ * rarer kernel buffer arguments, `after`, then and else names are refs. */
+typedef struct ps__nref {
+  uint32_t name; /* refpool offset, PS_NONE after an error */
+  uint32_t line, col;
+} ps__nref;
+
+typedef struct ps__nrefvec {
+  ps__nref *v;
+  uint32_t n, cap;
+} ps__nrefvec;
+
+typedef struct ps__ref {
+  uint32_t name; /* refpool offset */
+  uint32_t line, col;
+  uint32_t node;  /* index of the referring node in the nodes array */
+  uint32_t index; /* position in its list */
+  uint32_t id;    /* the resolved id, or PS_NONE */
+  uint8_t field;  /* PS__FIELD_* */
+} ps__ref;
+
+typedef struct ps__u32vec {
+  uint32_t *v;
+  uint32_t n, cap;
+} ps__u32vec;
+
+/* A key that is not a node key, kept until the node's op is known so that
+ * the suggestion comes from the keys that op allows. */
+typedef struct ps__unknown_key {
+  char text[72];
+  uint32_t line, col;
+} ps__unknown_key;
+
+/* The node being read.  Values are kept here until the object ends, since
+ * keys may come in any order (`op` last, say). */
+typedef struct ps__node_scratch {
+  uint32_t seen;                    /* bit per PS__NK_* given */
+  uint32_t kline[PS__NK__COUNT];    /* position of each key given */
+  uint32_t kcol[PS__NK__COUNT];
+  uint32_t vline[PS__NK__COUNT];    /* position of its value */
+  uint32_t vcol[PS__NK__COUNT];
+  uint32_t line, col;               /* the object's `{` */
+  int op;                           /* ps_op, or -1 when missing or unknown */
+  int impl, dir, assume;            /* -1 when missing or unknown */
+  bool fusible;
+  int32_t stream, src_device, dst_device;
+  double cost_ns;
+  uint64_t bytes;
+  uint8_t value;
+  uint32_t function, module, label; /* string pool offsets or PS_NONE */
+  uint32_t grid[3], block[3], smem;
+  double param[3];                 /* alpha, beta, value */
+  uint32_t params_seen;            /* bit per parameter */
+  uint32_t pline[3], pcol[3];
+  double flops, traffic_bytes;
+  ps__nref condition;              /* name PS_NONE when missing or bad */
+  uint32_t name;                   /* string pool offset; 0 ("") when missing or bad */
+  char event[PS_MAX_NAME + 1];
+  size_t event_len;
+  ps__nrefvec reads, writes;
+  ps__u32vec after, then_, else_; /* ref indices */
+  ps_karg *args;
+  uint32_t n_args, cap_args;
+  ps__unknown_key unknown[4];
+  uint32_t n_unknown;
+  size_t errors_before;
+} ps__node_scratch;
+
+typedef struct ps__loader {
+  ps_graph *g;
+  ps_diag *diag;
+  ps_json_reader r;
+  size_t errors;  /* errors this load added */
+  bool too_many;  /* PS__MAX_ERRORS reached: stop */
+  bool syntax_reported;
+  /* Stream input: why the read callback failed, or NULL. */
+  const char *(*io_failure) (void *ctx);
+  void *io_ctx;
+
+  uint32_t cap_nodes, cap_buffers, cap_kernels, cap_conds, cap_events;
+  uint32_t cap_access, cap_kargs, cap_members;
+  ps_strmap buffer_map, node_map, event_map;
+
+  uint32_t node_index; /* index of the node being read */
+  uint32_t buffer_index;
+
+  char *refpool; /* names referred to, until they are resolved */
+  uint32_t refpool_len, refpool_cap;
+  uint32_t *acc_line, *acc_col; /* positions of graph->access entries */
+  uint32_t cap_acc_pos;
+  ps__ref *refs;
+  uint32_t n_refs, cap_refs;
+  /* (ref index, to) pairs of `after`, flattened; the ref index becomes the
+   * node id when names are resolved. */
+  uint32_t *after_pairs;
+  uint32_t n_after, cap_after; /* in uint32_t values: twice the pairs */
+
+  ps__node_scratch *ns;
+} ps__loader;
+
+/* Where a value sits inside the current object, for messages:
+ * NAME[INDEX].SUB, each part optional (index < 0: none).  Formatted only
+ * when an error is reported. */
+typedef struct ps__key {
+  const char *name;
+  int64_t index;
+  const char *sub;
+} ps__key;
+#define PS__KEY(name) (&(ps__key){ (name), -1, NULL })
+
+/* Growth of an array by doubling; `limit` bounds the element count.
+ * Returns 0, PS_ENOMEM or PS_ELIMIT. */
+int ps__grow (void **p, uint32_t *cap, uint64_t need, size_t elem, uint64_t limit);
+int ps__u32vec_push (ps__u32vec *v, uint32_t x);
+
+/* Copies a string into the pool.  Returns 0, PS_ENOMEM or PS_ELIMIT. */
+int ps__graph_intern (ps_graph *g, const char *s, size_t len, uint32_t *off);
+
+/* Records a located error: "PATH.KEY: MESSAGE", where PATH is the object
+ * being read (`nodes[3]`), KEY may be NULL.  Returns PS_EINVAL once too
+ * many errors were reported (then the load stops), else 0. */
+int ps__err (ps__loader *ld, uint32_t line, uint32_t col, const ps__key *key, const char *fmt,
+             ...)
+#if defined(__GNUC__)
+    __attribute__ ((format (printf, 5, 6)))
+#endif
+    ;
+/* Reports the reader's error (once) and returns PS_ESYNTAX. */
+int ps__syntax (ps__loader *ld);
+/* The next token; PS_ESYNTAX after reporting a reader error. */
+int ps__next (ps__loader *ld);
+/* Skips the rest of the current value (a container the current token opens). */
+int ps__skip_current (ps__loader *ld);
+
+/* Checks that the current token is an integer in [min, max]; on success
+ * stores it and returns 1; else records an error and returns 0 (or a
+ * negative code to stop). */
+int ps__get_int (ps__loader *ld, const ps__key *key, int64_t min, int64_t max, int64_t *out);
+/* Checks that the current token is a number >= 0. */
+int ps__get_nonneg (ps__loader *ld, const ps__key *key, double *out);
+/* Checks that the current token is a valid name (a string, 1 to
+ * PS_MAX_NAME bytes, no NUL). */
+int ps__check_name (ps__loader *ld, const ps__key *key, const char *what);
+/* Checks that the current token is a string without NUL bytes. */
+int ps__check_string (ps__loader *ld, const ps__key *key);
+/* Records "unknown KEY; did you mean ..." with the closest of `allowed`
+ * (n names) within edit distance 2. */
+int ps__unknown (ps__loader *ld, uint32_t line, uint32_t col, const char *what, const char *text,
+                 const char *const *allowed, size_t n, const ps__key *key);
+/* The closest of `allowed` to `text` within edit distance 2, or NULL. */
+const char *ps__suggest (const char *text, size_t len, const char *const *allowed, size_t n);
+/* Reads an enum value (current token a string) among `names`; -1 with an
+ * error recorded when it is not one. */
+int ps__get_enum (ps__loader *ld, const ps__key *key, const char *what, const char *const *names,
+                  size_t n, int *out);
+
+/* "a string", "an array", ... for messages. */
+const char *ps__token_desc (ps_json_token t);
+/* Records "expected WHAT, got ..." for the current token and skips it. */
+int ps__type_error (ps__loader *ld, const ps__key *key, const char *what);
+/* Records "duplicate key" for the current key and skips its value. */
+int ps__duplicate_key (ps__loader *ld, const char *key);
+/* Copies a string for a message: control bytes replaced, long ones cut. */
+void ps__quote_text (char *out, size_t cap, const char *s, size_t len);
+
+/* A buffer name at the current token, copied to the refpool; out->name
+ * is PS_NONE after an error. */
+int ps__buffer_ref (ps__loader *ld, const ps__key *key, ps__nref *out);
+/* Adds a ref for the name at the current token (a node name).  Returns
+ * 0 or a negative code; *out gets the ref's index. */
+int ps__push_ref (ps__loader *ld, uint8_t field, uint32_t index, uint32_t *out);
+/* Adds a ref for a name already in the refpool. */
+int ps__push_ref_at (ps__loader *ld, uint8_t field, uint32_t index, const ps__nref *name,
+                     uint32_t *out);
+
+/* Node objects (ps-graph-node.c). */
+int ps__scratch_new (ps__loader *ld);
+void ps__scratch_free (ps__loader *ld);
+/* Reads one node object (current token: its `{`) and appends it. */
+int ps__load_node (ps__loader *ld);
+
+/* ps_graph_load_json from a read callback; `failure` says why the callback
+ * returned an error (reported instead of the reader's message). */
+int ps__graph_load_stream (ps_graph *g, ps_json_read_fn read, void *ctx,
+                           const char *(*failure) (void *ctx), const char *path, ps_diag *diag);
+
+/* Edges and CSR from the loaded, resolved nodes (ps-graph-edges.c);
+ * n_after counts pairs. */
+int ps__graph_build_edges (ps_graph *g, const uint32_t *after_pairs, uint32_t n_after,
+                           ps_diag *diag);
+
+/* Names of node keys, indexed by PS__NK_*. */
+extern const char *const ps__node_keys[PS__NK__COUNT];
+
+#endif

@@ -1,0 +1,104 @@
+/* ps-plan-private.h: helpers for code that builds a ps_plan.
+ *
+ * Every planner (the simple one in ps-plan.c, the full one with fusion,
+ * stream assignment, minimal sync and pool packing) builds its plan with
+ * these, so that plans come out the same way: steps appended in issue
+ * order, node_step kept in step, function names copied into the plan's
+ * string pool, arrays grown by doubling.  A typical builder:
+ *
+ *   ps__plan_begin (p, g, o);                 // arrays sized for g
+ *   for each step in issue order:
+ *     ps__plan_add_wait / ps__plan_add_node_step / ps__plan_add_step /
+ *     ps__plan_add_record
+ *   ps__plan_pool_end_to_end (p, diag) or own offsets
+ *   ps__plan_finish (p);                      // counts, lower bound
+ *
+ * and ps_plan_free on any failure.  Not installed; core/ only. */
+#ifndef PS_PLAN_PRIVATE_H
+#define PS_PLAN_PRIVATE_H
+
+#include "ps-plan.h"
+
+/* Pool offsets are multiples of this. */
+#define PS_POOL_ALIGN 256u
+
+/* Grows the array *arrp (elements of `elem` bytes, capacity *cap) by
+ * doubling until it holds at least `need` elements.  Fails with PS_ELIMIT
+ * when need exceeds UINT32_MAX, PS_ENOMEM when realloc fails; *arrp is
+ * unchanged then. */
+int ps__plan_grow (void *arrp, uint32_t *cap, size_t elem, uint64_t need);
+
+/* Empties *p and prepares it for g and o: graph and options set, node_step
+ * filled with PS_NONE, offsets with UINT64_MAX, n_events = g->n_events (user
+ * events keep their graph ids; planner events are numbered after them),
+ * room reserved for one step per node. */
+int ps__plan_begin (ps_plan *p, const ps_graph *g, const ps_plan_options *o);
+
+/* Copies s into the plan's string pool; *off receives its offset. */
+int ps__plan_add_string (ps_plan *p, const char *s, uint32_t *off);
+
+static inline const char *
+ps__plan_str (const ps_plan *p, uint32_t off)
+{
+  return off == PS_NONE || off >= p->strings_len ? NULL : p->strings + off;
+}
+
+/* Appends a step with the given fields (synthetic = 0) and nodes; sets
+ * node_step of each node.  `function` is a plan string offset or PS_NONE.
+ * *step_out (may be NULL) receives the step's index. */
+int ps__plan_add_step (ps_plan *p, ps_op op, uint32_t stream, const uint32_t *nodes,
+                       uint32_t n_nodes, uint32_t event, uint32_t group, uint32_t function,
+                       uint32_t *step_out);
+
+/* Appends the step of a single node: its op, the user event id for an
+ * event_record/event_wait node, the kernel function name for a kernel. */
+int ps__plan_add_node_step (ps_plan *p, uint32_t node, uint32_t stream, uint32_t *step_out);
+
+/* A fresh planner event id (n_events grows by one). */
+uint32_t ps__plan_new_event (ps_plan *p);
+
+/* Appends a planner-inserted (synthetic) event_record or event_wait step.
+ * Each added wait counts as one record/wait pair in n_event_pairs. */
+int ps__plan_add_record (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step_out);
+int ps__plan_add_wait (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step_out);
+
+/* Lays every pooled (non-external) buffer end to end at PS_POOL_ALIGN
+ * aligned offsets and sets pool_bytes.  PS_ELIMIT with a message in diag
+ * when the pool would not fit in 64 bits. */
+int ps__plan_pool_end_to_end (ps_plan *p, ps_diag *diag);
+
+/* Peak of simultaneously live pooled bytes when every pooled buffer is live
+ * from the step of its first use to the step of its last use, in issue
+ * order.  Buffers nobody uses count nowhere. */
+int ps__plan_live_peak (const ps_plan *p, uint64_t *peak);
+
+/* Fills the counts a plan reports: streams_used, kernels_before (kernel
+ * nodes), kernels_after (kernel steps), pool_lower_bound
+ * (ps__plan_live_peak). */
+int ps__plan_finish (ps_plan *p);
+
+/* Checks 1 <= o->streams <= PS_MAX_STREAMS (PS_EUSAGE) and that every pin
+ * of g is below o->streams (PS_EPIN, naming the first offending node at its
+ * position).  Messages go to diag. */
+int ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag *diag);
+
+/* The simple planner: every node in program order (ids, or a topological
+ * order when ids are not one) on its pinned stream or stream 0; after a
+ * node with successors on other streams one record of a fresh event, and
+ * before a node one wait per cross-stream predecessor unless its stream
+ * already waited for that record or a later one of the same stream; no
+ * fusion; buffers end to end.  Always correct, never clever: a reference
+ * for tests and a fallback. */
+int ps__plan_build_simple (ps_plan *p, const ps_graph *g, const ps_plan_options *o,
+                           ps_diag *diag);
+
+/* Per-pass timing into ps_plan_last_timing:
+ *   double t = ps__now (); ps__timing_reset ();
+ *   ... pass ...;  ps__timing_mark ("analyse", &t);
+ * records now - t under the pass name and sets t to now.  Pass names must
+ * be string literals. */
+double ps__now (void);
+void ps__timing_reset (void);
+void ps__timing_mark (const char *pass, double *t);
+
+#endif

@@ -1,0 +1,102 @@
+/* ps-planner-private.h: the full compile pipeline behind ps_plan_build.
+ *
+ * The passes share one ps__planner context of dense arrays:
+ *
+ *   analyse  (ps-planner.c)   a topological order and a duration per node;
+ *   fuse     (ps-fuse.c)      convex element-wise groups, contracted into a
+ *                             graph of groups with deduplicated CSR edges;
+ *   streams  (ps-schedule.c)  HEFT-like list scheduling of the groups on at
+ *                             most options.streams streams, pins honoured;
+ *   sync     (ps-sync.c)      the minimal event set by vector clocks, and
+ *                             the plan's steps in issue order;
+ *   memory   (ps-pool.c)      pool offsets that share bytes only across
+ *                             happens-before, and the lower bound.
+ *
+ * Every pass is O((V + E) log V) or better.  Not installed; core/ only. */
+#ifndef PS_PLANNER_PRIVATE_H
+#define PS_PLANNER_PRIVATE_H
+
+#include "ps-plan-private.h"
+
+/* Fusion limits: a group holds at most this many kernels, and a merge
+ * whose members have more edges than PS__FUSE_EDGE_BUDGET in all is not
+ * attempted (a conservative refusal that bounds the work per node). */
+#define PS__FUSE_MAX_GROUP 16u
+#define PS__FUSE_EDGE_BUDGET 4096u
+/* Fused group names list at most this many distinct function names, each
+ * cut to PS__FUSE_NAME_PART bytes. */
+#define PS__FUSE_NAME_PARTS 3u
+#define PS__FUSE_NAME_PART 32u
+
+/* The cost model of a fused group: the sum of its members' durations, less
+ * one launch overhead per merged launch and the memory traffic of every
+ * read of a buffer an earlier member of the group wrote (served from
+ * registers), but never less than its longest member.  The constants match
+ * ps_node_cost_default. */
+#define PS__LAUNCH_NS 2000.0
+#define PS__DEVICE_BYTES_PER_NS 3e3
+
+/* Latency the list scheduler charges for a cross-stream dependency (an
+ * event record plus wait). */
+#define PS__SYNC_NS 2000.0
+
+typedef struct ps__planner {
+  const ps_graph *g;
+  ps_plan *p;
+  ps_diag *diag;
+  uint32_t n;    /* nodes */
+  uint32_t S;    /* options.streams */
+  bool fusion;
+
+  /* analyse */
+  uint32_t *topo; /* node ids in topological order */
+  uint32_t *tpos; /* position of each node in topo */
+  double *cost;   /* duration of each node, ns */
+
+  /* fuse: groups [0, ng), each a set of nodes that becomes one step */
+  uint32_t ng;
+  uint32_t *node_group;        /* per node */
+  uint32_t *gm_off, *gm;       /* members of each group, in topological order */
+  double *gcost;
+  uint32_t *gfunc;             /* plan string offset of a fused group's name, else PS_NONE */
+  uint32_t n_fused;            /* groups with more than one member */
+  uint32_t *gsucc_off, *gsucc; /* contracted edges, deduplicated */
+  uint32_t *gpred_off, *gpred;
+  /* Issue-order-only constraints: the user event nodes of one event are
+   * issued in program order, so that a wait always refers to the record it
+   * was paired with.  chain_next: the next group of the chain or PS_NONE. */
+  uint32_t *chain_next;
+  uint8_t *chain_in;
+
+  /* streams: the list schedule */
+  uint32_t *order;   /* groups in issue order */
+  uint32_t *gissue;  /* issue index of each group */
+  uint16_t *gstream;
+  uint32_t *gpos;    /* 1-based position among the groups of its stream */
+  double *gstart, *gfinish;
+  double makespan;
+
+  /* sync */
+  uint32_t *gevent;   /* planner event recorded right after the group, or PS_NONE */
+  uint32_t *uwait_of; /* user event_wait group -> its record's group, else PS_NONE */
+  uint32_t *wait_off, *waits; /* per issue index: groups whose records it waits for */
+  uint32_t *snap_of;  /* group -> snapshot index, or PS_NONE */
+  uint32_t *snaps;    /* snapshots: the clock of a group's stream right after it */
+} ps__planner;
+
+int ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag);
+
+int ps__fuse (ps__planner *pl);
+int ps__schedule (ps__planner *pl);
+int ps__sync (ps__planner *pl);
+int ps__pool (ps__planner *pl);
+
+/* Replays the vector clock of the group at issue index i: applies its
+ * waits (planner waits, then a user wait's own record) to the clock of its
+ * stream, c = clk + stream * S.  Used by ps__sync and ps__pool alike. */
+void ps__sync_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk);
+
+/* Steps to take when allocation fails; every pass reports its own. */
+int ps__planner_nomem (ps__planner *pl);
+
+#endif

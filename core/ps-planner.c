@@ -1,0 +1,186 @@
+/* ps-planner.c: the full compile pipeline (see ps-planner-private.h): runs
+ * the passes in order, times them, and owns the shared context.  The
+ * analyse pass lives here: a topological order and a duration per node. */
+#include "ps-planner-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-analysis.h"
+
+#define MAX_COST_NS 1e15
+
+int
+ps__planner_nomem (ps__planner *pl)
+{
+  if (pl->diag)
+    ps_diag_error (pl->diag, 0, 0, "out of memory while planning");
+  return PS_ENOMEM;
+}
+
+static void
+planner_free (ps__planner *pl)
+{
+  free (pl->topo);
+  free (pl->tpos);
+  free (pl->cost);
+  free (pl->node_group);
+  free (pl->gm_off);
+  free (pl->gm);
+  free (pl->gcost);
+  free (pl->gfunc);
+  free (pl->gsucc_off);
+  free (pl->gsucc);
+  free (pl->gpred_off);
+  free (pl->gpred);
+  free (pl->chain_next);
+  free (pl->chain_in);
+  free (pl->order);
+  free (pl->gissue);
+  free (pl->gstream);
+  free (pl->gpos);
+  free (pl->gstart);
+  free (pl->gfinish);
+  free (pl->gevent);
+  free (pl->uwait_of);
+  free (pl->wait_off);
+  free (pl->waits);
+  free (pl->snap_of);
+  free (pl->snaps);
+  memset (pl, 0, sizeof *pl);
+}
+
+/* The CSR arrays must be consistent before anything indexes with them. */
+static bool
+csr_ok (const ps_graph *g)
+{
+  uint32_t n = g->n_nodes;
+  if (n > 0 && (!g->nodes || !g->succ_off || !g->pred_off))
+    return false;
+  if (n == 0)
+    return true;
+  if (g->succ_off[0] != 0 || g->pred_off[0] != 0 || g->succ_off[n] != g->pred_off[n])
+    return false;
+  for (uint32_t v = 0; v < n; v++)
+    if (g->succ_off[v] > g->succ_off[v + 1] || g->pred_off[v] > g->pred_off[v + 1])
+      return false;
+  for (uint32_t e = 0; e < g->succ_off[n]; e++)
+    if (g->succ[e] >= n || g->pred[e] >= n)
+      return false;
+  return true;
+}
+
+/* A topological order: the node ids themselves when every edge points
+ * forward (always so for loaded graphs), else Kahn's algorithm. */
+static int
+analyse (ps__planner *pl)
+{
+  const ps_graph *g = pl->g;
+  uint32_t n = pl->n, nn = n ? n : 1;
+  pl->topo = malloc (nn * sizeof *pl->topo);
+  pl->tpos = malloc (nn * sizeof *pl->tpos);
+  pl->cost = malloc (nn * sizeof *pl->cost);
+  if (!pl->topo || !pl->tpos || !pl->cost)
+    return ps__planner_nomem (pl);
+
+  bool forward = true;
+  for (uint32_t v = 0; v < n && forward; v++)
+    for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+      if (g->succ[e] <= v) {
+        forward = false;
+        break;
+      }
+  if (forward) {
+    for (uint32_t v = 0; v < n; v++)
+      pl->topo[v] = pl->tpos[v] = v;
+  } else {
+    /* tpos doubles as the in-degree counter until a node is placed. */
+    uint32_t head = 0, tail = 0;
+    for (uint32_t v = 0; v < n; v++) {
+      pl->tpos[v] = g->pred_off[v + 1] - g->pred_off[v];
+      if (pl->tpos[v] == 0)
+        pl->topo[tail++] = v;
+    }
+    while (head < tail) {
+      uint32_t v = pl->topo[head++];
+      for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+        if (--pl->tpos[g->succ[e]] == 0)
+          pl->topo[tail++] = g->succ[e];
+    }
+    if (tail != n) {
+      if (pl->diag)
+        ps_diag_error (pl->diag, 0, 0, "cannot plan: the graph has a cycle");
+      return PS_ECYCLE;
+    }
+    for (uint32_t i = 0; i < n; i++)
+      pl->tpos[pl->topo[i]] = i;
+  }
+
+  for (uint32_t v = 0; v < n; v++) {
+    const ps_node *nd = &g->nodes[v];
+    double c = (nd->flags & PS_NODE_HAS_COST) ? nd->cost_ns : ps_node_cost_default (g, v);
+    if (!(c >= 0)) /* negative or NaN */
+      c = 0;
+    pl->cost[v] = c > MAX_COST_NS ? MAX_COST_NS : c;
+  }
+  return 0;
+}
+
+int
+ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
+{
+  ps_plan_options defaults;
+  if (!o) {
+    ps_plan_options_init (&defaults);
+    o = &defaults;
+  }
+  memset (p, 0, sizeof *p);
+  ps__timing_reset ();
+  double t = ps__now ();
+  if (!g)
+    return PS_EINVAL;
+  int rc = ps__plan_check_options (g, o, diag);
+  if (rc < 0)
+    return rc;
+  if (!csr_ok (g)) {
+    if (diag)
+      ps_diag_error (diag, 0, 0, "cannot plan: the graph's edge arrays are inconsistent");
+    return PS_EINVAL;
+  }
+
+  ps__planner pl;
+  memset (&pl, 0, sizeof pl);
+  pl.g = g;
+  pl.p = p;
+  pl.diag = diag;
+  pl.n = g->n_nodes;
+  pl.S = o->streams;
+  pl.fusion = o->fusion;
+
+  if ((rc = ps__plan_begin (p, g, o)) < 0) {
+    rc = ps__planner_nomem (&pl);
+    goto out;
+  }
+  if ((rc = analyse (&pl)) < 0)
+    goto out;
+  ps__timing_mark ("analyse", &t);
+  if ((rc = ps__fuse (&pl)) < 0)
+    goto out;
+  ps__timing_mark ("fuse", &t);
+  if ((rc = ps__schedule (&pl)) < 0)
+    goto out;
+  ps__timing_mark ("streams", &t);
+  if ((rc = ps__sync (&pl)) < 0)
+    goto out;
+  ps__timing_mark ("sync", &t);
+  if ((rc = ps__pool (&pl)) < 0)
+    goto out;
+  p->est_makespan_ns = pl.makespan;
+  ps__timing_mark ("memory", &t);
+out:
+  planner_free (&pl);
+  if (rc < 0)
+    ps_plan_free (p);
+  return rc;
+}

@@ -1,0 +1,540 @@
+/* ps-pool.c: the memory pass: pool offsets for the non-external buffers,
+ * and the lower bound the packing is measured against.
+ *
+ * Two buffers may share bytes only when every use of one happens-before
+ * every use of the other in the final plan (stream order and events).  With
+ * the vector clocks of the sync pass that is a per-buffer test: `rel`, the
+ * latest position of a use on each stream, must be covered by `need`, the
+ * componentwise minimum of the clocks at the other buffer's uses.
+ *
+ * Packing is an online best-fit allocator run in issue order: a buffer
+ * gets bytes at its first use and gives them back after its last.  Free
+ * blocks carry the buffer that last held them; a block can go to a new
+ * buffer only if that buffer's rel is covered by the newcomer's need.
+ * Neighbouring free blocks merge when one holder's uses all precede the
+ * other's (the merged block keeps the later holder).  Free blocks sit in
+ * power-of-two size bins, oldest first, and at most CANDIDATES blocks are
+ * examined per buffer; failing that the pool grows at its end (reusing a
+ * free block there when it can).  O(B (log B + CANDIDATES S)).
+ *
+ * The lower bound is the larger of two peaks of simultaneously live bytes,
+ * both valid for any legal packing: with buffers live over their uses'
+ * span in the list schedule's time (overlapping spans are never ordered by
+ * happens-before), and over their span in issue order (a use issued after
+ * another cannot happen before it). */
+#include "ps-planner-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CANDIDATES 32
+#define BINS 64
+
+typedef struct blk {
+  uint64_t off, size;
+  uint32_t tag; /* buffer that last held the block, or PS_NONE (never used) */
+  uint32_t aprev, anext; /* address order */
+  uint32_t fprev, fnext; /* free bin, oldest first */
+  uint32_t bin;          /* home * BINS + size class */
+  uint8_t free;
+} blk;
+
+typedef struct pool {
+  blk *b;
+  uint32_t nb, cap;
+  uint32_t *spare;
+  uint32_t n_spare;
+  /* Free blocks by home stream (that of their holder's last use) and size
+   * class: lists oldest first, and a mask of the non-empty classes. */
+  uint32_t *head, *tail;
+  uint64_t *occupied;
+  uint32_t top; /* block at the highest address */
+  uint64_t end;
+  const uint32_t *rel, *need;
+  const uint16_t *home; /* per buffer */
+  uint32_t S;
+} pool;
+
+static inline uint32_t
+bin_of (uint64_t size)
+{
+  return size ? 63u - (uint32_t) __builtin_clzll (size) : 0;
+}
+
+/* Whether every use of the block's last holder precedes every use of b. */
+static inline bool
+compatible (const pool *pl, uint32_t tag, uint32_t b)
+{
+  if (tag == PS_NONE)
+    return true;
+  const uint32_t *r = pl->rel + (size_t) tag * pl->S, *nd = pl->need + (size_t) b * pl->S;
+  for (uint32_t t = 0; t < pl->S; t++)
+    if (r[t] > nd[t])
+      return false;
+  return true;
+}
+
+/* rel(a) <= rel(b) componentwise (a's uses all end no later than b's). */
+static inline bool
+older (const pool *pl, uint32_t a, uint32_t b)
+{
+  if (a == PS_NONE)
+    return true;
+  if (b == PS_NONE)
+    return false;
+  const uint32_t *x = pl->rel + (size_t) a * pl->S, *y = pl->rel + (size_t) b * pl->S;
+  for (uint32_t t = 0; t < pl->S; t++)
+    if (x[t] > y[t])
+      return false;
+  return true;
+}
+
+static void
+bin_insert (pool *pl, uint32_t x)
+{
+  blk *k = &pl->b[x];
+  uint32_t home = k->tag == PS_NONE ? 0 : pl->home[k->tag], cls = bin_of (k->size);
+  uint32_t bin = home * BINS + cls;
+  k->bin = bin;
+  pl->occupied[home] |= (uint64_t) 1 << cls;
+  k->fnext = PS_NONE;
+  k->fprev = pl->tail[bin];
+  if (pl->tail[bin] != PS_NONE)
+    pl->b[pl->tail[bin]].fnext = x;
+  else
+    pl->head[bin] = x;
+  pl->tail[bin] = x;
+}
+
+static void
+bin_remove (pool *pl, uint32_t x)
+{
+  blk *k = &pl->b[x];
+  if (k->fprev != PS_NONE)
+    pl->b[k->fprev].fnext = k->fnext;
+  else
+    pl->head[k->bin] = k->fnext;
+  if (k->fnext != PS_NONE)
+    pl->b[k->fnext].fprev = k->fprev;
+  else
+    pl->tail[k->bin] = k->fprev;
+  if (pl->head[k->bin] == PS_NONE)
+    pl->occupied[k->bin / BINS] &= ~((uint64_t) 1 << (k->bin % BINS));
+}
+
+/* Best fit for buffer b among the free blocks of one home stream, looking
+ * at no more than *budget of them: the smallest compatible block of the
+ * first size class that has one. */
+static uint32_t
+search_home (pool *pl, uint32_t home, uint32_t b, uint64_t z, uint32_t k0, uint32_t *budget)
+{
+  uint32_t best = PS_NONE;
+  uint64_t mask = pl->occupied[home] & (~(uint64_t) 0 << k0);
+  while (mask != 0 && *budget > 0 && best == PS_NONE) {
+    uint32_t cls = (uint32_t) __builtin_ctzll (mask);
+    mask &= mask - 1;
+    for (uint32_t x = pl->head[home * BINS + cls]; x != PS_NONE && *budget > 0;
+         x = pl->b[x].fnext) {
+      (*budget)--;
+      if (pl->b[x].size < z || !compatible (pl, pl->b[x].tag, b))
+        continue;
+      if (best == PS_NONE || pl->b[x].size < pl->b[best].size)
+        best = x;
+    }
+  }
+  return best;
+}
+
+static uint32_t
+blk_new (pool *pl)
+{
+  if (pl->n_spare > 0)
+    return pl->spare[--pl->n_spare];
+  return pl->nb < pl->cap ? pl->nb++ : PS_NONE;
+}
+
+/* Offset for buffer b of (aligned) size z; false when the pool would not
+ * fit in 64 bits. */
+static bool
+pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
+{
+  /* Blocks last used on the buffer's own stream are the likeliest to be
+   * ordered before it; the other streams share a second budget. */
+  uint32_t k0 = bin_of (z), own = CANDIDATES, rest = CANDIDATES;
+  uint32_t best = search_home (pl, home, b, z, k0, &own);
+  for (uint32_t k = 1; k < pl->S && best == PS_NONE && rest > 0; k++)
+    best = search_home (pl, (home + k) % pl->S, b, z, k0, &rest);
+  if (best != PS_NONE) {
+    bin_remove (pl, best);
+    blk *k = &pl->b[best];
+    if (k->size > z) {
+      uint32_t r = blk_new (pl);
+      pl->b[r] = (blk){ k->off + z, k->size - z, k->tag, best, k->anext, PS_NONE, PS_NONE, 1, 0 };
+      if (k->anext != PS_NONE)
+        pl->b[k->anext].aprev = r;
+      else
+        pl->top = r;
+      k->anext = r;
+      k->size = z;
+      bin_insert (pl, r);
+    }
+    k->free = 0;
+    *out = best;
+    return true;
+  }
+  uint32_t t = pl->top;
+  if (t != PS_NONE && pl->b[t].free && pl->b[t].size < z && compatible (pl, pl->b[t].tag, b)) {
+    uint64_t grow = z - pl->b[t].size;
+    if (pl->end > UINT64_MAX - grow)
+      return false;
+    bin_remove (pl, t);
+    pl->end += grow;
+    pl->b[t].size = z;
+    pl->b[t].free = 0;
+    *out = t;
+    return true;
+  }
+  if (pl->end > UINT64_MAX - z)
+    return false;
+  uint32_t x = blk_new (pl);
+  pl->b[x] = (blk){ pl->end, z, PS_NONE, t, PS_NONE, PS_NONE, PS_NONE, 0, 0 };
+  if (t != PS_NONE)
+    pl->b[t].anext = x;
+  pl->top = x;
+  pl->end += z;
+  *out = x;
+  return true;
+}
+
+/* Gives block x back after the last use of buffer b. */
+static void
+pool_release (pool *pl, uint32_t x, uint32_t b)
+{
+  blk *k = &pl->b[x];
+  k->free = 1;
+  k->tag = b;
+  uint32_t pv = k->aprev;
+  if (pv != PS_NONE && pl->b[pv].free) {
+    uint32_t tp = pl->b[pv].tag;
+    if (older (pl, tp, b) || older (pl, b, tp)) {
+      bin_remove (pl, pv);
+      blk *q = &pl->b[pv];
+      q->size += k->size;
+      q->tag = older (pl, tp, b) ? b : tp;
+      q->anext = k->anext;
+      if (k->anext != PS_NONE)
+        pl->b[k->anext].aprev = pv;
+      else
+        pl->top = pv;
+      pl->spare[pl->n_spare++] = x;
+      x = pv;
+      k = q;
+    }
+  }
+  uint32_t nx = k->anext;
+  if (nx != PS_NONE && pl->b[nx].free) {
+    uint32_t tn = pl->b[nx].tag, tk = k->tag;
+    if (older (pl, tn, tk) || older (pl, tk, tn)) {
+      bin_remove (pl, nx);
+      blk *q = &pl->b[nx];
+      k->size += q->size;
+      k->tag = older (pl, tn, tk) ? tk : tn;
+      k->anext = q->anext;
+      if (q->anext != PS_NONE)
+        pl->b[q->anext].aprev = x;
+      else
+        pl->top = x;
+      pl->spare[pl->n_spare++] = nx;
+    }
+  }
+  bin_insert (pl, x);
+}
+
+/* Sorts n (key, val) pairs by key: LSD radix sort, 8 bits a pass, passes
+ * whose digit is the same for every key skipped.  tk, tv: scratch. */
+static void
+radix_sort (uint32_t *key, uint32_t *val, uint32_t *tk, uint32_t *tv, uint32_t n)
+{
+  uint32_t count[256];
+  for (uint32_t shift = 0; shift < 32 && n > 0; shift += 8) {
+    memset (count, 0, sizeof count);
+    for (uint32_t i = 0; i < n; i++)
+      count[(key[i] >> shift) & 255]++;
+    if (count[(key[0] >> shift) & 255] == n)
+      continue;
+    uint32_t sum = 0;
+    for (uint32_t d = 0; d < 256; d++) {
+      uint32_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t at = count[(key[i] >> shift) & 255]++;
+      tk[at] = key[i];
+      tv[at] = val[i];
+    }
+    memcpy (key, tk, (size_t) n * sizeof *key);
+    memcpy (val, tv, (size_t) n * sizeof *val);
+  }
+}
+
+static inline uint32_t
+quantize (double t, double scale)
+{
+  double q = t * scale;
+  return q >= 4294967295.0 ? UINT32_MAX : q > 0 ? (uint32_t) q : 0;
+}
+
+/* The two lower bounds (see the top of the file).  For the time bound,
+ * times are rounded down to 32-bit fractions of the makespan and spans
+ * that touch after rounding count as disjoint: rounding can only merge
+ * overlapping spans into touching ones, never the reverse, so the peak
+ * found is at most the exact one and still a lower bound. */
+static int
+live_peaks (const ps__planner *pl, const uint32_t *first, const uint32_t *last,
+            const double *t0, const double *t1, uint64_t *peak)
+{
+  const ps_graph *g = pl->g;
+  uint32_t B = g->n_buffers, n = 0, ng = pl->ng;
+  size_t cap = (size_t) B * 2 + 1;
+  uint32_t *key = malloc (cap * sizeof *key), *tk = malloc (cap * sizeof *tk);
+  uint32_t *val = malloc (cap * sizeof *val), *tv = malloc (cap * sizeof *tv);
+  uint64_t *delta = calloc ((size_t) ng + 1, sizeof *delta);
+  if (!key || !tk || !val || !tv || !delta) {
+    free (key);
+    free (tk);
+    free (val);
+    free (tv);
+    free (delta);
+    return PS_ENOMEM;
+  }
+  /* Issue order: the running sum never exceeds the total of the pooled
+   * bytes, so wrapping unsigned arithmetic gives exact values. */
+  for (uint32_t b = 0; b < B; b++)
+    if (first[b] != PS_NONE) {
+      delta[first[b]] += g->buffers[b].bytes;
+      delta[last[b] + 1] -= g->buffers[b].bytes;
+    }
+  uint64_t live = 0;
+  *peak = 0;
+  for (uint32_t i = 0; i < ng; i++) {
+    live += delta[i];
+    if (live > *peak)
+      *peak = live;
+  }
+
+  /* Time: starts in [0, ns), ends in [ns, n), each part sorted. */
+  double scale = pl->makespan > 0 ? 4294967295.0 / pl->makespan : 0;
+  for (uint32_t b = 0; b < B; b++)
+    if (first[b] != PS_NONE && quantize (t1[b], scale) > quantize (t0[b], scale)) {
+      key[n] = quantize (t0[b], scale);
+      val[n++] = b;
+    }
+  uint32_t ns = n;
+  for (uint32_t k = 0; k < ns; k++) {
+    key[n] = quantize (t1[val[k]], scale);
+    val[n++] = val[k];
+  }
+  radix_sort (key, val, tk, tv, ns);
+  radix_sort (key + ns, val + ns, tk, tv, n - ns);
+  live = 0;
+  for (uint32_t i = 0, j = ns; i < ns;) {
+    if (j < n && key[j] <= key[i]) { /* ends first at equal times */
+      live -= g->buffers[val[j++]].bytes;
+    } else {
+      live += g->buffers[val[i++]].bytes;
+      if (live > *peak)
+        *peak = live;
+    }
+  }
+  free (key);
+  free (tk);
+  free (val);
+  free (tv);
+  free (delta);
+  return 0;
+}
+
+typedef struct uses {
+  uint32_t *first, *last; /* issue index of the first and last use, or PS_NONE */
+  uint32_t *need, *rel;   /* B x S clocks */
+  double *t0, *t1;        /* time span in the list schedule */
+} uses;
+
+static void
+use_buffer (const ps__planner *pl, uses *u, uint32_t b, uint32_t i, uint32_t gi,
+            const uint32_t *c)
+{
+  const ps_graph *g = pl->g;
+  uint32_t S = pl->S;
+  if (b >= g->n_buffers || (g->buffers[b].flags & PS_BUF_EXTERNAL))
+    return;
+  uint32_t *nd = u->need + (size_t) b * S;
+  if (u->first[b] == PS_NONE) {
+    u->first[b] = i;
+    memcpy (nd, c, S * sizeof *c);
+    u->t0[b] = pl->gstart[gi];
+    u->t1[b] = pl->gfinish[gi];
+  } else {
+    for (uint32_t t = 0; t < S; t++)
+      if (c[t] < nd[t])
+        nd[t] = c[t];
+    if (pl->gstart[gi] < u->t0[b])
+      u->t0[b] = pl->gstart[gi];
+    if (pl->gfinish[gi] > u->t1[b])
+      u->t1[b] = pl->gfinish[gi];
+  }
+  u->rel[(size_t) b * S + pl->gstream[gi]] = pl->gpos[gi];
+  u->last[b] = i;
+}
+
+/* Replays the clocks in issue order and records every pooled buffer's
+ * uses: the clock at a use is its stream's clock after the group's waits,
+ * with the group itself not yet complete. */
+static void
+collect_uses (const ps__planner *pl, uint32_t *clk, uses *u)
+{
+  const ps_graph *g = pl->g;
+  uint32_t S = pl->S;
+  for (uint32_t i = 0; i < pl->ng; i++) {
+    uint32_t gi = pl->order[i], s = pl->gstream[gi], pos = pl->gpos[gi];
+    uint32_t *c = clk + (size_t) s * S;
+    ps__sync_apply_waits (pl, i, clk);
+    c[s] = pos - 1;
+    for (uint32_t k = pl->gm_off[gi]; k < pl->gm_off[gi + 1]; k++) {
+      const ps_node *n = &g->nodes[pl->gm[k]];
+      uint64_t end = (uint64_t) n->reads_begin + n->reads_count;
+      for (uint64_t j = n->reads_begin; j < end && j < g->n_access; j++)
+        use_buffer (pl, u, g->access[j], i, gi, c);
+      end = (uint64_t) n->writes_begin + n->writes_count;
+      for (uint64_t j = n->writes_begin; j < end && j < g->n_access; j++)
+        use_buffer (pl, u, g->access[j], i, gi, c);
+      if (n->op == PS_OP_CONDITIONAL && n->aux < g->n_conds)
+        use_buffer (pl, u, g->conds[n->aux].condition, i, gi, c);
+    }
+    c[s] = pos;
+  }
+}
+
+int
+ps__pool (ps__planner *pl)
+{
+  const ps_graph *g = pl->g;
+  ps_plan *p = pl->p;
+  uint32_t B = g->n_buffers, S = pl->S, ng = pl->ng, b1 = B ? B : 1;
+  int rc = 0;
+  uses u;
+  uint32_t *clk = calloc ((size_t) S * S, sizeof *clk);
+  u.first = malloc (b1 * sizeof *u.first);
+  u.last = malloc (b1 * sizeof *u.last);
+  u.need = malloc ((size_t) b1 * S * sizeof *u.need);
+  u.rel = calloc ((size_t) b1 * S, sizeof *u.rel);
+  u.t0 = malloc (b1 * sizeof *u.t0);
+  u.t1 = malloc (b1 * sizeof *u.t1);
+  uint32_t *f_off = calloc ((size_t) ng + 2, sizeof *f_off);
+  uint32_t *l_off = calloc ((size_t) ng + 2, sizeof *l_off);
+  uint32_t *f_list = malloc (b1 * sizeof *f_list);
+  uint32_t *l_list = malloc (b1 * sizeof *l_list);
+  uint32_t *where = malloc (b1 * sizeof *where);
+  uint16_t *home = malloc (b1 * sizeof *home);
+  pool po;
+  memset (&po, 0, sizeof po);
+  po.head = malloc ((size_t) S * BINS * sizeof *po.head);
+  po.tail = malloc ((size_t) S * BINS * sizeof *po.tail);
+  po.occupied = calloc (S, sizeof *po.occupied);
+  po.cap = b1 + 1; /* an allocation adds at most one block */
+  po.b = malloc ((size_t) po.cap * sizeof *po.b);
+  po.spare = malloc ((size_t) po.cap * sizeof *po.spare);
+  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.t0 || !u.t1 || !f_off || !l_off
+      || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
+      || !po.spare) {
+    rc = PS_ENOMEM;
+    goto out;
+  }
+  for (uint32_t b = 0; b < B; b++)
+    u.first[b] = u.last[b] = where[b] = PS_NONE;
+  collect_uses (pl, clk, &u);
+
+  /* Buffers by first use and by last use (counting sort).  A buffer nobody
+   * uses conflicts with nothing: it goes at offset 0. */
+  uint64_t unused_max = 0;
+  for (uint32_t b = 0; b < B; b++) {
+    if (g->buffers[b].flags & PS_BUF_EXTERNAL)
+      continue;
+    if (u.first[b] == PS_NONE) {
+      p->offsets[b] = 0;
+      if (g->buffers[b].bytes > unused_max)
+        unused_max = g->buffers[b].bytes;
+      continue;
+    }
+    f_off[u.first[b] + 2]++;
+    l_off[u.last[b] + 2]++;
+    home[b] = pl->gstream[pl->order[u.last[b]]];
+  }
+  for (uint32_t i = 0; i < ng; i++) {
+    f_off[i + 2] += f_off[i + 1];
+    l_off[i + 2] += l_off[i + 1];
+  }
+  for (uint32_t b = 0; b < B; b++)
+    if (!(g->buffers[b].flags & PS_BUF_EXTERNAL) && u.first[b] != PS_NONE) {
+      f_list[f_off[u.first[b] + 1]++] = b;
+      l_list[l_off[u.last[b] + 1]++] = b;
+    }
+
+  po.rel = u.rel;
+  po.need = u.need;
+  po.home = home;
+  po.S = S;
+  po.top = PS_NONE;
+  for (uint32_t k = 0; k < S * BINS; k++)
+    po.head[k] = po.tail[k] = PS_NONE;
+  for (uint32_t i = 0; i < ng; i++) {
+    uint32_t a0 = f_off[i], a1 = f_off[i + 1];
+    /* Within one step the larger buffers go first; such buckets are small. */
+    for (uint32_t k = a0 + 1; k < a1; k++)
+      for (uint32_t j = k; j > a0 && g->buffers[f_list[j]].bytes > g->buffers[f_list[j - 1]].bytes;
+           j--) {
+        uint32_t x = f_list[j];
+        f_list[j] = f_list[j - 1];
+        f_list[j - 1] = x;
+      }
+    for (uint32_t k = a0; k < a1; k++) {
+      uint32_t b = f_list[k];
+      uint64_t z = (g->buffers[b].bytes + PS_POOL_ALIGN - 1) & ~(uint64_t) (PS_POOL_ALIGN - 1);
+      if (!pool_alloc (&po, b, pl->gstream[pl->order[i]], z, &where[b])) {
+        rc = PS_ELIMIT;
+        goto out;
+      }
+      p->offsets[b] = po.b[where[b]].off;
+    }
+    for (uint32_t k = l_off[i]; k < l_off[i + 1]; k++)
+      pool_release (&po, where[l_list[k]], l_list[k]);
+  }
+  p->pool_bytes = po.end > unused_max ? po.end : unused_max;
+
+  rc = live_peaks (pl, u.first, u.last, u.t0, u.t1, &p->pool_lower_bound);
+out:
+  if (rc == PS_ENOMEM)
+    rc = ps__planner_nomem (pl);
+  else if (rc == PS_ELIMIT && pl->diag)
+    ps_diag_error (pl->diag, 0, 0, "the buffers do not fit in a 64-bit memory pool");
+  free (clk);
+  free (u.first);
+  free (u.last);
+  free (u.need);
+  free (u.rel);
+  free (u.t0);
+  free (u.t1);
+  free (f_off);
+  free (l_off);
+  free (f_list);
+  free (l_list);
+  free (where);
+  free (home);
+  free (po.head);
+  free (po.tail);
+  free (po.occupied);
+  free (po.b);
+  free (po.spare);
+  return rc;
+}

@@ -1,0 +1,326 @@
+/* ps-timeline.c: the timeline structure (see ps-timeline.h). */
+#include "ps-timeline.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STRING 4096
+
+static int
+grow (void *arrp, uint32_t *cap, size_t elem, uint64_t need)
+{
+  if (need <= *cap)
+    return 0;
+  if (need > UINT32_MAX - 1)
+    return PS_ELIMIT;
+  uint64_t c = *cap ? *cap : 16;
+  while (c < need)
+    c *= 2;
+  if (c > UINT32_MAX - 1)
+    c = UINT32_MAX - 1;
+  if (c > SIZE_MAX / elem)
+    return PS_ENOMEM;
+  void **pp = arrp;
+  void *n = realloc (*pp, (size_t) c * elem);
+  if (!n)
+    return PS_ENOMEM;
+  *pp = n;
+  *cap = (uint32_t) c;
+  return 0;
+}
+
+void
+ps_timeline_init (ps_timeline *tl, ps_timeline_source source)
+{
+  memset (tl, 0, sizeof *tl);
+  tl->source = source;
+}
+
+void
+ps_timeline_free (ps_timeline *tl)
+{
+  free (tl->streams);
+  free (tl->spans);
+  free (tl->span_nodes);
+  free (tl->stalls);
+  free (tl->flows);
+  free (tl->host_waits);
+  free (tl->strings);
+  free (tl->stream_off);
+  free (tl->by_stream);
+  memset (tl, 0, sizeof *tl);
+}
+
+int
+ps_timeline_add_stream (ps_timeline *tl, int64_t id, int32_t device, uint32_t *index_out)
+{
+  int rc = grow (&tl->streams, &tl->streams_cap, sizeof *tl->streams, (uint64_t) tl->n_streams + 1);
+  if (rc < 0)
+    return rc;
+  tl->streams[tl->n_streams] = (ps_tl_stream) { id, device };
+  if (index_out)
+    *index_out = tl->n_streams;
+  tl->n_streams++;
+  return 0;
+}
+
+int
+ps_timeline_add_span (ps_timeline *tl, const ps_span *s, const uint32_t *nodes, uint32_t n_nodes,
+                      uint32_t *index_out)
+{
+  int rc = grow (&tl->spans, &tl->spans_cap, sizeof *tl->spans, (uint64_t) tl->n_spans + 1);
+  if (rc < 0)
+    return rc;
+  rc = grow (&tl->span_nodes, &tl->span_nodes_cap, sizeof *tl->span_nodes,
+             (uint64_t) tl->n_span_nodes + n_nodes);
+  if (rc < 0)
+    return rc;
+  ps_span *d = &tl->spans[tl->n_spans];
+  *d = *s;
+  d->nodes_begin = tl->n_span_nodes;
+  d->nodes_count = n_nodes;
+  if (n_nodes)
+    memcpy (tl->span_nodes + tl->n_span_nodes, nodes, n_nodes * sizeof *nodes);
+  tl->n_span_nodes += n_nodes;
+  if (index_out)
+    *index_out = tl->n_spans;
+  tl->n_spans++;
+  return 0;
+}
+
+int
+ps_timeline_add_stall (ps_timeline *tl, const ps_stall *s, uint32_t *index_out)
+{
+  int rc = grow (&tl->stalls, &tl->stalls_cap, sizeof *tl->stalls, (uint64_t) tl->n_stalls + 1);
+  if (rc < 0)
+    return rc;
+  tl->stalls[tl->n_stalls] = *s;
+  if (index_out)
+    *index_out = tl->n_stalls;
+  tl->n_stalls++;
+  return 0;
+}
+
+int
+ps_timeline_add_flow (ps_timeline *tl, const ps_flow *f, uint32_t *index_out)
+{
+  int rc = grow (&tl->flows, &tl->flows_cap, sizeof *tl->flows, (uint64_t) tl->n_flows + 1);
+  if (rc < 0)
+    return rc;
+  tl->flows[tl->n_flows] = *f;
+  if (index_out)
+    *index_out = tl->n_flows;
+  tl->n_flows++;
+  return 0;
+}
+
+int
+ps_timeline_add_host_wait (ps_timeline *tl, const ps_host_wait *w)
+{
+  int rc = grow (&tl->host_waits, &tl->host_waits_cap, sizeof *tl->host_waits,
+                 (uint64_t) tl->n_host_waits + 1);
+  if (rc < 0)
+    return rc;
+  tl->host_waits[tl->n_host_waits++] = *w;
+  return 0;
+}
+
+int
+ps_timeline_add_string (ps_timeline *tl, const char *s, size_t len, uint32_t *off)
+{
+  if (len > MAX_STRING) {
+    len = MAX_STRING;
+    /* Do not cut a UTF-8 sequence in half. */
+    while (len > 0 && ((unsigned char) s[len] & 0xc0) == 0x80)
+      len--;
+  }
+  int rc = grow (&tl->strings, &tl->strings_cap, 1, (uint64_t) tl->strings_len + len + 1);
+  if (rc < 0)
+    return rc;
+  memcpy (tl->strings + tl->strings_len, s, len);
+  /* Embedded NUL bytes would cut the name short; replace them. */
+  for (size_t i = 0; i < len; i++)
+    if (tl->strings[tl->strings_len + i] == 0)
+      tl->strings[tl->strings_len + i] = '?';
+  tl->strings[tl->strings_len + len] = 0;
+  *off = tl->strings_len;
+  tl->strings_len += (uint32_t) len + 1;
+  return 0;
+}
+
+typedef struct {
+  double start, end;
+  uint32_t idx;
+} sort_key;
+
+static int
+cmp_start (const void *a, const void *b)
+{
+  const sort_key *x = a, *y = b;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  if (x->end != y->end)
+    return x->end < y->end ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+uint32_t
+ps_timeline_span_before (const ps_timeline *tl, uint32_t stream, double t)
+{
+  if (!tl->stream_off || stream >= tl->n_streams)
+    return PS_NONE;
+  uint32_t lo = tl->stream_off[stream], hi = tl->stream_off[stream + 1];
+  /* The last span that starts at or before t. */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (tl->spans[tl->by_stream[mid]].start_ns <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo == tl->stream_off[stream] ? PS_NONE : tl->by_stream[lo - 1];
+}
+
+int
+ps_timeline_finish (ps_timeline *tl)
+{
+  free (tl->stream_off);
+  free (tl->by_stream);
+  tl->stream_off = calloc ((size_t) tl->n_streams + 1, sizeof *tl->stream_off);
+  tl->by_stream = malloc (((size_t) tl->n_spans + 1) * sizeof *tl->by_stream);
+  if (!tl->stream_off || !tl->by_stream)
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < tl->n_spans; i++) {
+    uint32_t s = tl->spans[i].stream;
+    if (s < tl->n_streams)
+      tl->stream_off[s + 1]++;
+  }
+  for (uint32_t s = 0; s < tl->n_streams; s++)
+    tl->stream_off[s + 1] += tl->stream_off[s];
+  uint32_t *fill = calloc ((size_t) tl->n_streams + 1, sizeof *fill);
+  sort_key *keys = malloc (((size_t) tl->n_spans + 1) * sizeof *keys);
+  if (!fill || !keys) {
+    free (fill);
+    free (keys);
+    return PS_ENOMEM;
+  }
+  for (uint32_t i = 0; i < tl->n_spans; i++) {
+    uint32_t s = tl->spans[i].stream;
+    if (s < tl->n_streams)
+      keys[tl->stream_off[s] + fill[s]++]
+          = (sort_key) { tl->spans[i].start_ns, tl->spans[i].end_ns, i };
+  }
+  for (uint32_t s = 0; s < tl->n_streams; s++)
+    qsort (keys + tl->stream_off[s], tl->stream_off[s + 1] - tl->stream_off[s], sizeof *keys,
+           cmp_start);
+  for (uint32_t i = 0; i < tl->stream_off[tl->n_streams]; i++)
+    tl->by_stream[i] = keys[i].idx;
+  free (fill);
+  free (keys);
+
+  double end = 0;
+  for (uint32_t i = 0; i < tl->n_spans; i++)
+    end = fmax (end, tl->spans[i].end_ns);
+  for (uint32_t i = 0; i < tl->n_stalls; i++)
+    end = fmax (end, tl->stalls[i].end_ns);
+  tl->makespan_ns = end;
+
+  for (uint32_t i = 0; i < tl->n_flows; i++) {
+    ps_flow *f = &tl->flows[i];
+    f->to_span = PS_NONE;
+    if (f->to_stream >= tl->n_streams)
+      continue;
+    uint32_t lo = tl->stream_off[f->to_stream], hi = tl->stream_off[f->to_stream + 1];
+    /* The first span that starts at or after to_ns. */
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (tl->spans[tl->by_stream[mid]].start_ns < f->to_ns)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo < tl->stream_off[f->to_stream + 1])
+      f->to_span = tl->by_stream[lo];
+  }
+  return 0;
+}
+
+const char *
+ps_span_kind_name (ps_span_kind k)
+{
+  static const char *names[] = { "kernel", "memcpy", "memset", "host", "other" };
+  return (unsigned) k < PS_SPAN__COUNT ? names[k] : "other";
+}
+
+const char *
+ps_timeline_source_name (ps_timeline_source s)
+{
+  switch (s) {
+  case PS_TL_IMPORTED:
+    return "imported";
+  case PS_TL_MEASURED:
+    return "measured";
+  case PS_TL_SIMULATED:
+  default:
+    return "simulated";
+  }
+}
+
+const char *
+ps_timeline_span_name (const ps_timeline *tl, uint32_t span)
+{
+  if (span >= tl->n_spans)
+    return "?";
+  const ps_span *s = &tl->spans[span];
+  if (s->name != PS_NONE && s->name < tl->strings_len)
+    return tl->strings + s->name;
+  if (s->nodes_count && tl->graph) {
+    uint32_t v = tl->span_nodes[s->nodes_begin];
+    if (v < tl->graph->n_nodes)
+      return ps_node_name (tl->graph, v);
+  }
+  return ps_span_kind_name ((ps_span_kind) s->kind);
+}
+
+void
+ps_timeline_span_label (const ps_timeline *tl, uint32_t span, char *buf, size_t cap)
+{
+  if (!cap)
+    return;
+  buf[0] = 0;
+  if (span >= tl->n_spans)
+    return;
+  const ps_span *s = &tl->spans[span];
+  if (s->nodes_count <= 1 || !tl->graph) {
+    snprintf (buf, cap, "%s", ps_timeline_span_name (tl, span));
+    return;
+  }
+  size_t used = 0;
+  for (uint32_t i = 0; i < s->nodes_count && used + 1 < cap; i++) {
+    uint32_t v = tl->span_nodes[s->nodes_begin + i];
+    const char *n = v < tl->graph->n_nodes ? ps_node_name (tl->graph, v) : "?";
+    int w = snprintf (buf + used, cap - used, "%s%s", i ? " + " : "", n);
+    if (w < 0)
+      break;
+    used += (size_t) w;
+  }
+}
+
+void
+ps_timeline_stream_label (const ps_timeline *tl, uint32_t stream, char *buf, size_t cap)
+{
+  if (stream >= tl->n_streams) {
+    snprintf (buf, cap, "stream ?");
+    return;
+  }
+  bool multi = false;
+  for (uint32_t i = 1; i < tl->n_streams; i++)
+    if (tl->streams[i].device != tl->streams[0].device)
+      multi = true;
+  const ps_tl_stream *s = &tl->streams[stream];
+  if (multi && s->device >= 0)
+    snprintf (buf, cap, "dev %d stream %lld", s->device, (long long) s->id);
+  else
+    snprintf (buf, cap, "stream %lld", (long long) s->id);
+}

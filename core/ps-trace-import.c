@@ -1,0 +1,579 @@
+/* ps-trace-import.c: streaming Chrome / Kineto trace import (see
+ * ps-trace-import.h).
+ *
+ * The first pass reads the file once, keeping only the fields planscope
+ * uses in compact arrays: GPU work, cuda_sync records, runtime calls (by
+ * correlation id) and planscope stalls.  Names are interned, since real
+ * traces launch the same few kernels (with names of kilobytes) thousands of
+ * times.  The second pass (resolve) turns them into a timeline once every
+ * stream's work is known and sorted. */
+#include "ps-trace-import.h"
+
+#include "ps-json.h"
+#include "ps-strmap.h"
+#include "ps-trace-private.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+typedef struct {
+  ps_timeline *tl;
+  ps_trace_stats *st;
+  ps_diag *diag;
+  ps__gpu_op *ops;
+  size_t n_ops, ops_cap;
+  ps__sync_rec *syncs;
+  size_t n_syncs, syncs_cap;
+  ps__rt_call *rts;
+  size_t n_rts, rts_cap;
+  ps_strmap names;
+  char *name;
+  size_t name_len, name_cap;
+  char device[64];
+} importer;
+
+/* The fields of one trace event that matter here. */
+typedef struct {
+  char ph[8], cat[32], sync_kind[32];
+  bool has_ts, has_name;
+  double ts, dur;
+  int64_t pid, tid, stream, device, corr, other_stream, event, rec_corr;
+} event;
+
+static int
+push (void *arrp, size_t *n, size_t *cap, size_t elem, const void *item)
+{
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 256;
+    if (c > SIZE_MAX / elem || c > UINT32_MAX - 1)
+      return PS_ELIMIT;
+    void **pp = arrp;
+    void *p = realloc (*pp, c * elem);
+    if (!p)
+      return PS_ENOMEM;
+    *pp = p;
+    *cap = c;
+  }
+  memcpy ((char *) *(void **) arrp + *n * elem, item, elem);
+  (*n)++;
+  return 0;
+}
+
+static int
+json_error (importer *im, ps_json_reader *r)
+{
+  ps_diag_error (im->diag, r->error_line, r->error_col, "%s", r->error);
+  return PS_ESYNTAX;
+}
+
+static bool
+key_is (const ps_json_reader *r, const char *k)
+{
+  size_t l = strlen (k);
+  return r->len == l && memcmp (r->str, k, l) == 0;
+}
+
+/* An integer field: integers, or numbers with no fraction in range. */
+static int64_t
+int_value (const ps_json_reader *r)
+{
+  if (r->token != PS_JSON_NUMBER)
+    return PS__NO_ID;
+  if (r->is_int)
+    return r->i64;
+  if (r->num == floor (r->num) && fabs (r->num) < 9e18)
+    return (int64_t) r->num;
+  return PS__NO_ID;
+}
+
+static void
+copy_small (char *dst, size_t cap, const ps_json_reader *r)
+{
+  if (r->token != PS_JSON_STRING || r->len >= cap) {
+    dst[0] = 0;
+    return;
+  }
+  memcpy (dst, r->str, r->len);
+  dst[r->len] = 0;
+}
+
+static int
+parse_args (importer *im, ps_json_reader *r, event *e)
+{
+  for (;;) {
+    ps_json_token t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_error (im, r);
+    if (t == PS_JSON_OBJECT_END)
+      return 0;
+    int which = key_is (r, "stream")          ? 1
+                : key_is (r, "device")        ? 2
+                : key_is (r, "correlation")   ? 3
+                : key_is (r, "cuda_sync_kind") ? 4
+                : key_is (r, "wait_on_stream") ? 5
+                : key_is (r, "on_stream")     ? 5
+                : key_is (r, "wait_on_cuda_event_id") ? 6
+                : key_is (r, "event")         ? 6
+                : key_is (r, "wait_on_cuda_event_record_corr_id") ? 7
+                                              : 0;
+    t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_error (im, r);
+    switch (which) {
+    case 1:
+      e->stream = int_value (r);
+      break;
+    case 2:
+      e->device = int_value (r);
+      break;
+    case 3:
+      e->corr = int_value (r);
+      break;
+    case 4:
+      copy_small (e->sync_kind, sizeof e->sync_kind, r);
+      break;
+    case 5:
+      e->other_stream = int_value (r);
+      break;
+    case 6:
+      e->event = int_value (r);
+      break;
+    case 7:
+      e->rec_corr = int_value (r);
+      break;
+    default:
+      break;
+    }
+    if (ps_json_skip_current (r) < 0)
+      return json_error (im, r);
+  }
+}
+
+static int
+keep_name (importer *im, const ps_json_reader *r)
+{
+  if (r->token != PS_JSON_STRING)
+    return 0;
+  if (r->len + 1 > im->name_cap) {
+    size_t c = im->name_cap ? im->name_cap : 256;
+    while (c < r->len + 1)
+      c *= 2;
+    char *n = realloc (im->name, c);
+    if (!n)
+      return PS_ENOMEM;
+    im->name = n;
+    im->name_cap = c;
+  }
+  memcpy (im->name, r->str, r->len);
+  im->name[r->len] = 0;
+  im->name_len = r->len;
+  return 1;
+}
+
+static int
+intern (importer *im, const char *s, size_t len, uint32_t *off)
+{
+  ps_timeline *tl = im->tl;
+  if (len > 4096)
+    len = 4096;
+  uint32_t h = ps__strmap_hash (s, len);
+  uint32_t v = ps__strmap_find (&im->names, tl->strings, s, len, h);
+  if (v != UINT32_MAX) {
+    *off = v;
+    return 0;
+  }
+  int rc = ps_timeline_add_string (tl, s, len, off);
+  if (rc < 0)
+    return rc;
+  /* The pool copy may be shorter (cut at a UTF-8 boundary) or have NULs
+   * replaced; the map keys on what the pool holds. */
+  const char *k = tl->strings + *off;
+  size_t kl = strlen (k);
+  if (kl != len || memcmp (k, s, len) != 0)
+    return 0;
+  return ps__strmap_insert (&im->names, *off, h, *off);
+}
+
+static bool
+valid_stream (int64_t s)
+{
+  return s >= 0 && s != 4294967295LL;
+}
+
+static int
+gpu_kind (const char *cat)
+{
+  if (!strcasecmp (cat, "kernel"))
+    return PS_SPAN_KERNEL;
+  if (!strcasecmp (cat, "gpu_memcpy") || !strcasecmp (cat, "memcpy"))
+    return PS_SPAN_MEMCPY;
+  if (!strcasecmp (cat, "gpu_memset") || !strcasecmp (cat, "memset"))
+    return PS_SPAN_MEMSET;
+  if (!strcasecmp (cat, "gpu_host_callback"))
+    return PS_SPAN_HOST;
+  if (!strcasecmp (cat, "gpu_other"))
+    return PS_SPAN_OTHER;
+  return -1;
+}
+
+static int
+store_event (importer *im, const event *e)
+{
+  if (strcmp (e->ph, "X") != 0 || !e->has_ts)
+    return 0;
+  double dur = e->dur > 0 ? e->dur : 0;
+  int64_t device = e->device != PS__NO_ID ? e->device : (e->pid != PS__NO_ID ? e->pid : 0);
+  if (device < 0 || device > INT32_MAX)
+    device = 0;
+  int kind = gpu_kind (e->cat);
+  if (kind >= 0) {
+    int64_t stream = e->stream != PS__NO_ID ? e->stream : e->tid;
+    if (!valid_stream (stream))
+      return 0;
+    ps__gpu_op op = { e->ts, dur, stream, device, e->corr > 0 ? (uint64_t) e->corr : 0, PS_NONE,
+                  (uint8_t) kind };
+    if (e->has_name) {
+      int rc = intern (im, im->name, im->name_len, &op.name);
+      if (rc < 0)
+        return rc;
+    }
+    switch (kind) {
+    case PS_SPAN_KERNEL:
+      im->st->kernels++;
+      break;
+    case PS_SPAN_MEMCPY:
+      im->st->memcpys++;
+      break;
+    case PS_SPAN_MEMSET:
+      im->st->memsets++;
+      break;
+    default:
+      im->st->others++;
+      break;
+    }
+    return push (&im->ops, &im->n_ops, &im->ops_cap, sizeof op, &op);
+  }
+  if (!strcasecmp (e->cat, "cuda_sync")) {
+    const char *k = e->sync_kind[0] ? e->sync_kind : (e->has_name ? im->name : "");
+    ps__sync_rec s = { e->ts, dur, e->stream != PS__NO_ID ? e->stream : e->tid, device,
+                   e->other_stream, e->event, e->rec_corr, 0 };
+    if (!strcasecmp (k, "Stream Wait Event")) {
+      s.kind = PS__SY_WAIT_EVENT;
+      im->st->stream_waits++;
+    } else if (!strcasecmp (k, "Stream Sync")) {
+      s.kind = PS__SY_STREAM;
+      im->st->host_syncs++;
+    } else if (!strcasecmp (k, "Event Sync")) {
+      s.kind = PS__SY_EVENT;
+      im->st->host_syncs++;
+    } else if (!strcasecmp (k, "Context Sync")) {
+      s.kind = PS__SY_CONTEXT;
+      im->st->host_syncs++;
+    } else {
+      return 0;
+    }
+    return push (&im->syncs, &im->n_syncs, &im->syncs_cap, sizeof s, &s);
+  }
+  if (!strcmp (e->cat, "stall")) {
+    ps__sync_rec s = { e->ts, dur, e->stream, device, e->other_stream, e->event, PS__NO_ID,
+                   PS__SY_OWN_STALL };
+    return push (&im->syncs, &im->n_syncs, &im->syncs_cap, sizeof s, &s);
+  }
+  if ((!strcasecmp (e->cat, "cuda_runtime") || !strcasecmp (e->cat, "cuda_driver")
+       || !strcasecmp (e->cat, "runtime"))
+      && e->corr > 0) {
+    ps__rt_call c = { (uint64_t) e->corr, e->ts, dur };
+    im->st->runtime_calls++;
+    return push (&im->rts, &im->n_rts, &im->rts_cap, sizeof c, &c);
+  }
+  return 0;
+}
+
+static int
+parse_event (importer *im, ps_json_reader *r)
+{
+  event e;
+  memset (&e, 0, sizeof e);
+  e.pid = e.tid = e.stream = e.device = e.corr = e.other_stream = e.event = e.rec_corr = PS__NO_ID;
+  for (;;) {
+    ps_json_token t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_error (im, r);
+    if (t == PS_JSON_OBJECT_END)
+      break;
+    int which = key_is (r, "ph")     ? 1
+                : key_is (r, "cat")  ? 2
+                : key_is (r, "name") ? 3
+                : key_is (r, "ts")   ? 4
+                : key_is (r, "dur")  ? 5
+                : key_is (r, "pid")  ? 6
+                : key_is (r, "tid")  ? 7
+                : key_is (r, "args") ? 8
+                                     : 0;
+    t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_error (im, r);
+    int rc = 0;
+    switch (which) {
+    case 1:
+      copy_small (e.ph, sizeof e.ph, r);
+      break;
+    case 2:
+      copy_small (e.cat, sizeof e.cat, r);
+      break;
+    case 3:
+      rc = keep_name (im, r);
+      if (rc > 0)
+        e.has_name = true;
+      break;
+    case 4:
+      if (t == PS_JSON_NUMBER && fabs (r->num) < 1e17) {
+        e.ts = r->num;
+        e.has_ts = true;
+      }
+      break;
+    case 5:
+      if (t == PS_JSON_NUMBER && r->num > 0 && r->num < 1e15)
+        e.dur = r->num;
+      break;
+    case 6:
+      e.pid = int_value (r);
+      break;
+    case 7:
+      e.tid = int_value (r);
+      break;
+    case 8:
+      if (t == PS_JSON_OBJECT_BEGIN) {
+        rc = parse_args (im, r, &e);
+        if (rc < 0)
+          return rc;
+        continue;
+      }
+      break;
+    default:
+      break;
+    }
+    if (rc < 0)
+      return rc;
+    if (ps_json_skip_current (r) < 0)
+      return json_error (im, r);
+  }
+  im->st->events++;
+  return store_event (im, &e);
+}
+
+/* "deviceProperties": [{"name": ...}, ...]: the first device's name. */
+static int
+parse_devices (importer *im, ps_json_reader *r)
+{
+  if (r->token != PS_JSON_ARRAY_BEGIN)
+    return ps_json_skip_current (r) < 0 ? json_error (im, r) : 0;
+  for (;;) {
+    ps_json_token t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_error (im, r);
+    if (t == PS_JSON_ARRAY_END)
+      return 0;
+    if (t != PS_JSON_OBJECT_BEGIN) {
+      if (ps_json_skip_current (r) < 0)
+        return json_error (im, r);
+      continue;
+    }
+    for (;;) {
+      t = ps_json_next (r);
+      if (t == PS_JSON_ERROR)
+        return json_error (im, r);
+      if (t == PS_JSON_OBJECT_END)
+        break;
+      bool name = key_is (r, "name") || key_is (r, "device");
+      t = ps_json_next (r);
+      if (t == PS_JSON_ERROR)
+        return json_error (im, r);
+      if (name && !im->device[0])
+        copy_small (im->device, sizeof im->device, r);
+      if (ps_json_skip_current (r) < 0)
+        return json_error (im, r);
+    }
+  }
+}
+
+static int
+parse_events (importer *im, ps_json_reader *r)
+{
+  if (r->token != PS_JSON_ARRAY_BEGIN)
+    return ps_json_skip_current (r) < 0 ? json_error (im, r) : 0;
+  for (;;) {
+    ps_json_token t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_error (im, r);
+    if (t == PS_JSON_ARRAY_END)
+      return 0;
+    int rc = t == PS_JSON_OBJECT_BEGIN ? parse_event (im, r)
+                                       : (ps_json_skip_current (r) < 0 ? json_error (im, r) : 0);
+    if (rc < 0)
+      return rc;
+  }
+}
+
+static int
+parse_top (importer *im, ps_json_reader *r)
+{
+  ps_json_token t = ps_json_next (r);
+  if (t == PS_JSON_ERROR)
+    return json_error (im, r);
+  if (t == PS_JSON_ARRAY_BEGIN) {
+    int rc = parse_events (im, r);
+    if (rc < 0)
+      return rc;
+  } else if (t == PS_JSON_OBJECT_BEGIN) {
+    for (;;) {
+      t = ps_json_next (r);
+      if (t == PS_JSON_ERROR)
+        return json_error (im, r);
+      if (t == PS_JSON_OBJECT_END)
+        break;
+      int which = key_is (r, "traceEvents")        ? 1
+                  : key_is (r, "deviceProperties") ? 2
+                  : key_is (r, "otherData")        ? 2
+                                                   : 0;
+      t = ps_json_next (r);
+      if (t == PS_JSON_ERROR)
+        return json_error (im, r);
+      int rc = 0;
+      if (which == 1)
+        rc = parse_events (im, r);
+      else if (which == 2 && t == PS_JSON_OBJECT_BEGIN) {
+        /* otherData: {"device": ...}, read like one device entry. */
+        for (;;) {
+          t = ps_json_next (r);
+          if (t == PS_JSON_ERROR)
+            return json_error (im, r);
+          if (t == PS_JSON_OBJECT_END)
+            break;
+          bool dev = key_is (r, "device");
+          t = ps_json_next (r);
+          if (t == PS_JSON_ERROR)
+            return json_error (im, r);
+          if (dev)
+            copy_small (im->device, sizeof im->device, r);
+          if (ps_json_skip_current (r) < 0)
+            return json_error (im, r);
+        }
+      } else if (which == 2)
+        rc = parse_devices (im, r);
+      else if (ps_json_skip_current (r) < 0)
+        rc = json_error (im, r);
+      if (rc < 0)
+        return rc;
+    }
+  } else {
+    return ps_diag_error (im->diag, r->line, r->col,
+                          "a trace must be a JSON object with \"traceEvents\" or an array of "
+                          "events, not %s", ps_json_token_name (t));
+  }
+  t = ps_json_next (r);
+  if (t == PS_JSON_ERROR)
+    return json_error (im, r);
+  return 0;
+}
+
+static void
+importer_free (importer *im)
+{
+  free (im->ops);
+  free (im->syncs);
+  free (im->rts);
+  free (im->name);
+  ps__strmap_free (&im->names);
+}
+
+static int
+import (ps_timeline *tl, ps_json_reader *r, ps_trace_stats *stats, ps_diag *diag)
+{
+  ps_trace_stats local;
+  importer im;
+  memset (&im, 0, sizeof im);
+  memset (stats ? stats : &local, 0, sizeof local);
+  im.tl = tl;
+  im.st = stats ? stats : &local;
+  im.diag = diag;
+  tl->source = PS_TL_IMPORTED;
+  tl->graph = NULL;
+  int rc = ps__strmap_init (&im.names, 256);
+  if (rc == 0)
+    rc = parse_top (&im, r);
+  if (rc == 0) {
+    snprintf (tl->device, sizeof tl->device, "%s", im.device[0] ? im.device : "unknown GPU");
+    rc = ps__trace_resolve (tl, im.ops, im.n_ops, im.syncs, im.n_syncs, im.rts, im.n_rts);
+    if (rc < 0)
+      ps_diag_error (diag, 0, 0, "cannot import the trace: %s", ps_strerror (rc));
+  }
+  importer_free (&im);
+  return rc;
+}
+
+int
+ps_trace_import_mem (ps_timeline *tl, const char *data, size_t len, ps_trace_stats *stats,
+                     ps_diag *diag)
+{
+  ps_json_reader r;
+  int rc = ps_json_init_mem (&r, data, len);
+  if (rc < 0)
+    return rc;
+  rc = import (tl, &r, stats, diag);
+  ps_json_close (&r);
+  return rc;
+}
+
+typedef struct {
+  gzFile f;
+  bool failed;
+} gz_ctx;
+
+static long
+gz_pull (void *ctx, char *buf, size_t cap)
+{
+  gz_ctx *g = ctx;
+  unsigned n = cap > (1u << 30) ? (1u << 30) : (unsigned) cap;
+  int got = gzread (g->f, buf, n);
+  if (got < 0) {
+    g->failed = true;
+    return -1;
+  }
+  return got;
+}
+
+int
+ps_trace_import_file (ps_timeline *tl, const char *path, ps_trace_stats *stats, ps_diag *diag)
+{
+  gz_ctx g = { gzopen (path, "rb"), false };
+  if (!g.f)
+  {
+    ps_diag_error (diag, 0, 0, "cannot open %s", path);
+    return PS_EIO;
+  }
+  gzbuffer (g.f, 256 * 1024);
+  ps_json_reader r;
+  int rc = ps_json_init_stream (&r, gz_pull, &g);
+  if (rc < 0) {
+    gzclose (g.f);
+    return rc;
+  }
+  rc = import (tl, &r, stats, diag);
+  if (g.failed || (rc == PS_ESYNTAX && gzeof (g.f) == 0)) {
+    int zerr = 0;
+    const char *m = gzerror (g.f, &zerr);
+    if (zerr != Z_OK && zerr != Z_STREAM_END) {
+      ps_diag_error (diag, 0, 0, "cannot decompress: %s", m);
+      rc = PS_EIO;
+    }
+  }
+  ps_json_close (&r);
+  gzclose (g.f);
+  return rc;
+}

@@ -1,0 +1,40 @@
+/* ps-trace-private.h: what the trace importer's reading pass hands to its
+ * resolving pass (ps-trace-resolve.c).  Not installed; core/ only. */
+#ifndef PS_TRACE_PRIVATE_H
+#define PS_TRACE_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ps-timeline.h"
+
+#define PS__NO_ID INT64_MIN
+
+/* Kinds of ps__sync_rec. */
+enum { PS__SY_WAIT_EVENT, PS__SY_STREAM, PS__SY_CONTEXT, PS__SY_EVENT, PS__SY_OWN_STALL };
+
+typedef struct {
+  double ts, dur; /* microseconds, as in the file */
+  int64_t stream;
+  int64_t device;
+  uint64_t corr;
+  uint32_t name;
+  uint8_t kind; /* ps_span_kind */
+} ps__gpu_op;
+
+typedef struct {
+  double ts, dur;
+  int64_t stream, device, other_stream, event, rec_corr;
+  uint8_t kind;
+} ps__sync_rec;
+
+typedef struct {
+  uint64_t corr;
+  double ts, dur;
+} ps__rt_call;
+
+/* Builds the timeline from what was read (rts is sorted in place). */
+int ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
+                       const ps__sync_rec *syncs, size_t n_syncs, ps__rt_call *rts, size_t n_rts);
+
+#endif

@@ -1,0 +1,67 @@
+/* ps-profiler-private.h: helpers shared by the files of profiler/.  Not
+ * installed. */
+#ifndef PS_PROFILER_PRIVATE_H
+#define PS_PROFILER_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ps-profiler.h"
+
+/* A growing string; `oom` is set (and further output dropped) when memory
+ * runs out. */
+typedef struct ps__sb {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} ps__sb;
+
+void ps__sb_printf (ps__sb *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__ ((format (printf, 2, 3)))
+#endif
+    ;
+
+/* Reads a whole file (at most max bytes) into a malloc'd, NUL-terminated
+ * buffer.  Returns 0, PS_EIO (errno set), PS_ELIMIT or PS_ENOMEM. */
+int ps__read_file (const char *path, size_t max, char **data, size_t *len);
+
+/* Writes len bytes to path (replacing it).  Returns 0 or PS_EIO (errno set). */
+int ps__write_file (const char *path, const void *data, size_t len);
+
+/* The CUDA toolkit's include folder (for cuda_fp16.h and cuda_bf16.h):
+ * $CUDA_HOME, $CUDA_PATH, the toolkit_root of the build, /usr/local/cuda,
+ * the first that has include/cuda_fp16.h.  Returns false when none has. */
+bool ps__toolkit_include (char *buf, size_t cap);
+
+/* The folder of the toolkit root for finding libraries (lib64, lib). */
+bool ps__toolkit_root (char *buf, size_t cap);
+
+/* The build-time toolkit root (PS_TOOLKIT_ROOT), or "/usr/local/cuda". */
+const char *ps__toolkit_root_default (void);
+
+/* NVRTC: compiles `code` for `arch` ("compute_90" gives PTX, "sm_90" also a
+ * cubin when want_cubin).  name_expr, when not NULL, is registered with
+ * nvrtcAddNameExpression and its lowered name copied into lowered (cap
+ * bytes).  The output (PTX, or the cubin) is malloc'd into *out.  On
+ * failure err says why; *log (may be NULL) receives NVRTC's log. */
+int ps__nvrtc_compile (const char *code, const char *name, const char *arch,
+                       const char *include_dir, bool want_cubin, const char *name_expr,
+                       char *lowered, size_t lowered_cap, char **out, size_t *out_len,
+                       char **log, ps_gpu_error *err);
+
+/* Loads NVRTC (once per process); 0 or PS_ENOGPU with err set. */
+int ps__nvrtc_load (ps_gpu_error *err);
+/* NVRTC's version, after a successful load. */
+void ps__nvrtc_version (int *major, int *minor);
+/* The oldest and newest compute capability (e.g. 75, 120) NVRTC targets. */
+void ps__nvrtc_arch_range (int *lo, int *hi);
+
+/* Environment variables that name the libraries to load instead of the
+ * usual sonames (for tests and unusual installs). */
+#define PS_ENV_LIBCUDA "PLANSCOPE_LIBCUDA"
+#define PS_ENV_LIBNVRTC "PLANSCOPE_LIBNVRTC"
+#define PS_ENV_LIBCUPTI "PLANSCOPE_LIBCUPTI"
+
+#endif

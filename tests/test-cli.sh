@@ -1,0 +1,349 @@
+#!/usr/bin/env bash
+# test-cli.sh: the planscope-cli contract of spec/cli.md: exit codes, usage,
+# located errors, the plan document, verification of the examples and of
+# generated graphs, and gen's determinism.
+#
+# Usage: test-cli.sh PATH/TO/planscope-cli   (PS_SOURCE_ROOT: the source tree)
+set -u
+
+CLI=${1:?usage: test-cli.sh PATH/TO/planscope-cli}
+case $CLI in /*) ;; *) CLI=$PWD/$CLI ;; esac
+ROOT=${PS_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+EXAMPLES=("$ROOT"/data/examples/*.json)
+SHAPES=(chain fanout layered transformer)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+pass=0
+fail=0
+ok () { pass=$((pass + 1)); }
+bad () {
+  fail=$((fail + 1))
+  echo "FAIL: $*" >&2
+}
+
+# run CMD...: runs the CLI, leaving stdout in $TMP/out, stderr in $TMP/err
+# and the exit code in $rc.
+run () {
+  "$CLI" "$@" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+}
+
+# expect WANT-RC DESCRIPTION ARGS...
+expect () {
+  local want=$1 desc=$2
+  shift 2
+  run "$@"
+  if [ "$rc" -eq "$want" ]; then ok; else
+    bad "$desc: exit $rc, wanted $want (planscope-cli $*)"
+    sed 's/^/  | /' "$TMP/err" | head -5 >&2
+  fi
+}
+
+# first_line_is_error FILE-AS-GIVEN DESCRIPTION: stderr's first line is a
+# located error for that file.
+first_line_is_error () {
+  local file=$1 desc=$2 first
+  first=$(head -n 1 "$TMP/err")
+  case $first in
+    "$file":[0-9]*:[0-9]*": error: "?*) ok ;;
+    *) bad "$desc: first stderr line is not '$file:LINE:COL: error: ...': '$first'" ;;
+  esac
+}
+
+if [ ${#EXAMPLES[@]} -lt 4 ] || [ ! -f "${EXAMPLES[0]}" ]; then
+  bad "fewer than four examples in $ROOT/data/examples"
+fi
+
+# ---- help, version, usage errors --------------------------------------------
+
+COMMANDS=(plan verify gen simulate profile export analyze kernels)
+for h in --help -h; do
+  expect 0 "top-level $h" "$h"
+  grep -q '^Usage: planscope-cli' "$TMP/out" && ok || bad "top-level $h prints no usage"
+  for c in "${COMMANDS[@]}"; do
+    expect 0 "$c $h" "$c" "$h"
+    grep -q "^Usage: planscope-cli $c" "$TMP/out" && ok || bad "$c $h prints no usage on stdout"
+    [ -s "$TMP/err" ] && bad "$c $h writes to stderr" || ok
+  done
+done
+expect 0 "--version" --version
+grep -Eq '^planscope-cli [0-9]+\.[0-9]+' "$TMP/out" && ok || bad "--version prints no version"
+
+expect 2 "no arguments"
+expect 2 "unknown command" frobnicate
+expect 2 "unknown top-level option" --frobnicate
+for c in plan verify; do
+  expect 2 "$c without FILE" "$c"
+  expect 2 "$c with two files" "$c" "${EXAMPLES[0]}" "${EXAMPLES[0]}"
+  expect 2 "$c unknown option" "$c" "${EXAMPLES[0]}" --frobnicate
+  for s in 0 65 abc -1 4x "" 1e1 " 4" 99999999999999999999; do
+    expect 2 "$c --streams '$s'" "$c" "${EXAMPLES[0]}" --streams "$s"
+  done
+  expect 2 "$c --streams without value" "$c" "${EXAMPLES[0]}" --streams
+  [ -s "$TMP/out" ] && bad "usage error wrote to stdout" || ok
+  grep -q "planscope-cli $c" "$TMP/err" && ok || bad "$c usage error does not say who complains"
+  expect 0 "$c --streams 1" "$c" "${EXAMPLES[0]}" --streams 1
+  expect 0 "$c --streams=64" "$c" "${EXAMPLES[0]}" --streams=64
+done
+expect 2 "verify --json is not an option" verify "${EXAMPLES[0]}" --json
+
+# Commands of spec/cli.md that later work implements: until then each says
+# so and exits 2 without output; once implemented it must at least be
+# recognised (no usage error for a plain FILE argument).
+for c in simulate profile export analyze kernels; do
+  run "$c" "${EXAMPLES[0]}"
+  if grep -q 'not implemented yet' "$TMP/err"; then
+    [ "$rc" -eq 2 ] && ok || bad "$c: not implemented, but exit $rc"
+    [ "$(cat "$TMP/err")" = "planscope-cli: '$c' is not implemented yet" ] && ok \
+      || bad "$c: unexpected stderr '$(cat "$TMP/err")'"
+    [ -s "$TMP/out" ] && bad "$c prints output although not implemented" || ok
+  else
+    grep -q "unknown command" "$TMP/err" && bad "$c is not recognised" || ok
+  fi
+done
+
+# ---- bad input files: exit 1, located first line ----------------------------
+
+cd "$TMP" || exit 1
+printf '{"format": "planscope-graph", "version": 1, "nodes": [\n  {"name": "a", "op": "host"' \
+  >truncated.json
+printf '{"format": "planscope-graph", "version": 1, "nodes": [\n  {"name": "a", "op": "kernel",\n   "function": "f", "grd": 1, "block": 1}\n]}\n' \
+  >unknown-key.json
+printf '{"format": "planscope-graph", "version": 2, "nodes": [{"name": "a", "op": "host"}]}\n' \
+  >version.json
+printf '{"format": "planscope-graph", "version": 1,\n "nodes": [{"name": "a", "op": "host"},\n           {"name": "a", "op": "host"}]}\n' \
+  >duplicate.json
+printf '{"format": "planscope-graph", "version": 1,\n "nodes": [{"name": "a", "op": "memcpy", "dir": "h2d", "writes": ["nope"]}]}\n' \
+  >unknown-buffer.json
+printf '{"format": "planscope-graph", "version": 1,\n "nodes": [{"name": "a", "op": "host", "after": ["b"]},\n           {"name": "b", "op": "host"}]}\n' \
+  >forward-after.json
+printf '{"format": "planscope-graph", "version": 1, "nodes": [{"name": "a", "op": "host",}]}\n' \
+  >trailing-comma.json
+printf '{"format": "planscope-graph", "version": 1, "nodes": []}\n' >no-nodes.json
+printf '' >empty.json
+for f in truncated unknown-key version duplicate unknown-buffer forward-after trailing-comma \
+         no-nodes empty; do
+  for c in plan verify; do
+    expect 1 "$c $f.json" "$c" "$f.json"
+    first_line_is_error "$f.json" "$c $f.json"
+    [ -s "$TMP/out" ] && bad "$c $f.json printed a plan" || ok
+  done
+done
+run plan unknown-key.json
+grep -q 'did you mean "grid"' "$TMP/err" && ok || bad "unknown key without a suggestion"
+grep -q '^unknown-key.json:3:' "$TMP/err" && ok || bad "unknown key not located on line 3"
+expect 1 "missing file" plan "$TMP/does-not-exist.json"
+case $(head -n 1 "$TMP/err") in
+  "$TMP/does-not-exist.json: error: "?*) ok ;;
+  *) bad "missing file: unexpected message '$(head -n 1 "$TMP/err")'" ;;
+esac
+
+# A warning is not an error: exit 0, warning on stderr, plan on stdout.
+printf '{"format": "planscope-graph", "version": 1,\n "buffers": [{"name": "t", "bytes": 1024}],\n "nodes": [{"name": "k", "op": "kernel", "function": "f", "grid": 1, "block": 32,\n            "reads": ["t"]}]}\n' \
+  >uninit.json
+expect 0 "plan with a warning" plan uninit.json
+grep -q '^uninit.json:[0-9]*:[0-9]*: warning: ' "$TMP/err" && ok || bad "no located warning"
+[ -s "$TMP/out" ] && ok || bad "plan with a warning printed nothing"
+cd - >/dev/null || exit 1
+
+# ---- write errors on stdout --------------------------------------------------
+
+if [ -w /dev/full ]; then
+  for args in "plan ${EXAMPLES[0]}" "plan ${EXAMPLES[0]} --json" "verify ${EXAMPLES[0]}" \
+              "gen layered --nodes 2000" "--help"; do
+    # shellcheck disable=SC2086
+    "$CLI" $args >/dev/full 2>"$TMP/err"
+    rc=$?
+    [ "$rc" -eq 1 ] && ok || bad "'$args > /dev/full' exit $rc, wanted 1"
+    grep -q 'error' "$TMP/err" && ok || bad "'$args > /dev/full' says nothing"
+  done
+else
+  bad "/dev/full is missing; cannot check write errors"
+fi
+
+# ---- the plan document -------------------------------------------------------
+
+cat >"$TMP/check_plan.py" <<'EOF'
+"""check_plan.py GRAPH PLAN STREAMS FUSION: the plan document of spec/cli.md
+(json.load is as strict as python3 -m json.tool)."""
+import json, sys
+
+graph = json.load(open(sys.argv[1]))
+plan = json.load(open(sys.argv[2]))
+streams, fusion = int(sys.argv[3]), sys.argv[4] == "true"
+errors = []
+def check(cond, msg):
+    if not cond:
+        errors.append(msg)
+
+check(plan.get("format") == "planscope-plan", "format")
+check(plan.get("version") == 1, "version")
+check(plan.get("options") == {"streams": streams, "fusion": fusion}, "options %r" % plan.get("options"))
+check(plan.get("graph") == graph.get("name", ""), "graph name")
+check(isinstance(plan.get("streams"), int) and 1 <= plan["streams"] <= streams, "streams")
+pool = plan.get("pool_bytes")
+check(isinstance(pool, int) and pool >= 0, "pool_bytes")
+for key in ("kernels_before", "kernels_after", "events"):
+    check(isinstance(plan.get(key), int) and plan[key] >= 0, key)
+check(plan["kernels_after"] <= plan["kernels_before"], "kernels_after > kernels_before")
+if not fusion:
+    check(plan["kernels_after"] == plan["kernels_before"], "fused with --no-fusion")
+
+gbufs = {b["name"]: b for b in graph.get("buffers", [])}
+pbufs = {b["name"]: b for b in plan.get("buffers", [])}
+check(set(gbufs) == set(pbufs), "buffers differ from the graph's")
+for name, b in pbufs.items():
+    ext = gbufs.get(name, {}).get("external", False)
+    check(b.get("external") == ext, "buffer %s external" % name)
+    check(b.get("bytes") == gbufs.get(name, {}).get("bytes"), "buffer %s bytes" % name)
+    if not ext:
+        off = b.get("offset")
+        check(isinstance(off, int) and 0 <= off and off + b["bytes"] <= pool,
+              "buffer %s offset %r outside the pool" % (name, off))
+
+seen = {}
+recorded = set()
+for i, s in enumerate(plan.get("steps", [])):
+    check(isinstance(s.get("stream"), int) and 0 <= s["stream"] < streams, "step %d stream" % i)
+    if s["op"] in ("event_record", "event_wait"):
+        check(isinstance(s.get("event"), int), "step %d event" % i)
+        if s["op"] == "event_record":
+            recorded.add(s["event"])
+        else:
+            check(s["event"] in recorded, "step %d waits for an event never recorded" % i)
+    for n in s.get("nodes", []):
+        seen[n] = seen.get(n, 0) + 1
+    if s["op"] == "kernel":
+        check(isinstance(s.get("function"), str), "step %d function" % i)
+        check(len(s.get("nodes", [])) >= 1, "kernel step %d without nodes" % i)
+        if not fusion:
+            check(len(s["nodes"]) == 1, "step %d fused with --no-fusion" % i)
+names = [n["name"] for n in graph["nodes"]]
+for n in names:
+    check(seen.get(n) == 1, "node %s appears %d times" % (n, seen.get(n, 0)))
+check(len(seen) == len(names), "steps name nodes that are not in the graph")
+for e in errors[:10]:
+    print("%s: %s" % (sys.argv[1], e))
+sys.exit(1 if errors else 0)
+EOF
+
+check_plan_json () { # GRAPH STREAMS FUSION(true|false) [PLAN-OPTIONS...]
+  local graph=$1 streams=$2 fusion=$3
+  shift 3
+  "$CLI" plan "$graph" --json --streams "$streams" "$@" >"$TMP/plan.json" 2>"$TMP/err"
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    bad "plan --json $graph --streams $streams $*: exit $rc"
+    sed 's/^/  | /' "$TMP/err" | head -5 >&2
+  elif python3 "$TMP/check_plan.py" "$graph" "$TMP/plan.json" "$streams" "$fusion" >&2; then
+    ok
+  else
+    bad "plan --json $graph --streams $streams $*: not the plan document"
+  fi
+}
+
+for f in "${EXAMPLES[@]}"; do
+  for s in 1 2 4 8; do
+    check_plan_json "$f" "$s" true
+    check_plan_json "$f" "$s" false --no-fusion
+  done
+  expect 0 "plan (text) $f" plan "$f"
+  [ -s "$TMP/out" ] && ok || bad "plan $f printed nothing"
+  [ -s "$TMP/err" ] && bad "plan $f printed to stderr: $(head -n 1 "$TMP/err")" || ok
+done
+
+# ---- verify: every example and generated graphs of every shape ---------------
+
+verify_ok () { # DESCRIPTION ARGS...
+  local desc=$1
+  shift
+  run verify "$@"
+  if [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = "ok" ]; then ok; else
+    bad "verify $desc $*: exit $rc, output '$(head -n 3 "$TMP/out")'"
+    sed 's/^/  | /' "$TMP/err" | head -5 >&2
+  fi
+}
+
+for f in "${EXAMPLES[@]}"; do
+  for s in 1 2 3 4 5 6 7 8; do
+    verify_ok "" "$f" --streams "$s"
+    verify_ok "" "$f" --streams "$s" --no-fusion
+  done
+done
+
+for shape in "${SHAPES[@]}"; do
+  "$CLI" gen "$shape" --nodes 400 --seed 7 -o "$TMP/$shape.json" || bad "gen $shape"
+  "$CLI" gen "$shape" --nodes 400 --seed 8 --extras --pin-streams 1 -o "$TMP/$shape-x.json" \
+    || bad "gen $shape --extras"
+  for s in 1 2 3 4 5 6 7 8; do
+    for g in "$TMP/$shape.json" "$TMP/$shape-x.json"; do
+      verify_ok "" "$g" --streams "$s"
+      verify_ok "" "$g" --streams "$s" --no-fusion
+    done
+  done
+  check_plan_json "$TMP/$shape-x.json" 4 true
+  # Pins on streams 0-2 cannot be honoured with two streams: an input error.
+  "$CLI" gen "$shape" --nodes 400 --pins --pin-streams 3 -o "$TMP/$shape-p.json" || bad "gen --pins"
+  verify_ok "" "$TMP/$shape-p.json" --streams 3
+  expect 1 "plan with pins above --streams" plan "$TMP/$shape-p.json" --streams 2
+  grep -q 'error' "$TMP/err" && ok || bad "unhonourable pin without an error message"
+done
+
+# ---- --timing and standard input ----------------------------------------------
+
+expect 0 "plan --timing" plan "${EXAMPLES[0]}" --timing
+grep -Eq '^timing: read [0-9]+\.[0-9]+ s$' "$TMP/err" && ok || bad "--timing: no read time"
+grep -Eq '^timing: parse [0-9]+\.[0-9]+ s$' "$TMP/err" && ok || bad "--timing: no parse time"
+grep -Evq '^timing: [a-z0-9_ -]+ [0-9]+\.[0-9]+ s$' "$TMP/err" && bad "--timing: odd line" || ok
+[ -s "$TMP/out" ] && ok || bad "plan --timing printed no plan"
+run plan "${EXAMPLES[0]}"
+[ -s "$TMP/err" ] && bad "timing printed without --timing" || ok
+
+"$CLI" gen fanout --nodes 300 | "$CLI" verify - >"$TMP/out" 2>"$TMP/err"
+[ "$(cat "$TMP/out")" = "ok" ] && ok || bad "gen | verify - failed"
+printf '{"format": "planscope-graph",\n "version": 3, "nodes": []}' | "$CLI" plan - 2>"$TMP/err" >/dev/null
+rc=$?
+[ "$rc" -eq 1 ] && ok || bad "bad graph on stdin: exit $rc"
+grep -q '^<stdin>:2:[0-9]*: error: ' "$TMP/err" && ok || bad "stdin error not located: $(head -n 1 "$TMP/err")"
+
+# ---- gen ---------------------------------------------------------------------
+
+for shape in "${SHAPES[@]}"; do
+  for n in 1 7 1000; do
+    "$CLI" gen "$shape" --nodes "$n" --seed 3 --extras >"$TMP/a.json" || bad "gen $shape $n"
+    "$CLI" gen "$shape" --nodes "$n" --seed 3 --extras >"$TMP/b.json" || bad "gen $shape $n"
+    cmp -s "$TMP/a.json" "$TMP/b.json" && ok || bad "gen $shape --nodes $n is not deterministic"
+    "$CLI" gen "$shape" --nodes "$n" --seed 3 --extras -o "$TMP/c.json" || bad "gen -o"
+    cmp -s "$TMP/a.json" "$TMP/c.json" && ok || bad "gen -o differs from stdout"
+    count=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["nodes"]))' \
+      "$TMP/a.json")
+    tol=$((n / 33))
+    [ "$count" -ge $((n - tol)) ] && [ "$count" -le $((n + tol)) ] && ok \
+      || bad "gen $shape --nodes $n made $count nodes"
+    expect 0 "plan of gen $shape --nodes $n" plan "$TMP/a.json" --streams 2
+    [ -s "$TMP/err" ] && bad "gen $shape --nodes $n: loader complains: $(head -n 1 "$TMP/err")" || ok
+  done
+  "$CLI" gen "$shape" --nodes 1000 --seed 4 --extras >"$TMP/d.json"
+  cmp -s "$TMP/a.json" "$TMP/d.json" && bad "gen $shape: seeds 3 and 4 give the same graph" || ok
+done
+expect 0 "gen --seed=S form" gen chain --nodes=50 --seed=18446744073709551615
+expect 2 "gen without shape" gen --nodes 10
+expect 2 "gen without --nodes" gen chain
+expect 2 "gen unknown shape" gen ring --nodes 10
+expect 2 "gen --nodes 0" gen chain --nodes 0
+expect 2 "gen --nodes abc" gen chain --nodes abc
+expect 2 "gen --nodes too many" gen chain --nodes 99999999
+expect 2 "gen --seed -1" gen chain --nodes 10 --seed -1
+expect 2 "gen --seed overflow" gen chain --nodes 10 --seed 18446744073709551616
+expect 2 "gen --pin-streams 0" gen chain --nodes 10 --pins --pin-streams 0
+expect 2 "gen unknown option" gen chain --nodes 10 --frobnicate
+expect 2 "gen two shapes" gen chain fanout --nodes 10
+expect 1 "gen -o into a missing folder" gen chain --nodes 10 -o "$TMP/no/such/dir/g.json"
+[ -e "$TMP/no/such/dir/g.json" ] && bad "gen -o left a file behind" || ok
+printf 'old' >"$TMP/keep.json"
+expect 0 "gen -o over an existing file" gen chain --nodes 10 -o "$TMP/keep.json"
+"$CLI" gen chain --nodes 10 | cmp -s - "$TMP/keep.json" && ok || bad "gen -o did not replace the file"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

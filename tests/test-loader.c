@@ -1,0 +1,1193 @@
+/* test-loader.c: the JSON graph loader: examples load, bad input gives
+ * located errors, hazard edges follow spec/graph-format.md exactly
+ * (hand-made cases and a property test against a literal reference), and
+ * the whole-file helpers of ps-file.h. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ps-file.h"
+#include "ps-graph.h"
+
+#ifndef PS_TEST_SOURCE_ROOT
+#define PS_TEST_SOURCE_ROOT "."
+#endif
+
+static const char *
+source_root (void)
+{
+  const char *s = getenv ("PS_SOURCE_ROOT");
+  return s && *s ? s : PS_TEST_SOURCE_ROOT;
+}
+
+static int
+load (ps_graph *g, ps_diag *d, const char *text)
+{
+  ps_diag_init (d, "test.json");
+  return ps_graph_load_json (g, text, strlen (text), "test.json", d);
+}
+
+static void
+print_diag (const ps_diag *d)
+{
+  ps_diag_print (d, stderr);
+}
+
+static uint32_t
+node_id (const ps_graph *g, const char *name)
+{
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (strcmp (ps_node_name (g, v), name) == 0)
+      return v;
+  fail_msg ("no node \"%s\"", name);
+  return PS_NONE;
+}
+
+/* The kind bits of edge u -> v, or 0 when there is none. */
+static uint8_t
+edge_kind (const ps_graph *g, uint32_t u, uint32_t v)
+{
+  for (uint32_t i = g->succ_off[u]; i < g->succ_off[u + 1]; i++)
+    if (g->succ[i] == v)
+      return g->succ_kind[i];
+  return 0;
+}
+
+static uint8_t
+edge (const ps_graph *g, const char *from, const char *to)
+{
+  return edge_kind (g, node_id (g, from), node_id (g, to));
+}
+
+/* Both CSR directions hold the same edges, sorted, without duplicates or
+ * self edges, each pointing forward in program order. */
+static void
+check_csr (const ps_graph *g)
+{
+  uint32_t n = g->n_nodes;
+  assert_int_equal (g->succ_off[0], 0);
+  assert_int_equal (g->pred_off[0], 0);
+  assert_int_equal (g->succ_off[n], g->n_edges);
+  assert_int_equal (g->pred_off[n], g->n_edges);
+  for (uint32_t u = 0; u < n; u++) {
+    for (uint32_t i = g->succ_off[u]; i < g->succ_off[u + 1]; i++) {
+      uint32_t v = g->succ[i];
+      assert_true (v > u);
+      assert_true (i == g->succ_off[u] || g->succ[i - 1] < v);
+      assert_true (g->succ_kind[i] != 0);
+      bool found = false;
+      for (uint32_t j = g->pred_off[v]; j < g->pred_off[v + 1]; j++)
+        if (g->pred[j] == u) {
+          assert_int_equal (g->pred_kind[j], g->succ_kind[i]);
+          found = true;
+        }
+      assert_true (found);
+    }
+    for (uint32_t j = g->pred_off[u]; j < g->pred_off[u + 1]; j++)
+      assert_true (j == g->pred_off[u] || g->pred[j - 1] < g->pred[j]);
+  }
+}
+
+/* Line and column (1-based, ASCII) of the first occurrence of marker. */
+static void
+position_of (const char *text, const char *marker, uint32_t *line, uint32_t *col)
+{
+  const char *p = strstr (text, marker);
+  if (!p)
+    fail_msg ("marker %s not in the input", marker);
+  *line = 1;
+  *col = 1;
+  for (const char *q = text; q < p; q++) {
+    if (*q == '\n') {
+      (*line)++;
+      *col = 1;
+    } else {
+      (*col)++;
+    }
+  }
+}
+
+/* Loading `text` fails, leaves the graph empty, and one error contains
+ * `message` at line:col. */
+static void
+expect_error_at (const char *text, size_t len, uint32_t line, uint32_t col, const char *message)
+{
+  ps_graph g;
+  memset (&g, 0xab, sizeof g);
+  ps_diag d;
+  ps_diag_init (&d, "test.json");
+  int ret = ps_graph_load_json (&g, text, len, "test.json", &d);
+  bool found = false;
+  for (size_t i = 0; i < d.count; i++)
+    if (d.entries[i].severity == PS_SEV_ERROR && strstr (d.entries[i].message, message) &&
+        d.entries[i].line == line && d.entries[i].col == col)
+      found = true;
+  if (ret >= 0 || !found) {
+    print_diag (&d);
+    fail_msg ("expected error at %u:%u containing: %s (ret %d)", line, col, message, ret);
+  }
+  /* Nothing half-loaded. */
+  ps_graph empty;
+  ps_graph_init (&empty);
+  assert_memory_equal (&g, &empty, sizeof g);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+}
+
+static void
+expect_error (const char *text, const char *marker, const char *message)
+{
+  uint32_t line, col;
+  position_of (text, marker, &line, &col);
+  expect_error_at (text, strlen (text), line, col, message);
+}
+
+#define HEAD "{\"format\": \"planscope-graph\", \"version\": 1,\n"
+#define BUFS                                                                                  \
+  "\"buffers\": [{\"name\": \"a\", \"bytes\": 1024}, {\"name\": \"b\", \"bytes\": 1024},\n" \
+  "  {\"name\": \"x\", \"bytes\": 64, \"external\": true}],\n"
+#define K(name, extra)                                                                       \
+  "{\"name\": \"" name "\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 1" \
+  extra "}"
+
+/* The example of spec/graph-format.md. */
+static const char spec_example[] =
+  "{\n"
+  "  \"format\": \"planscope-graph\", \"version\": 1, \"name\": \"mlp\",\n"
+  "  \"buffers\": [\n"
+  "    {\"name\": \"x\", \"bytes\": 4194304, \"external\": true},\n"
+  "    {\"name\": \"h\", \"bytes\": 4194304},\n"
+  "    {\"name\": \"y\", \"bytes\": 4194304, \"external\": true}\n"
+  "  ],\n"
+  "  \"nodes\": [\n"
+  "    {\"name\": \"upload\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"x\"]},\n"
+  "    {\"name\": \"fc1\", \"op\": \"kernel\", \"function\": \"gemm\", \"grid\": [64,16], "
+  "\"block\": 256,\n"
+  "     \"reads\": [\"x\"], \"writes\": [\"h\"], \"flops\": 2.1e9},\n"
+  "    {\"name\": \"act\", \"op\": \"kernel\", \"function\": \"gelu\", \"impl\": \"gelu\", "
+  "\"fusible\": true,\n"
+  "     \"grid\": 4096, \"block\": 256, \"reads\": [\"h\"], \"writes\": [\"h\"]},\n"
+  "    {\"name\": \"scale\", \"op\": \"kernel\", \"function\": \"scale\", \"impl\": \"scale\", "
+  "\"fusible\": true,\n"
+  "     \"params\": {\"alpha\": 0.5}, \"grid\": 4096, \"block\": 256, \"reads\": [\"h\"], "
+  "\"writes\": [\"y\"]},\n"
+  "    {\"name\": \"download\", \"op\": \"memcpy\", \"dir\": \"d2h\", \"reads\": [\"y\"]}\n"
+  "  ]\n"
+  "}\n";
+
+/* Examples */
+
+static void
+core_loader_spec_example (void **state)
+{
+  ps_graph g;
+  ps_diag d;
+  int ret = load (&g, &d, spec_example);
+  if (ret != 0)
+    print_diag (&d);
+  assert_int_equal (ret, 0);
+  assert_int_equal (d.count, 0);
+  assert_string_equal (g.name, "mlp");
+  assert_null (g.device);
+  assert_string_equal (g.path, "test.json");
+  assert_int_equal (g.n_nodes, 5);
+  assert_int_equal (g.n_buffers, 3);
+  assert_int_equal (g.n_kernels, 3);
+  check_csr (&g);
+
+  const ps_node *up = &g.nodes[node_id (&g, "upload")];
+  assert_int_equal (up->op, PS_OP_MEMCPY);
+  assert_int_equal (up->dir, PS_COPY_H2D);
+  assert_int_equal (up->bytes, 4194304); /* defaults to the buffer's size */
+  assert_int_equal (up->line, 9);
+  assert_int_equal (up->col, 5);
+  const ps_node *fc1 = &g.nodes[node_id (&g, "fc1")];
+  const ps_kernel *k = &g.kernels[fc1->aux];
+  assert_string_equal (ps_graph_str (&g, k->function), "gemm");
+  assert_int_equal (k->grid[0], 64);
+  assert_int_equal (k->grid[1], 16);
+  assert_int_equal (k->grid[2], 1);
+  assert_int_equal (k->block[0], 256);
+  assert_true (k->flops == 2.1e9);
+  assert_true (k->traffic_bytes < 0);
+  assert_int_equal (ps_kernel_threads (k), 64 * 16 * 256);
+  assert_int_equal (fc1->flags & PS_NODE_FUSIBLE, 0);
+  const ps_node *act = &g.nodes[node_id (&g, "act")];
+  assert_int_equal (act->impl, PS_IMPL_GELU);
+  assert_true (act->flags & PS_NODE_FUSIBLE);
+  const ps_node *sc = &g.nodes[node_id (&g, "scale")];
+  assert_true (g.kernels[sc->aux].alpha == 0.5);
+  assert_true (g.kernels[sc->aux].beta == 0);
+  assert_true (g.buffers[0].flags & PS_BUF_EXTERNAL);
+  assert_int_equal (g.buffers[1].flags & PS_BUF_EXTERNAL, 0);
+  assert_int_equal (g.buffers[1].dtype, PS_DT_F32);
+
+  assert_int_equal (g.n_edges, 4);
+  assert_int_equal (edge (&g, "upload", "fc1"), PS_EDGE_RAW);
+  assert_int_equal (edge (&g, "fc1", "act"), PS_EDGE_RAW | PS_EDGE_WAW);
+  assert_int_equal (edge (&g, "act", "scale"), PS_EDGE_RAW);
+  assert_int_equal (edge (&g, "scale", "download"), PS_EDGE_RAW);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+}
+
+static void
+core_loader_examples (void **state)
+{
+  char dir[4096];
+  snprintf (dir, sizeof dir, "%s/data/examples", source_root ());
+  DIR *dp = opendir (dir);
+  assert_non_null (dp);
+  struct dirent *de;
+  int n = 0;
+  while ((de = readdir (dp))) {
+    size_t len = strlen (de->d_name);
+    if (len < 6 || strcmp (de->d_name + len - 5, ".json") != 0)
+      continue;
+    char path[8192];
+    snprintf (path, sizeof path, "%s/%s", dir, de->d_name);
+    ps_graph g;
+    ps_diag d;
+    ps_diag_init (&d, path);
+    int ret = ps_graph_load_file (&g, path, &d);
+    if (ret != 0 || d.errors)
+      print_diag (&d);
+    assert_int_equal (ret, 0);
+    assert_int_equal (d.errors, 0);
+    assert_true (g.n_nodes > 0);
+    check_csr (&g);
+    ps_graph_free (&g);
+    ps_diag_free (&d);
+    n++;
+  }
+  closedir (dp);
+  /* The folder may still be filling up; the spec's example is tested on
+   * its own above. */
+  (void) n;
+}
+
+/* Syntax and document errors */
+
+static void
+core_loader_syntax_errors (void **state)
+{
+  expect_error_at ("", 0, 1, 1, "empty");
+  const char *trunc = "{\"format\": \"planscope-graph\", \"version\": 1, \"nodes\": [";
+  expect_error_at (trunc, strlen (trunc), 1, 55, "end of input");
+  const char *bad_utf8 = "{\"format\": \"planscope-graph\",\n \"name\": \"ab\xff\"}";
+  expect_error_at (bad_utf8, strlen (bad_utf8), 2, 13, "UTF-8");
+  expect_error_at ("[1, 2]", 6, 1, 1, "must be a JSON object");
+  expect_error_at ("  \"text\"", 8, 1, 3, "must be a JSON object");
+  const char *trailing = HEAD "\"nodes\": [" K ("k", "") "]} @";
+  expect_error (trailing, "@", "");
+}
+
+static void
+core_loader_deep_nesting (void **state)
+{
+  size_t depth = 100000;
+  const char *head = HEAD "\"nodes\": [{\"name\": \"k\", \"op\": \"kernel\", \"params\": ";
+  size_t hl = strlen (head);
+  char *text = malloc (hl + depth + 1);
+  assert_non_null (text);
+  memcpy (text, head, hl);
+  memset (text + hl, '[', depth);
+  text[hl + depth] = '\0';
+  clock_t t0 = clock ();
+  /* The object, "nodes" and the node are three levels: the 254th bracket
+   * of the run opens level 257, one too many. */
+  uint32_t line, col;
+  position_of (text, "[[[", &line, &col);
+  expect_error_at (text, hl + depth, line, col + 253, "nesting");
+  assert_true ((double) (clock () - t0) / CLOCKS_PER_SEC < 0.5);
+  free (text);
+}
+
+static void
+core_loader_document_errors (void **state)
+{
+  expect_error ("{\"format\": \"planscope-plan\", \"version\": 1}", "\"planscope-plan\"",
+                "format: expected \"planscope-graph\", got \"planscope-plan\"");
+  expect_error ("{\"format\": \"planscope-graph\", \"version\": 2, \"nodes\": []}", "2,",
+                "version: unsupported version 2");
+  expect_error ("{\"format\": \"planscope-graph\", \"version\": 1.5}", "1.5",
+                "unsupported version 1.5");
+  expect_error ("{\"version\": 1, \"nodes\": [" K ("k", "") "]}", "{",
+                "missing required key \"format\"");
+  expect_error (HEAD "\"nodes\": []}", "[]", "nodes: a graph needs at least one node");
+  expect_error (HEAD "\"buffer\": [], \"nodes\": [" K ("k", "") "]}", "\"buffer\"",
+                "unknown key \"buffer\"; did you mean \"buffers\"?");
+  expect_error (HEAD "\"name\": \"a\", \"name\": \"b\", \"nodes\": [" K ("k", "") "]}",
+                "\"name\": \"b\"", "duplicate key \"name\"");
+  expect_error (HEAD "\"nodes\": {}}", "{}", "nodes: expected an array, got an object");
+}
+
+static void
+core_loader_buffer_errors (void **state)
+{
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 1000000000000000000}],\n"
+                     "\"nodes\": [" K ("k", "") "]}",
+                "1000000000000000000",
+                "buffers[0].bytes: 1000000000000000000 is out of range (1 to 281474976710656)");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 1e300}],\n"
+                     "\"nodes\": [" K ("k", "") "]}",
+                "1e300", "is out of range (1 to 281474976710656)");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 0}], \"nodes\": [" K ("k", "") "]}",
+                "0}", "buffers[0].bytes: 0 is out of range");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 16.5}], \"nodes\": [" K ("k", "") "]}",
+                "16.5", "buffers[0].bytes: 16.5 is not an integer");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\"}], \"nodes\": [" K ("k", "") "]}",
+                "{\"name\": \"a\"}", "buffers[0]: missing required key \"bytes\"");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 4},\n {\"name\": \"a\", \"bytes\": 8}],"
+                     " \"nodes\": [" K ("k", "") "]}",
+                "{\"name\": \"a\", \"bytes\": 8}",
+                "buffers[1].name: duplicate buffer name \"a\" (first at buffers[0], line 2)");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 4, \"dtype\": \"f61\"}], "
+                     "\"nodes\": [" K ("k", "") "]}",
+                "\"f61\"", "buffers[0].dtype: unknown dtype \"f61\"; did you mean");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"\", \"bytes\": 4}], \"nodes\": [" K ("k", "") "]}",
+                "\"\"", "buffers[0].name: a buffer name must not be empty");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\\u0000b\", \"bytes\": 4}], \"nodes\": ["
+                     K ("k", "") "]}",
+                "\"a\\u", "NUL");
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 4, \"external\": 1}], "
+                     "\"nodes\": [" K ("k", "") "]}",
+                "1}", "buffers[0].external: expected true or false, got a number");
+
+  /* A name one byte over the limit. */
+  char *text = malloc (PS_MAX_NAME + 256);
+  assert_non_null (text);
+  int n = snprintf (text, 256, HEAD "\"buffers\": [{\"name\": \"");
+  memset (text + n, 'q', PS_MAX_NAME + 1);
+  strcpy (text + n + PS_MAX_NAME + 1, "\", \"bytes\": 4}], \"nodes\": [" K ("k", "") "]}");
+  expect_error (text, "\"qqq", "a buffer name is longer than 4096 bytes");
+  free (text);
+}
+
+static void
+core_loader_node_errors (void **state)
+{
+  expect_error (HEAD BUFS "\"nodes\": [\n"
+                "{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", \"grd\": 1, \"block\": 1}]}",
+                "\"grd\"", "nodes[0]: unknown key \"grd\"; did you mean \"grid\"?");
+  /* The suggestion comes from the keys of the node's op, even when op
+   * comes last. */
+  expect_error (HEAD BUFS "\"nodes\": [\n"
+                "{\"name\": \"c\", \"writes\": [\"a\"], \"dri\": \"h2d\", \"op\": \"memcpy\"}]}",
+                "\"dri\"", "unknown key \"dri\"; did you mean \"dir\"?");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", "") ",\n" K ("k", "") "]}",
+                "{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 1}]",
+                "nodes[1].name: duplicate node name \"k\" (first at nodes[0], line 5)");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"reads\": [\"a\", \"tmp\"]") "]}",
+                "\"tmp\"", "nodes[0].reads[1]: unknown buffer \"tmp\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"after\": [\"later\"]") ",\n"
+                K ("later", "") "]}",
+                "\"later\"]", "nodes[0].after[0]: \"later\" is a later node");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"after\": [\"nope\"]") "]}", "\"nope\"",
+                "nodes[0].after[0]: unknown node \"nope\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("m", "") ",\n"
+                "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", \"then\": [\"m\"]}]}",
+                "\"m\"]", "nodes[1].then[0]: branch member \"m\" is listed before its conditional");
+  expect_error (HEAD BUFS "\"nodes\": [\n"
+                "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", \"else\": [\"z\"]}]}",
+                "\"z\"", "nodes[0].else[0]: unknown node \"z\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n"
+                K ("s", ", \"impl\": \"add\", \"reads\": [\"a\"], \"writes\": [\"b\"]") "]}",
+                "\"reads\"", "nodes[0]: impl \"add\" needs 2 reads, got 1");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("s", ", \"impl\": \"relu\", \"reads\": [\"a\"]") "]}",
+                "{\"name\": \"s\"", "nodes[0]: impl \"relu\" needs 1 write, got 0");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernal\"}]}", "\"kernal\"",
+                "nodes[0].op: unknown op \"kernal\"; did you mean \"kernel\"?");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"gelo\"") "]}", "\"gelo\"",
+                "nodes[0].impl: unknown impl \"gelo\"; did you mean \"gelu\"?");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"w\", \"op\": \"event_wait\", \"event\": \"e\"}]}",
+                "\"e\"}", "nodes[0].event: waits for event \"e\", which no earlier node records");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"w\", \"op\": \"event_wait\"}]}", "{\"name\": \"w\"",
+                "nodes[0]: missing required key \"event\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"op\": \"barrier\"}]}", "{\"op\"",
+                "nodes[0]: missing required key \"name\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+                "\"block\": 1}]}",
+                "{\"name\": \"k\"", "nodes[0]: missing required key \"grid\"");
+}
+
+static void
+core_loader_value_errors (void **state)
+{
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+                "\"grid\": 2.5, \"block\": 1}]}",
+                "2.5", "nodes[0].grid: 2.5 is not an integer");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+                "\"grid\": [4, 0], \"block\": 1}]}",
+                "0]", "nodes[0].grid[1]: 0 is out of range (1 to 2147483647)");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+                "\"grid\": [1, 2, 3, 4], \"block\": 1}]}",
+                "4]", "nodes[0].grid: has more than 3 components");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+                "\"grid\": [], \"block\": 1}]}",
+                "[]", "nodes[0].grid: must have 1 to 3 components");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+                "\"grid\": 1, \"block\": \"256\"}]}",
+                "\"256\"", "nodes[0].block: expected an integer or an array of 1 to 3 integers");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"smem\": 4294967296") "]}", "4294967296",
+                "nodes[0].smem: 4294967296 is out of range (0 to 4294967295)");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"stream\": 64") "]}", "64}",
+                "nodes[0].stream: 64 is out of range (0 to 63)");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"cost_ns\": -1") "]}", "-1",
+                "nodes[0].cost_ns: -1 is negative");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"flops\": \"many\"") "]}", "\"many\"",
+                "nodes[0].flops: expected a number, got a string");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memset\", \"value\": 300, "
+                "\"writes\": [\"a\"]}]}",
+                "300", "nodes[0].value: 300 is out of range (0 to 255)");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memset\", \"bytes\": 2048, "
+                "\"writes\": [\"a\"]}]}",
+                "{\"name\": \"m\"", "nodes[0].bytes: 2048 is more than the 1024 bytes of \"a\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"d2d\", "
+                "\"reads\": [\"a\"], \"writes\": [\"x\"]}]}",
+                "{\"name\": \"m\"", "copies all 1024 bytes of \"a\" into \"x\" of 64 bytes");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"p2p\", "
+                "\"src_device\": 0, \"reads\": [\"a\"], \"writes\": [\"b\"]}]}",
+                "{\"name\": \"m\"", "nodes[0]: missing required key \"dst_device\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"d2h\", "
+                "\"reads\": [\"a\"], \"writes\": [\"b\"]}]}",
+                "\"writes\"", "nodes[0]: memcpy \"d2h\" needs 0 writes, got 1");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"h2d\", "
+                "\"writes\": [\"a\"], \"src_device\": 1}]}",
+                "\"src_device\"", "\"src_device\" is only for \"p2p\" copies");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"up\", "
+                "\"writes\": [\"a\"]}]}",
+                "\"up\"", "nodes[0].dir: unknown dir \"up\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"h\", \"op\": \"host\", \"fusible\": true}]}",
+                "\"fusible\"", "key \"fusible\" does not apply to a host node");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"b\", \"op\": \"barrier\", \"reads\": [\"a\"]}]}",
+                "\"reads\"", "barrier needs 0 reads, got 1");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"relu\", \"reads\": [\"a\"], "
+                "\"writes\": [\"b\"], \"params\": {\"alpha\": 2}") "]}",
+                "\"alpha\"", "nodes[0].params.alpha: impl \"relu\" has no parameter \"alpha\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"scale\", \"reads\": [\"a\"], "
+                "\"writes\": [\"b\"], \"params\": {\"alpah\": 2}") "]}",
+                "\"alpah\"", "unknown parameter \"alpah\"; did you mean \"alpha\"?");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"module\": \"k.so\"") "]}", "\"k.so\"",
+                "nodes[0].module: a module is a .ptx, .cubin or .cu file");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"args\": [{\"i32\": 1}]") "]}", "\"args\"",
+                "\"args\" are the arguments of a \"module\" kernel");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"module\": \"k.ptx\", \"args\": "
+                "[{\"buffer\": \"a\"}, {\"i32\": 3000000000}]") "]}",
+                "3000000000", "nodes[0].args[1].i32: 3000000000 is out of range");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"module\": \"k.ptx\", \"args\": "
+                "[{\"buffer\": \"zz\"}]") "]}",
+                "\"zz\"", "nodes[0].args[0].buffer: unknown buffer \"zz\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"module\": \"k.ptx\", \"args\": "
+                "[{\"i32\": 1, \"f32\": 2}]") "]}",
+                "\"f32\"", "nodes[0].args[0]: an argument has exactly one key");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"spin\"") "]}", "{\"name\": \"k\"",
+                "impl \"spin\" needs \"cost_ns\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"copy\", \"module\": \"m.cu\", "
+                "\"reads\": [\"a\"], \"writes\": [\"b\"]") "]}",
+                "\"module\"", "either \"impl\" or \"module\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"grid\": 2") "]}", "\"grid\": 2",
+                "duplicate key \"grid\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", "") ",\n"
+                "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", "
+                "\"then\": [\"d\"], \"else\": [\"d\"]},\n" K ("d", "") "]}",
+                "{\"name\": \"c\"", "nodes[1].else: \"d\" is in both the then and the else branch");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"c\", \"op\": \"conditional\", "
+                "\"then\": []}]}",
+                "{\"name\": \"c\"", "missing required key \"condition\"");
+  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"c\", \"op\": \"conditional\", "
+                "\"condition\": \"a\", \"assume\": \"maybe\"}]}",
+                "\"maybe\"", "nodes[0].assume: unknown assume \"maybe\"");
+}
+
+/* Nodes before buffers: the names resolve at the end, errors keep their
+ * positions. */
+static void
+core_loader_nodes_before_buffers (void **state)
+{
+  const char *ok = HEAD "\"nodes\": [\n"
+                   K ("w", ", \"writes\": [\"a\"]") ",\n"
+                   "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", "
+                   "\"then\": [\"r\"]},\n"
+                   K ("r", ", \"reads\": [\"a\"], \"module\": \"m.ptx\", \"args\": [{\"buffer\": "
+                      "\"a\"}, {\"f32\": 1.5}]") "],\n"
+                   "\"buffers\": [{\"name\": \"a\", \"bytes\": 64}]}";
+  ps_graph g;
+  ps_diag d;
+  int ret = load (&g, &d, ok);
+  if (ret)
+    print_diag (&d);
+  assert_int_equal (ret, 0);
+  check_csr (&g);
+  assert_int_equal (edge (&g, "w", "c"), PS_EDGE_RAW);
+  assert_int_equal (edge (&g, "w", "r"), PS_EDGE_RAW);
+  assert_int_equal (edge (&g, "c", "r"), PS_EDGE_BRANCH);
+  const ps_node *c = &g.nodes[1];
+  assert_int_equal (g.conds[c->aux].condition, 0);
+  const ps_kernel *k = &g.kernels[g.nodes[2].aux];
+  assert_int_equal (k->args_count, 2);
+  assert_int_equal (g.kargs[k->args_begin].kind, PS_KARG_BUFFER);
+  assert_int_equal (g.kargs[k->args_begin].v.buffer, 0);
+  assert_true (g.kargs[k->args_begin + 1].v.f == 1.5);
+  assert_string_equal (ps_graph_str (&g, k->module), "m.ptx");
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+
+  expect_error (HEAD "\"nodes\": [\n" K ("w", ", \"writes\": [\"a\", \"q\"]") "],\n"
+                "\"buffers\": [{\"name\": \"a\", \"bytes\": 64}]}",
+                "\"q\"", "nodes[0].writes[1]: unknown buffer \"q\"");
+}
+
+/* Warnings */
+
+static void
+core_loader_warnings (void **state)
+{
+  const char *text = HEAD BUFS "\"nodes\": [\n"
+                     K ("r", ", \"reads\": [\"a\", \"x\"], \"writes\": [\"b\"]") ",\n"
+                     K ("r2", ", \"reads\": [\"a\"], \"writes\": [\"b\"]") ",\n"
+                     K ("m", ", \"module\": \"m.cubin\", \"fusible\": true") ",\n"
+                     K ("s", ", \"impl\": \"spin\", \"cost_ns\": 1000, \"fusible\": true") ",\n"
+                     K ("f", ", \"impl\": \"fill\", \"params\": {\"value\": 3}, "
+                        "\"writes\": [\"a\"], \"fusible\": true") ",\n"
+                     K ("syn", ", \"fusible\": true") "]}";
+  ps_graph g;
+  ps_diag d;
+  int ret = load (&g, &d, text);
+  assert_int_equal (ret, 0);
+  /* One warning per uninitialised buffer (not for the external x), one per
+   * ignored fusible. */
+  assert_int_equal (d.errors, 0);
+  assert_int_equal (d.warnings, 3);
+  bool uninit = false, module = false, spin = false;
+  for (size_t i = 0; i < d.count; i++) {
+    const ps_diag_entry *e = &d.entries[i];
+    assert_int_equal (e->severity, PS_SEV_WARNING);
+    if (strstr (e->message, "\"r\" reads buffer \"a\"") && strstr (e->message, "uninitialised")) {
+      uninit = true;
+      assert_int_equal (e->line, 5);
+      assert_int_equal (e->col, 1);
+    }
+    if (strstr (e->message, "nodes[2].fusible: ignored: kernel \"m\" runs a module"))
+      module = true;
+    if (strstr (e->message, "nodes[3].fusible: ignored: kernel \"s\" is a spin kernel"))
+      spin = true;
+  }
+  assert_true (uninit && module && spin);
+  assert_true (g.nodes[2].flags & PS_NODE_FUSIBLE_IGNORED);
+  assert_false (g.nodes[2].flags & PS_NODE_FUSIBLE);
+  assert_true (g.nodes[3].flags & PS_NODE_FUSIBLE_IGNORED);
+  assert_true (g.nodes[3].flags & PS_NODE_HAS_COST);
+  assert_true (g.nodes[3].cost_ns == 1000);
+  assert_true (g.nodes[4].flags & PS_NODE_FUSIBLE);
+  assert_true (g.kernels[g.nodes[4].aux].value == 3);
+  assert_true (g.nodes[5].flags & PS_NODE_FUSIBLE);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+}
+
+/* Hazard edges on hand-made cases */
+
+static ps_graph
+load_ok (const char *text)
+{
+  ps_graph g;
+  ps_diag d;
+  int ret = load (&g, &d, text);
+  if (ret != 0)
+    print_diag (&d);
+  assert_int_equal (ret, 0);
+  ps_diag_free (&d);
+  check_csr (&g);
+  return g;
+}
+
+static void
+core_loader_edges_in_place (void **state)
+{
+  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
+                        K ("w", ", \"writes\": [\"a\"]") ",\n"
+                        K ("k", ", \"reads\": [\"a\"], \"writes\": [\"a\"]") ",\n"
+                        K ("r", ", \"reads\": [\"a\"]") "]}");
+  assert_int_equal (g.n_edges, 2);
+  assert_int_equal (edge (&g, "w", "k"), PS_EDGE_RAW | PS_EDGE_WAW);
+  assert_int_equal (edge (&g, "k", "r"), PS_EDGE_RAW);
+  assert_int_equal (edge (&g, "k", "k"), 0);
+  ps_graph_free (&g);
+}
+
+static void
+core_loader_edges_ping_pong (void **state)
+{
+  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
+                        K ("n0", ", \"writes\": [\"a\"]") ",\n"
+                        K ("n1", ", \"reads\": [\"a\"], \"writes\": [\"b\"]") ",\n"
+                        K ("n2", ", \"reads\": [\"b\"], \"writes\": [\"a\"]") ",\n"
+                        K ("n3", ", \"reads\": [\"a\"], \"writes\": [\"b\"]") "]}");
+  assert_int_equal (edge (&g, "n0", "n1"), PS_EDGE_RAW);
+  assert_int_equal (edge (&g, "n0", "n2"), PS_EDGE_WAW);
+  assert_int_equal (edge (&g, "n1", "n2"), PS_EDGE_RAW | PS_EDGE_WAR);
+  assert_int_equal (edge (&g, "n1", "n3"), PS_EDGE_WAW);
+  assert_int_equal (edge (&g, "n2", "n3"), PS_EDGE_RAW | PS_EDGE_WAR);
+  assert_int_equal (edge (&g, "n0", "n3"), 0);
+  assert_int_equal (g.n_edges, 5);
+  ps_graph_free (&g);
+}
+
+static void
+core_loader_edges_war (void **state)
+{
+  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
+                        K ("w", ", \"writes\": [\"a\"]") ",\n"
+                        K ("r1", ", \"reads\": [\"a\"]") ",\n"
+                        K ("r2", ", \"reads\": [\"a\", \"a\"]") ",\n"
+                        K ("r3", ", \"reads\": [\"a\"]") ",\n"
+                        K ("w2", ", \"writes\": [\"a\"]") ",\n"
+                        K ("r4", ", \"reads\": [\"a\"]") ",\n"
+                        K ("w3", ", \"writes\": [\"a\"]") "]}");
+  const char *readers[] = { "r1", "r2", "r3" };
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal (edge (&g, "w", readers[i]), PS_EDGE_RAW);
+    assert_int_equal (edge (&g, readers[i], "w2"), PS_EDGE_WAR);
+    /* The readers list was cleared by w2's write. */
+    assert_int_equal (edge (&g, readers[i], "w3"), 0);
+  }
+  assert_int_equal (edge (&g, "w", "w2"), PS_EDGE_WAW);
+  assert_int_equal (edge (&g, "w2", "r4"), PS_EDGE_RAW);
+  assert_int_equal (edge (&g, "r4", "w3"), PS_EDGE_WAR);
+  assert_int_equal (edge (&g, "w2", "w3"), PS_EDGE_WAW);
+  assert_int_equal (g.n_edges, 3 + 3 + 1 + 1 + 1 + 1);
+  ps_graph_free (&g);
+}
+
+static void
+core_loader_edges_events (void **state)
+{
+  ps_graph g = load_ok (HEAD "\"nodes\": [\n"
+                        "{\"name\": \"rec1\", \"op\": \"event_record\", \"event\": \"e\"},\n"
+                        "{\"name\": \"wait1\", \"op\": \"event_wait\", \"event\": \"e\"},\n"
+                        "{\"name\": \"recf\", \"op\": \"event_record\", \"event\": \"f\"},\n"
+                        "{\"name\": \"rec2\", \"op\": \"event_record\", \"event\": \"e\"},\n"
+                        "{\"name\": \"wait2\", \"op\": \"event_wait\", \"event\": \"e\"},\n"
+                        "{\"name\": \"waitf\", \"op\": \"event_wait\", \"event\": \"f\"}]}");
+  assert_int_equal (g.n_events, 2);
+  assert_string_equal (ps_graph_str (&g, g.event_names[0]), "e");
+  assert_int_equal (g.nodes[0].aux, 0);
+  assert_int_equal (g.nodes[4].aux, 0);
+  assert_int_equal (g.nodes[5].aux, 1);
+  assert_int_equal (edge (&g, "rec1", "wait1"), PS_EDGE_EVENT);
+  assert_int_equal (edge (&g, "rec2", "wait2"), PS_EDGE_EVENT);
+  assert_int_equal (edge (&g, "recf", "waitf"), PS_EDGE_EVENT);
+  assert_int_equal (edge (&g, "rec1", "wait2"), 0);
+  assert_int_equal (g.n_edges, 3);
+  ps_graph_free (&g);
+}
+
+static void
+core_loader_edges_barrier (void **state)
+{
+  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
+                        K ("a", "") ",\n" K ("b", "") ",\n"
+                        "{\"name\": \"B1\", \"op\": \"barrier\"},\n"
+                        K ("c", "") ",\n" K ("d", "") ",\n"
+                        "{\"name\": \"B2\", \"op\": \"barrier\"},\n"
+                        K ("e", "") "]}");
+  /* The reduced form of ps-graph.h. */
+  const char *pairs[][2] = { { "a", "B1" }, { "b", "B1" }, { "B1", "c" }, { "B1", "d" },
+                             { "B1", "B2" }, { "c", "B2" }, { "d", "B2" }, { "B2", "e" } };
+  for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+    assert_int_equal (edge (&g, pairs[i][0], pairs[i][1]), PS_EDGE_BARRIER);
+  assert_int_equal (g.n_edges, 8);
+  ps_graph_free (&g);
+}
+
+static void
+core_loader_edges_conditional (void **state)
+{
+  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
+                        K ("flag", ", \"writes\": [\"a\"]") ",\n"
+                        "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", "
+                        "\"then\": [\"t\"], \"else\": [\"e1\", \"e2\"], \"assume\": \"then\"},\n"
+                        K ("t", "") ",\n" K ("e1", "") ",\n" K ("other", "") ",\n"
+                        K ("e2", "") "]}");
+  uint32_t c = node_id (&g, "c");
+  assert_int_equal (edge (&g, "flag", "c"), PS_EDGE_RAW);
+  assert_int_equal (edge (&g, "c", "t"), PS_EDGE_BRANCH);
+  assert_int_equal (edge (&g, "c", "e1"), PS_EDGE_BRANCH);
+  assert_int_equal (edge (&g, "c", "e2"), PS_EDGE_BRANCH);
+  assert_int_equal (edge (&g, "c", "other"), 0);
+  assert_int_equal (g.n_edges, 4);
+  const ps_cond *cd = &g.conds[g.nodes[c].aux];
+  assert_int_equal (cd->assume, PS_ASSUME_THEN);
+  assert_int_equal (cd->then_count, 1);
+  assert_int_equal (cd->else_count, 2);
+  assert_int_equal (g.cond_members[cd->else_begin + 1], node_id (&g, "e2"));
+  /* The conditional reads its condition. */
+  assert_int_equal (g.nodes[c].reads_count, 1);
+  assert_int_equal (g.access[g.nodes[c].reads_begin], 0);
+  assert_true (g.nodes[node_id (&g, "t")].flags & PS_NODE_IN_THEN);
+  assert_true (g.nodes[node_id (&g, "e2")].flags & PS_NODE_IN_ELSE);
+  assert_int_equal (g.nodes[node_id (&g, "e1")].cond, c);
+  assert_int_equal (g.nodes[node_id (&g, "other")].cond, PS_NONE);
+  assert_int_equal (g.nodes[node_id (&g, "other")].flags & (PS_NODE_IN_THEN | PS_NODE_IN_ELSE), 0);
+  ps_graph_free (&g);
+}
+
+static void
+core_loader_edges_after (void **state)
+{
+  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
+                        K ("a", ", \"writes\": [\"a\"]") ",\n" K ("b", "") ",\n"
+                        K ("c", ", \"reads\": [\"a\"], \"after\": [\"a\", \"b\", \"a\"]") "]}");
+  assert_int_equal (edge (&g, "a", "c"), PS_EDGE_RAW | PS_EDGE_AFTER);
+  assert_int_equal (edge (&g, "b", "c"), PS_EDGE_AFTER);
+  assert_int_equal (g.n_edges, 2);
+  ps_graph_free (&g);
+}
+
+/* Property test: random graphs against a literal reading of the rules */
+
+#define PN 40
+#define PB 6
+
+typedef struct pgraph {
+  int n, nb;
+  int op[PN]; /* 0 kernel, 1 host, 2 record, 3 wait, 4 barrier, 5 conditional */
+  int nr[PN], r[PN][4], nw[PN], w[PN][3], na[PN], a[PN][3];
+  int event[PN], cond_buf[PN];
+  int nthen[PN], then_[PN][3], nelse[PN], else_[PN][3];
+  bool external[PB];
+} pgraph;
+
+static uint64_t rng_state;
+
+static uint32_t
+rnd (uint32_t n)
+{
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t) ((rng_state >> 11) % n);
+}
+
+static bool
+pg_listed (const pgraph *p, int m)
+{
+  for (int c = 0; c < m; c++) {
+    if (p->op[c] != 5)
+      continue;
+    for (int i = 0; i < p->nthen[c]; i++)
+      if (p->then_[c][i] == m)
+        return true;
+    for (int i = 0; i < p->nelse[c]; i++)
+      if (p->else_[c][i] == m)
+        return true;
+  }
+  return false;
+}
+
+static void
+pg_random (pgraph *p)
+{
+  memset (p, 0, sizeof *p);
+  p->n = 1 + (int) rnd (PN);
+  p->nb = 1 + (int) rnd (PB);
+  for (int b = 0; b < p->nb; b++)
+    p->external[b] = rnd (4) == 0;
+  bool recorded[2] = { false, false };
+  for (int v = 0; v < p->n; v++) {
+    uint32_t x = rnd (100);
+    int op = x < 55 ? 0 : x < 65 ? 1 : x < 75 ? 2 : x < 85 ? 3 : x < 91 ? 4 : 5;
+    p->event[v] = (int) rnd (2);
+    if (op == 3 && !recorded[p->event[v]])
+      op = 2;
+    if (op == 2)
+      recorded[p->event[v]] = true;
+    p->op[v] = op;
+    if (op <= 1) {
+      p->nr[v] = (int) rnd (5);
+      for (int i = 0; i < p->nr[v]; i++)
+        p->r[v][i] = (int) rnd ((uint32_t) p->nb); /* duplicates allowed */
+      p->nw[v] = (int) rnd (3);
+      for (int i = 0; i < p->nw[v]; i++)
+        p->w[v][i] = (int) rnd ((uint32_t) p->nb);
+    }
+    if (op == 5)
+      p->cond_buf[v] = (int) rnd ((uint32_t) p->nb);
+    if (v > 0) {
+      p->na[v] = (int) rnd (4);
+      for (int i = 0; i < p->na[v]; i++)
+        p->a[v][i] = (int) rnd ((uint32_t) v);
+    }
+  }
+  /* Branch members: later nodes, each listed at most once overall. */
+  for (int c = 0; c < p->n; c++) {
+    if (p->op[c] != 5)
+      continue;
+    for (int m = c + 1; m < p->n; m++) {
+      if (rnd (3) != 0 || pg_listed (p, m))
+        continue;
+      if (rnd (2) && p->nthen[c] < 3)
+        p->then_[c][p->nthen[c]++] = m;
+      else if (p->nelse[c] < 3)
+        p->else_[c][p->nelse[c]++] = m;
+    }
+  }
+}
+
+typedef struct sbuf {
+  char *s;
+  size_t n, cap;
+} sbuf;
+
+static void
+sb_printf (sbuf *b, const char *fmt, ...)
+{
+  va_list ap;
+  for (;;) {
+    va_start (ap, fmt);
+    int k = vsnprintf (b->s + b->n, b->cap - b->n, fmt, ap);
+    va_end (ap);
+    if ((size_t) k < b->cap - b->n) {
+      b->n += (size_t) k;
+      return;
+    }
+    b->cap = b->cap * 2 + (size_t) k + 64;
+    b->s = realloc (b->s, b->cap);
+    assert_non_null (b->s);
+  }
+}
+
+static void
+sb_list (sbuf *b, const char *key, const char *prefix, const int *v, int n)
+{
+  sb_printf (b, ", \"%s\": [", key);
+  for (int i = 0; i < n; i++)
+    sb_printf (b, "%s\"%s%d\"", i ? ", " : "", prefix, v[i]);
+  sb_printf (b, "]");
+}
+
+static void
+pg_json (const pgraph *p, sbuf *b, bool nodes_first)
+{
+  static const char *const ops[] = { "host", "host", "event_record", "event_wait", "barrier",
+                                     "conditional" };
+  b->n = 0;
+  sb_printf (b, "{\"format\": \"planscope-graph\", \"version\": 1");
+  for (int part = 0; part < 2; part++) {
+    if ((part == 0) == nodes_first) {
+      sb_printf (b, ", \"nodes\": [");
+      for (int v = 0; v < p->n; v++) {
+        sb_printf (b, "%s\n{\"name\": \"n%d\"", v ? "," : "", v);
+        if (p->op[v] == 0)
+          sb_printf (b, ", \"function\": \"f\", \"grid\": [2, 2], \"block\": 64");
+        if (p->nr[v] || rnd (2))
+          sb_list (b, "reads", "b", p->r[v], p->nr[v]);
+        if (p->nw[v])
+          sb_list (b, "writes", "b", p->w[v], p->nw[v]);
+        if (p->na[v])
+          sb_list (b, "after", "n", p->a[v], p->na[v]);
+        if (p->op[v] == 2 || p->op[v] == 3)
+          sb_printf (b, ", \"event\": \"e%d\"", p->event[v]);
+        if (p->op[v] == 5) {
+          sb_printf (b, ", \"condition\": \"b%d\"", p->cond_buf[v]);
+          sb_list (b, "then", "n", p->then_[v], p->nthen[v]);
+          if (p->nelse[v] || rnd (2))
+            sb_list (b, "else", "n", p->else_[v], p->nelse[v]);
+        }
+        /* op last: the loader must not depend on key order. */
+        sb_printf (b, ", \"op\": \"%s\"}", p->op[v] == 0 ? "kernel" : ops[p->op[v]]);
+      }
+      sb_printf (b, "]");
+    } else {
+      sb_printf (b, ", \"buffers\": [");
+      for (int i = 0; i < p->nb; i++)
+        sb_printf (b, "%s{\"name\": \"b%d\", \"bytes\": %d%s}", i ? ", " : "", i, 64 * (i + 1),
+                   p->external[i] ? ", \"external\": true" : "");
+      sb_printf (b, "]");
+    }
+  }
+  sb_printf (b, "}\n");
+}
+
+static bool
+pg_reads (const pgraph *p, int u, int b)
+{
+  for (int i = 0; i < p->nr[u]; i++)
+    if (p->r[u][i] == b)
+      return true;
+  return p->op[u] == 5 && p->cond_buf[u] == b;
+}
+
+static bool
+pg_writes (const pgraph *p, int u, int b)
+{
+  for (int i = 0; i < p->nw[u]; i++)
+    if (p->w[u][i] == b)
+      return true;
+  return false;
+}
+
+static int
+pg_last_writer (const pgraph *p, int v, int b)
+{
+  for (int u = v - 1; u >= 0; u--)
+    if (pg_writes (p, u, b))
+      return u;
+  return -1;
+}
+
+/* The edges exactly as graph-format.md states them; barriers literal. */
+static void
+pg_reference (const pgraph *p, uint8_t kind[PN][PN], bool barrier[PN][PN])
+{
+  memset (kind, 0, sizeof (uint8_t[PN][PN]));
+  memset (barrier, 0, sizeof (bool[PN][PN]));
+  for (int v = 0; v < p->n; v++) {
+    for (int b = 0; b < p->nb; b++) {
+      int w = pg_last_writer (p, v, b);
+      if (pg_reads (p, v, b) && w >= 0)
+        kind[w][v] |= PS_EDGE_RAW;
+      if (pg_writes (p, v, b)) {
+        if (w >= 0)
+          kind[w][v] |= PS_EDGE_WAW;
+        for (int u = w + 1; u < v; u++)
+          if (pg_reads (p, u, b))
+            kind[u][v] |= PS_EDGE_WAR;
+      }
+    }
+    for (int i = 0; i < p->na[v]; i++)
+      kind[p->a[v][i]][v] |= PS_EDGE_AFTER;
+    if (p->op[v] == 3)
+      for (int u = v - 1; u >= 0; u--)
+        if (p->op[u] == 2 && p->event[u] == p->event[v]) {
+          kind[u][v] |= PS_EDGE_EVENT;
+          break;
+        }
+    if (p->op[v] == 5) {
+      for (int i = 0; i < p->nthen[v]; i++)
+        kind[v][p->then_[v][i]] |= PS_EDGE_BRANCH;
+      for (int i = 0; i < p->nelse[v]; i++)
+        kind[v][p->else_[v][i]] |= PS_EDGE_BRANCH;
+    }
+    if (p->op[v] == 4)
+      for (int u = 0; u < p->n; u++)
+        if (u != v)
+          barrier[u < v ? u : v][u < v ? v : u] = true;
+  }
+}
+
+/* reach[u]: bit v set when a path u -> ... -> v exists. */
+static void
+closure (int n, bool adj[PN][PN], uint64_t reach[PN])
+{
+  for (int u = n - 1; u >= 0; u--) {
+    reach[u] = 0;
+    for (int v = u + 1; v < n; v++)
+      if (adj[u][v])
+        reach[u] |= (1ull << v) | reach[v];
+  }
+}
+
+static void
+core_loader_random_graphs (void **state)
+{
+  sbuf b = { 0 };
+  static uint8_t kind[PN][PN];
+  static bool bar[PN][PN], adj_ref[PN][PN], adj_got[PN][PN];
+  for (int iter = 0; iter < 400; iter++) {
+    rng_state = 0x9e3779b97f4a7c15ull * (uint64_t) (iter + 1);
+    pgraph p;
+    pg_random (&p);
+    pg_json (&p, &b, iter % 3 == 0);
+    ps_graph g;
+    ps_diag d;
+    int ret = load (&g, &d, b.s);
+    if (ret != 0) {
+      print_diag (&d);
+      fprintf (stderr, "%s", b.s);
+    }
+    assert_int_equal (ret, 0);
+    assert_int_equal (d.errors, 0);
+    assert_int_equal (g.n_nodes, (uint32_t) p.n);
+    check_csr (&g);
+
+    pg_reference (&p, kind, bar);
+    memset (adj_got, 0, sizeof adj_got);
+    for (int u = 0; u < p.n; u++)
+      for (int v = 0; v < p.n; v++)
+        adj_ref[u][v] = kind[u][v] || bar[u][v];
+    for (uint32_t u = 0; u < g.n_nodes; u++)
+      for (uint32_t i = g.succ_off[u]; i < g.succ_off[u + 1]; i++) {
+        uint32_t v = g.succ[i];
+        adj_got[u][v] = true;
+        /* Barrier edges are a subset of the literal ones. */
+        if (g.succ_kind[i] & PS_EDGE_BARRIER)
+          assert_true (bar[u][v]);
+      }
+    /* Every non-barrier edge exactly, with its kinds. */
+    for (int u = 0; u < p.n; u++)
+      for (int v = 0; v < p.n; v++) {
+        uint8_t got = edge_kind (&g, (uint32_t) u, (uint32_t) v) & (uint8_t) ~PS_EDGE_BARRIER;
+        if (got != kind[u][v]) {
+          fprintf (stderr, "%s", b.s);
+          fail_msg ("iteration %d: edge n%d -> n%d has kinds %#x, expected %#x", iter, u, v, got,
+                    kind[u][v]);
+        }
+      }
+    /* The same reachability. */
+    uint64_t reach_ref[PN], reach_got[PN];
+    closure (p.n, adj_ref, reach_ref);
+    closure (p.n, adj_got, reach_got);
+    for (int u = 0; u < p.n; u++)
+      if (reach_ref[u] != reach_got[u]) {
+        fprintf (stderr, "%s", b.s);
+        fail_msg ("iteration %d: reachability from n%d differs", iter, u);
+      }
+    ps_graph_free (&g);
+    ps_diag_free (&d);
+  }
+  free (b.s);
+}
+
+/* Files and names */
+
+static int
+write_hello (FILE *out, void *ctx)
+{
+  fputs ((const char *) ctx, out);
+  return 0;
+}
+
+static int
+write_fail (FILE *out, void *ctx)
+{
+  fputs ("partial", out);
+  return PS_EIO;
+}
+
+static int
+count_files (const char *dir)
+{
+  DIR *dp = opendir (dir);
+  assert_non_null (dp);
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir (dp)))
+    if (strcmp (de->d_name, ".") && strcmp (de->d_name, ".."))
+      n++;
+  closedir (dp);
+  return n;
+}
+
+static void
+core_loader_files (void **state)
+{
+  char dir[] = "/tmp/ps-test-loader-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char path[256];
+  snprintf (path, sizeof path, "%s/out.json", dir);
+  char err[256];
+  assert_int_equal (ps_file_write_atomic (path, write_hello, (void *) spec_example, err,
+                                          sizeof err), 0);
+  char *data;
+  size_t len;
+  ps_diag d;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_file_read_all (path, 1 << 20, &data, &len, &d), 0);
+  assert_int_equal (len, strlen (spec_example));
+  assert_string_equal (data, spec_example);
+  free (data);
+
+  /* A failing writer leaves the old file and no temporary behind. */
+  assert_int_equal (ps_file_write_atomic (path, write_fail, NULL, err, sizeof err), PS_EIO);
+  assert_true (err[0] != '\0');
+  assert_int_equal (count_files (dir), 1);
+  assert_int_equal (ps_file_read_all (path, 1 << 20, &data, &len, &d), 0);
+  assert_string_equal (data, spec_example);
+  free (data);
+
+  /* The size limit, and loading through the file. */
+  assert_int_equal (ps_file_read_all (path, 10, &data, &len, &d), PS_ELIMIT);
+  assert_null (data);
+  ps_graph g;
+  assert_int_equal (ps_graph_load_file (&g, path, &d), 0);
+  assert_int_equal (g.n_nodes, 5);
+  assert_string_equal (g.path, path);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+
+  snprintf (path, sizeof path, "%s/missing.json", dir);
+  ps_diag_init (&d, path);
+  assert_true (ps_graph_load_file (&g, path, &d) < 0);
+  assert_int_equal (d.errors, 1);
+  assert_int_equal (d.entries[0].line, 0);
+  assert_non_null (strstr (d.entries[0].message, "cannot open"));
+  assert_int_equal (g.n_nodes, 0);
+  assert_null (g.nodes);
+  ps_diag_free (&d);
+
+  snprintf (path, sizeof path, "%s/out.json", dir);
+  unlink (path);
+  rmdir (dir);
+}
+
+static void
+core_loader_names (void **state)
+{
+  assert_string_equal (ps_op_name (PS_OP_EVENT_RECORD), "event_record");
+  assert_string_equal (ps_op_name (PS_OP_CONDITIONAL), "conditional");
+  assert_string_equal (ps_impl_name (PS_IMPL_ADD_SCALAR), "add_scalar");
+  assert_string_equal (ps_dtype_name (PS_DT_BF16), "bf16");
+  assert_string_equal (ps_copy_dir_name (PS_COPY_P2P), "p2p");
+  assert_int_equal (ps_dtype_size (PS_DT_F32), 4);
+  assert_int_equal (ps_dtype_size (PS_DT_BF16), 2);
+  assert_int_equal (ps_dtype_size (PS_DT_U8), 1);
+  assert_int_equal (ps_impl_reads (PS_IMPL_GELU), 1);
+  assert_int_equal (ps_impl_reads (PS_IMPL_SUB), 2);
+  assert_int_equal (ps_impl_reads (PS_IMPL_FILL), 0);
+  assert_true (ps_impl_elementwise (PS_IMPL_FILL));
+  assert_false (ps_impl_elementwise (PS_IMPL_SPIN));
+  assert_false (ps_impl_elementwise (PS_IMPL_NONE));
+  ps_kernel k = { .grid = { PS_MAX_GRID_DIM, PS_MAX_GRID_DIM, PS_MAX_GRID_DIM },
+                  .block = { 1024, 1, 1 } };
+  assert_true (ps_kernel_threads (&k) == UINT64_MAX);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (core_loader_spec_example),
+    cmocka_unit_test (core_loader_examples),
+    cmocka_unit_test (core_loader_syntax_errors),
+    cmocka_unit_test (core_loader_deep_nesting),
+    cmocka_unit_test (core_loader_document_errors),
+    cmocka_unit_test (core_loader_buffer_errors),
+    cmocka_unit_test (core_loader_node_errors),
+    cmocka_unit_test (core_loader_value_errors),
+    cmocka_unit_test (core_loader_nodes_before_buffers),
+    cmocka_unit_test (core_loader_warnings),
+    cmocka_unit_test (core_loader_edges_in_place),
+    cmocka_unit_test (core_loader_edges_ping_pong),
+    cmocka_unit_test (core_loader_edges_war),
+    cmocka_unit_test (core_loader_edges_events),
+    cmocka_unit_test (core_loader_edges_barrier),
+    cmocka_unit_test (core_loader_edges_conditional),
+    cmocka_unit_test (core_loader_edges_after),
+    cmocka_unit_test (core_loader_random_graphs),
+    cmocka_unit_test (core_loader_files),
+    cmocka_unit_test (core_loader_names),
+  };
+  return cmocka_run_group_tests_name ("/core/loader", tests, NULL, NULL);
+}

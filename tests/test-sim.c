@@ -1,0 +1,551 @@
+/* test-sim.c: device profiles, the cost model, the simulator and the
+ * diagnosis: schedules of generated graphs respect every dependency and
+ * stream order, stall times add up, streams speed up independent work,
+ * kernels share the SMs, copies overlap compute, and the timeline
+ * document carries stalls with their causes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "ps-cost.h"
+#include "ps-json.h"
+#include "ps-test-sim.h"
+
+/* ---- device profiles ---- */
+
+static void
+core_sim_device_files_match_builtin (void **state)
+{
+  (void) state;
+  for (size_t i = 0; i < ps_device_builtin_count (); i++) {
+    const ps_device *b = ps_device_builtin (i);
+    char path[4096];
+    snprintf (path, sizeof path, "%s/data/devices/%s.json", ts_source_root (), b->name);
+    ps_device d;
+    ps_diag diag;
+    ps_diag_init (&diag, path);
+    int rc = ps_device_load_file (&d, path, &diag);
+    ps_diag_print (&diag, stderr);
+    ps_diag_free (&diag);
+    assert_int_equal (rc, 0);
+    assert_string_equal (d.name, b->name);
+    assert_string_equal (d.display_name, b->display_name);
+    assert_memory_equal (&d, b, sizeof d);
+    /* The file says where its figures come from. */
+    FILE *f = fopen (path, "r");
+    assert_non_null (f);
+    char buf[16384];
+    size_t n = fread (buf, 1, sizeof buf - 1, f);
+    fclose (f);
+    buf[n] = 0;
+    assert_non_null (strstr (buf, "\"sources\""));
+  }
+  ps_device d;
+  ps_diag diag;
+  ps_diag_init (&diag, "x");
+  assert_int_equal (ps_device_find (&d, "H200", &diag), 0);
+  assert_string_equal (d.name, "h200");
+  assert_int_equal (d.sm_count, 132);
+  assert_int_equal (ps_device_find (&d, NULL, &diag), 0);
+  assert_string_equal (d.name, PS_DEVICE_DEFAULT);
+  assert_true (ps_device_find (&d, "tpu-v9", &diag) < 0);
+  assert_int_equal (diag.errors, 1);
+  assert_non_null (strstr (diag.entries[0].message, "rtx4090"));
+  ps_diag_free (&diag);
+}
+
+static void
+core_sim_device_errors_located (void **state)
+{
+  (void) state;
+  static const char bad_key[] = "{\"format\": \"planscope-device\", \"version\": 1,\n"
+                                "  \"name\": \"x\", \"sm_cont\": 4}";
+  ps_device d;
+  ps_diag diag;
+  ps_diag_init (&diag, "bad.json");
+  assert_true (ps_device_load_json (&d, bad_key, strlen (bad_key), "bad.json", &diag) < 0);
+  assert_int_equal (diag.errors, 1);
+  assert_int_equal (diag.entries[0].line, 2);
+  assert_int_equal (diag.entries[0].col, 16);
+  assert_non_null (strstr (diag.entries[0].message, "did you mean \"sm_count\""));
+  ps_diag_free (&diag);
+
+  static const char missing[] = "{\"format\": \"planscope-device\", \"version\": 1, \"name\": \"x\"}";
+  ps_diag_init (&diag, "m.json");
+  assert_true (ps_device_load_json (&d, missing, strlen (missing), "m.json", &diag) < 0);
+  assert_non_null (strstr (diag.entries[0].message, "missing key \"sm_count\""));
+  ps_diag_free (&diag);
+
+  static const char neg[] = "{\"format\": \"planscope-device\", \"version\": 1, \"name\": \"x\", "
+                            "\"mem_bandwidth_gbs\": -3}";
+  ps_diag_init (&diag, "n.json");
+  assert_true (ps_device_load_json (&d, neg, strlen (neg), "n.json", &diag) < 0);
+  assert_non_null (strstr (diag.entries[0].message, "mem_bandwidth_gbs"));
+  assert_int_equal (diag.entries[0].line, 1);
+  ps_diag_free (&diag);
+
+  static const char syntax[] = "{\"format\": \"planscope-device\",\n \"version\": 1,,}";
+  ps_diag_init (&diag, "s.json");
+  assert_true (ps_device_load_json (&d, syntax, strlen (syntax), "s.json", &diag) < 0);
+  assert_int_equal (diag.entries[0].line, 2);
+  ps_diag_free (&diag);
+}
+
+/* ---- cost model ---- */
+
+static const char cost_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"cost\",\n"
+  " \"buffers\": [{\"name\": \"x\", \"bytes\": 67108864, \"external\": true},\n"
+  "   {\"name\": \"h\", \"bytes\": 67108864}, {\"name\": \"y\", \"bytes\": 67108864, "
+  "\"external\": true}],\n"
+  " \"nodes\": [\n"
+  "  {\"name\": \"up\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"x\"]},\n"
+  "  {\"name\": \"big\", \"op\": \"kernel\", \"function\": \"g\", \"grid\": 4224, \"block\": 256,"
+  "   \"reads\": [\"x\"], \"writes\": [\"h\"], \"flops\": 1e12},\n"
+  "  {\"name\": \"tiny\", \"op\": \"kernel\", \"function\": \"g\", \"grid\": 1, \"block\": 256,"
+  "   \"reads\": [\"x\"], \"writes\": [\"h\"], \"flops\": 1e12},\n"
+  "  {\"name\": \"given\", \"op\": \"kernel\", \"function\": \"g\", \"grid\": 1, \"block\": 32,"
+  "   \"cost_ns\": 1234},\n"
+  "  {\"name\": \"a\", \"op\": \"kernel\", \"function\": \"relu\", \"impl\": \"relu\", "
+  "\"fusible\": true, \"grid\": 67584, \"block\": 256, \"reads\": [\"h\"], \"writes\": [\"h\"]},\n"
+  "  {\"name\": \"b\", \"op\": \"kernel\", \"function\": \"scale\", \"impl\": \"scale\", "
+  "\"fusible\": true, \"grid\": 67584, \"block\": 256, \"reads\": [\"h\"], \"writes\": [\"y\"]},\n"
+  "  {\"name\": \"down\", \"op\": \"memcpy\", \"dir\": \"d2h\", \"reads\": [\"y\"]}\n"
+  " ]}";
+
+static void
+core_sim_cost_model (void **state)
+{
+  (void) state;
+  const ps_device *d = ts_h200 ();
+  ps_graph g;
+  ts_load (&g, cost_graph);
+  ps_cost c[7];
+  for (uint32_t v = 0; v < 7; v++)
+    ps_cost_node (d, &g, v, &c[v]);
+  /* Copies: bytes over the link plus a fixed latency, on the copy engine. */
+  assert_int_equal (c[0].resource, PS_RES_H2D);
+  assert_true (fabs (c[0].ns - (67108864.0 / d->h2d_gbs + d->copy_latency_ns)) < 1);
+  assert_int_equal (c[6].resource, PS_RES_D2H);
+  /* Roofline at full occupancy (4224 blocks of 256 threads are exactly four
+   * waves of 132 SMs x 8 blocks): 1e12 flops at 67 TFLOPS. */
+  assert_true (fabs (c[1].ns - 1e12 / (d->fp32_tflops * 1e3)) < 1);
+  assert_true (c[1].sm_fraction == 1.0);
+  /* One block uses one SM of 132: that much slower. */
+  assert_true (fabs (c[2].ns / c[1].ns - d->sm_count) < 1e-6);
+  assert_true (fabs (c[2].sm_fraction - 1.0 / d->sm_count) < 1e-12);
+  assert_true (c[3].ns == 1234);
+  /* Element-wise kernels are memory-bound: read + write of 64 MiB. */
+  assert_true (fabs (c[4].ns - 2 * 67108864.0 / d->mem_bandwidth_gbs) < 1);
+
+  /* Fused, a and b cost less than apart by the traffic of h in between. */
+  ps_plan fused, apart;
+  ts_plan (&fused, &g, 1, true);
+  ts_plan (&apart, &g, 1, false);
+  assert_true (fused.n_steps < apart.n_steps);
+  ps_cost *cf = calloc (fused.n_steps, sizeof *cf), *ca = calloc (apart.n_steps, sizeof *ca);
+  assert_int_equal (ps_cost_plan (d, &fused, cf), 0);
+  assert_int_equal (ps_cost_plan (d, &apart, ca), 0);
+  double sum_a = 0, sum_f = 0, group = 0;
+  for (uint32_t s = 0; s < apart.n_steps; s++)
+    sum_a += ca[s].ns;
+  for (uint32_t s = 0; s < fused.n_steps; s++) {
+    sum_f += cf[s].ns;
+    if (fused.steps[s].nodes_count == 2)
+      group = cf[s].ns;
+  }
+  assert_true (group > 0);
+  /* b reads h from registers, and since nothing outside the group reads h
+   * and the caller does not own it, a never stores it: 2 x 64 MiB less. */
+  assert_true (fabs ((c[4].ns + c[5].ns - group) - 2 * 67108864.0 / d->mem_bandwidth_gbs) < 1);
+  assert_true (sum_f < sum_a);
+  free (cf);
+  free (ca);
+  ps_plan_free (&fused);
+  ps_plan_free (&apart);
+  ps_graph_free (&g);
+}
+
+/* ---- schedules of generated graphs ---- */
+
+/* The span of each step (PS_NONE for event steps). */
+static uint32_t *
+step_spans (const ps_plan *p, const ps_timeline *tl)
+{
+  uint32_t *m = malloc ((p->n_steps + 1) * sizeof *m);
+  for (uint32_t s = 0; s < p->n_steps; s++)
+    m[s] = PS_NONE;
+  for (uint32_t i = 0; i < tl->n_spans; i++) {
+    uint32_t s = tl->spans[i].step;
+    assert_true (s < p->n_steps);
+    assert_int_equal (m[s], PS_NONE);
+    m[s] = i;
+  }
+  for (uint32_t s = 0; s < p->n_steps; s++) {
+    bool ev = p->steps[s].op == PS_OP_EVENT_RECORD || p->steps[s].op == PS_OP_EVENT_WAIT;
+    assert_true (ev == (m[s] == PS_NONE));
+  }
+  return m;
+}
+
+static void
+check_schedule (const ps_graph *g, const ps_plan *p, const ps_timeline *tl)
+{
+  const double eps = 1e-6;
+  uint32_t *m = step_spans (p, tl);
+  /* Dependencies: a node starts after every predecessor has finished.
+   * Nodes without a span (events) finish no earlier than their
+   * predecessors, which gives each node a lower bound to check against. */
+  double *done = calloc (g->n_nodes + 1, sizeof *done);
+  for (uint32_t v = 0; v < g->n_nodes; v++) {
+    double ready = 0;
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+      uint32_t u = g->pred[e];
+      assert_true (u < v);
+      if (p->node_step[u] != p->node_step[v] && done[u] > ready)
+        ready = done[u];
+    }
+    uint32_t sp = m[p->node_step[v]];
+    if (sp != PS_NONE) {
+      if (tl->spans[sp].start_ns + eps < ready)
+        fail_msg ("%s starts at %f before its predecessors end at %f", ps_node_name (g, v),
+                  tl->spans[sp].start_ns, ready);
+      done[v] = tl->spans[sp].end_ns;
+    } else {
+      done[v] = ready;
+    }
+  }
+  free (done);
+  /* Stream order: each stream's spans follow the step order, one at a
+   * time. */
+  double last_end[PS_MAX_STREAMS];
+  for (int q = 0; q < PS_MAX_STREAMS; q++)
+    last_end[q] = 0;
+  for (uint32_t s = 0; s < p->n_steps; s++) {
+    uint32_t sp = m[s];
+    if (sp == PS_NONE)
+      continue;
+    const ps_span *x = &tl->spans[sp];
+    assert_int_equal (x->stream, p->steps[s].stream);
+    assert_true (x->start_ns + eps >= last_end[x->stream]);
+    assert_true (x->end_ns >= x->start_ns);
+    last_end[x->stream] = x->end_ns;
+  }
+  free (m);
+
+  /* Stalls add up: busy + stalled + idle is the makespan on every stream,
+   * stalls never overlap work on their stream, and each ends no earlier
+   * than the work it waited for. */
+  ps_diagnosis dg;
+  assert_int_equal (ps_diagnose (&dg, tl), 0);
+  double *stall_sum = calloc (tl->n_streams + 1, sizeof *stall_sum);
+  for (uint32_t i = 0; i < tl->n_stalls; i++) {
+    const ps_stall *sl = &tl->stalls[i];
+    assert_true (sl->end_ns > sl->start_ns);
+    stall_sum[sl->stream] += sl->end_ns - sl->start_ns;
+    if (sl->waiting_for != PS_NONE) {
+      assert_true (sl->end_ns + eps >= tl->spans[sl->waiting_for].end_ns);
+      assert_int_equal (tl->spans[sl->waiting_for].stream, sl->on_stream);
+    }
+    for (uint32_t k = tl->stream_off[sl->stream]; k < tl->stream_off[sl->stream + 1]; k++) {
+      const ps_span *x = &tl->spans[tl->by_stream[k]];
+      assert_true (x->end_ns <= sl->start_ns + eps || x->start_ns + eps >= sl->end_ns);
+    }
+    /* The chain of causes starts with the waited-for work. */
+    if (sl->waiting_for != PS_NONE)
+      assert_int_equal (dg.chain[dg.chain_off[i]], sl->waiting_for);
+  }
+  for (uint32_t q = 0; q < tl->n_streams; q++) {
+    const ps_stream_stats *st = &dg.streams[q];
+    double total = st->busy_ns + st->stalled_ns + st->idle_ns;
+    assert_true (fabs (total - tl->makespan_ns) <= 1e-6 * tl->makespan_ns + eps);
+    assert_true (fabs (st->stalled_ns - stall_sum[q]) <= 1e-6 * tl->makespan_ns + eps);
+  }
+  free (stall_sum);
+  /* The critical path runs forward in time and ends with the last work. */
+  assert_true (dg.n_critical > 0);
+  assert_true (fabs (tl->spans[dg.critical[dg.n_critical - 1]].end_ns - tl->makespan_ns) < eps
+               || tl->n_stalls > 0);
+  for (uint32_t i = 1; i < dg.n_critical; i++)
+    assert_true (tl->spans[dg.critical[i]].start_ns + eps
+                 >= tl->spans[dg.critical[i - 1]].end_ns);
+  ps_diagnosis_free (&dg);
+}
+
+static void
+core_sim_generated_schedules (void **state)
+{
+  (void) state;
+  static const uint32_t streams[] = { 1, 2, 4 };
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (uint64_t seed = 1; seed <= 3; seed++)
+      for (int si = 0; si < 3; si++)
+        for (int fusion = 0; fusion < 2; fusion++) {
+          ps_graph g;
+          ts_gen (&g, (ps_gen_shape) shape, 300, seed, streams[si] < 2 ? streams[si] : 2);
+          ps_plan p;
+          ps_timeline tl;
+          ts_simulate (&g, streams[si], fusion, &p, &tl);
+          check_schedule (&g, &p, &tl);
+          ps_timeline_free (&tl);
+          ps_plan_free (&p);
+          ps_graph_free (&g);
+        }
+}
+
+static void
+core_sim_deterministic (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ts_gen (&g, PS_GEN_TRANSFORMER, 500, 7, 2);
+  ps_plan p1, p2;
+  ps_timeline a, b;
+  ts_simulate (&g, 4, true, &p1, &a);
+  ts_simulate (&g, 4, true, &p2, &b);
+  assert_int_equal (a.n_spans, b.n_spans);
+  assert_int_equal (a.n_stalls, b.n_stalls);
+  assert_memory_equal (a.spans, b.spans, a.n_spans * sizeof *a.spans);
+  assert_memory_equal (a.stalls, b.stalls, a.n_stalls * sizeof *a.stalls);
+  ps_timeline_free (&a);
+  ps_timeline_free (&b);
+  ps_plan_free (&p1);
+  ps_plan_free (&p2);
+  ps_graph_free (&g);
+}
+
+/* ---- device sharing ---- */
+
+/* Eight independent chains of four small kernels (16 blocks each). */
+static char *
+chains_graph (int chains, uint32_t grid, double cost)
+{
+  size_t cap = 1 << 16, n = 0;
+  char *s = malloc (cap);
+  n += (size_t) snprintf (s + n, cap - n, "{\"format\": \"planscope-graph\", \"version\": 1, "
+                          "\"buffers\": [");
+  for (int c = 0; c < chains; c++)
+    for (int k = 0; k <= 4; k++)
+      n += (size_t) snprintf (s + n, cap - n, "%s{\"name\": \"b%d_%d\", \"bytes\": 4096}",
+                              c || k ? ", " : "", c, k);
+  n += (size_t) snprintf (s + n, cap - n, "], \"nodes\": [");
+  for (int c = 0; c < chains; c++)
+    for (int k = 0; k < 4; k++)
+      n += (size_t) snprintf (s + n, cap - n,
+                              "%s{\"name\": \"k%d_%d\", \"op\": \"kernel\", \"function\": \"f\", "
+                              "\"grid\": %u, \"block\": 128, \"reads\": [\"b%d_%d\"], "
+                              "\"writes\": [\"b%d_%d\"], \"cost_ns\": %g}\n",
+                              c || k ? ", " : "", c, k, grid, c, k, c, k + 1, cost);
+  snprintf (s + n, cap - n, "]}");
+  return s;
+}
+
+static void
+core_sim_streams_speed_up_independent_work (void **state)
+{
+  (void) state;
+  char *text = chains_graph (8, 16, 50000);
+  ps_graph g;
+  ts_load (&g, text);
+  free (text);
+  double one = ts_makespan (&g, 1, true), four = ts_makespan (&g, 4, true);
+  assert_true (one / four >= 1.6);
+  assert_true (one / four <= 4.01);
+  ps_graph_free (&g);
+
+  /* The same holds for a generated fan-out graph. */
+  ts_gen (&g, PS_GEN_FANOUT, 400, 1, 0);
+  one = ts_makespan (&g, 1, true);
+  four = ts_makespan (&g, 4, true);
+  assert_true (one / four >= 1.6);
+  ps_graph_free (&g);
+}
+
+#define SHARING_FMT \
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"nodes\": [\n" \
+  " {\"name\": \"a\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": %u, \"block\": 256," \
+  "  \"cost_ns\": 100000, \"stream\": 0},\n" \
+  " {\"name\": \"b\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": %u, \"block\": 256," \
+  "  \"cost_ns\": 100000, \"stream\": 1}]}"
+
+static void
+core_sim_kernels_share_sms (void **state)
+{
+  (void) state;
+  char text[1024];
+  ps_graph g;
+  /* Two kernels that each fill the GPU cannot overlap: together they take
+   * as long as one after the other. */
+  snprintf (text, sizeof text, SHARING_FMT, 4096, 4096);
+  ts_load (&g, text);
+  double full = ts_makespan (&g, 2, true);
+  assert_true (full >= 200000);
+  ps_graph_free (&g);
+  /* Two kernels of 16 blocks run side by side. */
+  snprintf (text, sizeof text, SHARING_FMT, 16, 16);
+  ts_load (&g, text);
+  double small = ts_makespan (&g, 2, true);
+  assert_true (small < 120000);
+  ps_graph_free (&g);
+  /* A small kernel next to one that takes 90% of the SMs is slowed down. */
+  snprintf (text, sizeof text, SHARING_FMT, 119, 40);
+  ts_load (&g, text);
+  ps_plan p;
+  ps_timeline tl;
+  ts_simulate (&g, 2, true, &p, &tl);
+  double longest = 0;
+  for (uint32_t i = 0; i < tl.n_spans; i++)
+    longest = fmax (longest, tl.spans[i].end_ns - tl.spans[i].start_ns);
+  assert_true (longest > 120000);
+  ps_timeline_free (&tl);
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
+
+static void
+core_sim_copies_overlap_compute (void **state)
+{
+  (void) state;
+  static const char text[] =
+    "{\"format\": \"planscope-graph\", \"version\": 1,\n"
+    " \"buffers\": [{\"name\": \"x\", \"bytes\": 64000000, \"external\": true},\n"
+    "              {\"name\": \"y\", \"bytes\": 64000000, \"external\": true}],\n"
+    " \"nodes\": [\n"
+    "  {\"name\": \"up\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"x\"], \"stream\": 0},\n"
+    "  {\"name\": \"down\", \"op\": \"memcpy\", \"dir\": \"d2h\", \"reads\": [\"y\"], \"stream\": 1},\n"
+    "  {\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 4096, \"block\": 256,"
+    "   \"cost_ns\": 1000000, \"stream\": 2}]}";
+  ps_graph g;
+  ts_load (&g, text);
+  double ms = ts_makespan (&g, 3, true);
+  /* All three take about 1 ms alone and overlap: one upload engine, one
+   * download engine, the SMs. */
+  assert_true (ms < 1200000);
+  assert_true (ms > 1000000);
+  ps_graph_free (&g);
+}
+
+/* ---- stalls, the document, what would help ---- */
+
+static const char stall_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"stall\",\n"
+  " \"buffers\": [{\"name\": \"h\", \"bytes\": 4096}, {\"name\": \"o\", \"bytes\": 4096, "
+  "\"external\": true}],\n"
+  " \"nodes\": [\n"
+  "  {\"name\": \"slow\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 8, \"block\": 64,"
+  "   \"writes\": [\"h\"], \"cost_ns\": 500000, \"stream\": 0},\n"
+  "  {\"name\": \"quick\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 8, \"block\": 64,"
+  "   \"cost_ns\": 1000, \"stream\": 1},\n"
+  "  {\"name\": \"use\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 8, \"block\": 64,"
+  "   \"reads\": [\"h\"], \"writes\": [\"o\"], \"cost_ns\": 1000, \"stream\": 1}]}";
+
+static void
+core_sim_stall_waits_for_producer (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ts_load (&g, stall_graph);
+  ps_plan p;
+  ps_timeline tl;
+  ts_simulate (&g, 2, true, &p, &tl);
+  assert_int_equal (tl.n_stalls, 1);
+  const ps_stall *sl = &tl.stalls[0];
+  assert_int_equal (sl->stream, 1);
+  assert_int_equal (sl->on_stream, 0);
+  assert_string_equal (ps_timeline_span_name (&tl, sl->waiting_for), "slow");
+  assert_true (sl->end_ns - sl->start_ns > 400000);
+  assert_int_equal (tl.event_waits, 1);
+  assert_int_equal (tl.n_flows, 1);
+
+  ps_diagnosis dg;
+  assert_int_equal (ps_diagnose (&dg, &tl), 0);
+  /* slow -> use is the critical path; stream 1 stalls most of the run. */
+  assert_int_equal (dg.n_critical, 2);
+  assert_string_equal (ps_timeline_span_name (&tl, dg.critical[0]), "slow");
+  assert_string_equal (ps_timeline_span_name (&tl, dg.critical[1]), "use");
+  assert_int_equal (dg.bound[dg.critical[1]], PS_BOUND_EVENT);
+  bool stalls_help = false;
+  for (uint32_t i = 0; i < dg.n_help; i++)
+    if (dg.help[i].kind == PS_HELP_STALLS && dg.help[i].stream == 1)
+      stalls_help = dg.help[i].on_stream == 0;
+  assert_true (stalls_help);
+  assert_int_equal (dg.help[0].kind, PS_HELP_SHORTEN);
+  assert_string_equal (ps_timeline_span_name (&tl, dg.help[0].span), "slow");
+
+  /* Halving "slow" saves about half of it; halving "quick" nothing. */
+  ps_sim s;
+  assert_int_equal (ps_sim_init (&s, &p, ts_h200 ()), 0);
+  double saved;
+  assert_int_equal (ps_sim_gain (&s, tl.spans[dg.critical[0]].step, 0.5, tl.makespan_ns, &saved),
+                    0);
+  assert_true (fabs (saved - 250000) < 1);
+  for (uint32_t i = 0; i < tl.n_spans; i++)
+    if (!strcmp (ps_timeline_span_name (&tl, i), "quick")) {
+      assert_int_equal (ps_sim_gain (&s, tl.spans[i].step, 0.5, tl.makespan_ns, &saved), 0);
+      assert_true (fabs (saved) < 1e-6);
+    }
+  ps_sim_free (&s);
+
+  /* The document: valid JSON with the stall and what it waited for. */
+  char *doc = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&doc, &len);
+  assert_int_equal (ps_timeline_write_json (&tl, &dg, f), 0);
+  fclose (f);
+  ps_json_reader r;
+  ps_json_init_mem (&r, doc, len);
+  ps_json_token t;
+  int waiting_for = 0, critical = 0;
+  while ((t = ps_json_next (&r)) != PS_JSON_EOF) {
+    assert_int_not_equal (t, PS_JSON_ERROR);
+    if (t == PS_JSON_KEY && !strcmp (r.str, "waiting_for")) {
+      assert_int_equal (ps_json_next (&r), PS_JSON_STRING);
+      assert_string_equal (r.str, "slow");
+      waiting_for++;
+    }
+    if (t == PS_JSON_KEY && !strcmp (r.str, "critical_path"))
+      critical++;
+  }
+  ps_json_close (&r);
+  assert_int_equal (waiting_for, 1);
+  assert_int_equal (critical, 1);
+  assert_non_null (strstr (doc, "\"format\": \"planscope-timeline\""));
+  assert_non_null (strstr (doc, "\"source\": \"simulated\""));
+  assert_non_null (strstr (doc, "\"critical_path\": [\"slow\", \"use\"]"));
+  free (doc);
+
+  doc = NULL;
+  f = open_memstream (&doc, &len);
+  assert_int_equal (ps_timeline_write_text (&tl, &dg, f), 0);
+  fclose (f);
+  assert_non_null (strstr (doc, "stream 1 waits"));
+  assert_non_null (strstr (doc, "for slow on stream 0"));
+  assert_non_null (strstr (doc, "what would help"));
+  free (doc);
+
+  ps_diagnosis_free (&dg);
+  ps_timeline_free (&tl);
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (core_sim_device_files_match_builtin),
+    cmocka_unit_test (core_sim_device_errors_located),
+    cmocka_unit_test (core_sim_cost_model),
+    cmocka_unit_test (core_sim_generated_schedules),
+    cmocka_unit_test (core_sim_deterministic),
+    cmocka_unit_test (core_sim_streams_speed_up_independent_work),
+    cmocka_unit_test (core_sim_kernels_share_sms),
+    cmocka_unit_test (core_sim_copies_overlap_compute),
+    cmocka_unit_test (core_sim_stall_waits_for_producer),
+  };
+  return cmocka_run_group_tests_name ("/core/sim", tests, NULL, NULL);
+}
