@@ -192,29 +192,37 @@ index_in_parent (const ps__label *l, uint32_t f)
   return i;
 }
 
-uint32_t
-ps__label_value (const ps__label *l, const char *key)
+/* The candidates for a key's value: [0] the field below it when the key
+ * sits in a row of keys followed by a row of as many values, [1] the field
+ * after it; PS_NONE where there is none. */
+static void
+candidates (const ps__label *l, const char *key, uint32_t out[2])
 {
+  out[0] = out[1] = PS_NONE;
   for (uint32_t f = 0; f < l->n_fields; f++) {
     const ps__label_field *lf = &l->fields[f];
     if (lf->group || !text_eq (l->text + lf->off, lf->len, key) || lf->parent == PS_NONE)
       continue;
     uint32_t p = lf->parent;
-    uint32_t i = index_in_parent (l, f);
-    /* A row of keys followed by a row of as many values. */
-    uint32_t q = l->fields[p].parent;
     uint32_t row = l->fields[p].next;
-    if (q != PS_NONE && row != PS_NONE && l->fields[row].group
+    if (l->fields[p].parent != PS_NONE && row != PS_NONE && l->fields[row].group
         && l->fields[row].n_children == l->fields[p].n_children) {
-      uint32_t v = child_at (l, row, i);
+      uint32_t v = child_at (l, row, index_in_parent (l, f));
       if (v != PS_NONE && !l->fields[v].group)
-        return v;
+        out[0] = v;
     }
-    /* The key next to its value. */
     if (lf->next != PS_NONE && !l->fields[lf->next].group)
-      return lf->next;
+      out[1] = lf->next;
+    return;
   }
-  return PS_NONE;
+}
+
+uint32_t
+ps__label_value (const ps__label *l, const char *key)
+{
+  uint32_t c[2];
+  candidates (l, key, c);
+  return c[0] != PS_NONE ? c[0] : c[1];
 }
 
 bool
@@ -242,12 +250,17 @@ ps__label_u64 (const char *s, size_t n, uint64_t *out)
 bool
 ps__label_value_u64 (const ps__label *l, const char *key, uint64_t *out)
 {
-  uint32_t f = ps__label_value (l, key);
-  if (f == PS_NONE)
-    return false;
-  size_t n;
-  const char *s = ps__label_field_text (l, f, &n);
-  return ps__label_u64 (s, n, out);
+  uint32_t c[2];
+  candidates (l, key, c);
+  for (int i = 0; i < 2; i++) {
+    if (c[i] == PS_NONE)
+      continue;
+    size_t n;
+    const char *s = ps__label_field_text (l, c[i], &n);
+    if (ps__label_u64 (s, n, out))
+      return true;
+  }
+  return false;
 }
 
 /* Reads "N", "{x,y,z}", "(x,y,z)" or "dim3(x,y,z)" into d[3]. */

@@ -56,7 +56,7 @@ static int
 syntax (parser *p, uint32_t line, uint32_t col, const char *msg)
 {
   if (!p->failed)
-    ps_diag_error (p->diag, line, col, msg);
+    ps_diag_error (p->diag, line, col, "%s", msg);
   p->failed = true;
   return PS_ESYNTAX;
 }

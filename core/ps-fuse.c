@@ -32,6 +32,7 @@ typedef struct fuse {
   ps__planner *pl;
   const ps_graph *g;
   uint64_t *elems; /* element count of a fusible kernel, 0 for every other node */
+  uint64_t *sig;   /* stream pin, conditional and branch of a fusible kernel */
   uint32_t *rep;   /* group representative (its newest member) */
   uint32_t *next;  /* next member of the representative's list */
   uint8_t *size;   /* members, valid for representatives */
@@ -71,13 +72,20 @@ node_elems (const ps_graph *g, const ps_node *n)
   return best;
 }
 
-static bool
+/* What members of a group must share besides the element count. */
+static uint64_t
+node_sig (const ps_node *n)
+{
+  const unsigned branch = PS_NODE_IN_THEN | PS_NODE_IN_ELSE;
+  /* Pins are below PS_MAX_STREAMS here (ps__plan_check_options). */
+  return (uint64_t) n->cond << 32 | (uint64_t) ((uint32_t) (n->stream + 1) & 0x3fffffffu) << 2
+         | (n->flags & branch) >> 3;
+}
+
+static inline bool
 same_key (const fuse *f, uint32_t a, uint32_t b)
 {
-  const ps_node *x = &f->g->nodes[a], *y = &f->g->nodes[b];
-  const unsigned branch = PS_NODE_IN_THEN | PS_NODE_IN_ELSE;
-  return f->elems[a] == f->elems[b] && x->stream == y->stream && x->cond == y->cond
-         && (x->flags & branch) == (y->flags & branch);
+  return f->elems[a] == f->elems[b] && f->sig[a] == f->sig[b];
 }
 
 static uint32_t
@@ -236,10 +244,17 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
       names[nn++] = fn;
   }
   char buf[16 + PS__FUSE_NAME_PARTS * (PS__FUSE_NAME_PART + 1) + 16];
-  size_t at = (size_t) snprintf (buf, sizeof buf, "fused");
-  for (uint32_t j = 0; j < nn; j++)
-    at += (size_t) snprintf (buf + at, sizeof buf - at, "_%.*s", (int) PS__FUSE_NAME_PART,
-                             names[j]);
+  size_t at = 5;
+  memcpy (buf, "fused", 5);
+  for (uint32_t j = 0; j < nn; j++) {
+    size_t len = strlen (names[j]);
+    if (len > PS__FUSE_NAME_PART)
+      len = PS__FUSE_NAME_PART;
+    buf[at++] = '_';
+    memcpy (buf + at, names[j], len);
+    at += len;
+  }
+  buf[at] = 0;
   if (count > nn)
     snprintf (buf + at, sizeof buf - at, "_x%u", count);
   return ps__plan_add_string (pl->p, buf, off);
@@ -384,13 +399,17 @@ ps__fuse (ps__planner *pl)
   bool any = false;
   if (pl->fusion) {
     f.elems = calloc (nn, sizeof *f.elems);
-    if (!f.elems) {
+    f.sig = malloc (nn * sizeof *f.sig);
+    if (!f.elems || !f.sig) {
       rc = ps__planner_nomem (pl);
       goto out;
     }
-    for (uint32_t v = 0; v < n; v++)
-      if (node_fusible (g, &g->nodes[v]) && (f.elems[v] = node_elems (g, &g->nodes[v])) > 0)
+    for (uint32_t v = 0; v < n; v++) {
+      const ps_node *nd = &g->nodes[v];
+      f.sig[v] = node_sig (nd);
+      if (node_fusible (g, nd) && (f.elems[v] = node_elems (g, nd)) > 0)
         any = true;
+    }
   }
   if (any) {
     f.next = malloc (nn * sizeof *f.next);
@@ -445,6 +464,7 @@ ps__fuse (ps__planner *pl)
   rc = contract (pl, f.mark);
 out:
   free (f.elems);
+  free (f.sig);
   free (f.rep);
   free (f.next);
   free (f.size);

@@ -6,10 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define ps__gen_node_begin ps__gen_node_begin
-#define ps__gen_node_read ps__gen_node_read
-#define ps__gen_buf_new ps__gen_buf_new
-
 /* ---- shape building blocks ----------------------------------------------- */
 
 static uint32_t
@@ -316,6 +312,10 @@ ps__gen_shape_layered (gen *g)
     return;
   }
   uint32_t W = (uint32_t) sqrt ((double) P);
+  while ((uint64_t) W * W > P)
+    W--;
+  while ((uint64_t) (W + 1) * (W + 1) <= P)
+    W++;
   if (W < 2)
     W = 2;
   uint32_t n_in = W < 8 ? W : 8, n_out = W < 4 ? W : 4;

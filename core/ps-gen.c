@@ -113,11 +113,13 @@ ps__gen_buf_new (gen *g, int kind, uint64_t bytes, ps_dtype dtype, bool external
   return g->n_bufs++;
 }
 
-/* Appends a node with no references yet.  Never called between ps__gen_node_begin
- * and the end of that node's reads. */
+/* Appends a node with no references yet.  Never called between
+ * ps__gen_node_begin and the end of that node's reads. */
 static gnode *
 raw_node (gen *g, int kind)
 {
+  if (g->err)
+    return NULL;
   gnode *p = grow (g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *p, &g->err);
   if (!p)
     return NULL;
@@ -608,7 +610,11 @@ ps_gen_write (const ps_gen_options *o, FILE *out)
   /* Rough sizes up front so that the arrays rarely grow. */
   g.nodes = malloc ((size_t) o->nodes * sizeof *g.nodes);
   g.cap_nodes = o->nodes;
-  int ret = g.nodes ? build (&g) : PS_ENOMEM;
+  /* Never NULL, so that a shape that keeps going for a moment after an
+   * allocation failed (ids fall back to 0) reads valid memory. */
+  g.bufs = calloc (64, sizeof *g.bufs);
+  g.cap_bufs = 64;
+  int ret = g.nodes && g.bufs ? build (&g) : PS_ENOMEM;
   if (ret == 0) {
     wbuf w = { out, malloc (1u << 20), 0, 1u << 20, 0 };
     if (!w.buf) {

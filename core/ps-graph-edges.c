@@ -41,8 +41,10 @@ add_edge (builder *b, uint32_t u, uint8_t kind)
                         PS_MAX_EDGES);
     if (ret == 0)
       ret = ps__grow ((void **) &b->kind, &cap_kind, b->cap, 1, PS_MAX_EDGES);
-    if (ret < 0)
+    if (ret < 0) {
+      b->too_many = ret == PS_ELIMIT;
       return ret;
+    }
     b->cap_kind = cap_kind;
   }
   b->stamp[u] = b->v;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-dot-import.h"
 #include "ps-graph-private.h"
 
 /* Diagnostics and token helpers */
@@ -911,6 +912,7 @@ load (ps_graph *g, ps__loader *ld, int ret, const char *path, ps_diag *diag)
     ret = check_sizes (ld);
   if (ret == 0 && !ld->errors) {
     shrink ((void **) &tmp.nodes, tmp.n_nodes, sizeof *tmp.nodes);
+    shrink ((void **) &tmp.buffers, tmp.n_buffers, sizeof *tmp.buffers);
     shrink ((void **) &tmp.kernels, tmp.n_kernels, sizeof *tmp.kernels);
     shrink ((void **) &tmp.access, tmp.n_access, sizeof *tmp.access);
     ret = ps__graph_build_edges (&tmp, ld->after_pairs, ld->n_after / 2, diag);
@@ -953,6 +955,9 @@ load (ps_graph *g, ps__loader *ld, int ret, const char *path, ps_diag *diag)
 int
 ps_graph_load_json (ps_graph *g, const char *data, size_t len, const char *path, ps_diag *diag)
 {
+  /* A cudaGraphDebugDotPrint dump is recognised by its content. */
+  if (ps__graph_is_dot (data, len))
+    return ps__graph_load_dot (g, data, len, path, diag);
   ps__loader ld;
   memset (&ld, 0, sizeof ld);
   int ret = ps_json_init_mem (&ld.r, data ? data : "", data ? len : 0);

@@ -42,13 +42,20 @@ ps_graph_free (ps_graph *g)
   ps_graph_init (g);
 }
 
-/* The file is streamed through the JSON reader rather than read whole:
+/* A JSON graph file is streamed through the reader rather than read whole:
  * a 200 MB graph then needs no 200 MB buffer, and parsing overlaps the
- * reads. */
+ * reads.  The format is chosen by content: a file whose first byte (after
+ * white space and a byte order mark) is not `{` is read whole and handed to
+ * ps_graph_load_json, which recognises DOT dumps (and reports anything else
+ * as a JSON error). */
+#define HEAD_BYTES 65536
+
 typedef struct file_src {
   int fd;
   const char *path;
   uint64_t total;
+  const char *head; /* bytes read ahead to choose the format, served first */
+  size_t head_len, head_pos;
   char failure[320];
 } file_src;
 
@@ -56,6 +63,12 @@ static long
 file_read (void *ctx, char *buf, size_t cap)
 {
   file_src *f = ctx;
+  if (f->head_pos < f->head_len) {
+    size_t n = f->head_len - f->head_pos < cap ? f->head_len - f->head_pos : cap;
+    memcpy (buf, f->head + f->head_pos, n);
+    f->head_pos += n;
+    return (long) n;
+  }
   for (;;) {
     ssize_t n = read (f->fd, buf, cap);
     if (n < 0 && errno == EINTR)
@@ -81,10 +94,46 @@ file_failure (void *ctx)
   return f->failure[0] ? f->failure : NULL;
 }
 
+/* Reads the rest of the file after the `n` bytes in `head`, into one
+ * NUL-terminated buffer. */
+static int
+read_whole (file_src *f, const char *head, size_t n, char **data, size_t *len)
+{
+  size_t cap = n + HEAD_BYTES + 1, used = n;
+  char *buf = malloc (cap);
+  if (!buf)
+    return PS_ENOMEM;
+  memcpy (buf, head, n);
+  for (;;) {
+    if (used + 1 == cap) {
+      char *nb = cap > SIZE_MAX / 2 ? NULL : realloc (buf, cap * 2);
+      if (!nb) {
+        free (buf);
+        return PS_ENOMEM;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    long got = file_read (f, buf + used, cap - 1 - used);
+    if (got < 0) {
+      free (buf);
+      return f->total > PS_MAX_FILE_BYTES ? PS_ELIMIT : PS_EIO;
+    }
+    if (got == 0)
+      break;
+    used += (size_t) got;
+  }
+  buf[used] = '\0';
+  *data = buf;
+  *len = used;
+  return 0;
+}
+
 int
 ps_graph_load_file (ps_graph *g, const char *path, ps_diag *diag)
 {
   ps_graph_init (g);
+  size_t errors0 = diag->errors;
   file_src f = { .fd = open (path, O_RDONLY), .path = path };
   if (f.fd < 0) {
     int e = errno;
@@ -93,6 +142,7 @@ ps_graph_load_file (ps_graph *g, const char *path, ps_diag *diag)
   }
   struct stat st;
   int ret = 0;
+  char *head = NULL;
   if (fstat (f.fd, &st) < 0) {
     ps_diag_error (diag, 0, 0, "cannot read %s: %s", path, strerror (errno));
     ret = PS_EIO;
@@ -103,9 +153,45 @@ ps_graph_load_file (ps_graph *g, const char *path, ps_diag *diag)
     ps_diag_error (diag, 0, 0, "%s is too large (%llu bytes; the limit is %llu)", path,
                    (unsigned long long) st.st_size, (unsigned long long) PS_MAX_FILE_BYTES);
     ret = PS_ELIMIT;
-  } else {
-    ret = ps__graph_load_stream (g, file_read, &f, file_failure, path, diag);
+  } else if (!(head = malloc (HEAD_BYTES))) {
+    ret = PS_ENOMEM;
   }
+
+  /* Read ahead (up to HEAD_BYTES) to see what the file holds. */
+  size_t n = 0;
+  while (ret == 0 && n < HEAD_BYTES) {
+    long got = file_read (&f, head + n, HEAD_BYTES - n);
+    if (got < 0)
+      ret = PS_EIO;
+    else if (got == 0)
+      break;
+    else
+      n += (size_t) got;
+  }
+  if (ret == PS_EIO && f.failure[0])
+    ps_diag_error (diag, 0, 0, "%s", f.failure);
+
+  size_t i = n >= 3 && memcmp (head, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+  while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+    i++;
+  if (ret == 0 && i < n && head[i] == '{') {
+    f.head = head;
+    f.head_len = n;
+    ret = ps__graph_load_stream (g, file_read, &f, file_failure, path, diag);
+  } else if (ret == 0) {
+    char *data;
+    size_t len;
+    ret = read_whole (&f, head, n, &data, &len);
+    if (ret == 0) {
+      ret = ps_graph_load_json (g, data, len, path, diag);
+      free (data);
+    } else if (f.failure[0]) {
+      ps_diag_error (diag, 0, 0, "%s", f.failure);
+    }
+  }
+  if (ret == PS_ENOMEM && diag->errors == errors0)
+    ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", path);
+  free (head);
   close (f.fd);
   return ret;
 }

@@ -123,7 +123,7 @@ typedef struct ps_karg {
 
 /* Conditional-only attributes; ps_node.aux indexes graph->conds. */
 typedef struct ps_cond {
-  uint32_t condition; /* buffer id */
+  uint32_t condition; /* buffer id; also the conditional node's last read */
   uint32_t then_begin, then_count; /* into graph->cond_members */
   uint32_t else_begin, else_count;
   uint8_t assume; /* ps_assume */
@@ -147,7 +147,9 @@ typedef struct ps_node {
   uint64_t bytes;     /* memcpy/memset: bytes moved or set */
   uint8_t value;      /* memset byte value */
   int32_t src_device, dst_device; /* p2p copies; -1 otherwise */
-  uint32_t cond;      /* the conditional whose branch holds this node, or PS_NONE */
+  /* Node id of the conditional whose branch holds this node (the latest
+   * such conditional, i.e. the innermost when they nest), or PS_NONE. */
+  uint32_t cond;
 } ps_node;
 
 typedef struct ps_graph {
@@ -212,8 +214,10 @@ void ps_graph_free (ps_graph *g);
 
 /* Loads a graph file: the planscope JSON format, or a cudaGraphDebugDotPrint
  * DOT dump, chosen by content.  On failure returns a negative code, leaves
- * *g empty and puts at least one located error in diag.  Warnings go to
- * diag on success too.  `display_name` is the FILE used in messages. */
+ * *g empty (as after ps_graph_init) and puts at least one error in diag
+ * (located wherever the problem has a place in the file).  Warnings go to
+ * diag on success too.  *g is overwritten, not freed: free a previous
+ * graph first.  The file is streamed, at most PS_MAX_FILE_BYTES. */
 int ps_graph_load_file (ps_graph *g, const char *path, ps_diag *diag);
 /* The same from memory; `path` is used for messages and relative paths. */
 int ps_graph_load_json (ps_graph *g, const char *data, size_t len, const char *path,

@@ -13,7 +13,8 @@
  * U+10FFFF are rejected); \u escapes are decoded, surrogate pairs joined and
  * lone surrogates rejected; nesting is limited (PS_JSON_MAX_DEPTH by
  * default); strings longer than max_string are rejected; numbers must be
- * finite as doubles.  One JSON value per input, then only whitespace.
+ * finite as doubles and are read the same whatever LC_NUMERIC says.  One
+ * JSON value per input, then only whitespace.
  *
  * Positions: lines are counted by LF ("\r\n" is one line end; a lone CR is
  * whitespace on the current line).  Columns count Unicode code points of the

@@ -5,10 +5,12 @@
  * written as \ufffd, so the output is always valid JSON that ps-json reads
  * back.  Numbers: integral values below 2^53 in magnitude are written as
  * integers; others with the fewest of 15, 16 or 17 significant digits that
- * read back to the same double.  Non-finite values have no JSON form:
- * callers must not pass them, and 0 is written if they do. */
+ * read back to the same double, always with '.' as the decimal point
+ * whatever the locale.  Non-finite values have no JSON form: callers must
+ * not pass them, and 0 is written if they do. */
 #include "ps-jsonw.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -99,11 +101,21 @@ ps_jsonw_number (FILE *out, double v)
     fprintf (out, "%lld", (long long) v);
     return;
   }
-  char buf[32];
+  char buf[48];
   for (int prec = 15; prec <= 17; prec++) {
     snprintf (buf, sizeof buf, "%.*g", prec, v);
     if (prec == 17 || strtod (buf, NULL) == v)
       break;
   }
-  fputs (buf, out);
+  /* printf writes the decimal point of LC_NUMERIC, which in a GTK program
+   * is the user's (a German one writes "0,5"); JSON wants '.'. */
+  const char *dp = localeconv ()->decimal_point;
+  char *at = dp && *dp && strcmp (dp, ".") != 0 ? strstr (buf, dp) : NULL;
+  if (at) {
+    fwrite (buf, 1, (size_t) (at - buf), out);
+    putc ('.', out);
+    fputs (at + strlen (dp), out);
+  } else {
+    fputs (buf, out);
+  }
 }

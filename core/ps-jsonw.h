@@ -11,8 +11,9 @@
 void ps_jsonw_string (FILE *out, const char *s);
 /* Writes a finite number compactly: an integral value below 2^53 in
  * magnitude as an integer (-0 as 0), any other with the fewest of 15, 16 or
- * 17 significant digits that read back as the same double.  Callers must
- * not pass NaN or an infinity; 0 is written if they do. */
+ * 17 significant digits that read back as the same double, with a '.'
+ * whatever the locale.  Callers must not pass NaN or an infinity; 0 is
+ * written if they do. */
 void ps_jsonw_number (FILE *out, double v);
 
 #endif

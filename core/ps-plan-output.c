@@ -319,14 +319,13 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   for (uint32_t x = N > 0 ? N - 1 : 0; x >= 10; x /= 10)
     width++;
 
-  fputs ("plan for ", out);
+  fputs ("plan", out);
   if (g->name && g->name[0]) {
-    fputc ('"', out);
+    fputs (" for \"", out);
     put_name (out, g->name);
-    fputs ("\": ", out);
-  } else {
-    fputs ("graph: ", out);
+    fputc ('"', out);
   }
+  fputs (": ", out);
   fprintf (out, "%u nodes, %u buffers, %u steps (--streams %u, fusion %s)\n", g->n_nodes,
            g->n_buffers, N, p->options.streams, p->options.fusion ? "on" : "off");
 

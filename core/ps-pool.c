@@ -50,8 +50,16 @@ typedef struct pool {
   uint64_t *occupied;
   uint32_t top; /* block at the highest address */
   uint64_t end;
+  /* Tags: [0, n_buffers) are the buffers themselves; the others, handed out
+   * from free_tags, stand for merged blocks.  rel and home have a row per
+   * tag; a tag belongs to at most one block. */
+  uint32_t n_buffers;
   const uint32_t *rel, *need;
-  const uint16_t *home; /* per buffer */
+  uint32_t *rel_w;
+  const uint16_t *home;
+  uint16_t *home_w;
+  uint32_t *free_tags;
+  uint32_t n_free_tags;
   uint32_t S;
 } pool;
 
@@ -122,24 +130,49 @@ bin_remove (pool *pl, uint32_t x)
     pl->occupied[k->bin / BINS] &= ~((uint64_t) 1 << (k->bin % BINS));
 }
 
+/* Moves free block x to the back of its list. */
+static void
+bin_rotate (pool *pl, uint32_t x)
+{
+  if (pl->tail[pl->b[x].bin] == x)
+    return;
+  bin_remove (pl, x);
+  bin_insert (pl, x);
+}
+
 /* Best fit for buffer b among the free blocks of one home stream, looking
- * at no more than *budget of them: the smallest compatible block of the
- * first size class that has one. */
+ * at no more than *budget of them: an exact fit, else the smallest
+ * compatible block among the first few that fit.  A block that is not
+ * ordered before b goes to the back of its list: its holder's uses are
+ * likely still concurrent with the next buffers of this stream too. */
 static uint32_t
 search_home (pool *pl, uint32_t home, uint32_t b, uint64_t z, uint32_t k0, uint32_t *budget)
 {
-  uint32_t best = PS_NONE;
+  uint32_t best = PS_NONE, after_best = 4;
   uint64_t mask = pl->occupied[home] & (~(uint64_t) 0 << k0);
   while (mask != 0 && *budget > 0 && best == PS_NONE) {
-    uint32_t cls = (uint32_t) __builtin_ctzll (mask);
+    uint32_t cls = (uint32_t) __builtin_ctzll (mask), first_moved = PS_NONE;
     mask &= mask - 1;
-    for (uint32_t x = pl->head[home * BINS + cls]; x != PS_NONE && *budget > 0;
-         x = pl->b[x].fnext) {
+    for (uint32_t x = pl->head[home * BINS + cls], next; x != PS_NONE && x != first_moved
+         && *budget > 0 && after_best > 0; x = next) {
+      next = pl->b[x].fnext;
       (*budget)--;
-      if (pl->b[x].size < z || !compatible (pl, pl->b[x].tag, b))
+      if (best != PS_NONE)
+        after_best--;
+      if (pl->b[x].size < z)
         continue;
+      if (!compatible (pl, pl->b[x].tag, b)) {
+        if (next != PS_NONE) {
+          bin_rotate (pl, x);
+          if (first_moved == PS_NONE)
+            first_moved = x;
+        }
+        continue;
+      }
       if (best == PS_NONE || pl->b[x].size < pl->b[best].size)
         best = x;
+      if (pl->b[x].size == z)
+        break;
     }
   }
   return best;
@@ -151,6 +184,34 @@ blk_new (pool *pl)
   if (pl->n_spare > 0)
     return pl->spare[--pl->n_spare];
   return pl->nb < pl->cap ? pl->nb++ : PS_NONE;
+}
+
+/* The tag of two merged neighbours: the later holder when one's uses all
+ * precede the other's, else a new tag with the componentwise latest uses
+ * (PS_NONE when there is no room for one: then they stay apart). */
+static uint32_t
+merged_tag (pool *pl, uint32_t a, uint32_t b)
+{
+  if (older (pl, a, b))
+    return b;
+  if (older (pl, b, a))
+    return a;
+  if (pl->n_free_tags == 0)
+    return PS_NONE;
+  uint32_t t = pl->free_tags[--pl->n_free_tags];
+  uint32_t *v = pl->rel_w + (size_t) t * pl->S;
+  const uint32_t *x = pl->rel + (size_t) a * pl->S, *y = pl->rel + (size_t) b * pl->S;
+  for (uint32_t k = 0; k < pl->S; k++)
+    v[k] = x[k] > y[k] ? x[k] : y[k];
+  pl->home_w[t] = pl->home[b];
+  return t;
+}
+
+static void
+tag_drop (pool *pl, uint32_t t)
+{
+  if (t != PS_NONE && t >= pl->n_buffers)
+    pl->free_tags[pl->n_free_tags++] = t;
 }
 
 /* Offset for buffer b of (aligned) size z; false when the pool would not
@@ -167,6 +228,8 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
   if (best != PS_NONE) {
     bin_remove (pl, best);
     blk *k = &pl->b[best];
+    if (k->size == z)
+      tag_drop (pl, k->tag);
     if (k->size > z) {
       uint32_t r = blk_new (pl);
       pl->b[r] = (blk){ k->off + z, k->size - z, k->tag, best, k->anext, PS_NONE, PS_NONE, 1, 0 };
@@ -188,6 +251,7 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
     if (pl->end > UINT64_MAX - grow)
       return false;
     bin_remove (pl, t);
+    tag_drop (pl, pl->b[t].tag);
     pl->end += grow;
     pl->b[t].size = z;
     pl->b[t].free = 0;
@@ -206,45 +270,48 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
   return true;
 }
 
-/* Gives block x back after the last use of buffer b. */
+/* Merges free block y (the next in address order) into free block x. */
+static void
+blk_merge (pool *pl, uint32_t x, uint32_t y, uint32_t tag)
+{
+  blk *k = &pl->b[x], *q = &pl->b[y];
+  uint32_t tx = k->tag, ty = q->tag;
+  k->size += q->size;
+  k->tag = tag;
+  k->anext = q->anext;
+  if (q->anext != PS_NONE)
+    pl->b[q->anext].aprev = x;
+  else
+    pl->top = x;
+  pl->spare[pl->n_spare++] = y;
+  if (tx != tag)
+    tag_drop (pl, tx);
+  if (ty != tag)
+    tag_drop (pl, ty);
+}
+
+/* Gives block x back after the last use of buffer b and merges it with
+ * free neighbours. */
 static void
 pool_release (pool *pl, uint32_t x, uint32_t b)
 {
-  blk *k = &pl->b[x];
-  k->free = 1;
-  k->tag = b;
-  uint32_t pv = k->aprev;
+  pl->b[x].free = 1;
+  pl->b[x].tag = b;
+  uint32_t pv = pl->b[x].aprev;
   if (pv != PS_NONE && pl->b[pv].free) {
-    uint32_t tp = pl->b[pv].tag;
-    if (older (pl, tp, b) || older (pl, b, tp)) {
+    uint32_t t = merged_tag (pl, pl->b[pv].tag, b);
+    if (t != PS_NONE) {
       bin_remove (pl, pv);
-      blk *q = &pl->b[pv];
-      q->size += k->size;
-      q->tag = older (pl, tp, b) ? b : tp;
-      q->anext = k->anext;
-      if (k->anext != PS_NONE)
-        pl->b[k->anext].aprev = pv;
-      else
-        pl->top = pv;
-      pl->spare[pl->n_spare++] = x;
+      blk_merge (pl, pv, x, t);
       x = pv;
-      k = q;
     }
   }
-  uint32_t nx = k->anext;
+  uint32_t nx = pl->b[x].anext;
   if (nx != PS_NONE && pl->b[nx].free) {
-    uint32_t tn = pl->b[nx].tag, tk = k->tag;
-    if (older (pl, tn, tk) || older (pl, tk, tn)) {
+    uint32_t t = merged_tag (pl, pl->b[x].tag, pl->b[nx].tag);
+    if (t != PS_NONE) {
       bin_remove (pl, nx);
-      blk *q = &pl->b[nx];
-      k->size += q->size;
-      k->tag = older (pl, tn, tk) ? tk : tn;
-      k->anext = q->anext;
-      if (q->anext != PS_NONE)
-        pl->b[q->anext].aprev = x;
-      else
-        pl->top = x;
-      pl->spare[pl->n_spare++] = nx;
+      blk_merge (pl, x, nx, t);
     }
   }
   bin_insert (pl, x);
@@ -428,7 +495,8 @@ ps__pool (ps__planner *pl)
   u.first = malloc (b1 * sizeof *u.first);
   u.last = malloc (b1 * sizeof *u.last);
   u.need = malloc ((size_t) b1 * S * sizeof *u.need);
-  u.rel = calloc ((size_t) b1 * S, sizeof *u.rel);
+  /* A second set of rows for the tags of merged pool blocks. */
+  u.rel = calloc ((size_t) b1 * 2 * S, sizeof *u.rel);
   u.t0 = malloc (b1 * sizeof *u.t0);
   u.t1 = malloc (b1 * sizeof *u.t1);
   uint32_t *f_off = calloc ((size_t) ng + 2, sizeof *f_off);
@@ -436,7 +504,8 @@ ps__pool (ps__planner *pl)
   uint32_t *f_list = malloc (b1 * sizeof *f_list);
   uint32_t *l_list = malloc (b1 * sizeof *l_list);
   uint32_t *where = malloc (b1 * sizeof *where);
-  uint16_t *home = malloc (b1 * sizeof *home);
+  uint16_t *home = malloc ((size_t) b1 * 2 * sizeof *home);
+  uint32_t *free_tags = malloc (b1 * sizeof *free_tags);
   pool po;
   memset (&po, 0, sizeof po);
   po.head = malloc ((size_t) S * BINS * sizeof *po.head);
@@ -446,7 +515,7 @@ ps__pool (ps__planner *pl)
   po.b = malloc ((size_t) po.cap * sizeof *po.b);
   po.spare = malloc ((size_t) po.cap * sizeof *po.spare);
   if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.t0 || !u.t1 || !f_off || !l_off
-      || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
+      || !f_list || !l_list || !where || !home || !free_tags || !po.head || !po.tail || !po.occupied || !po.b
       || !po.spare) {
     rc = PS_ENOMEM;
     goto out;
@@ -481,9 +550,13 @@ ps__pool (ps__planner *pl)
       l_list[l_off[u.last[b] + 1]++] = b;
     }
 
-  po.rel = u.rel;
+  po.n_buffers = B;
+  po.rel = po.rel_w = u.rel;
   po.need = u.need;
-  po.home = home;
+  po.home = po.home_w = home;
+  po.free_tags = free_tags;
+  for (uint32_t t = 0; t < B; t++)
+    free_tags[po.n_free_tags++] = 2 * B - 1 - t;
   po.S = S;
   po.top = PS_NONE;
   for (uint32_t k = 0; k < S * BINS; k++)
@@ -531,6 +604,7 @@ out:
   free (l_list);
   free (where);
   free (home);
+  free (free_tags);
   free (po.head);
   free (po.tail);
   free (po.occupied);

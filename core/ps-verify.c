@@ -57,10 +57,7 @@ violation (vctx *c, const char *fmt, ...)
 static const char *
 op_name (unsigned op)
 {
-  static const char *const names[] = { "kernel",      "memcpy",  "memset",      "host",
-                                       "event_record", "event_wait", "barrier", "conditional",
-                                       "empty",       "opaque" };
-  return op < sizeof names / sizeof names[0] ? names[op] : "unknown";
+  return op < PS_OP__COUNT ? ps_op_name ((ps_op) op) : "unknown op";
 }
 
 static inline uint32_t
@@ -535,8 +532,8 @@ typedef struct use_sum {
 
 typedef struct pool_ctx {
   uint32_t *use_off, *uses; /* per buffer: its use steps in issue order (CSR) */
-  /* Per buffer, in one CSR layout (sum_off): its first use on each stream
-   * it uses, and its last use on each. */
+  /* Per buffer in rank order, in one CSR layout (sum_off): its first use
+   * on each stream it uses, and its last use on each. */
   uint32_t *sum_off;
   use_sum *first, *last;
 } pool_ctx;
@@ -545,19 +542,20 @@ typedef struct pool_ctx {
  * not, reports the pair.  Clocks grow along a stream, so it is enough that
  * b's first use on each stream follows a's last use on each stream. */
 static void
-check_pair (vctx *c, const pool_ctx *pc, uint32_t a, uint32_t b)
+check_pair (vctx *c, const pool_ctx *pc, const kv *byfirst, uint32_t ra, uint32_t rb)
 {
   const ps_plan *p = c->p;
-  for (uint32_t i = pc->sum_off[b]; i < pc->sum_off[b + 1]; i++) {
+  for (uint32_t i = pc->sum_off[rb]; i < pc->sum_off[rb + 1]; i++) {
     uint32_t y = pc->first[i].step, sy = pc->first[i].stream;
     const uint32_t *row = c->epochs + (size_t) pc->first[i].epoch * c->S;
-    for (uint32_t j = pc->sum_off[a]; j < pc->sum_off[a + 1]; j++) {
+    for (uint32_t j = pc->sum_off[ra]; j < pc->sum_off[ra + 1]; j++) {
       uint32_t x = pc->last[j].step, t = pc->last[j].stream;
       /* On y's own stream, a use in the very same step is not ordered. */
       bool ok = t == sy ? y > x : row[t] >= x + 1;
       if (ok)
         continue;
       const ps_graph *g = c->g;
+      uint32_t a = byfirst[ra].a, b = byfirst[rb].a;
       uint64_t oa = p->offsets[a], ob = p->offsets[b];
       uint64_t lo = oa > ob ? oa : ob;
       uint64_t ea = oa + g->buffers[a].bytes, eb = ob + g->buffers[b].bytes;
@@ -587,7 +585,7 @@ count_use (pool_ctx *pc, uint32_t *last, const uint8_t *pooled, uint32_t B, uint
 
 /* Lists, per pooled buffer, the steps that use it, in issue order: CSR in
  * pc->use_off (B + 2 entries; b's uses are [use_off[b], use_off[b + 1]))
- * and pc->uses.  Then the per-stream first and last uses. */
+ * and pc->uses. */
 static int
 collect_uses (vctx *c, pool_ctx *pc, const uint8_t *pooled)
 {
@@ -596,8 +594,7 @@ collect_uses (vctx *c, pool_ctx *pc, const uint8_t *pooled)
   uint32_t B = g->n_buffers;
   uint32_t *last = malloc ((B ? B : 1) * sizeof *last);
   pc->use_off = calloc ((size_t) B + 2, sizeof *pc->use_off);
-  pc->sum_off = calloc ((size_t) B + 1, sizeof *pc->sum_off);
-  if (!last || !pc->use_off || !pc->sum_off) {
+  if (!last || !pc->use_off) {
     free (last);
     return PS_ENOMEM;
   }
@@ -637,14 +634,27 @@ collect_uses (vctx *c, pool_ctx *pc, const uint8_t *pooled)
   }
   free (last);
 
+  return 0;
+}
+
+/* The per-stream first and last uses of every buffer that takes part, in
+ * rank order (byfirst), so that the sweep reads them by rank. */
+static int
+summarise_uses (vctx *c, pool_ctx *pc, const kv *byfirst, uint32_t n_used)
+{
+  const ps_plan *p = c->p;
   /* A buffer uses at most as many streams as it has uses. */
-  size_t total = pc->use_off[B] ? pc->use_off[B] : 1;
+  size_t total = 1;
+  for (uint32_t r = 0; r < n_used; r++)
+    total += pc->use_off[byfirst[r].a + 1] - pc->use_off[byfirst[r].a];
+  pc->sum_off = malloc (((size_t) n_used + 1) * sizeof *pc->sum_off);
   pc->first = malloc (total * sizeof *pc->first);
   pc->last = malloc (total * sizeof *pc->last);
-  if (!pc->first || !pc->last)
+  if (!pc->sum_off || !pc->first || !pc->last)
     return PS_ENOMEM;
   uint32_t first_on[PS_MAX_STREAMS], last_on[PS_MAX_STREAMS], at = 0;
-  for (uint32_t b = 0; b < B; b++) {
+  for (uint32_t r = 0; r < n_used; r++) {
+    uint32_t b = byfirst[r].a;
     uint64_t seen = 0;
     for (uint32_t i = pc->use_off[b]; i < pc->use_off[b + 1]; i++) {
       uint32_t x = pc->uses[i], t = p->steps[x].stream;
@@ -653,14 +663,14 @@ collect_uses (vctx *c, pool_ctx *pc, const uint8_t *pooled)
       seen |= (uint64_t) 1 << t;
       last_on[t] = x;
     }
-    pc->sum_off[b] = at;
+    pc->sum_off[r] = at;
     for (uint32_t t = 0; seen; t++, seen >>= 1)
       if (seen & 1) {
         pc->first[at] = (use_sum){ first_on[t], t, c->epoch_of[first_on[t]] };
         pc->last[at++] = (use_sum){ last_on[t], t, c->epoch_of[last_on[t]] };
       }
   }
-  pc->sum_off[B] = at;
+  pc->sum_off[n_used] = at;
   return 0;
 }
 
@@ -731,14 +741,18 @@ verify_pool (vctx *c)
   for (uint32_t b = 0; b < B; b++)
     if (pooled[b])
       byfirst[n_used++] = (kv){ pc.uses[pc.use_off[b]], b, 0 };
-  if ((rc = radix_sort (bd, n_bd)) < 0 || (rc = radix_sort (byfirst, n_used)) < 0
-      || (rc = rankset_init (&set, n_used)) < 0)
+  if ((rc = radix_sort (byfirst, n_used)) < 0)
     goto out;
   for (uint32_t r = 0; r < n_used; r++)
     rank[byfirst[r].a] = r;
+  for (uint32_t i = 0; i < n_bd; i++)
+    bd[i].a = rank[bd[i].a];
+  if ((rc = radix_sort (bd, n_bd)) < 0 || (rc = summarise_uses (c, &pc, byfirst, n_used)) < 0
+      || (rc = rankset_init (&set, n_used)) < 0)
+    goto out;
 
   for (uint32_t i = 0; i < n_bd; i++) {
-    uint32_t b = bd[i].a, r = rank[b];
+    uint32_t r = bd[i].a;
     if (!bd[i].b) {
       rankset_erase (&set, r);
       continue;
@@ -746,9 +760,9 @@ verify_pool (vctx *c)
     rankset_insert (&set, r);
     uint32_t before = rankset_prev (&set, r), after = rankset_next (&set, r);
     if (before != PS_NONE)
-      check_pair (c, &pc, byfirst[before].a, b);
+      check_pair (c, &pc, byfirst, before, r);
     if (after != PS_NONE)
-      check_pair (c, &pc, b, byfirst[after].a);
+      check_pair (c, &pc, byfirst, r, after);
   }
 out:
   free (pooled);

@@ -850,6 +850,12 @@ typedef struct sbuf {
   size_t n, cap;
 } sbuf;
 
+static void sb_printf (sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__ ((format (printf, 2, 3)))
+#endif
+  ;
+
 static void
 sb_printf (sbuf *b, const char *fmt, ...)
 {
@@ -1143,6 +1149,92 @@ core_loader_files (void **state)
 }
 
 static void
+write_file (const char *path, const char *text, size_t len)
+{
+  FILE *f = fopen (path, "wb");
+  assert_non_null (f);
+  assert_int_equal (fwrite (text, 1, len, f), len);
+  assert_int_equal (fclose (f), 0);
+}
+
+/* The same text gives the same graph, or the same errors, from a file (read
+ * ahead, then streamed) and from memory. */
+static void
+same_from_file_and_memory (const char *path, const char *text)
+{
+  write_file (path, text, strlen (text));
+  ps_graph a, b;
+  ps_diag da, db;
+  ps_diag_init (&da, "test.json");
+  ps_diag_init (&db, "test.json");
+  int ra = ps_graph_load_file (&a, path, &da);
+  int rb = ps_graph_load_json (&b, text, strlen (text), path, &db);
+  assert_int_equal (ra, rb);
+  assert_int_equal (da.count, db.count);
+  for (size_t i = 0; i < da.count; i++) {
+    assert_string_equal (da.entries[i].message, db.entries[i].message);
+    assert_int_equal (da.entries[i].line, db.entries[i].line);
+    assert_int_equal (da.entries[i].col, db.entries[i].col);
+  }
+  assert_int_equal (a.n_nodes, b.n_nodes);
+  assert_int_equal (a.n_edges, b.n_edges);
+  if (ra == 0) {
+    assert_memory_equal (a.succ_off, b.succ_off, ((size_t) a.n_nodes + 1) * sizeof *a.succ_off);
+    assert_memory_equal (a.succ, b.succ, (size_t) a.n_edges * sizeof *a.succ);
+  }
+  ps_graph_free (&a);
+  ps_graph_free (&b);
+  ps_diag_free (&da);
+  ps_diag_free (&db);
+}
+
+static void
+core_loader_file_streaming (void **state)
+{
+  char dir[] = "/tmp/ps-test-loader-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char path[256];
+  snprintf (path, sizeof path, "%s/g.json", dir);
+
+  /* Well past the read-ahead, so that tokens straddle reads. */
+  sbuf b = { 0 };
+  sb_printf (&b, "\xef\xbb\xbf  {\"format\": \"planscope-graph\", \"version\": 1, \"nodes\": [\n");
+  for (int i = 0; i < 3000; i++)
+    sb_printf (&b, "%s{\"name\": \"k%d\", \"op\": \"kernel\", \"function\": \"f\", "
+               "\"grid\": 1, \"block\": 1, \"reads\": [\"b%d\"], \"writes\": [\"b%d\"]}",
+               i ? ",\n" : "", i, i % 2, (i + 1) % 2);
+  size_t body = b.n;
+  sb_printf (&b, "],\n\"buffers\": [{\"name\": \"b0\", \"bytes\": 64}, "
+             "{\"name\": \"b1\", \"bytes\": 64}]}\n");
+  assert_true (b.n > 200000);
+  same_from_file_and_memory (path, b.s);
+
+  /* An error at the end of it keeps its position. */
+  b.n = body;
+  sb_printf (&b, ",\n{\"name\": \"last\", \"op\": \"barrier\", \"afterr\": []}]}");
+  same_from_file_and_memory (path, b.s);
+  ps_diag d;
+  ps_graph g;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_graph_load_file (&g, path, &d), PS_EINVAL);
+  assert_int_equal (d.entries[0].line, 3002);
+  assert_int_equal (d.entries[0].col, 35);
+  assert_non_null (strstr (d.entries[0].message, "unknown key \"afterr\"; did you mean \"after\"?"));
+  ps_diag_free (&d);
+
+  /* Not an object: read whole, then the same message as from memory. */
+  same_from_file_and_memory (path, "\n  [1, 2]\n");
+  /* Truncated, and empty. */
+  same_from_file_and_memory (path, "{\"format\": \"planscope-graph\", \"nodes\": [");
+  same_from_file_and_memory (path, "");
+  same_from_file_and_memory (path, "  \n");
+
+  free (b.s);
+  unlink (path);
+  rmdir (dir);
+}
+
+static void
 core_loader_names (void **state)
 {
   assert_string_equal (ps_op_name (PS_OP_EVENT_RECORD), "event_record");
@@ -1187,6 +1279,7 @@ main (void)
     cmocka_unit_test (core_loader_edges_after),
     cmocka_unit_test (core_loader_random_graphs),
     cmocka_unit_test (core_loader_files),
+    cmocka_unit_test (core_loader_file_streaming),
     cmocka_unit_test (core_loader_names),
   };
   return cmocka_run_group_tests_name ("/core/loader", tests, NULL, NULL);

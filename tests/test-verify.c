@@ -317,6 +317,63 @@ core_verify_shared_bytes_used_concurrently (void **state)
   tg_free (&t);
 }
 
+/* Thousands of buffers take turns in the same bytes, phases alternating
+ * between two streams and chained by events: valid, and one missing wait
+ * is found and named. */
+static void
+core_verify_many_buffers_share_one_slot (void **state)
+{
+  (void) state;
+  enum { PHASES = 5000 };
+  tg t;
+  tg_init (&t, "slot");
+  char name[32];
+  uint32_t out = tg_buf (&t, "out", 64, true);
+  for (uint32_t i = 0; i < PHASES; i++) {
+    snprintf (name, sizeof name, "B%u", i);
+    uint32_t b = tg_buf (&t, name, 256, false);
+    snprintf (name, sizeof name, "w%u", i);
+    uint32_t w = tg_kernel (&t, name, "f");
+    tg_write (&t, w, b);
+    snprintf (name, sizeof name, "r%u", i);
+    uint32_t r = tg_kernel (&t, name, "f");
+    tg_read (&t, r, b);
+    tg_write (&t, r, out);
+  }
+  tg_finish (&t, true); /* the r_i form a WAW chain on "out", ordered by the events too */
+  for (uint32_t missing = 0; missing < 2; missing++) {
+    ps_plan p;
+    manual_begin (&p, &t.g, 2);
+    for (uint32_t i = 0; i < PHASES; i++) {
+      uint32_t s = i % 2;
+      if (i > 0 && !(missing && i == PHASES / 2))
+        put_wait (&p, s, i - 1);
+      put_step (&p, 2 * i, s);
+      put_step (&p, 2 * i + 1, s);
+      put_record (&p, s, i);
+    }
+    manual_end (&p);
+    for (uint32_t b = 1; b <= PHASES; b++)
+      p.offsets[b] = 0;
+    p.pool_bytes = 256;
+    reports r = { 0 };
+    size_t n = verify (&p, &r);
+    if (!missing) {
+      assert_int_equal (n, 0);
+    } else {
+      /* The WAW edge on "out" between r_{k-1} and r_k is unordered too. */
+      assert_true (n >= 2);
+      char want[96];
+      snprintf (want, sizeof want, "\"B%u\" and \"B%u\" share bytes [0, 256)", PHASES / 2 - 1,
+                PHASES / 2);
+      assert_reported (&r, want);
+    }
+    reports_clear (&r);
+    ps_plan_free (&p);
+  }
+  tg_free (&t);
+}
+
 /* One step using both buffers that share bytes is never disjoint. */
 static void
 core_verify_shared_bytes_same_step (void **state)
@@ -1083,6 +1140,7 @@ main (void)
     cmocka_unit_test (core_verify_shared_bytes_in_ordered_phases),
     cmocka_unit_test (core_verify_shared_bytes_used_concurrently),
     cmocka_unit_test (core_verify_shared_bytes_same_step),
+    cmocka_unit_test (core_verify_many_buffers_share_one_slot),
     cmocka_unit_test (core_verify_user_events_and_fusion),
     cmocka_unit_test (core_verify_counts_past_max_reports),
     cmocka_unit_test (core_verify_simple_plan),

@@ -1,0 +1,1221 @@
+/* ps-dot-import.c: a cudaGraphDebugDotPrint dump as a planscope graph.
+ *
+ * Steps: parse the DOT text (ps-dot-parse.c); decide what every node is
+ * from its label and shape (ps-dot-label.c); group nodes by the CUDA graph
+ * (cluster) they belong to; expand child-graph nodes in place, once per
+ * launch, without recursion: every graph's expanded size, and the relative
+ * positions of its first and last nodes (entries and exits), are computed
+ * children first, so that each instance occupies a contiguous range of
+ * node ids; then Kahn's algorithm gives the topological order the graph
+ * is renumbered into, and the CSR edges are built. */
+#include "ps-dot-import.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-dot-label.h"
+#include "ps-dot-private.h"
+#include "ps-graph-private.h"
+
+/* What a DOT node is. */
+enum { K_KERNEL, K_MEMCPY, K_MEMSET, K_HOST, K_EMPTY, K_RECORD, K_WAIT, K_CHILD, K_OPAQUE };
+
+typedef struct info {
+  uint8_t kind, dir, value;
+  uint32_t graph;    /* the CUDA graph it belongs to */
+  uint32_t child;    /* K_CHILD: the graph it launches */
+  uint32_t str;      /* kernel function, opaque type or host label (out pool), or PS_NONE */
+  uint32_t event;    /* K_RECORD / K_WAIT: event id */
+  uint32_t kernel[7]; /* grid[3], block[3], smem */
+  uint64_t bytes;
+  uint32_t loff;     /* offset inside its graph's instance */
+} info;
+
+typedef struct graph_info {
+  uint32_t name;       /* imp.names offset */
+  bool is_graph;       /* a CUDA graph rather than a decorative cluster */
+  bool referenced;
+  uint32_t size;       /* nodes of one expanded instance (saturated) */
+  uint32_t instances;  /* how many times it is launched (saturated) */
+  uint32_t node_begin, node_count; /* into imp.gnodes */
+  uint32_t edge_begin, edge_count; /* into imp.gedges */
+  uint32_t ent_begin, ent_count;   /* into imp.ends */
+  uint32_t exit_begin, exit_count;
+  uint8_t mark;
+} graph_info;
+
+typedef struct importer {
+  ps__dot_doc doc;
+  ps_diag *diag;
+  ps_graph *g; /* the graph being built (its pool receives strings) */
+  info *info;
+  uint32_t n_graphs; /* clusters + 1 (the top level) */
+  graph_info *graphs;
+  char *names;       /* graph names */
+  uint32_t names_len, names_cap;
+  ps_strmap name_map, event_map;
+  uint32_t cap_events;
+  uint32_t *gnodes;  /* DOT node ids grouped by graph */
+  uint32_t *gedges;  /* DOT edge ids grouped by graph */
+  uint32_t *indeg, *outdeg; /* local degrees per DOT node */
+  uint32_t *ends;    /* entries and exits of all graphs */
+  uint32_t n_ends, cap_ends;
+  uint32_t unknown_types[16]; /* opaque type strings warned about */
+  uint32_t n_unknown;
+  size_t errors;
+} importer;
+
+#define LIMIT (PS_MAX_NODES + 1u)
+
+static uint32_t
+sat_add (uint32_t a, uint32_t b)
+{
+  return a > LIMIT - b ? LIMIT : a + b;
+}
+
+static int
+error_at (importer *im, uint32_t line, uint32_t col, const char *msg)
+{
+  im->errors++;
+  ps_diag_error (im->diag, line, col, "%s", msg);
+  return PS_EINVAL;
+}
+
+static int
+name_intern (importer *im, const char *s, size_t n, uint32_t *off)
+{
+  uint64_t need = (uint64_t) im->names_len + n + 1;
+  if (need >= UINT32_MAX)
+    return PS_ELIMIT;
+  int ret = ps__grow ((void **) &im->names, &im->names_cap, need, 1, UINT32_MAX - 1);
+  if (ret < 0)
+    return ret;
+  memcpy (im->names + im->names_len, s, n);
+  im->names[im->names_len + n] = '\0';
+  *off = im->names_len;
+  im->names_len += (uint32_t) n + 1;
+  return 0;
+}
+
+/* Registers `name` for graph index gi unless a graph has it already. */
+static int
+name_add (importer *im, const char *s, size_t n, uint32_t gi)
+{
+  if (n == 0 || memchr (s, '\0', n))
+    return 0;
+  uint32_t h = ps__strmap_hash (s, n);
+  if (ps__strmap_find (&im->name_map, im->names, s, n, h) != UINT32_MAX)
+    return 0;
+  uint32_t off;
+  int ret = name_intern (im, s, n, &off);
+  return ret < 0 ? ret : ps__strmap_insert (&im->name_map, off, h, gi);
+}
+
+static uint32_t
+graph_by_name (const importer *im, const char *s, size_t n)
+{
+  return ps__strmap_find (&im->name_map, im->names, s, n, ps__strmap_hash (s, n));
+}
+
+/* Names every cluster: its label, its id, and "graph_N" for "cluster_N". */
+static int
+name_graphs (importer *im)
+{
+  ps__dot_doc *d = &im->doc;
+  char buf[PS_MAX_NAME + 16];
+  for (uint32_t c = 0; c < d->n_clusters; c++) {
+    const ps__dot_cluster *cl = &d->clusters[c];
+    const char *id = d->pool + cl->id;
+    size_t n = 0;
+    if (cl->label.set && cl->label.len <= PS_MAX_NAME) {
+      n = ps__dot_span_text (d, cl->label, buf, sizeof buf);
+      while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\n'))
+        n--;
+    }
+    if (n == 0) {
+      n = strlen (id);
+      memcpy (buf, id, n);
+    }
+    int ret = name_intern (im, buf, n, &im->graphs[c].name);
+    if (ret == 0)
+      ret = name_add (im, buf, n, c);
+    if (ret == 0)
+      ret = name_add (im, id, strlen (id), c);
+    if (ret == 0 && strncmp (id, "cluster_", 8) == 0) {
+      int k = snprintf (buf, sizeof buf, "graph_%s", id + 8);
+      ret = name_add (im, buf, (size_t) k < sizeof buf ? (size_t) k : 0, c);
+    }
+    if (ret < 0)
+      return ret;
+  }
+  return name_intern (im, "(top level)", 11, &im->graphs[d->n_clusters].name);
+}
+
+static int
+event_id (importer *im, const char *s, size_t n, uint32_t *out)
+{
+  ps_graph *g = im->g;
+  uint32_t off;
+  int ret = ps__graph_intern (g, s, n, &off);
+  if (ret < 0)
+    return ret;
+  uint32_t h = ps__strmap_hash (s, n);
+  uint32_t found = ps__strmap_find (&im->event_map, g->strings, s, n, h);
+  if (found != UINT32_MAX) {
+    g->strings_len = off; /* drop the copy */
+    *out = found;
+    return 0;
+  }
+  ret = ps__grow ((void **) &g->event_names, &im->cap_events, (uint64_t) g->n_events + 1,
+                  sizeof *g->event_names, PS_MAX_NODES);
+  if (ret == 0)
+    ret = ps__strmap_insert (&im->event_map, off, h, g->n_events);
+  if (ret < 0)
+    return ret;
+  g->event_names[g->n_events] = off;
+  *out = g->n_events++;
+  return 0;
+}
+
+static int
+warn_unknown_type (importer *im, const ps__dot_node *nd, const char *type, size_t n)
+{
+  ps_graph *g = im->g;
+  for (uint32_t i = 0; i < im->n_unknown; i++)
+    if (strlen (g->strings + im->unknown_types[i]) == n
+        && memcmp (g->strings + im->unknown_types[i], type, n) == 0)
+      return 0;
+  char q[80];
+  ps__quote_text (q, sizeof q, type, n);
+  ps_diag_warn (im->diag, nd->line, nd->col,
+                "node \"%s\": node type \"%s\" is not modelled; kept as an opaque node "
+                "(further nodes of this type are not reported)",
+                im->doc.pool + nd->id, q);
+  if (im->n_unknown < 16)
+    return ps__graph_intern (g, type, n, &im->unknown_types[im->n_unknown++]);
+  return 0;
+}
+
+static bool
+is_type (const char *s, size_t n, const char *t)
+{
+  return strlen (t) == n && memcmp (s, t, n) == 0;
+}
+
+static void
+memcpy_dir (const ps__label *l, info *in)
+{
+  uint32_t f = ps__label_value (l, "kind");
+  const char *s = l->plain;
+  size_t n = l->plain_len;
+  if (f != PS_NONE)
+    s = ps__label_field_text (l, f, &n);
+  char buf[256];
+  size_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;
+  memcpy (buf, s, k);
+  buf[k] = '\0';
+  if (strstr (buf, "HtoD") || strstr (buf, "HostToDevice"))
+    in->dir = PS_COPY_H2D;
+  else if (strstr (buf, "DtoH") || strstr (buf, "DeviceToHost"))
+    in->dir = PS_COPY_D2H;
+  else if (strstr (buf, "PtoP") || strstr (buf, "Peer"))
+    in->dir = PS_COPY_P2P;
+  else
+    in->dir = PS_COPY_D2D;
+  uint64_t w = 0, h = 1, dpt = 1;
+  if (!ps__label_value_u64 (l, "Width", &w) && !ps__label_value_u64 (l, "bytes", &w))
+    w = 0;
+  if (!ps__label_value_u64 (l, "Height", &h) || h == 0)
+    h = 1;
+  if (!ps__label_value_u64 (l, "Depth", &dpt) || dpt == 0)
+    dpt = 1;
+  uint64_t bytes = w;
+  bytes = h && bytes > PS_MAX_BUFFER_BYTES / h ? PS_MAX_BUFFER_BYTES : bytes * h;
+  bytes = bytes > PS_MAX_BUFFER_BYTES / dpt ? PS_MAX_BUFFER_BYTES : bytes * dpt;
+  in->bytes = bytes;
+}
+
+static void
+memset_params (const ps__label *l, info *in)
+{
+  uint64_t w = 0, h = 1, es = 1, v = 0;
+  if (!ps__label_value_u64 (l, "width", &w))
+    w = 0;
+  if (!ps__label_value_u64 (l, "height", &h) || h == 0)
+    h = 1;
+  if (!ps__label_value_u64 (l, "elementSize", &es) || es == 0)
+    es = 1;
+  if (ps__label_value_u64 (l, "value", &v))
+    in->value = (uint8_t) (v & 0xff);
+  uint64_t bytes = w > PS_MAX_BUFFER_BYTES / es ? PS_MAX_BUFFER_BYTES : w * es;
+  in->bytes = bytes > PS_MAX_BUFFER_BYTES / h ? PS_MAX_BUFFER_BYTES : bytes * h;
+}
+
+static int
+kernel_params (importer *im, const ps__dot_node *nd, const ps__label *l, info *in,
+               const char *fallback, size_t fallback_len)
+{
+  const char *name = fallback;
+  size_t n = fallback_len;
+  uint32_t *k = in->kernel;
+  k[0] = k[1] = k[2] = k[3] = k[4] = k[5] = 1;
+  k[6] = 0;
+  const char *lname;
+  size_t lname_len;
+  int r = ps__label_launch (l, &lname, &lname_len, k, k + 3, k + 6);
+  if (r != 0 && lname_len > 0) {
+    name = lname;
+    n = lname_len;
+  }
+  if (r < 0) {
+    k[0] = k[1] = k[2] = k[3] = k[4] = k[5] = 1;
+    k[6] = 0;
+    ps_diag_warn (im->diag, nd->line, nd->col,
+                  "node \"%s\": cannot read the launch configuration <<<grid,block,smem>>>; "
+                  "using <<<1,1,0>>>",
+                  im->doc.pool + nd->id);
+  }
+  if (n == 0) {
+    name = "kernel";
+    n = 6;
+  }
+  if (n > PS_MAX_NAME)
+    n = PS_MAX_NAME;
+  return ps__graph_intern (im->g, name, n, &in->str);
+}
+
+/* Decides what DOT node i is. */
+static int
+interpret (importer *im, uint32_t i, char **buf, size_t *cap)
+{
+  const ps__dot_node *nd = &im->doc.nodes[i];
+  info *in = &im->info[i];
+  in->kind = K_OPAQUE;
+  in->str = PS_NONE;
+  in->child = PS_NONE;
+  in->event = PS_NONE;
+  size_t need = (size_t) nd->label.len + 1;
+  if (need > *cap) {
+    char *nb = realloc (*buf, need);
+    if (!nb)
+      return PS_ENOMEM;
+    *buf = nb;
+    *cap = need;
+  }
+  size_t n = nd->label.set ? ps__dot_span_text (&im->doc, nd->label, *buf, *cap) : 0;
+  (*buf)[n] = '\0';
+  char shape[32] = "";
+  if (nd->shape.set && nd->shape.len < sizeof shape)
+    ps__dot_span_text (&im->doc, nd->shape, shape, sizeof shape);
+
+  ps__label l;
+  int ret = ps__label_read (&l, *buf, n);
+  if (ret < 0)
+    return ret;
+  const char *type = NULL, *payload = "";
+  size_t type_len = 0, payload_len = 0;
+  if (l.record) {
+    uint32_t f = ps__label_first_leaf (&l);
+    if (f != PS_NONE)
+      type = ps__label_field_text (&l, f, &type_len);
+  } else {
+    /* "ID\nPAYLOAD": a node type named on a line of its own wins over the
+     * shape. */
+    ps__label_line (&l, 1, &payload, &payload_len);
+    const char *s;
+    size_t sn;
+    for (uint32_t k = 0; k < 4 && ps__label_line (&l, k, &s, &sn); k++) {
+      static const char *const kw[] = { "KERNEL",      "MEMCPY",     "MEMSET", "HOST",
+                                         "EMPTY",       "EVENT_RECORD", "WAIT_EVENT",
+                                         "EVENT_WAIT",  "GRAPH",      "CHILD_GRAPH" };
+      for (size_t j = 0; j < sizeof kw / sizeof kw[0]; j++)
+        if (is_type (s, sn, kw[j])) {
+          type = s;
+          type_len = sn;
+        }
+      if (type)
+        break;
+    }
+  }
+
+  if (!type) {
+    uint32_t gi = payload_len ? graph_by_name (im, payload, payload_len) : PS_NONE;
+    if ((strcmp (shape, "rectangle") == 0 || strcmp (shape, "box") == 0
+         || strcmp (shape, "rect") == 0) && gi != PS_NONE) {
+      in->kind = K_CHILD;
+      in->child = gi;
+    } else if (strcmp (shape, "octagon") == 0 || strstr (l.plain, "<<<")) {
+      in->kind = K_KERNEL;
+      ret = kernel_params (im, nd, &l, in, payload, payload_len);
+    } else {
+      const char *t = payload_len ? payload : shape[0] ? shape : "unknown";
+      size_t tn = payload_len ? payload_len : strlen (t);
+      if (tn > 64)
+        tn = 64;
+      ret = warn_unknown_type (im, nd, t, tn);
+      if (ret == 0)
+        ret = ps__graph_intern (im->g, t, tn, &in->str);
+    }
+  } else if (is_type (type, type_len, "KERNEL")) {
+    in->kind = K_KERNEL;
+    /* Without a launch configuration, the name is the field after the
+     * "N (topoId: M)" one, or the line after the type. */
+    const char *fb = payload;
+    size_t fbn = payload_len;
+    uint32_t idf = ps__label_value (&l, "ID");
+    if (l.record && idf != PS_NONE && l.fields[idf].next != PS_NONE
+        && !l.fields[l.fields[idf].next].group)
+      fb = ps__label_field_text (&l, l.fields[idf].next, &fbn);
+    else if (!l.record && payload == type)
+      ps__label_line (&l, 2, &fb, &fbn);
+    ret = kernel_params (im, nd, &l, in, fb, fbn);
+  } else if (is_type (type, type_len, "MEMCPY")) {
+    in->kind = K_MEMCPY;
+    memcpy_dir (&l, in);
+  } else if (is_type (type, type_len, "MEMSET")) {
+    in->kind = K_MEMSET;
+    memset_params (&l, in);
+  } else if (is_type (type, type_len, "HOST")) {
+    in->kind = K_HOST;
+  } else if (is_type (type, type_len, "EMPTY")) {
+    in->kind = K_EMPTY;
+  } else if (is_type (type, type_len, "EVENT_RECORD") || is_type (type, type_len, "WAIT_EVENT")
+             || is_type (type, type_len, "EVENT_WAIT")) {
+    in->kind = type[0] == 'E' && type[6] == 'R' ? K_RECORD : K_WAIT;
+    uint32_t f = ps__label_value (&l, "event");
+    if (f == PS_NONE)
+      f = ps__label_value (&l, "event handle");
+    size_t en;
+    const char *e;
+    char own[PS_MAX_NAME + 16];
+    if (f != PS_NONE) {
+      e = ps__label_field_text (&l, f, &en);
+    } else {
+      /* No handle in the dump: an event of this node alone. */
+      int k = snprintf (own, sizeof own, "%s", im->doc.pool + nd->id);
+      e = own;
+      en = (size_t) k < sizeof own ? (size_t) k : sizeof own - 1;
+    }
+    ret = event_id (im, e, en > PS_MAX_NAME ? PS_MAX_NAME : en, &in->event);
+  } else if (is_type (type, type_len, "GRAPH") || is_type (type, type_len, "CHILD_GRAPH")) {
+    /* The child graph is named somewhere in the label. */
+    const char *s = strstr (l.plain, "graph_");
+    while (s) {
+      size_t k = 6;
+      while (s[k] >= '0' && s[k] <= '9')
+        k++;
+      uint32_t gi = graph_by_name (im, s, k);
+      if (gi != PS_NONE) {
+        in->kind = K_CHILD;
+        in->child = gi;
+        break;
+      }
+      s = strstr (s + 6, "graph_");
+    }
+    if (in->kind != K_CHILD) {
+      ret = warn_unknown_type (im, nd, "GRAPH (child graph not in the dump)", 35);
+      if (ret == 0)
+        ret = ps__graph_intern (im->g, "GRAPH", 5, &in->str);
+    }
+  } else {
+    size_t tn = type_len > 64 ? 64 : type_len;
+    ret = warn_unknown_type (im, nd, type, tn);
+    if (ret == 0)
+      ret = ps__graph_intern (im->g, type, tn, &in->str);
+  }
+  ps__label_free (&l);
+  return ret;
+}
+
+/* Marks graphs and assigns every node to one: the innermost enclosing
+ * cluster that is a CUDA graph (top-level, or launched by a child node). */
+static void
+assign_graphs (importer *im)
+{
+  ps__dot_doc *d = &im->doc;
+  uint32_t top = d->n_clusters;
+  for (uint32_t i = 0; i < d->n_nodes; i++)
+    if (im->info[i].kind == K_CHILD)
+      im->graphs[im->info[i].child].referenced = true;
+  for (uint32_t c = 0; c < d->n_clusters; c++)
+    im->graphs[c].is_graph = d->clusters[c].parent == PS_NONE || im->graphs[c].referenced;
+  im->graphs[top].is_graph = true;
+  for (uint32_t i = 0; i < d->n_nodes; i++) {
+    uint32_t c = d->nodes[i].cluster;
+    while (c != PS_NONE && !im->graphs[c].is_graph)
+      c = d->clusters[c].parent;
+    im->info[i].graph = c == PS_NONE ? top : c;
+  }
+}
+
+/* Groups nodes and edges by graph (counting sort, order kept). */
+static int
+group_by_graph (importer *im)
+{
+  ps__dot_doc *d = &im->doc;
+  uint32_t ng = im->n_graphs;
+  im->gnodes = malloc (((size_t) d->n_nodes + 1) * sizeof *im->gnodes);
+  im->gedges = malloc (((size_t) d->n_edges + 1) * sizeof *im->gedges);
+  im->indeg = calloc ((size_t) d->n_nodes + 1, sizeof *im->indeg);
+  im->outdeg = calloc ((size_t) d->n_nodes + 1, sizeof *im->outdeg);
+  if (!im->gnodes || !im->gedges || !im->indeg || !im->outdeg)
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < d->n_nodes; i++)
+    im->graphs[im->info[i].graph].node_count++;
+  uint32_t dropped = 0;
+  const ps__dot_edge *first_dropped = NULL;
+  for (uint32_t e = 0; e < d->n_edges; e++) {
+    const ps__dot_edge *ed = &d->edges[e];
+    uint32_t ga = im->info[ed->from].graph, gb = im->info[ed->to].graph;
+    if (ga != gb) {
+      if (!dropped++)
+        first_dropped = ed;
+      continue;
+    }
+    im->graphs[ga].edge_count++;
+    im->outdeg[ed->from]++;
+    im->indeg[ed->to]++;
+  }
+  if (dropped)
+    ps_diag_warn (im->diag, first_dropped->line, first_dropped->col,
+                  "edge \"%s\" -> \"%s\" joins nodes of two different CUDA graphs; ignored "
+                  "(%u such edges in all)",
+                  d->pool + d->nodes[first_dropped->from].id,
+                  d->pool + d->nodes[first_dropped->to].id, dropped);
+  uint32_t nb = 0, eb = 0;
+  for (uint32_t gi = 0; gi < ng; gi++) {
+    im->graphs[gi].node_begin = nb;
+    im->graphs[gi].edge_begin = eb;
+    nb += im->graphs[gi].node_count;
+    eb += im->graphs[gi].edge_count;
+    im->graphs[gi].node_count = im->graphs[gi].edge_count = 0;
+  }
+  for (uint32_t i = 0; i < d->n_nodes; i++) {
+    graph_info *gr = &im->graphs[im->info[i].graph];
+    im->gnodes[gr->node_begin + gr->node_count++] = i;
+  }
+  for (uint32_t e = 0; e < d->n_edges; e++) {
+    uint32_t ga = im->info[d->edges[e].from].graph;
+    if (ga != im->info[d->edges[e].to].graph)
+      continue;
+    graph_info *gr = &im->graphs[ga];
+    im->gedges[gr->edge_begin + gr->edge_count++] = e;
+  }
+  return 0;
+}
+
+/* Graphs children first (depth-first post-order over child launches,
+ * with an explicit stack); a graph that launches itself, directly or not,
+ * is an error. */
+static int
+order_graphs (importer *im, uint32_t *order, uint32_t *n_order)
+{
+  uint32_t ng = im->n_graphs, n = 0;
+  uint32_t *stack = malloc (((size_t) ng + 1) * 2 * sizeof *stack);
+  if (!stack)
+    return PS_ENOMEM;
+  for (uint32_t root = 0; root < ng; root++) {
+    if (im->graphs[root].mark || !im->graphs[root].is_graph)
+      continue;
+    uint32_t sp = 0;
+    stack[sp++] = root;
+    stack[sp++] = 0;
+    im->graphs[root].mark = 1;
+    while (sp > 0) {
+      uint32_t gi = stack[sp - 2], k = stack[sp - 1];
+      graph_info *gr = &im->graphs[gi];
+      if (k >= gr->node_count) {
+        gr->mark = 2;
+        order[n++] = gi;
+        sp -= 2;
+        continue;
+      }
+      stack[sp - 1]++;
+      const info *in = &im->info[im->gnodes[gr->node_begin + k]];
+      if (in->kind != K_CHILD)
+        continue;
+      graph_info *ch = &im->graphs[in->child];
+      if (ch->mark == 1) {
+        char msg[512];
+        size_t len = (size_t) snprintf (msg, sizeof msg, "child graphs launch each other in a "
+                                                         "cycle: %s",
+                                        im->names + ch->name);
+        bool on = false;
+        for (uint32_t s = 0; s < sp && len < sizeof msg; s += 2) {
+          on = on || stack[s] == in->child;
+          if (on && stack[s] != in->child)
+            len += (size_t) snprintf (msg + len, sizeof msg - len, " -> %s",
+                                      im->names + im->graphs[stack[s]].name);
+        }
+        if (len < sizeof msg)
+          snprintf (msg + len, sizeof msg - len, " -> %s", im->names + ch->name);
+        const ps__dot_node *nd = &im->doc.nodes[im->gnodes[gr->node_begin + k]];
+        free (stack);
+        return error_at (im, nd->line, nd->col, msg);
+      }
+      if (ch->mark == 0) {
+        ch->mark = 1;
+        stack[sp++] = in->child;
+        stack[sp++] = 0;
+      }
+    }
+  }
+  free (stack);
+  *n_order = n;
+  return 0;
+}
+
+static int
+push_end (importer *im, uint32_t v)
+{
+  if (im->n_ends >= 4u * PS_MAX_NODES)
+    return PS_ELIMIT;
+  if (im->n_ends == im->cap_ends) {
+    int ret = ps__grow ((void **) &im->ends, &im->cap_ends, (uint64_t) im->n_ends + 1,
+                        sizeof *im->ends, 4u * PS_MAX_NODES);
+    if (ret < 0)
+      return ret;
+  }
+  im->ends[im->n_ends++] = v;
+  return 0;
+}
+
+/* A local node expands to a child instance when it launches a non-empty
+ * graph; otherwise it is one node (an empty child graph becomes an empty
+ * node, which keeps the order it stood for). */
+static bool
+expands (const importer *im, const info *in)
+{
+  return in->kind == K_CHILD && im->graphs[in->child].size > 0;
+}
+
+/* Sizes, relative offsets, entries and exits, children first. */
+static int
+measure_graphs (importer *im, const uint32_t *order, uint32_t n_order)
+{
+  for (uint32_t k = 0; k < n_order; k++) {
+    graph_info *gr = &im->graphs[order[k]];
+    uint32_t size = 0;
+    for (uint32_t j = 0; j < gr->node_count; j++) {
+      info *in = &im->info[im->gnodes[gr->node_begin + j]];
+      in->loff = size;
+      size = sat_add (size, expands (im, in) ? im->graphs[in->child].size : 1);
+    }
+    gr->size = size;
+    for (int pass = 0; pass < 2; pass++) {
+      uint32_t begin = im->n_ends;
+      for (uint32_t j = 0; j < gr->node_count && size < LIMIT; j++) {
+        uint32_t v = im->gnodes[gr->node_begin + j];
+        const info *in = &im->info[v];
+        if ((pass == 0 ? im->indeg[v] : im->outdeg[v]) != 0)
+          continue;
+        int ret = 0;
+        if (!expands (im, in)) {
+          ret = push_end (im, in->loff);
+        } else {
+          const graph_info *ch = &im->graphs[in->child];
+          uint32_t b = pass == 0 ? ch->ent_begin : ch->exit_begin;
+          uint32_t c = pass == 0 ? ch->ent_count : ch->exit_count;
+          for (uint32_t x = 0; x < c && ret == 0; x++)
+            ret = push_end (im, in->loff + im->ends[b + x]);
+        }
+        if (ret < 0) {
+          const ps__dot_node *nd = &im->doc.nodes[v];
+          return error_at (im, nd->line, nd->col,
+                           "child graphs expand to too many first and last nodes");
+        }
+      }
+      if (pass == 0) {
+        gr->ent_begin = begin;
+        gr->ent_count = im->n_ends - begin;
+      } else {
+        gr->exit_begin = begin;
+        gr->exit_count = im->n_ends - begin;
+      }
+    }
+  }
+  return 0;
+}
+
+/* The flattened graph before renumbering. */
+typedef struct flat {
+  uint32_t n;
+  uint32_t *dot;   /* per node: its DOT node */
+  uint32_t *name;  /* per node: name offset in the graph's pool */
+  uint32_t *src, *dst;
+  uint32_t n_edges, cap_src, cap_dst;
+} flat;
+
+typedef struct instance {
+  uint32_t graph, base;
+  uint32_t prefix, prefix_len; /* in the graph's pool */
+} instance;
+
+static int
+flat_edge (flat *f, uint32_t a, uint32_t b)
+{
+  if (f->n_edges >= PS_MAX_EDGES)
+    return PS_ELIMIT;
+  if (f->n_edges == f->cap_src) {
+    int ret = ps__grow ((void **) &f->src, &f->cap_src, (uint64_t) f->n_edges + 1,
+                        sizeof *f->src, PS_MAX_EDGES);
+    if (ret == 0)
+      ret = ps__grow ((void **) &f->dst, &f->cap_dst, (uint64_t) f->n_edges + 1,
+                      sizeof *f->dst, PS_MAX_EDGES);
+    if (ret < 0)
+      return ret;
+  }
+  f->src[f->n_edges] = a;
+  f->dst[f->n_edges++] = b;
+  return 0;
+}
+
+/* Instance counts, parents first (the reverse of `order`). */
+static void
+count_instances (importer *im, const uint32_t *order, uint32_t n_order)
+{
+  for (uint32_t k = n_order; k-- > 0;) {
+    graph_info *gr = &im->graphs[order[k]];
+    if (!gr->referenced)
+      gr->instances = 1;
+    for (uint32_t j = 0; j < gr->node_count; j++) {
+      const info *in = &im->info[im->gnodes[gr->node_begin + j]];
+      if (in->kind == K_CHILD)
+        im->graphs[in->child].instances = sat_add (im->graphs[in->child].instances,
+                                                   gr->instances);
+    }
+  }
+}
+
+/* Creates the nodes and edges of every instance. */
+static int
+expand (importer *im, flat *f)
+{
+  ps_graph *g = im->g;
+  uint32_t total = 0;
+  for (uint32_t gi = 0; gi < im->n_graphs; gi++)
+    if (im->graphs[gi].is_graph && !im->graphs[gi].referenced)
+      total = sat_add (total, im->graphs[gi].size);
+  if (total > PS_MAX_NODES)
+    return error_at (im, 0, 0, "the dump expands to more nodes than the limit (16777216)");
+  if (total == 0)
+    return error_at (im, 0, 0, "the dump has no nodes");
+  f->n = total;
+  f->dot = malloc ((size_t) total * sizeof *f->dot);
+  f->name = malloc ((size_t) total * sizeof *f->name);
+  instance *stack = malloc ((size_t) (total + 1) * sizeof *stack);
+  if (!f->dot || !f->name || !stack) {
+    free (stack);
+    return PS_ENOMEM;
+  }
+  uint32_t sp = 0, base = 0;
+  for (uint32_t gi = im->n_graphs; gi-- > 0;)
+    if (im->graphs[gi].is_graph && !im->graphs[gi].referenced && im->graphs[gi].size > 0) {
+      base += im->graphs[gi].size;
+      stack[sp++] = (instance){ gi, total - base, 0, 0 };
+    }
+  /* Roots were pushed last first, so they pop in declaration order. */
+  char *name = malloc (2 * (size_t) PS_MAX_NAME + 2);
+  int ret = name ? 0 : PS_ENOMEM;
+  while (sp > 0 && ret == 0) {
+    instance it = stack[--sp];
+    const graph_info *gr = &im->graphs[it.graph];
+    /* Children are pushed in reverse so that ids stay in pre-order. */
+    for (uint32_t j = gr->node_count; j-- > 0 && ret == 0;) {
+      uint32_t v = im->gnodes[gr->node_begin + j];
+      const info *in = &im->info[v];
+      const char *id = im->doc.pool + im->doc.nodes[v].id;
+      size_t idn = strlen (id);
+      if (it.prefix_len + idn > PS_MAX_NAME) {
+        const ps__dot_node *nd = &im->doc.nodes[v];
+        ret = error_at (im, nd->line, nd->col,
+                        "child graphs nest so deep that node names exceed 4096 bytes");
+        break;
+      }
+      memcpy (name, g->strings + it.prefix, it.prefix_len);
+      memcpy (name + it.prefix_len, id, idn);
+      size_t nn = it.prefix_len + idn;
+      uint32_t at = it.base + in->loff;
+      if (expands (im, in)) {
+        instance ch = { in->child, at, 0, 0 };
+        if (im->graphs[in->child].instances > 1) {
+          name[nn++] = '/';
+          ret = ps__graph_intern (g, name, nn, &ch.prefix);
+          ch.prefix_len = (uint32_t) nn;
+        }
+        stack[sp++] = ch;
+      } else {
+        f->dot[at] = v;
+        ret = ps__graph_intern (g, name, nn, &f->name[at]);
+      }
+    }
+    for (uint32_t e = 0; e < gr->edge_count && ret == 0; e++) {
+      const ps__dot_edge *ed = &im->doc.edges[im->gedges[gr->edge_begin + e]];
+      const info *a = &im->info[ed->from], *b = &im->info[ed->to];
+      uint32_t xa = 0, na = 1, xb = 0, nb = 1;
+      const uint32_t *la = NULL, *lb = NULL;
+      if (expands (im, a)) {
+        la = im->ends + im->graphs[a->child].exit_begin;
+        na = im->graphs[a->child].exit_count;
+      }
+      if (expands (im, b)) {
+        lb = im->ends + im->graphs[b->child].ent_begin;
+        nb = im->graphs[b->child].ent_count;
+      }
+      for (uint32_t i = 0; i < na && ret == 0; i++)
+        for (uint32_t k = 0; k < nb && ret == 0; k++) {
+          xa = la ? la[i] : 0;
+          xb = lb ? lb[k] : 0;
+          ret = flat_edge (f, it.base + a->loff + xa, it.base + b->loff + xb);
+        }
+      if (ret == PS_ELIMIT)
+        ret = error_at (im, ed->line, ed->col, "too many edges after expanding child graphs");
+    }
+  }
+  free (name);
+  free (stack);
+  return ret;
+}
+
+/* Every node Kahn left has a predecessor that is also left: walking
+ * predecessors from one of them must repeat a node, and the walk from that
+ * node's first visit is a cycle (backwards). */
+static int
+report_cycle (importer *im, const flat *f, const uint32_t *left)
+{
+  uint32_t n = f->n;
+  uint32_t *poff = calloc ((size_t) n + 2, sizeof *poff);
+  uint32_t *padj = malloc (((size_t) f->n_edges + 1) * sizeof *padj);
+  uint32_t *stamp = malloc (((size_t) n + 1) * sizeof *stamp);
+  uint32_t *walk = malloc (((size_t) n + 1) * sizeof *walk);
+  if (!poff || !padj || !stamp || !walk) {
+    free (poff);
+    free (padj);
+    free (stamp);
+    free (walk);
+    return PS_ENOMEM;
+  }
+  for (uint32_t e = 0; e < f->n_edges; e++)
+    poff[f->dst[e] + 2]++;
+  for (uint32_t v = 0; v < n; v++)
+    poff[v + 2] += poff[v + 1];
+  for (uint32_t e = 0; e < f->n_edges; e++)
+    padj[poff[f->dst[e] + 1]++] = f->src[e];
+  uint32_t v = 0;
+  while (left[v] == 0)
+    v++;
+  for (uint32_t i = 0; i < n; i++)
+    stamp[i] = PS_NONE;
+  uint32_t steps = 0;
+  while (stamp[v] == PS_NONE) {
+    stamp[v] = steps;
+    walk[steps++] = v;
+    uint32_t next = PS_NONE;
+    for (uint32_t i = poff[v]; i < poff[v + 1] && next == PS_NONE; i++)
+      if (left[padj[i]] != 0)
+        next = padj[i];
+    if (next == PS_NONE)
+      break; /* cannot happen: see above */
+    v = next;
+  }
+  /* walk[k..steps) is the cycle backwards: walk[k] <- walk[k+1] <- ... */
+  uint32_t k = stamp[v] == PS_NONE ? 0 : stamp[v];
+  uint32_t count = steps - k;
+  char msg[1024];
+  size_t len = (size_t) snprintf (msg, sizeof msg, "the graph has a cycle: %s",
+                                  im->g->strings + f->name[walk[k]]);
+  for (uint32_t i = steps; i-- > k;) {
+    const char *nm = im->g->strings + f->name[i > k ? walk[i] : walk[k]];
+    if (len > 800) {
+      snprintf (msg + len, sizeof msg - len, " -> ... (%u nodes on the cycle)", count);
+      break;
+    }
+    len += (size_t) snprintf (msg + len, sizeof msg - len, " -> %s", nm);
+  }
+  const ps__dot_node *nd = &im->doc.nodes[f->dot[walk[k]]];
+  error_at (im, nd->line, nd->col, msg);
+  free (poff);
+  free (padj);
+  free (stamp);
+  free (walk);
+  return PS_ECYCLE;
+}
+
+/* Kahn's algorithm, smallest id first (a binary heap), so that the order
+ * follows the dump where the edges allow.  On a cycle, reports the nodes
+ * of one cycle. */
+static int
+topo_order (importer *im, const flat *f, uint32_t *off, uint32_t *adj, uint32_t *topo)
+{
+  uint32_t n = f->n;
+  uint32_t *indeg = calloc ((size_t) n + 1, sizeof *indeg);
+  uint32_t *heap = malloc (((size_t) n + 1) * sizeof *heap);
+  if (!indeg || !heap) {
+    free (indeg);
+    free (heap);
+    return PS_ENOMEM;
+  }
+  for (uint32_t e = 0; e < f->n_edges; e++)
+    indeg[f->dst[e]]++;
+  uint32_t hn = 0, done = 0;
+  for (uint32_t v = 0; v < n; v++)
+    if (indeg[v] == 0)
+      heap[hn++] = v; /* ascending: already a heap */
+  while (hn > 0) {
+    uint32_t v = heap[0];
+    heap[0] = heap[--hn];
+    for (uint32_t i = 0;;) {
+      uint32_t l = 2 * i + 1, r = l + 1, m = i;
+      if (l < hn && heap[l] < heap[m])
+        m = l;
+      if (r < hn && heap[r] < heap[m])
+        m = r;
+      if (m == i)
+        break;
+      uint32_t t = heap[i];
+      heap[i] = heap[m];
+      heap[m] = t;
+      i = m;
+    }
+    topo[done++] = v;
+    for (uint32_t i = off[v]; i < off[v + 1]; i++) {
+      uint32_t w = adj[i];
+      if (--indeg[w] == 0) {
+        uint32_t k = hn++;
+        heap[k] = w;
+        while (k > 0 && heap[(k - 1) / 2] > heap[k]) {
+          uint32_t t = heap[k];
+          heap[k] = heap[(k - 1) / 2];
+          heap[(k - 1) / 2] = t;
+          k = (k - 1) / 2;
+        }
+      }
+    }
+  }
+  int ret = 0;
+  if (done < n)
+    ret = report_cycle (im, f, indeg);
+  free (indeg);
+  free (heap);
+  return ret;
+}
+
+/* Renumbers into topological order and fills the graph. */
+static int
+build (importer *im, flat *f)
+{
+  ps_graph *g = im->g;
+  uint32_t n = f->n, m = f->n_edges;
+  uint32_t *off = calloc ((size_t) n + 2, sizeof *off);
+  uint32_t *adj = malloc (((size_t) m + 1) * sizeof *adj);
+  uint32_t *topo = malloc (((size_t) n + 1) * sizeof *topo);
+  uint32_t *newid = malloc (((size_t) n + 1) * sizeof *newid);
+  int ret = 0;
+  if (!off || !adj || !topo || !newid) {
+    ret = PS_ENOMEM;
+    goto out;
+  }
+  for (uint32_t e = 0; e < m; e++)
+    off[f->src[e] + 2]++;
+  for (uint32_t v = 0; v < n; v++)
+    off[v + 2] += off[v + 1];
+  for (uint32_t e = 0; e < m; e++)
+    adj[off[f->src[e] + 1]++] = f->dst[e];
+  ret = topo_order (im, f, off, adj, topo);
+  if (ret < 0)
+    goto out;
+  for (uint32_t i = 0; i < n; i++)
+    newid[topo[i]] = i;
+
+  /* Nodes. */
+  uint32_t n_kernels = 0;
+  for (uint32_t i = 0; i < n; i++)
+    n_kernels += im->info[f->dot[i]].kind == K_KERNEL;
+  g->nodes = calloc (n, sizeof *g->nodes);
+  g->kernels = calloc ((size_t) n_kernels + 1, sizeof *g->kernels);
+  if (!g->nodes || !g->kernels) {
+    ret = PS_ENOMEM;
+    goto out;
+  }
+  static const uint8_t op_of[] = { PS_OP_KERNEL, PS_OP_MEMCPY, PS_OP_MEMSET,
+                                   PS_OP_HOST,   PS_OP_EMPTY,  PS_OP_EVENT_RECORD,
+                                   PS_OP_EVENT_WAIT, PS_OP_EMPTY, PS_OP_OPAQUE };
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t old = topo[i], d = f->dot[old];
+    const info *in = &im->info[d];
+    ps_node *nd = &g->nodes[i];
+    nd->name = f->name[old];
+    nd->op = op_of[in->kind];
+    nd->stream = -1;
+    nd->src_device = nd->dst_device = -1;
+    nd->line = im->doc.nodes[d].line;
+    nd->col = im->doc.nodes[d].col;
+    nd->aux = PS_NONE;
+    nd->cond = PS_NONE;
+    switch (in->kind) {
+    case K_KERNEL: {
+      ps_kernel *k = &g->kernels[g->n_kernels];
+      k->function = in->str;
+      memcpy (k->grid, in->kernel, sizeof k->grid);
+      memcpy (k->block, in->kernel + 3, sizeof k->block);
+      k->smem = in->kernel[6];
+      k->module = PS_NONE;
+      k->alpha = 1;
+      k->flops = k->traffic_bytes = -1;
+      nd->aux = g->n_kernels++;
+      break;
+    }
+    case K_MEMCPY:
+      nd->dir = in->dir;
+      nd->bytes = in->bytes;
+      break;
+    case K_MEMSET:
+      nd->bytes = in->bytes;
+      nd->value = in->value;
+      break;
+    case K_RECORD:
+    case K_WAIT:
+      nd->aux = in->event;
+      break;
+    case K_OPAQUE:
+      nd->aux = in->str;
+      break;
+    default:
+      break;
+    }
+  }
+
+  /* Edges: bucket by destination, then by source (stable), so that each
+   * successor list comes out sorted; duplicates are then adjacent. */
+  uint32_t *by_dst = malloc (((size_t) m + 1) * sizeof *by_dst);
+  uint32_t *cnt = calloc ((size_t) n + 2, sizeof *cnt);
+  g->succ_off = calloc ((size_t) n + 2, sizeof *g->succ_off);
+  g->succ = malloc (((size_t) m + 1) * sizeof *g->succ);
+  g->pred_off = calloc ((size_t) n + 2, sizeof *g->pred_off);
+  g->pred = malloc (((size_t) m + 1) * sizeof *g->pred);
+  if (!by_dst || !cnt || !g->succ_off || !g->succ || !g->pred_off || !g->pred) {
+    free (by_dst);
+    free (cnt);
+    ret = PS_ENOMEM;
+    goto out;
+  }
+  for (uint32_t e = 0; e < m; e++)
+    cnt[newid[f->dst[e]] + 2]++;
+  for (uint32_t v = 0; v < n; v++)
+    cnt[v + 2] += cnt[v + 1];
+  for (uint32_t e = 0; e < m; e++)
+    by_dst[cnt[newid[f->dst[e]] + 1]++] = e;
+  uint32_t *so = g->succ_off;
+  for (uint32_t e = 0; e < m; e++)
+    so[newid[f->src[e]] + 2]++;
+  for (uint32_t v = 0; v < n; v++)
+    so[v + 2] += so[v + 1];
+  for (uint32_t k = 0; k < m; k++) {
+    uint32_t e = by_dst[k];
+    g->succ[so[newid[f->src[e]] + 1]++] = newid[f->dst[e]];
+  }
+  /* Now so[v] .. so[v + 1] is v's list; drop duplicates in place. */
+  uint32_t w = 0, begin = 0;
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t end = so[v + 1];
+    so[v] = w;
+    for (uint32_t i = begin; i < end; i++)
+      if (i == begin || g->succ[i] != g->succ[i - 1])
+        g->succ[w++] = g->succ[i];
+    begin = end;
+  }
+  so[n] = w;
+  m = w;
+  free (by_dst);
+  free (cnt);
+  g->n_edges = m;
+  g->succ_kind = malloc ((size_t) m + 1);
+  g->pred_kind = malloc ((size_t) m + 1);
+  if (!g->succ_kind || !g->pred_kind) {
+    ret = PS_ENOMEM;
+    goto out;
+  }
+  memset (g->succ_kind, PS_EDGE_IMPORTED, m);
+  memset (g->pred_kind, PS_EDGE_IMPORTED, m);
+  uint32_t *po = g->pred_off;
+  for (uint32_t i = 0; i < m; i++)
+    po[g->succ[i] + 2]++;
+  for (uint32_t v = 0; v < n; v++)
+    po[v + 2] += po[v + 1];
+  for (uint32_t u = 0; u < n; u++)
+    for (uint32_t i = so[u]; i < so[u + 1]; i++)
+      g->pred[po[g->succ[i] + 1]++] = u;
+  g->n_nodes = n;
+
+out:
+  free (off);
+  free (adj);
+  free (topo);
+  free (newid);
+  return ret;
+}
+
+/* The graph's name: the DOT graph's id unless it is CUDA's generic "dot",
+ * else the file name without folder and extension. */
+static char *
+graph_name (const importer *im, const char *path)
+{
+  const char *id = im->doc.graph_id != PS_NONE ? im->doc.pool + im->doc.graph_id : "";
+  if (*id && strcmp (id, "dot") != 0 && strcmp (id, "G") != 0)
+    return strdup (id);
+  const char *base = path ? strrchr (path, '/') : NULL;
+  base = base ? base + 1 : path ? path : "";
+  size_t n = strlen (base);
+  const char *dot = strrchr (base, '.');
+  if (dot && dot != base)
+    n = (size_t) (dot - base);
+  char *s = malloc (n + 1);
+  if (s) {
+    memcpy (s, base, n);
+    s[n] = '\0';
+  }
+  return s;
+}
+
+int
+ps__graph_load_dot (ps_graph *g, const char *data, size_t len, const char *path,
+                    ps_diag *diag)
+{
+  ps_graph tmp;
+  ps_graph_init (&tmp);
+  importer im;
+  memset (&im, 0, sizeof im);
+  im.g = &tmp;
+  im.diag = diag;
+  flat f;
+  memset (&f, 0, sizeof f);
+  uint32_t *order = NULL, n_order = 0;
+  char *buf = NULL;
+  size_t cap = 0;
+  size_t errors_before = diag->errors;
+
+  uint32_t empty;
+  int ret = ps__graph_intern (&tmp, "", 0, &empty);
+  if (ret == 0)
+    ret = ps__dot_parse (&im.doc, data, len, diag);
+  if (ret == 0 && im.doc.n_nodes == 0)
+    ret = error_at (&im, 0, 0, "the dump has no nodes");
+  if (ret < 0)
+    goto out;
+  im.n_graphs = im.doc.n_clusters + 1;
+  im.graphs = calloc (im.n_graphs, sizeof *im.graphs);
+  im.info = calloc (im.doc.n_nodes, sizeof *im.info);
+  order = malloc ((size_t) im.n_graphs * sizeof *order);
+  if (!im.graphs || !im.info || !order) {
+    ret = PS_ENOMEM;
+    goto out;
+  }
+  ret = ps__strmap_init (&im.name_map, im.n_graphs * 3 + 16);
+  if (ret == 0)
+    ret = ps__strmap_init (&im.event_map, 64);
+  if (ret == 0)
+    ret = name_graphs (&im);
+  for (uint32_t i = 0; i < im.doc.n_nodes && ret == 0; i++)
+    ret = interpret (&im, i, &buf, &cap);
+  if (ret < 0)
+    goto out;
+  assign_graphs (&im);
+  ret = group_by_graph (&im);
+  if (ret == 0)
+    ret = order_graphs (&im, order, &n_order);
+  if (ret == 0)
+    ret = measure_graphs (&im, order, n_order);
+  if (ret == 0) {
+    count_instances (&im, order, n_order);
+    ret = expand (&im, &f);
+  }
+  if (ret == 0)
+    ret = build (&im, &f);
+  if (ret == 0) {
+    tmp.name = graph_name (&im, path);
+    tmp.path = strdup (path ? path : "");
+    if (!tmp.name || !tmp.path)
+      ret = PS_ENOMEM;
+  }
+
+out:
+  if (ret < 0 && diag->errors == errors_before) {
+    if (ret == PS_ENOMEM)
+      ps_diag_error (diag, 0, 0, "out of memory while loading the graph");
+    else
+      ps_diag_error (diag, 0, 0, "%s", ps_strerror (ret));
+  }
+  free (buf);
+  free (order);
+  free (f.dot);
+  free (f.name);
+  free (f.src);
+  free (f.dst);
+  free (im.info);
+  free (im.graphs);
+  free (im.names);
+  free (im.gnodes);
+  free (im.gedges);
+  free (im.indeg);
+  free (im.outdeg);
+  free (im.ends);
+  ps__strmap_free (&im.name_map);
+  ps__strmap_free (&im.event_map);
+  ps__dot_doc_free (&im.doc);
+  if (ret < 0) {
+    ps_graph_free (&tmp);
+    ps_graph_init (g);
+    return ret;
+  }
+  *g = tmp;
+  return 0;
+}
+
+static bool
+prefix_ci (const char *a, const char *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    char c = a[i];
+    if (c >= 'A' && c <= 'Z')
+      c = (char) (c - 'A' + 'a');
+    if (c != b[i])
+      return false;
+  }
+  return true;
+}
+
+bool
+ps__graph_is_dot (const char *data, size_t len)
+{
+  size_t i = 0;
+  if (len >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
+    i = 3;
+  while (i < len) {
+    char c = data[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      i++;
+    } else if (c == '/' && i + 1 < len && data[i + 1] == '/') {
+      while (i < len && data[i] != '\n')
+        i++;
+    } else if (c == '#') {
+      while (i < len && data[i] != '\n')
+        i++;
+    } else if (c == '/' && i + 1 < len && data[i + 1] == '*') {
+      i += 2;
+      while (i + 1 < len && !(data[i] == '*' && data[i + 1] == '/'))
+        i++;
+      i += 2;
+    } else {
+      break;
+    }
+  }
+  static const char *const kw[] = { "digraph", "strict" };
+  for (int k = 0; k < 2; k++) {
+    size_t n = strlen (kw[k]);
+    if (i + n <= len && prefix_ci (data + i, kw[k], n)
+        && (i + n == len || !(((data[i + n] | 0x20) >= 'a' && (data[i + n] | 0x20) <= 'z')
+                              || data[i + n] == '_' || (data[i + n] >= '0' && data[i + n] <= '9'))))
+      return true;
+  }
+  return false;
+}
