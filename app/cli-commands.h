@@ -7,4 +7,8 @@
 int ps_cli_simulate (int argc, char **argv);
 int ps_cli_analyze (int argc, char **argv);
 
+/* profile and kernels (app/cli-profile.c, app/cli-kernels.c). */
+int ps_cli_profile (int argc, char **argv);
+int ps_cli_kernels (int argc, char **argv);
+
 #endif

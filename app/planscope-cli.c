@@ -28,7 +28,10 @@ static const char usage_text[] =
   "  simulate FILE [PLAN-OPTIONS] [--device NAME] [--json] [--trace OUT]\n"
   "                                       run the plan on a modelled GPU\n"
   "  analyze TRACE [--json]               analyse a Chrome/Kineto trace\n"
-  "  profile, export, kernels             (not implemented yet)\n"
+  "  profile FILE [PLAN-OPTIONS] [--mode streams|graph] [--iterations N] [--json]\n"
+  "          [--trace OUT] [--check]      run the plan on a real GPU under CUPTI\n"
+  "  kernels FILE [PLAN-OPTIONS] -o DIR   write the CUDA C and PTX of every kernel step\n"
+  "  export                               (not implemented yet)\n"
   "\n"
   "PLAN-OPTIONS: --streams N (1-64, default 4), --no-fusion, --timing\n"
   "\n"
@@ -45,13 +48,9 @@ static const struct {
   const char *name;
   const char *usage;
 } pending_commands[] = {
-  { "profile", "Usage: planscope-cli profile FILE [PLAN-OPTIONS] [--mode streams|graph] "
-               "[--iterations N] [--json] [--trace OUT]\n\nRun the plan on a real GPU.\n" },
   { "export", "Usage: planscope-cli export FILE --view dag|plan|timeline|memory "
               "--format dot|svg|png|json|trace -o OUT [PLAN-OPTIONS]\n\nWrite diagrams and "
               "data.\n" },
-  { "kernels", "Usage: planscope-cli kernels FILE [PLAN-OPTIONS] -o DIR\n\nWrite the CUDA C "
-               "source and PTX of every kernel step.\n" },
 };
 
 /* ---- shared helpers ----------------------------------------------------- */
@@ -336,6 +335,10 @@ main (int argc, char **argv)
     return ps_cli_simulate (argc - 1, argv + 1);
   if (strcmp (cmd, "analyze") == 0)
     return ps_cli_analyze (argc - 1, argv + 1);
+  if (strcmp (cmd, "profile") == 0)
+    return ps_cli_profile (argc - 1, argv + 1);
+  if (strcmp (cmd, "kernels") == 0)
+    return ps_cli_kernels (argc - 1, argv + 1);
   for (int k = 0; k < (int) (sizeof pending_commands / sizeof pending_commands[0]); k++)
     if (strcmp (cmd, pending_commands[k].name) == 0)
       return pending_main (k, argc - 1, argv + 1);

@@ -18,18 +18,25 @@ ps__err (ps__loader *ld, uint32_t line, uint32_t col, const ps__key *key, const 
 {
   if (ld->too_many)
     return PS_EINVAL;
-  char path[160] = "";
-  size_t n = 0;
+  /* The JSON path: nodes[3].args[1].i32 (key names are short constants). */
+  char path[160];
   if (ld->node_index != PS_NONE)
-    n = (size_t) snprintf (path, sizeof path, "nodes[%u]", ld->node_index);
+    snprintf (path, sizeof path, "nodes[%u]", ld->node_index);
   else if (ld->buffer_index != PS_NONE)
-    n = (size_t) snprintf (path, sizeof path, "buffers[%u]", ld->buffer_index);
-  if (key && key->name)
-    n += (size_t) snprintf (path + n, sizeof path - n, "%s%s", n ? "." : "", key->name);
-  if (key && key->index >= 0 && n < sizeof path)
-    n += (size_t) snprintf (path + n, sizeof path - n, "[%lld]", (long long) key->index);
-  if (key && key->sub && n < sizeof path)
-    snprintf (path + n, sizeof path - n, ".%s", key->sub);
+    snprintf (path, sizeof path, "buffers[%u]", ld->buffer_index);
+  else
+    path[0] = '\0';
+  if (key) {
+    size_t n = strlen (path);
+    snprintf (path + n, sizeof path - n, "%s%s", n && key->name ? "." : "",
+              key->name ? key->name : "");
+    n = strlen (path);
+    if (key->index >= 0)
+      snprintf (path + n, sizeof path - n, "[%lld]", (long long) key->index);
+    n = strlen (path);
+    if (key->sub)
+      snprintf (path + n, sizeof path - n, ".%s", key->sub);
+  }
   char msg[768];
   va_list ap;
   va_start (ap, fmt);
@@ -601,11 +608,13 @@ static int
 resolve_names (ps__loader *ld)
 {
   ps_graph *g = ld->g;
-  int ret = ps__strmap_build (&ld->buffer_map, g->strings, g->buffers ? &g->buffers[0].name : NULL,
-                              sizeof *g->buffers, g->n_buffers, 0, duplicate_buffer, ld);
+  const uint32_t *bkeys = g->buffers ? &g->buffers[0].name : NULL;
+  const uint32_t *nkeys = g->nodes ? &g->nodes[0].name : NULL;
+  int ret = ps__strmap_build (&ld->buffer_map, g->strings, bkeys, sizeof *g->buffers,
+                              g->n_buffers, 0, duplicate_buffer, ld);
   if (ret == 0)
-    ret = ps__strmap_build (&ld->node_map, g->strings, g->nodes ? &g->nodes[0].name : NULL,
-                            sizeof *g->nodes, g->n_nodes, 0, duplicate_node, ld);
+    ret = ps__strmap_build (&ld->node_map, g->strings, nkeys, sizeof *g->nodes, g->n_nodes, 0,
+                            duplicate_node, ld);
   if (ret < 0)
     return ret;
 
@@ -700,8 +709,9 @@ mark_branches (ps__loader *ld)
         ps_node *n = &g->nodes[m];
         ld->node_index = v;
         if (mark[m] == 2 * (uint64_t) g->nodes[v].aux + (uint32_t) branch)
-          ret = ps__err (ld, g->nodes[v].line, g->nodes[v].col, PS__KEY (branch ? "else" : "then"),
-                         "\"%s\" is listed twice", ps_node_name (g, m));
+          ret = ps__err (ld, g->nodes[v].line, g->nodes[v].col,
+                         PS__KEY (branch ? "else" : "then"), "\"%s\" is listed twice",
+                         ps_node_name (g, m));
         else if (branch && mark[m] == 2 * g->nodes[v].aux)
           ret = ps__err (ld, g->nodes[v].line, g->nodes[v].col, PS__KEY ("else"),
                          "\"%s\" is in both the then and the else branch", ps_node_name (g, m));
@@ -740,11 +750,13 @@ check_sizes (ps__loader *ld)
                        (unsigned long long) src_bytes, ps_buffer_name (g, src),
                        ps_buffer_name (g, dst), (unsigned long long) dst_bytes);
     } else if (n->bytes > src_bytes) {
-      ret = ps__err (ld, n->line, n->col, PS__KEY ("bytes"), "%llu is more than the %llu bytes of \"%s\"",
+      ret = ps__err (ld, n->line, n->col, PS__KEY ("bytes"),
+                     "%llu is more than the %llu bytes of \"%s\"",
                      (unsigned long long) n->bytes, (unsigned long long) src_bytes,
                      ps_buffer_name (g, src));
     } else if (n->bytes > dst_bytes) {
-      ret = ps__err (ld, n->line, n->col, PS__KEY ("bytes"), "%llu is more than the %llu bytes of \"%s\"",
+      ret = ps__err (ld, n->line, n->col, PS__KEY ("bytes"),
+                     "%llu is more than the %llu bytes of \"%s\"",
                      (unsigned long long) n->bytes, (unsigned long long) dst_bytes,
                      ps_buffer_name (g, dst));
     }
@@ -814,7 +826,8 @@ load_document (ps__loader *ld)
       if (ok > 0 && !(r->len == 15 && memcmp (r->str, "planscope-graph", 15) == 0)) {
         char text[80];
         ps__quote_text (text, sizeof text, r->str, r->len);
-        ps__err (ld, r->line, r->col, PS__KEY ("format"), "expected \"planscope-graph\", got \"%s\"", text);
+        ps__err (ld, r->line, r->col, PS__KEY ("format"),
+                 "expected \"planscope-graph\", got \"%s\"", text);
         return PS_EINVAL;
       }
       if (ok == 0)

@@ -884,7 +884,8 @@ commit_node (ps__loader *ld, uint32_t event)
         ps_diag_warn (ld->diag, ns->kline[PS__NK_FUSIBLE], ns->kcol[PS__NK_FUSIBLE],
                       "nodes[%u].fusible: ignored: kernel \"%s\" %s; only element-wise "
                       "built-ins and synthetic kernels can be fused",
-                      id, g->strings + ns->name, ns->module != PS_NONE ? "runs a module" : "is a spin kernel");
+                      id, g->strings + ns->name,
+                      ns->module != PS_NONE ? "runs a module" : "is a spin kernel");
       }
     }
     break;

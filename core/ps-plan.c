@@ -1,5 +1,6 @@
 /* ps-plan.c: plan construction helpers (ps-plan-private.h), per-pass
- * timing, and the simple planner: every node in program order on its pinned
+ * timing, ps_plan_build (the full planner of ps-planner.c), and the simple
+ * planner ps__plan_build_simple: every node in program order on its pinned
  * stream or stream 0, one event record after a node that has successors on
  * other streams, a wait before each cross-stream consumer, no fusion and
  * buffers laid end to end in the pool. */

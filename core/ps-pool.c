@@ -50,16 +50,8 @@ typedef struct pool {
   uint64_t *occupied;
   uint32_t top; /* block at the highest address */
   uint64_t end;
-  /* Tags: [0, n_buffers) are the buffers themselves; the others, handed out
-   * from free_tags, stand for merged blocks.  rel and home have a row per
-   * tag; a tag belongs to at most one block. */
-  uint32_t n_buffers;
   const uint32_t *rel, *need;
-  uint32_t *rel_w;
-  const uint16_t *home;
-  uint16_t *home_w;
-  uint32_t *free_tags;
-  uint32_t n_free_tags;
+  const uint16_t *home; /* per buffer */
   uint32_t S;
 } pool;
 
@@ -186,34 +178,6 @@ blk_new (pool *pl)
   return pl->nb < pl->cap ? pl->nb++ : PS_NONE;
 }
 
-/* The tag of two merged neighbours: the later holder when one's uses all
- * precede the other's, else a new tag with the componentwise latest uses
- * (PS_NONE when there is no room for one: then they stay apart). */
-static uint32_t
-merged_tag (pool *pl, uint32_t a, uint32_t b)
-{
-  if (older (pl, a, b))
-    return b;
-  if (older (pl, b, a))
-    return a;
-  if (pl->n_free_tags == 0)
-    return PS_NONE;
-  uint32_t t = pl->free_tags[--pl->n_free_tags];
-  uint32_t *v = pl->rel_w + (size_t) t * pl->S;
-  const uint32_t *x = pl->rel + (size_t) a * pl->S, *y = pl->rel + (size_t) b * pl->S;
-  for (uint32_t k = 0; k < pl->S; k++)
-    v[k] = x[k] > y[k] ? x[k] : y[k];
-  pl->home_w[t] = pl->home[b];
-  return t;
-}
-
-static void
-tag_drop (pool *pl, uint32_t t)
-{
-  if (t != PS_NONE && t >= pl->n_buffers)
-    pl->free_tags[pl->n_free_tags++] = t;
-}
-
 /* Offset for buffer b of (aligned) size z; false when the pool would not
  * fit in 64 bits. */
 static bool
@@ -228,11 +192,10 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
   if (best != PS_NONE) {
     bin_remove (pl, best);
     blk *k = &pl->b[best];
-    if (k->size == z)
-      tag_drop (pl, k->tag);
     if (k->size > z) {
       uint32_t r = blk_new (pl);
-      pl->b[r] = (blk){ k->off + z, k->size - z, k->tag, best, k->anext, PS_NONE, PS_NONE, 1, 0 };
+      pl->b[r] = (blk){ .off = k->off + z, .size = k->size - z, .tag = k->tag, .aprev = best,
+                        .anext = k->anext, .fprev = PS_NONE, .fnext = PS_NONE, .free = 1 };
       if (k->anext != PS_NONE)
         pl->b[k->anext].aprev = r;
       else
@@ -251,7 +214,6 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
     if (pl->end > UINT64_MAX - grow)
       return false;
     bin_remove (pl, t);
-    tag_drop (pl, pl->b[t].tag);
     pl->end += grow;
     pl->b[t].size = z;
     pl->b[t].free = 0;
@@ -261,7 +223,8 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
   if (pl->end > UINT64_MAX - z)
     return false;
   uint32_t x = blk_new (pl);
-  pl->b[x] = (blk){ pl->end, z, PS_NONE, t, PS_NONE, PS_NONE, PS_NONE, 0, 0 };
+  pl->b[x] = (blk){ .off = pl->end, .size = z, .tag = PS_NONE, .aprev = t, .anext = PS_NONE,
+                    .fprev = PS_NONE, .fnext = PS_NONE, .free = 0 };
   if (t != PS_NONE)
     pl->b[t].anext = x;
   pl->top = x;
@@ -270,48 +233,45 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
   return true;
 }
 
-/* Merges free block y (the next in address order) into free block x. */
-static void
-blk_merge (pool *pl, uint32_t x, uint32_t y, uint32_t tag)
-{
-  blk *k = &pl->b[x], *q = &pl->b[y];
-  uint32_t tx = k->tag, ty = q->tag;
-  k->size += q->size;
-  k->tag = tag;
-  k->anext = q->anext;
-  if (q->anext != PS_NONE)
-    pl->b[q->anext].aprev = x;
-  else
-    pl->top = x;
-  pl->spare[pl->n_spare++] = y;
-  if (tx != tag)
-    tag_drop (pl, tx);
-  if (ty != tag)
-    tag_drop (pl, ty);
-}
-
-/* Gives block x back after the last use of buffer b and merges it with
- * free neighbours. */
+/* Gives block x back after the last use of buffer b. */
 static void
 pool_release (pool *pl, uint32_t x, uint32_t b)
 {
-  pl->b[x].free = 1;
-  pl->b[x].tag = b;
-  uint32_t pv = pl->b[x].aprev;
+  blk *k = &pl->b[x];
+  k->free = 1;
+  k->tag = b;
+  uint32_t pv = k->aprev;
   if (pv != PS_NONE && pl->b[pv].free) {
-    uint32_t t = merged_tag (pl, pl->b[pv].tag, b);
-    if (t != PS_NONE) {
+    uint32_t tp = pl->b[pv].tag;
+    if (older (pl, tp, b) || older (pl, b, tp)) {
       bin_remove (pl, pv);
-      blk_merge (pl, pv, x, t);
+      blk *q = &pl->b[pv];
+      q->size += k->size;
+      q->tag = older (pl, tp, b) ? b : tp;
+      q->anext = k->anext;
+      if (k->anext != PS_NONE)
+        pl->b[k->anext].aprev = pv;
+      else
+        pl->top = pv;
+      pl->spare[pl->n_spare++] = x;
       x = pv;
+      k = q;
     }
   }
-  uint32_t nx = pl->b[x].anext;
+  uint32_t nx = k->anext;
   if (nx != PS_NONE && pl->b[nx].free) {
-    uint32_t t = merged_tag (pl, pl->b[x].tag, pl->b[nx].tag);
-    if (t != PS_NONE) {
+    uint32_t tn = pl->b[nx].tag, tk = k->tag;
+    if (older (pl, tn, tk) || older (pl, tk, tn)) {
       bin_remove (pl, nx);
-      blk_merge (pl, x, nx, t);
+      blk *q = &pl->b[nx];
+      k->size += q->size;
+      k->tag = older (pl, tn, tk) ? tk : tn;
+      k->anext = q->anext;
+      if (q->anext != PS_NONE)
+        pl->b[q->anext].aprev = x;
+      else
+        pl->top = x;
+      pl->spare[pl->n_spare++] = nx;
     }
   }
   bin_insert (pl, x);
@@ -495,8 +455,7 @@ ps__pool (ps__planner *pl)
   u.first = malloc (b1 * sizeof *u.first);
   u.last = malloc (b1 * sizeof *u.last);
   u.need = malloc ((size_t) b1 * S * sizeof *u.need);
-  /* A second set of rows for the tags of merged pool blocks. */
-  u.rel = calloc ((size_t) b1 * 2 * S, sizeof *u.rel);
+  u.rel = calloc ((size_t) b1 * S, sizeof *u.rel);
   u.t0 = malloc (b1 * sizeof *u.t0);
   u.t1 = malloc (b1 * sizeof *u.t1);
   uint32_t *f_off = calloc ((size_t) ng + 2, sizeof *f_off);
@@ -504,8 +463,7 @@ ps__pool (ps__planner *pl)
   uint32_t *f_list = malloc (b1 * sizeof *f_list);
   uint32_t *l_list = malloc (b1 * sizeof *l_list);
   uint32_t *where = malloc (b1 * sizeof *where);
-  uint16_t *home = malloc ((size_t) b1 * 2 * sizeof *home);
-  uint32_t *free_tags = malloc (b1 * sizeof *free_tags);
+  uint16_t *home = malloc (b1 * sizeof *home);
   pool po;
   memset (&po, 0, sizeof po);
   po.head = malloc ((size_t) S * BINS * sizeof *po.head);
@@ -515,7 +473,7 @@ ps__pool (ps__planner *pl)
   po.b = malloc ((size_t) po.cap * sizeof *po.b);
   po.spare = malloc ((size_t) po.cap * sizeof *po.spare);
   if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.t0 || !u.t1 || !f_off || !l_off
-      || !f_list || !l_list || !where || !home || !free_tags || !po.head || !po.tail || !po.occupied || !po.b
+      || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
       || !po.spare) {
     rc = PS_ENOMEM;
     goto out;
@@ -550,13 +508,9 @@ ps__pool (ps__planner *pl)
       l_list[l_off[u.last[b] + 1]++] = b;
     }
 
-  po.n_buffers = B;
-  po.rel = po.rel_w = u.rel;
+  po.rel = u.rel;
   po.need = u.need;
-  po.home = po.home_w = home;
-  po.free_tags = free_tags;
-  for (uint32_t t = 0; t < B; t++)
-    free_tags[po.n_free_tags++] = 2 * B - 1 - t;
+  po.home = home;
   po.S = S;
   po.top = PS_NONE;
   for (uint32_t k = 0; k < S * BINS; k++)
@@ -604,7 +558,6 @@ out:
   free (l_list);
   free (where);
   free (home);
-  free (free_tags);
   free (po.head);
   free (po.tail);
   free (po.occupied);

@@ -132,6 +132,14 @@ user_args (ps__run *run, args_builder *ab, uint32_t v, CUfunction fn, const char
   const ps_graph *g = run->g;
   const ps_kernel *kr = &g->kernels[g->nodes[v].aux];
   const ps__cuda *cu = run->gpu->cu;
+  /* Drivers from CUDA 12.4 say how many parameters a kernel has and how
+   * large each is: check the graph's args against them when they can. */
+  size_t off = 0, psize = 0;
+  bool info = cu->cuFuncGetParamInfo != NULL;
+  if (info) {
+    CUresult r = cu->cuFuncGetParamInfo (fn, 0, &off, &psize);
+    info = r == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE;
+  }
   for (uint32_t a = 0; a < kr->args_count; a++) {
     const ps_karg *ka = &g->kargs[kr->args_begin + a];
     size_t size = 8;
@@ -164,27 +172,21 @@ user_args (ps__run *run, args_builder *ab, uint32_t v, CUfunction fn, const char
     }
     if (rc != 0)
       return ps_gpu_error_set (err, PS_GPU_NO_MEMORY, 0, "out of memory");
-    /* Drivers from CUDA 12.4 say how large each parameter is. */
-    size_t off = 0, psize = 0;
-    if (cu->cuFuncGetParamInfo && cu->cuFuncGetParamInfo (fn, a, &off, &psize) == CUDA_SUCCESS &&
-        psize != size)
+    if (!info)
+      continue;
+    if (cu->cuFuncGetParamInfo (fn, a, &off, &psize) != CUDA_SUCCESS)
+      return ps_gpu_error_set (err, PS_GPU_BAD_MODULE, 0,
+                               "%s: the kernel has %u parameters but %u args are given", what,
+                               a, kr->args_count);
+    if (psize != size)
       return ps_gpu_error_set (err, PS_GPU_BAD_MODULE, 0,
                                "%s: args[%u] is %zu bytes but the kernel's parameter %u is %zu",
                                what, a, size, a, psize);
   }
-  size_t off = 0, psize = 0;
-  if (cu->cuFuncGetParamInfo) {
-    CUresult r = cu->cuFuncGetParamInfo (fn, kr->args_count, &off, &psize);
-    if (r == CUDA_SUCCESS)
-      return ps_gpu_error_set (err, PS_GPU_BAD_MODULE, 0,
-                               "%s: the kernel has more parameters than the %u args given", what,
-                               kr->args_count);
-    if (kr->args_count > 0 &&
-        cu->cuFuncGetParamInfo (fn, kr->args_count - 1, &off, &psize) != CUDA_SUCCESS)
-      return ps_gpu_error_set (err, PS_GPU_BAD_MODULE, 0,
-                               "%s: the kernel has fewer parameters than the %u args given",
-                               what, kr->args_count);
-  }
+  if (info && cu->cuFuncGetParamInfo (fn, kr->args_count, &off, &psize) == CUDA_SUCCESS)
+    return ps_gpu_error_set (err, PS_GPU_BAD_MODULE, 0,
+                             "%s: the kernel has more parameters than the %u args given", what,
+                             kr->args_count);
   return 0;
 }
 
@@ -215,7 +217,7 @@ setup_kernel_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32
   x->what = PS__X_KERNEL;
   x->launch_begin = ab->n_launches;
   for (uint32_t pi = 0; pi < k.n_parts && rc == 0; pi++) {
-    char fname[200];
+    char fname[300];
     if (k.n_parts > 1)
       snprintf (fname, sizeof fname, "%s_p%u", k.function, pi);
     else

@@ -156,6 +156,8 @@ expect_error (const char *text, const char *marker, const char *message)
 #define BUFS                                                                                  \
   "\"buffers\": [{\"name\": \"a\", \"bytes\": 1024}, {\"name\": \"b\", \"bytes\": 1024},\n" \
   "  {\"name\": \"x\", \"bytes\": 64, \"external\": true}],\n"
+#define NODES HEAD BUFS "\"nodes\": [\n"
+#define KF "{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
 #define K(name, extra)                                                                       \
   "{\"name\": \"" name "\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 1" \
   extra "}"
@@ -342,13 +344,16 @@ core_loader_buffer_errors (void **state)
   expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 1e300}],\n"
                      "\"nodes\": [" K ("k", "") "]}",
                 "1e300", "is out of range (1 to 281474976710656)");
-  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 0}], \"nodes\": [" K ("k", "") "]}",
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 0}],\n"
+                     "\"nodes\": [" K ("k", "") "]}",
                 "0}", "buffers[0].bytes: 0 is out of range");
-  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 16.5}], \"nodes\": [" K ("k", "") "]}",
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 16.5}],\n"
+                     "\"nodes\": [" K ("k", "") "]}",
                 "16.5", "buffers[0].bytes: 16.5 is not an integer");
   expect_error (HEAD "\"buffers\": [{\"name\": \"a\"}], \"nodes\": [" K ("k", "") "]}",
                 "{\"name\": \"a\"}", "buffers[0]: missing required key \"bytes\"");
-  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 4},\n {\"name\": \"a\", \"bytes\": 8}],"
+  expect_error (HEAD "\"buffers\": [{\"name\": \"a\", \"bytes\": 4},\n"
+                     " {\"name\": \"a\", \"bytes\": 8}],"
                      " \"nodes\": [" K ("k", "") "]}",
                 "{\"name\": \"a\", \"bytes\": 8}",
                 "buffers[1].name: duplicate buffer name \"a\" (first at buffers[0], line 2)");
@@ -377,46 +382,44 @@ core_loader_buffer_errors (void **state)
 static void
 core_loader_node_errors (void **state)
 {
-  expect_error (HEAD BUFS "\"nodes\": [\n"
-                "{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", \"grd\": 1, \"block\": 1}]}",
+  expect_error (NODES KF "\"grd\": 1, \"block\": 1}]}",
                 "\"grd\"", "nodes[0]: unknown key \"grd\"; did you mean \"grid\"?");
   /* The suggestion comes from the keys of the node's op, even when op
    * comes last. */
-  expect_error (HEAD BUFS "\"nodes\": [\n"
-                "{\"name\": \"c\", \"writes\": [\"a\"], \"dri\": \"h2d\", \"op\": \"memcpy\"}]}",
+  expect_error (NODES "{\"name\": \"c\", \"writes\": [\"a\"], \"dri\": \"h2d\", \"op\": \"memcpy\"}]}",
                 "\"dri\"", "unknown key \"dri\"; did you mean \"dir\"?");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", "") ",\n" K ("k", "") "]}",
-                "{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 1}]",
+  expect_error (NODES K ("k", "") ",\n" K ("k", "") "]}",
+                KF "\"grid\": 1, \"block\": 1}]",
                 "nodes[1].name: duplicate node name \"k\" (first at nodes[0], line 5)");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"reads\": [\"a\", \"tmp\"]") "]}",
+  expect_error (NODES K ("k", ", \"reads\": [\"a\", \"tmp\"]") "]}",
                 "\"tmp\"", "nodes[0].reads[1]: unknown buffer \"tmp\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"after\": [\"later\"]") ",\n"
+  expect_error (NODES K ("k", ", \"after\": [\"later\"]") ",\n"
                 K ("later", "") "]}",
                 "\"later\"]", "nodes[0].after[0]: \"later\" is a later node");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"after\": [\"nope\"]") "]}", "\"nope\"",
+  expect_error (NODES K ("k", ", \"after\": [\"nope\"]") "]}", "\"nope\"",
                 "nodes[0].after[0]: unknown node \"nope\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("m", "") ",\n"
-                "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", \"then\": [\"m\"]}]}",
+  expect_error (NODES K ("m", "") ",\n"
+                "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", "
+                "\"then\": [\"m\"]}]}",
                 "\"m\"]", "nodes[1].then[0]: branch member \"m\" is listed before its conditional");
-  expect_error (HEAD BUFS "\"nodes\": [\n"
-                "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", \"else\": [\"z\"]}]}",
+  expect_error (NODES "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", "
+                "\"else\": [\"z\"]}]}",
                 "\"z\"", "nodes[0].else[0]: unknown node \"z\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n"
-                K ("s", ", \"impl\": \"add\", \"reads\": [\"a\"], \"writes\": [\"b\"]") "]}",
+  expect_error (NODES K ("s", ", \"impl\": \"add\", \"reads\": [\"a\"], \"writes\": [\"b\"]") "]}",
                 "\"reads\"", "nodes[0]: impl \"add\" needs 2 reads, got 1");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("s", ", \"impl\": \"relu\", \"reads\": [\"a\"]") "]}",
+  expect_error (NODES K ("s", ", \"impl\": \"relu\", \"reads\": [\"a\"]") "]}",
                 "{\"name\": \"s\"", "nodes[0]: impl \"relu\" needs 1 write, got 0");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernal\"}]}", "\"kernal\"",
+  expect_error (NODES "{\"name\": \"k\", \"op\": \"kernal\"}]}", "\"kernal\"",
                 "nodes[0].op: unknown op \"kernal\"; did you mean \"kernel\"?");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"gelo\"") "]}", "\"gelo\"",
+  expect_error (NODES K ("k", ", \"impl\": \"gelo\"") "]}", "\"gelo\"",
                 "nodes[0].impl: unknown impl \"gelo\"; did you mean \"gelu\"?");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"w\", \"op\": \"event_wait\", \"event\": \"e\"}]}",
+  expect_error (NODES "{\"name\": \"w\", \"op\": \"event_wait\", \"event\": \"e\"}]}",
                 "\"e\"}", "nodes[0].event: waits for event \"e\", which no earlier node records");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"w\", \"op\": \"event_wait\"}]}", "{\"name\": \"w\"",
+  expect_error (NODES "{\"name\": \"w\", \"op\": \"event_wait\"}]}", "{\"name\": \"w\"",
                 "nodes[0]: missing required key \"event\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"op\": \"barrier\"}]}", "{\"op\"",
+  expect_error (NODES "{\"op\": \"barrier\"}]}", "{\"op\"",
                 "nodes[0]: missing required key \"name\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+  expect_error (NODES KF
                 "\"block\": 1}]}",
                 "{\"name\": \"k\"", "nodes[0]: missing required key \"grid\"");
 }
@@ -424,88 +427,88 @@ core_loader_node_errors (void **state)
 static void
 core_loader_value_errors (void **state)
 {
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+  expect_error (NODES KF
                 "\"grid\": 2.5, \"block\": 1}]}",
                 "2.5", "nodes[0].grid: 2.5 is not an integer");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+  expect_error (NODES KF
                 "\"grid\": [4, 0], \"block\": 1}]}",
                 "0]", "nodes[0].grid[1]: 0 is out of range (1 to 2147483647)");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+  expect_error (NODES KF
                 "\"grid\": [1, 2, 3, 4], \"block\": 1}]}",
                 "4]", "nodes[0].grid: has more than 3 components");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+  expect_error (NODES KF
                 "\"grid\": [], \"block\": 1}]}",
                 "[]", "nodes[0].grid: must have 1 to 3 components");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+  expect_error (NODES KF
                 "\"grid\": 1, \"block\": \"256\"}]}",
                 "\"256\"", "nodes[0].block: expected an integer or an array of 1 to 3 integers");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"smem\": 4294967296") "]}", "4294967296",
+  expect_error (NODES K ("k", ", \"smem\": 4294967296") "]}", "4294967296",
                 "nodes[0].smem: 4294967296 is out of range (0 to 4294967295)");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"stream\": 64") "]}", "64}",
+  expect_error (NODES K ("k", ", \"stream\": 64") "]}", "64}",
                 "nodes[0].stream: 64 is out of range (0 to 63)");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"cost_ns\": -1") "]}", "-1",
+  expect_error (NODES K ("k", ", \"cost_ns\": -1") "]}", "-1",
                 "nodes[0].cost_ns: -1 is negative");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"flops\": \"many\"") "]}", "\"many\"",
+  expect_error (NODES K ("k", ", \"flops\": \"many\"") "]}", "\"many\"",
                 "nodes[0].flops: expected a number, got a string");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memset\", \"value\": 300, "
+  expect_error (NODES "{\"name\": \"m\", \"op\": \"memset\", \"value\": 300, "
                 "\"writes\": [\"a\"]}]}",
                 "300", "nodes[0].value: 300 is out of range (0 to 255)");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memset\", \"bytes\": 2048, "
+  expect_error (NODES "{\"name\": \"m\", \"op\": \"memset\", \"bytes\": 2048, "
                 "\"writes\": [\"a\"]}]}",
                 "{\"name\": \"m\"", "nodes[0].bytes: 2048 is more than the 1024 bytes of \"a\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"d2d\", "
+  expect_error (NODES "{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"d2d\", "
                 "\"reads\": [\"a\"], \"writes\": [\"x\"]}]}",
                 "{\"name\": \"m\"", "copies all 1024 bytes of \"a\" into \"x\" of 64 bytes");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"p2p\", "
+  expect_error (NODES "{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"p2p\", "
                 "\"src_device\": 0, \"reads\": [\"a\"], \"writes\": [\"b\"]}]}",
                 "{\"name\": \"m\"", "nodes[0]: missing required key \"dst_device\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"d2h\", "
+  expect_error (NODES "{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"d2h\", "
                 "\"reads\": [\"a\"], \"writes\": [\"b\"]}]}",
                 "\"writes\"", "nodes[0]: memcpy \"d2h\" needs 0 writes, got 1");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"h2d\", "
+  expect_error (NODES "{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"h2d\", "
                 "\"writes\": [\"a\"], \"src_device\": 1}]}",
                 "\"src_device\"", "\"src_device\" is only for \"p2p\" copies");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"up\", "
+  expect_error (NODES "{\"name\": \"m\", \"op\": \"memcpy\", \"dir\": \"up\", "
                 "\"writes\": [\"a\"]}]}",
                 "\"up\"", "nodes[0].dir: unknown dir \"up\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"h\", \"op\": \"host\", \"fusible\": true}]}",
+  expect_error (NODES "{\"name\": \"h\", \"op\": \"host\", \"fusible\": true}]}",
                 "\"fusible\"", "key \"fusible\" does not apply to a host node");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"b\", \"op\": \"barrier\", \"reads\": [\"a\"]}]}",
+  expect_error (NODES "{\"name\": \"b\", \"op\": \"barrier\", \"reads\": [\"a\"]}]}",
                 "\"reads\"", "barrier needs 0 reads, got 1");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"relu\", \"reads\": [\"a\"], "
+  expect_error (NODES K ("k", ", \"impl\": \"relu\", \"reads\": [\"a\"], "
                 "\"writes\": [\"b\"], \"params\": {\"alpha\": 2}") "]}",
                 "\"alpha\"", "nodes[0].params.alpha: impl \"relu\" has no parameter \"alpha\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"scale\", \"reads\": [\"a\"], "
+  expect_error (NODES K ("k", ", \"impl\": \"scale\", \"reads\": [\"a\"], "
                 "\"writes\": [\"b\"], \"params\": {\"alpah\": 2}") "]}",
                 "\"alpah\"", "unknown parameter \"alpah\"; did you mean \"alpha\"?");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"module\": \"k.so\"") "]}", "\"k.so\"",
+  expect_error (NODES K ("k", ", \"module\": \"k.so\"") "]}", "\"k.so\"",
                 "nodes[0].module: a module is a .ptx, .cubin or .cu file");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"args\": [{\"i32\": 1}]") "]}", "\"args\"",
+  expect_error (NODES K ("k", ", \"args\": [{\"i32\": 1}]") "]}", "\"args\"",
                 "\"args\" are the arguments of a \"module\" kernel");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"module\": \"k.ptx\", \"args\": "
+  expect_error (NODES K ("k", ", \"module\": \"k.ptx\", \"args\": "
                 "[{\"buffer\": \"a\"}, {\"i32\": 3000000000}]") "]}",
                 "3000000000", "nodes[0].args[1].i32: 3000000000 is out of range");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"module\": \"k.ptx\", \"args\": "
+  expect_error (NODES K ("k", ", \"module\": \"k.ptx\", \"args\": "
                 "[{\"buffer\": \"zz\"}]") "]}",
                 "\"zz\"", "nodes[0].args[0].buffer: unknown buffer \"zz\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"module\": \"k.ptx\", \"args\": "
+  expect_error (NODES K ("k", ", \"module\": \"k.ptx\", \"args\": "
                 "[{\"i32\": 1, \"f32\": 2}]") "]}",
                 "\"f32\"", "nodes[0].args[0]: an argument has exactly one key");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"spin\"") "]}", "{\"name\": \"k\"",
+  expect_error (NODES K ("k", ", \"impl\": \"spin\"") "]}", "{\"name\": \"k\"",
                 "impl \"spin\" needs \"cost_ns\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"impl\": \"copy\", \"module\": \"m.cu\", "
+  expect_error (NODES K ("k", ", \"impl\": \"copy\", \"module\": \"m.cu\", "
                 "\"reads\": [\"a\"], \"writes\": [\"b\"]") "]}",
                 "\"module\"", "either \"impl\" or \"module\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", ", \"grid\": 2") "]}", "\"grid\": 2",
+  expect_error (NODES K ("k", ", \"grid\": 2") "]}", "\"grid\": 2",
                 "duplicate key \"grid\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n" K ("k", "") ",\n"
+  expect_error (NODES K ("k", "") ",\n"
                 "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", "
                 "\"then\": [\"d\"], \"else\": [\"d\"]},\n" K ("d", "") "]}",
                 "{\"name\": \"c\"", "nodes[1].else: \"d\" is in both the then and the else branch");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"c\", \"op\": \"conditional\", "
+  expect_error (NODES "{\"name\": \"c\", \"op\": \"conditional\", "
                 "\"then\": []}]}",
                 "{\"name\": \"c\"", "missing required key \"condition\"");
-  expect_error (HEAD BUFS "\"nodes\": [\n{\"name\": \"c\", \"op\": \"conditional\", "
+  expect_error (NODES "{\"name\": \"c\", \"op\": \"conditional\", "
                 "\"condition\": \"a\", \"assume\": \"maybe\"}]}",
                 "\"maybe\"", "nodes[0].assume: unknown assume \"maybe\"");
 }
@@ -553,8 +556,7 @@ core_loader_nodes_before_buffers (void **state)
 static void
 core_loader_warnings (void **state)
 {
-  const char *text = HEAD BUFS "\"nodes\": [\n"
-                     K ("r", ", \"reads\": [\"a\", \"x\"], \"writes\": [\"b\"]") ",\n"
+  const char *text = NODES      K ("r", ", \"reads\": [\"a\", \"x\"], \"writes\": [\"b\"]") ",\n"
                      K ("r2", ", \"reads\": [\"a\"], \"writes\": [\"b\"]") ",\n"
                      K ("m", ", \"module\": \"m.cubin\", \"fusible\": true") ",\n"
                      K ("s", ", \"impl\": \"spin\", \"cost_ns\": 1000, \"fusible\": true") ",\n"
@@ -615,8 +617,7 @@ load_ok (const char *text)
 static void
 core_loader_edges_in_place (void **state)
 {
-  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
-                        K ("w", ", \"writes\": [\"a\"]") ",\n"
+  ps_graph g = load_ok (NODES         K ("w", ", \"writes\": [\"a\"]") ",\n"
                         K ("k", ", \"reads\": [\"a\"], \"writes\": [\"a\"]") ",\n"
                         K ("r", ", \"reads\": [\"a\"]") "]}");
   assert_int_equal (g.n_edges, 2);
@@ -629,8 +630,7 @@ core_loader_edges_in_place (void **state)
 static void
 core_loader_edges_ping_pong (void **state)
 {
-  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
-                        K ("n0", ", \"writes\": [\"a\"]") ",\n"
+  ps_graph g = load_ok (NODES         K ("n0", ", \"writes\": [\"a\"]") ",\n"
                         K ("n1", ", \"reads\": [\"a\"], \"writes\": [\"b\"]") ",\n"
                         K ("n2", ", \"reads\": [\"b\"], \"writes\": [\"a\"]") ",\n"
                         K ("n3", ", \"reads\": [\"a\"], \"writes\": [\"b\"]") "]}");
@@ -647,8 +647,7 @@ core_loader_edges_ping_pong (void **state)
 static void
 core_loader_edges_war (void **state)
 {
-  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
-                        K ("w", ", \"writes\": [\"a\"]") ",\n"
+  ps_graph g = load_ok (NODES         K ("w", ", \"writes\": [\"a\"]") ",\n"
                         K ("r1", ", \"reads\": [\"a\"]") ",\n"
                         K ("r2", ", \"reads\": [\"a\", \"a\"]") ",\n"
                         K ("r3", ", \"reads\": [\"a\"]") ",\n"
@@ -696,8 +695,7 @@ core_loader_edges_events (void **state)
 static void
 core_loader_edges_barrier (void **state)
 {
-  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
-                        K ("a", "") ",\n" K ("b", "") ",\n"
+  ps_graph g = load_ok (NODES         K ("a", "") ",\n" K ("b", "") ",\n"
                         "{\"name\": \"B1\", \"op\": \"barrier\"},\n"
                         K ("c", "") ",\n" K ("d", "") ",\n"
                         "{\"name\": \"B2\", \"op\": \"barrier\"},\n"
@@ -714,8 +712,7 @@ core_loader_edges_barrier (void **state)
 static void
 core_loader_edges_conditional (void **state)
 {
-  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
-                        K ("flag", ", \"writes\": [\"a\"]") ",\n"
+  ps_graph g = load_ok (NODES         K ("flag", ", \"writes\": [\"a\"]") ",\n"
                         "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"a\", "
                         "\"then\": [\"t\"], \"else\": [\"e1\", \"e2\"], \"assume\": \"then\"},\n"
                         K ("t", "") ",\n" K ("e1", "") ",\n" K ("other", "") ",\n"
@@ -746,8 +743,7 @@ core_loader_edges_conditional (void **state)
 static void
 core_loader_edges_after (void **state)
 {
-  ps_graph g = load_ok (HEAD BUFS "\"nodes\": [\n"
-                        K ("a", ", \"writes\": [\"a\"]") ",\n" K ("b", "") ",\n"
+  ps_graph g = load_ok (NODES         K ("a", ", \"writes\": [\"a\"]") ",\n" K ("b", "") ",\n"
                         K ("c", ", \"reads\": [\"a\"], \"after\": [\"a\", \"b\", \"a\"]") "]}");
   assert_int_equal (edge (&g, "a", "c"), PS_EDGE_RAW | PS_EDGE_AFTER);
   assert_int_equal (edge (&g, "b", "c"), PS_EDGE_AFTER);
@@ -1219,7 +1215,8 @@ core_loader_file_streaming (void **state)
   assert_int_equal (ps_graph_load_file (&g, path, &d), PS_EINVAL);
   assert_int_equal (d.entries[0].line, 3002);
   assert_int_equal (d.entries[0].col, 35);
-  assert_non_null (strstr (d.entries[0].message, "unknown key \"afterr\"; did you mean \"after\"?"));
+  assert_non_null (
+    strstr (d.entries[0].message, "unknown key \"afterr\"; did you mean \"after\"?"));
   ps_diag_free (&d);
 
   /* Not an object: read whole, then the same message as from memory. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ps-gen.h"
+#include "ps-test-graph.h"
 #include "ps-graph.h"
 #include "ps-plan.h"
 #include "ps-verify.h"
@@ -258,28 +259,28 @@ static void
 core_plan_property_chain (void **state)
 {
   (void) state;
-  property_run (PS_GEN_CHAIN, 60);
+  property_run (PS_GEN_CHAIN, 300);
 }
 
 static void
 core_plan_property_fanout (void **state)
 {
   (void) state;
-  property_run (PS_GEN_FANOUT, 60);
+  property_run (PS_GEN_FANOUT, 300);
 }
 
 static void
 core_plan_property_layered (void **state)
 {
   (void) state;
-  property_run (PS_GEN_LAYERED, 60);
+  property_run (PS_GEN_LAYERED, 300);
 }
 
 static void
 core_plan_property_transformer (void **state)
 {
   (void) state;
-  property_run (PS_GEN_TRANSFORMER, 60);
+  property_run (PS_GEN_TRANSFORMER, 300);
 }
 
 /* ---- hand cases ---- */
@@ -623,6 +624,52 @@ core_plan_pin_beyond_streams (void **state)
   ps_graph_free (&g);
 }
 
+/* Imported graphs need not number their nodes in topological order; the
+ * plan still follows the edges, and a cycle is an error. */
+static void
+core_plan_imported_order (void **state)
+{
+  (void) state;
+  tg t;
+  tg_init (&t, "imported");
+  uint32_t d = tg_kernel (&t, "d", "k");
+  uint32_t c = tg_kernel (&t, "c", "k");
+  uint32_t b = tg_kernel (&t, "b", "k");
+  uint32_t a = tg_kernel (&t, "a", "k");
+  uint32_t e = tg_kernel (&t, "e", "k");
+  for (uint32_t v = 0; v < 5; v++)
+    tg_cost (&t, v, 10000);
+  tg_edge (&t, a, b, PS_EDGE_IMPORTED);
+  tg_edge (&t, a, c, PS_EDGE_IMPORTED);
+  tg_edge (&t, b, d, PS_EDGE_IMPORTED);
+  tg_edge (&t, c, d, PS_EDGE_IMPORTED);
+  tg_edge (&t, e, a, PS_EDGE_IMPORTED);
+  tg_finish (&t, false);
+  for (uint32_t streams = 1; streams <= 3; streams++) {
+    ps_plan p;
+    plan_ok (&p, &t.g, streams, true);
+    check_plan (&p);
+    assert_true (p.node_step[e] < p.node_step[a]);
+    assert_true (p.node_step[a] < p.node_step[b] && p.node_step[a] < p.node_step[c]);
+    ps_plan_free (&p);
+  }
+  tg_free (&t);
+
+  tg_init (&t, "cycle");
+  uint32_t x = tg_kernel (&t, "x", "k"), y = tg_kernel (&t, "y", "k");
+  tg_edge (&t, x, y, PS_EDGE_IMPORTED);
+  tg_edge (&t, y, x, PS_EDGE_IMPORTED);
+  tg_finish (&t, false);
+  ps_plan p;
+  ps_diag dg;
+  ps_diag_init (&dg, "cycle.dot");
+  assert_int_equal (plan (&p, &t.g, 2, true, &dg), PS_ECYCLE);
+  assert_true (dg.errors >= 1);
+  ps_diag_free (&dg);
+  ps_plan_free (&p);
+  tg_free (&t);
+}
+
 /* Layered graphs run well in parallel: 4 streams beat 1 clearly, and the
  * pool stays close to its lower bound. */
 static void
@@ -644,11 +691,11 @@ core_plan_quality_layered (void **state)
     plan_ok (&p4, &g, 4, true);
     check_plan (&p1);
     check_plan (&p4);
-    assert_true (p4.est_makespan_ns < 0.7 * p1.est_makespan_ns);
+    assert_true (p4.est_makespan_ns < 0.5 * p1.est_makespan_ns);
     assert_true (p4.streams_used == 4);
     assert_true (p4.kernels_after < p4.kernels_before);
     assert_true ((double) p1.pool_bytes <= 1.25 * (double) p1.pool_lower_bound);
-    assert_true ((double) p4.pool_bytes <= 1.5 * (double) p4.pool_lower_bound);
+    assert_true ((double) p4.pool_bytes <= 2.0 * (double) p4.pool_lower_bound);
     ps_plan_free (&p1);
     ps_plan_free (&p4);
     ps_graph_free (&g);
@@ -707,6 +754,7 @@ main (void)
     cmocka_unit_test (core_plan_pool_concurrent_chains),
     cmocka_unit_test (core_plan_user_events_reused),
     cmocka_unit_test (core_plan_pin_beyond_streams),
+    cmocka_unit_test (core_plan_imported_order),
     cmocka_unit_test (core_plan_quality_layered),
     cmocka_unit_test (core_plan_examples),
     cmocka_unit_test (core_plan_property_chain),

@@ -1,0 +1,92 @@
+/* cli-kernels.c: `planscope-cli kernels`: writes the CUDA C and the
+ * NVRTC-compiled PTX of every kernel step of the plan.  Needs NVRTC, not a
+ * GPU. */
+#include "cli-commands.h"
+#include "cli.h"
+
+#include <string.h>
+
+#include "ps-profiler.h"
+
+static const char usage[] =
+  "Usage: planscope-cli kernels FILE [PLAN-OPTIONS] -o DIR [--arch ARCH]\n"
+  "\n"
+  "Writes DIR/stepNNN-FUNCTION.cu, the CUDA C of every kernel step of the plan\n"
+  "(built-in, synthetic, fused and user .cu kernels), and DIR/stepNNN-FUNCTION.ptx,\n"
+  "the PTX NVRTC compiles from it; a user .ptx module is copied.  Works without a\n"
+  "GPU.  One line per kernel step goes to standard output.\n"
+  "\n"
+  "  --streams N    maximum streams (1-64, default 4)\n"
+  "  --no-fusion    do not fuse element-wise kernels\n"
+  "  --timing       per-pass wall time on stderr\n"
+  "  -o DIR         the folder to write (created when missing)\n"
+  "  --arch ARCH    the virtual architecture to compile for (default compute_90)\n"
+  "\n"
+  "Exit status: 0 success, 1 bad input or a kernel that does not compile, 2 usage\n"
+  "error, 3 NVRTC unavailable (the .cu files are written anyway).\n";
+
+int
+ps_cli_kernels (int argc, char **argv)
+{
+  const char *cmd = "kernels";
+  cli_plan_args a;
+  cli_plan_args_init (&a);
+  const char *dir = NULL, *arch = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *val;
+    if (cli_is_help (argv[i])) {
+      fputs (usage, stdout);
+      return cli_finish_stdout ();
+    }
+    int m = cli_plan_option (cmd, argc, argv, &i, &a);
+    if (m < 0)
+      return CLI_USAGE;
+    if (m > 0)
+      continue;
+    if ((m = cli_option_value (cmd, argc, argv, &i, "-o", &val)) != 0 ||
+        (m = cli_option_value (cmd, argc, argv, &i, "--output", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      dir = val;
+    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--arch", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      if (strncmp (val, "compute_", 8) != 0 || strlen (val) < 10 || strlen (val) > 16)
+        return cli_usage_error (cmd, "--arch needs a virtual architecture like compute_90, "
+                                     "not '%s'", val);
+      arch = val;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
+    } else if (a.file) {
+      return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a.file, argv[i]);
+    } else {
+      a.file = argv[i];
+    }
+  }
+  if (!a.file)
+    return cli_usage_error (cmd, "a graph FILE is required");
+  if (!dir || !dir[0])
+    return cli_usage_error (cmd, "-o DIR is required");
+
+  ps_graph g;
+  ps_plan p;
+  ps_graph_init (&g);
+  memset (&p, 0, sizeof p);
+  int rc = cli_load_and_plan (&g, &p, &a);
+  if (rc == CLI_OK) {
+    double t0 = cli_now ();
+    ps_gpu_error err;
+    ps_gpu_error_clear (&err);
+    int r = ps_kernels_write (&p, dir, arch, stdout, &err);
+    if (a.timing)
+      cli_timing ("kernels", cli_now () - t0);
+    rc = cli_finish_stdout ();
+    if (r != 0) {
+      fprintf (stderr, "planscope-cli kernels: %s\n", err.message);
+      rc = ps_gpu_status_unavailable (err.status) ? CLI_NO_GPU : CLI_FAILED;
+    }
+  }
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+  return rc;
+}

@@ -1,0 +1,591 @@
+/* ps-canvas.c: text measurement with Pango, and the cairo and SVG back
+ * ends of ps-canvas.h.
+ *
+ * One Pango context at 72 dpi with unhinted metrics measures every label,
+ * so that a width in points is the same for the SVG writer, for a PNG at
+ * any scale, and for the app.  Pango contexts are not thread-safe: a
+ * mutex guards the shared one. */
+#include "ps-canvas.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pango/pangocairo.h>
+
+#define SANS "DejaVu Sans, Verdana, sans-serif"
+#define MONO "DejaVu Sans Mono, monospace"
+
+static pthread_mutex_t measure_lock = PTHREAD_MUTEX_INITIALIZER;
+static PangoContext *measure_ctx;
+static PangoLayout *measure_layout;
+
+static void
+setup_context (PangoContext *ctx)
+{
+  cairo_font_options_t *fo = cairo_font_options_create ();
+  cairo_font_options_set_hint_metrics (fo, CAIRO_HINT_METRICS_OFF);
+  cairo_font_options_set_hint_style (fo, CAIRO_HINT_STYLE_NONE);
+  pango_cairo_context_set_font_options (ctx, fo);
+  cairo_font_options_destroy (fo);
+  pango_cairo_context_set_resolution (ctx, 72.0);
+}
+
+static PangoFontDescription *
+font_desc (const ps_font *f)
+{
+  PangoFontDescription *d = pango_font_description_new ();
+  pango_font_description_set_family (d, f->mono ? "DejaVu Sans Mono,monospace" : "DejaVu Sans,sans");
+  pango_font_description_set_absolute_size (d, f->size * PANGO_SCALE);
+  pango_font_description_set_weight (d, f->bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
+  return d;
+}
+
+/* Sets up the shared layout for f; call with the lock held. */
+static PangoLayout *
+measure_layout_for (const ps_font *f)
+{
+  if (!measure_ctx) {
+    PangoFontMap *fm = pango_cairo_font_map_new ();
+    measure_ctx = pango_font_map_create_context (fm);
+    g_object_unref (fm);
+    setup_context (measure_ctx);
+    measure_layout = pango_layout_new (measure_ctx);
+  }
+  PangoFontDescription *d = font_desc (f);
+  pango_layout_set_font_description (measure_layout, d);
+  pango_font_description_free (d);
+  return measure_layout;
+}
+
+double
+ps_text_width (const char *text, const ps_font *f)
+{
+  if (!text || !*text)
+    return 0;
+  pthread_mutex_lock (&measure_lock);
+  PangoLayout *l = measure_layout_for (f);
+  pango_layout_set_text (l, text, -1);
+  PangoRectangle logical;
+  pango_layout_get_extents (l, NULL, &logical);
+  pthread_mutex_unlock (&measure_lock);
+  return (double) logical.width / PANGO_SCALE;
+}
+
+void
+ps_font_metrics (const ps_font *f, double *ascent, double *descent)
+{
+  pthread_mutex_lock (&measure_lock);
+  measure_layout_for (f);
+  PangoFontDescription *d = font_desc (f);
+  PangoFontMetrics *m = pango_context_get_metrics (measure_ctx, d, NULL);
+  *ascent = (double) pango_font_metrics_get_ascent (m) / PANGO_SCALE;
+  *descent = (double) pango_font_metrics_get_descent (m) / PANGO_SCALE;
+  pango_font_metrics_unref (m);
+  pango_font_description_free (d);
+  pthread_mutex_unlock (&measure_lock);
+}
+
+/* Length of the longest prefix of s (at most n bytes) that is valid
+ * UTF-8 and ends on a character boundary. */
+static size_t
+utf8_prefix (const char *s, size_t n)
+{
+  while (n > 0 && ((unsigned char) s[n] & 0xc0) == 0x80)
+    n--;
+  return n;
+}
+
+const char *
+ps_text_fit (const char *text, const ps_font *f, double max_width, char *buf, size_t cap)
+{
+  if (cap == 0)
+    return "";
+  size_t len = strlen (text);
+  if (max_width <= 0 || ps_text_width (text, f) <= max_width) {
+    size_t n = len < cap - 1 ? len : utf8_prefix (text, cap - 1);
+    memcpy (buf, text, n);
+    buf[n] = '\0';
+    return buf;
+  }
+  /* Binary search for the longest prefix that fits with "…" (3 bytes). */
+  size_t lo = 0, hi = len < cap - 4 ? len : cap - 4;
+  while (lo < hi) {
+    size_t mid = utf8_prefix (text, (lo + hi + 1) / 2);
+    if (mid <= lo) {
+      /* No boundary between lo and hi: try the next one up. */
+      size_t up = (lo + hi + 1) / 2;
+      while (up < hi && ((unsigned char) text[up] & 0xc0) == 0x80)
+        up++;
+      mid = up;
+      if (mid <= lo)
+        break;
+    }
+    memcpy (buf, text, mid);
+    memcpy (buf + mid, "\xe2\x80\xa6", 4);
+    if (ps_text_width (buf, f) <= max_width)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  lo = utf8_prefix (text, lo);
+  memcpy (buf, text, lo);
+  memcpy (buf + lo, "\xe2\x80\xa6", 4);
+  return buf;
+}
+
+ps_paint
+ps_paint_fill (uint32_t rgb)
+{
+  return (ps_paint){ true, false, rgb, 0, 1.0, 1.0, 1.0, 0 };
+}
+
+ps_paint
+ps_paint_stroke (uint32_t rgb, double width)
+{
+  return (ps_paint){ false, true, 0, rgb, 1.0, 1.0, width, 0 };
+}
+
+ps_paint
+ps_paint_both (uint32_t fill, uint32_t stroke, double width)
+{
+  return (ps_paint){ true, true, fill, stroke, 1.0, 1.0, width, 0 };
+}
+
+/* ---- the canvas ---------------------------------------------------------- */
+
+struct ps_canvas {
+  FILE *svg;        /* SVG back end */
+  cairo_t *cr;      /* cairo back end */
+  PangoContext *pctx;
+  PangoLayout *layout;
+  int depth;        /* open groups */
+};
+
+/* Numbers without the locale's decimal separator: at most two decimals. */
+static void
+num (FILE *out, double v)
+{
+  if (!isfinite (v))
+    v = 0;
+  long long c = llround (v * 100.0);
+  if (c < 0) {
+    fputc ('-', out);
+    c = -c;
+  }
+  fprintf (out, "%lld", c / 100);
+  if (c % 100)
+    fprintf (out, c % 10 ? ".%02lld" : ".%lld", c % 10 ? c % 100 : c % 100 / 10);
+}
+
+/* Text for XML: & < > " escaped, invalid UTF-8 replaced by U+FFFD, control
+ * characters dropped, so that the document always parses. */
+static void
+xml_text (FILE *out, const char *s)
+{
+  const unsigned char *p = (const unsigned char *) s;
+  while (*p) {
+    unsigned c = *p;
+    if (c < 0x80) {
+      if (c == '&')
+        fputs ("&amp;", out);
+      else if (c == '<')
+        fputs ("&lt;", out);
+      else if (c == '>')
+        fputs ("&gt;", out);
+      else if (c == '"')
+        fputs ("&quot;", out);
+      else if (c >= 0x20 || c == '\t' || c == '\n')
+        fputc ((int) c, out);
+      p++;
+      continue;
+    }
+    int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    int ok = n > 0;
+    for (int i = 1; i < n && ok; i++)
+      ok = (p[i] & 0xc0) == 0x80;
+    if (ok && n == 3) {
+      unsigned cp = ((c & 0x0f) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+      ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff) && cp != 0xfffe && cp != 0xffff;
+    } else if (ok && n == 4) {
+      unsigned cp = ((c & 0x07) << 18) | ((p[1] & 0x3fu) << 12) | ((p[2] & 0x3fu) << 6)
+                    | (p[3] & 0x3fu);
+      ok = cp >= 0x10000 && cp <= 0x10ffff;
+    }
+    if (ok) {
+      fwrite (p, 1, (size_t) n, out);
+      p += n;
+    } else {
+      fputs ("\xef\xbf\xbd", out);
+      p++;
+    }
+  }
+}
+
+static void
+svg_color (FILE *out, const char *attr, uint32_t rgb)
+{
+  fprintf (out, " %s=\"#%06x\"", attr, rgb & 0xffffffu);
+}
+
+static void
+svg_paint (FILE *out, const ps_paint *p)
+{
+  if (p->fill) {
+    svg_color (out, "fill", p->fill_rgb);
+    if (p->fill_alpha < 1.0) {
+      fputs (" fill-opacity=\"", out);
+      num (out, p->fill_alpha);
+      fputc ('"', out);
+    }
+  } else {
+    fputs (" fill=\"none\"", out);
+  }
+  if (p->stroke) {
+    svg_color (out, "stroke", p->stroke_rgb);
+    fputs (" stroke-width=\"", out);
+    num (out, p->width);
+    fputc ('"', out);
+    if (p->stroke_alpha < 1.0) {
+      fputs (" stroke-opacity=\"", out);
+      num (out, p->stroke_alpha);
+      fputc ('"', out);
+    }
+    if (p->dash == 1)
+      fputs (" stroke-dasharray=\"5,3\"", out);
+    else if (p->dash == 2)
+      fputs (" stroke-dasharray=\"1.5,2.5\"", out);
+  }
+}
+
+static void
+cr_rgb (cairo_t *cr, uint32_t rgb, double a)
+{
+  cairo_set_source_rgba (cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
+                         (rgb & 0xff) / 255.0, a);
+}
+
+static void
+cr_paint (cairo_t *cr, const ps_paint *p)
+{
+  if (p->fill) {
+    cr_rgb (cr, p->fill_rgb, p->fill_alpha);
+    if (p->stroke)
+      cairo_fill_preserve (cr);
+    else
+      cairo_fill (cr);
+  }
+  if (p->stroke) {
+    cr_rgb (cr, p->stroke_rgb, p->stroke_alpha);
+    cairo_set_line_width (cr, p->width);
+    static const double dashed[] = { 5, 3 }, dotted[] = { 1.5, 2.5 };
+    if (p->dash == 1)
+      cairo_set_dash (cr, dashed, 2, 0);
+    else if (p->dash == 2)
+      cairo_set_dash (cr, dotted, 2, 0);
+    cairo_stroke (cr);
+    cairo_set_dash (cr, NULL, 0, 0);
+  }
+  cairo_new_path (cr);
+}
+
+ps_canvas *
+ps_canvas_new_svg (FILE *out, double w, double h)
+{
+  ps_canvas *c = calloc (1, sizeof *c);
+  if (!c)
+    return NULL;
+  c->svg = out;
+  fputs ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+         "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"",
+         out);
+  num (out, w);
+  fputs ("pt\" height=\"", out);
+  num (out, h);
+  fputs ("pt\" viewBox=\"0 0 ", out);
+  num (out, w);
+  fputc (' ', out);
+  num (out, h);
+  fputs ("\" font-family=\"" SANS "\">\n", out);
+  return c;
+}
+
+ps_canvas *
+ps_canvas_new_cairo (cairo_t *cr)
+{
+  ps_canvas *c = calloc (1, sizeof *c);
+  if (!c)
+    return NULL;
+  c->cr = cr;
+  c->pctx = pango_cairo_create_context (cr);
+  setup_context (c->pctx);
+  c->layout = pango_layout_new (c->pctx);
+  cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
+  return c;
+}
+
+int
+ps_canvas_finish (ps_canvas *c)
+{
+  int ret = 0;
+  if (!c)
+    return PS_ENOMEM;
+  if (c->svg) {
+    while (c->depth-- > 0)
+      fputs ("</g>\n", c->svg);
+    fputs ("</svg>\n", c->svg);
+    if (ferror (c->svg))
+      ret = PS_EIO;
+  } else {
+    g_object_unref (c->layout);
+    g_object_unref (c->pctx);
+    if (cairo_status (c->cr) != CAIRO_STATUS_SUCCESS)
+      ret = cairo_status (c->cr) == CAIRO_STATUS_NO_MEMORY ? PS_ENOMEM : PS_EIO;
+  }
+  free (c);
+  return ret;
+}
+
+void
+ps_canvas_path (ps_canvas *c, const ps_pt *pts, uint32_t n, bool closed, bool curve,
+                const ps_paint *p)
+{
+  if (n < 2)
+    return;
+  if (c->svg) {
+    FILE *o = c->svg;
+    fputs ("<path d=\"M", o);
+    num (o, pts[0].x);
+    fputc (' ', o);
+    num (o, pts[0].y);
+    if (curve) {
+      for (uint32_t i = 1; i + 2 < n; i += 3) {
+        fputs (" C", o);
+        for (int k = 0; k < 3; k++) {
+          fputc (k ? ' ' : ' ', o);
+          num (o, pts[i + k].x);
+          fputc (' ', o);
+          num (o, pts[i + k].y);
+        }
+      }
+    } else {
+      for (uint32_t i = 1; i < n; i++) {
+        fputs (" L", o);
+        num (o, pts[i].x);
+        fputc (' ', o);
+        num (o, pts[i].y);
+      }
+    }
+    fputs (closed ? "Z\"" : "\"", o);
+    svg_paint (o, p);
+    fputs ("/>\n", o);
+    return;
+  }
+  cairo_t *cr = c->cr;
+  cairo_move_to (cr, pts[0].x, pts[0].y);
+  if (curve) {
+    for (uint32_t i = 1; i + 2 < n; i += 3)
+      cairo_curve_to (cr, pts[i].x, pts[i].y, pts[i + 1].x, pts[i + 1].y, pts[i + 2].x,
+                      pts[i + 2].y);
+  } else {
+    for (uint32_t i = 1; i < n; i++)
+      cairo_line_to (cr, pts[i].x, pts[i].y);
+  }
+  if (closed)
+    cairo_close_path (cr);
+  cr_paint (cr, p);
+}
+
+void
+ps_canvas_rect (ps_canvas *c, double x, double y, double w, double h, double radius,
+                const ps_paint *p)
+{
+  if (radius * 2 > w)
+    radius = w / 2;
+  if (radius * 2 > h)
+    radius = h / 2;
+  if (c->svg) {
+    FILE *o = c->svg;
+    fputs ("<rect x=\"", o);
+    num (o, x);
+    fputs ("\" y=\"", o);
+    num (o, y);
+    fputs ("\" width=\"", o);
+    num (o, w);
+    fputs ("\" height=\"", o);
+    num (o, h);
+    fputc ('"', o);
+    if (radius > 0) {
+      fputs (" rx=\"", o);
+      num (o, radius);
+      fputc ('"', o);
+    }
+    svg_paint (o, p);
+    fputs ("/>\n", o);
+    return;
+  }
+  cairo_t *cr = c->cr;
+  if (radius > 0) {
+    cairo_new_sub_path (cr);
+    cairo_arc (cr, x + w - radius, y + radius, radius, -M_PI / 2, 0);
+    cairo_arc (cr, x + w - radius, y + h - radius, radius, 0, M_PI / 2);
+    cairo_arc (cr, x + radius, y + h - radius, radius, M_PI / 2, M_PI);
+    cairo_arc (cr, x + radius, y + radius, radius, M_PI, 3 * M_PI / 2);
+    cairo_close_path (cr);
+  } else {
+    cairo_rectangle (cr, x, y, w, h);
+  }
+  cr_paint (cr, p);
+}
+
+void
+ps_canvas_ellipse (ps_canvas *c, double cx, double cy, double rx, double ry, const ps_paint *p)
+{
+  if (rx <= 0 || ry <= 0)
+    return;
+  if (c->svg) {
+    FILE *o = c->svg;
+    fputs ("<ellipse cx=\"", o);
+    num (o, cx);
+    fputs ("\" cy=\"", o);
+    num (o, cy);
+    fputs ("\" rx=\"", o);
+    num (o, rx);
+    fputs ("\" ry=\"", o);
+    num (o, ry);
+    fputc ('"', o);
+    svg_paint (o, p);
+    fputs ("/>\n", o);
+    return;
+  }
+  cairo_t *cr = c->cr;
+  cairo_save (cr);
+  cairo_translate (cr, cx, cy);
+  cairo_scale (cr, rx, ry);
+  cairo_new_sub_path (cr);
+  cairo_arc (cr, 0, 0, 1, 0, 2 * M_PI);
+  cairo_restore (cr);
+  cr_paint (cr, p);
+}
+
+void
+ps_canvas_line (ps_canvas *c, double x0, double y0, double x1, double y1, const ps_paint *p)
+{
+  ps_pt pts[2] = { { x0, y0 }, { x1, y1 } };
+  ps_canvas_path (c, pts, 2, false, false, p);
+}
+
+void
+ps_canvas_hatch (ps_canvas *c, double x, double y, double w, double h, double spacing,
+                 uint32_t rgb, double width)
+{
+  if (w <= 0 || h <= 0 || spacing <= 0)
+    return;
+  /* Lines x + y = k (down-left diagonals), clipped to the rectangle. */
+  ps_paint p = ps_paint_stroke (rgb, width);
+  if (c->svg) {
+    FILE *o = c->svg;
+    fputs ("<path d=\"", o);
+    for (double k = spacing; k < w + h; k += spacing) {
+      double ax = x + (k < w ? k : w), ay = y + (k < w ? 0 : k - w);
+      double bx = x + (k < h ? 0 : k - h), by = y + (k < h ? k : h);
+      fputc ('M', o);
+      num (o, ax);
+      fputc (' ', o);
+      num (o, ay);
+      fputc ('L', o);
+      num (o, bx);
+      fputc (' ', o);
+      num (o, by);
+    }
+    fputc ('"', o);
+    svg_paint (o, &p);
+    fputs ("/>\n", o);
+    return;
+  }
+  cairo_t *cr = c->cr;
+  for (double k = spacing; k < w + h; k += spacing) {
+    cairo_move_to (cr, x + (k < w ? k : w), y + (k < w ? 0 : k - w));
+    cairo_line_to (cr, x + (k < h ? 0 : k - h), y + (k < h ? k : h));
+  }
+  cr_paint (cr, &p);
+}
+
+void
+ps_canvas_text (ps_canvas *c, double x, double y, const char *text, const ps_font *f,
+                ps_align align, uint32_t rgb, double max_width)
+{
+  if (!text || !*text)
+    return;
+  char buf[1024];
+  const char *t = ps_text_fit (text, f, max_width, buf, sizeof buf);
+  if (!*t)
+    return;
+  if (c->svg) {
+    FILE *o = c->svg;
+    fputs ("<text x=\"", o);
+    num (o, x);
+    fputs ("\" y=\"", o);
+    num (o, y);
+    fputs ("\" font-size=\"", o);
+    num (o, f->size);
+    fputc ('"', o);
+    if (f->bold)
+      fputs (" font-weight=\"bold\"", o);
+    if (f->mono)
+      fputs (" font-family=\"" MONO "\"", o);
+    if (align == PS_ALIGN_CENTER)
+      fputs (" text-anchor=\"middle\"", o);
+    else if (align == PS_ALIGN_RIGHT)
+      fputs (" text-anchor=\"end\"", o);
+    if (rgb != 0)
+      svg_color (o, "fill", rgb);
+    fputc ('>', o);
+    xml_text (o, t);
+    fputs ("</text>\n", o);
+    return;
+  }
+  PangoFontDescription *d = font_desc (f);
+  pango_layout_set_font_description (c->layout, d);
+  pango_font_description_free (d);
+  pango_layout_set_text (c->layout, t, -1);
+  PangoRectangle logical;
+  pango_layout_get_extents (c->layout, NULL, &logical);
+  double w = (double) logical.width / PANGO_SCALE;
+  double base = (double) pango_layout_get_baseline (c->layout) / PANGO_SCALE;
+  double left = align == PS_ALIGN_CENTER ? x - w / 2 : align == PS_ALIGN_RIGHT ? x - w : x;
+  cr_rgb (c->cr, rgb, 1.0);
+  cairo_move_to (c->cr, left, y - base);
+  pango_cairo_show_layout (c->cr, c->layout);
+  cairo_new_path (c->cr);
+}
+
+void
+ps_canvas_begin_group (ps_canvas *c, const char *cls, const char *title)
+{
+  if (!c->svg)
+    return;
+  c->depth++;
+  fputs ("<g", c->svg);
+  if (cls) {
+    fputs (" class=\"", c->svg);
+    xml_text (c->svg, cls);
+    fputc ('"', c->svg);
+  }
+  fputs (">\n", c->svg);
+  if (title) {
+    fputs ("<title>", c->svg);
+    xml_text (c->svg, title);
+    fputs ("</title>\n", c->svg);
+  }
+}
+
+void
+ps_canvas_end_group (ps_canvas *c)
+{
+  if (!c->svg || c->depth == 0)
+    return;
+  c->depth--;
+  fputs ("</g>\n", c->svg);
+}

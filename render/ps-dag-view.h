@@ -1,0 +1,56 @@
+/* ps-dag-view.h: the DAG view and the plan view as scenes (ps-scene.h).
+ *
+ * DAG view: one box per graph node, shaped and coloured by kind (or
+ * coloured by stream or duration), fused groups framed together, the
+ * critical path in red, and dependencies across streams (which need an
+ * event) dashed.  Plan view: the plan's steps clustered per stream in
+ * issue order, with event record -> wait edges.
+ *
+ * Large graphs stay readable and fast: past `detail_boxes` boxes, fused
+ * groups and straight chains (on one stream) become single boxes; past
+ * `max_boxes`, the view becomes an overview with one box per stream and
+ * band of levels (plan view: per stream and run of steps), with edge
+ * counts.  Every box says how many nodes it stands for. */
+#ifndef PS_DAG_VIEW_H
+#define PS_DAG_VIEW_H
+
+#include "ps-graph.h"
+#include "ps-plan.h"
+#include "ps-scene.h"
+
+typedef enum ps_color_by {
+  PS_COLOR_BY_KIND = 0,
+  PS_COLOR_BY_STREAM,
+  PS_COLOR_BY_DURATION,
+} ps_color_by;
+
+typedef struct ps_view_options {
+  ps_color_by color;
+  uint32_t detail_boxes; /* more units than this: collapse chains (default 1000) */
+  uint32_t max_boxes;    /* more boxes than this after collapsing: overview (default 1500) */
+  uint32_t fast_boxes;   /* more boxes than this: cheaper layout (default 600) */
+  const double *node_ns; /* duration per graph node; NULL: the default cost model */
+  const double *step_ns; /* duration per plan step; NULL: sum of its nodes */
+} ps_view_options;
+
+void ps_view_options_init (ps_view_options *o);
+int ps_color_by_parse (const char *name, ps_color_by *out);
+
+/* Builds the DAG view of g; p (may be NULL) gives streams and fused
+ * groups.  The scene is sized but not laid out. */
+int ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p,
+                       const ps_view_options *o);
+
+/* Builds the plan view of p. */
+int ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o);
+
+/* "850 ns", "12.3 µs", "1.20 ms", "2.50 s". */
+const char *ps_format_ns (double ns, char *buf, size_t cap);
+/* "512 B", "4 KiB", "1.5 MiB", ... */
+const char *ps_format_bytes (double bytes, char *buf, size_t cap);
+/* A readable name for a kernel symbol: the qualified name of an Itanium
+ * mangled symbol ("_ZN3mlx4core2cu6copy_s..." -> "mlx::core::cu::copy_s"),
+ * anything else unchanged. */
+const char *ps_short_symbol (const char *sym, char *buf, size_t cap);
+
+#endif

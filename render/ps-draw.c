@@ -1,0 +1,461 @@
+/* ps-draw.c: drawing scenes and writing pictures as SVG and PNG. */
+#include "ps-draw.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MARGIN 16.0
+#define TITLE_SIZE 14.0
+#define NOTE_SIZE 9.0
+#define LEGEND_SIZE 9.0
+#define LEGEND_ROW 16.0
+
+/* ---- colours -------------------------------------------------------------- */
+
+static uint32_t
+mix (uint32_t a, uint32_t b, double t)
+{
+  uint32_t r = 0;
+  for (int sh = 16; sh >= 0; sh -= 8) {
+    double ca = (a >> sh) & 0xff, cb = (b >> sh) & 0xff;
+    r |= (uint32_t) lround (ca + (cb - ca) * t) << sh;
+  }
+  return r;
+}
+
+uint32_t
+ps_color_stream (int32_t stream)
+{
+  static const uint32_t base[10] = { 0x4e79a7, 0xf28e2b, 0x59a14f, 0xe15759, 0x76b7b2,
+                                     0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac };
+  if (stream < 0)
+    return 0xe8e8e8;
+  uint32_t c = base[stream % 10];
+  /* Further cycles of the palette get darker so that they stay apart. */
+  c = mix (c, 0xffffff, 0.5);
+  return stream >= 10 ? mix (c, 0x000000, 0.2 * ((stream / 10) % 3)) : c;
+}
+
+uint32_t
+ps_color_kind (ps_op op)
+{
+  switch (op) {
+  case PS_OP_KERNEL:
+    return 0xa6cee3;
+  case PS_OP_MEMCPY:
+    return 0xb2df8a;
+  case PS_OP_MEMSET:
+    return 0xfdbf6f;
+  case PS_OP_HOST:
+    return 0xcab2d6;
+  case PS_OP_EVENT_RECORD:
+    return 0xffff99;
+  case PS_OP_EVENT_WAIT:
+    return 0xfb9a99;
+  case PS_OP_BARRIER:
+    return 0x404040;
+  case PS_OP_CONDITIONAL:
+    return 0xe0e0e0;
+  case PS_OP_EMPTY:
+    return 0xffffff;
+  case PS_OP_OPAQUE:
+    return 0xd9d9d9;
+  default:
+    return 0xeeeeee;
+  }
+}
+
+uint32_t
+ps_color_heat (double t)
+{
+  static const uint32_t stops[5] = { 0xfff5eb, 0xfdd0a2, 0xfd8d3c, 0xd94801, 0x7f2704 };
+  if (!(t > 0))
+    return stops[0];
+  if (t >= 1)
+    return stops[4];
+  double x = t * 4;
+  int i = (int) x;
+  return mix (stops[i], stops[i + 1], x - i);
+}
+
+uint32_t
+ps_color_darker (uint32_t rgb)
+{
+  return mix (rgb, 0x000000, 0.45);
+}
+
+uint32_t
+ps_color_text_on (uint32_t rgb)
+{
+  double l = 0.299 * ((rgb >> 16) & 0xff) + 0.587 * ((rgb >> 8) & 0xff) + 0.114 * (rgb & 0xff);
+  return l < 120 ? 0xffffff : 0x1a1a1a;
+}
+
+/* ---- frame and decorations ---------------------------------------------------- */
+
+static const ps_font title_font = { TITLE_SIZE, true, false };
+static const ps_font note_font = { NOTE_SIZE, false, false };
+static const ps_font legend_font = { LEGEND_SIZE, false, false };
+
+/* Lays the legend out in rows no wider than `width`; returns the rows. */
+static int
+legend_rows (const ps_scene *s, double width, double *x_out)
+{
+  int rows = s->n_legend ? 1 : 0;
+  double x = 0;
+  for (uint32_t i = 0; i < s->n_legend; i++) {
+    double w = 26 + ps_text_width (s->strings + s->legend[i].label, &legend_font) + 14;
+    if (x > 0 && x + w > width) {
+      rows++;
+      x = 0;
+    }
+    if (x_out)
+      x_out[i] = x;
+    x += w;
+  }
+  return rows;
+}
+
+void
+ps_frame_compute (const ps_scene *s, double w, double h, ps_frame *f)
+{
+  double y = MARGIN;
+  double min_w = 0;
+  if (s->title != PS_NONE) {
+    min_w = fmax (min_w, ps_text_width (s->strings + s->title, &title_font));
+    y += TITLE_SIZE + 6;
+  }
+  if (s->subtitle != PS_NONE) {
+    min_w = fmax (min_w, ps_text_width (s->strings + s->subtitle, &note_font));
+    y += NOTE_SIZE + 6;
+  }
+  double width = fmax (fmax (w, min_w), s->n_legend ? 420.0 : 0.0);
+  f->legend_y = y;
+  int rows = legend_rows (s, width, NULL);
+  if (rows)
+    y += rows * LEGEND_ROW + 8;
+  f->diagram_x = MARGIN;
+  f->diagram_y = y;
+  f->width = width + 2 * MARGIN;
+  f->height = y + h + MARGIN;
+}
+
+static void
+legend_swatch (ps_canvas *c, const ps_scene *s, const ps_legend_item *it, double x, double y)
+{
+  ps_paint p = ps_paint_both (it->fill, it->stroke, it->pen);
+  switch ((ps_legend_kind) it->kind) {
+  case PS_LEGEND_LINE:
+    p = ps_paint_stroke (it->stroke, it->flags & PS_SCENE_CRITICAL ? 2.5 : 1.4);
+    p.dash = it->flags & PS_SCENE_DASHED ? 1 : it->flags & PS_SCENE_DOTTED ? 2 : 0;
+    ps_canvas_line (c, x, y, x + 20, y, &p);
+    break;
+  case PS_LEGEND_SHAPE:
+    if (it->shape == PS_SHAPE_ELLIPSE || it->shape == PS_SHAPE_CIRCLE)
+      ps_canvas_ellipse (c, x + 10, y, 9, 5.5, &p);
+    else if (it->shape == PS_SHAPE_DIAMOND) {
+      ps_pt d[4] = { { x + 10, y - 6 }, { x + 20, y }, { x + 10, y + 6 }, { x, y } };
+      ps_canvas_path (c, d, 4, true, false, &p);
+    } else if (it->shape == PS_SHAPE_PARALLELOGRAM) {
+      ps_pt d[4] = { { x + 4, y - 5.5 }, { x + 20, y - 5.5 }, { x + 16, y + 5.5 },
+                     { x, y + 5.5 } };
+      ps_canvas_path (c, d, 4, true, false, &p);
+    } else {
+      ps_canvas_rect (c, x, y - 5.5, 20, 11, it->shape == PS_SHAPE_ROUNDED ? 3 : 0, &p);
+    }
+    break;
+  default:
+    ps_canvas_rect (c, x, y - 5.5, 20, 11, 2, &p);
+    if (it->flags & PS_SCENE_DASHED)
+      ps_canvas_hatch (c, x, y - 5.5, 20, 11, 4, it->stroke, 0.8);
+    break;
+  }
+  (void) s;
+}
+
+void
+ps_draw_decorations (const ps_scene *s, const ps_frame *f, ps_canvas *c)
+{
+  double y = MARGIN;
+  if (s->title != PS_NONE) {
+    y += TITLE_SIZE;
+    ps_canvas_text (c, MARGIN, y, s->strings + s->title, &title_font, PS_ALIGN_LEFT, 0x111111,
+                    f->width - 2 * MARGIN);
+    y += 6;
+  }
+  if (s->subtitle != PS_NONE) {
+    y += NOTE_SIZE;
+    ps_canvas_text (c, MARGIN, y, s->strings + s->subtitle, &note_font, PS_ALIGN_LEFT, 0x555555,
+                    f->width - 2 * MARGIN);
+  }
+  if (!s->n_legend)
+    return;
+  double *xs = malloc (s->n_legend * sizeof *xs);
+  if (!xs)
+    return;
+  legend_rows (s, f->width - 2 * MARGIN, xs);
+  ps_canvas_begin_group (c, "legend", NULL);
+  double row_y = f->legend_y + LEGEND_ROW / 2;
+  for (uint32_t i = 0; i < s->n_legend; i++) {
+    if (i > 0 && xs[i] == 0)
+      row_y += LEGEND_ROW;
+    double x = MARGIN + xs[i];
+    legend_swatch (c, s, &s->legend[i], x, row_y);
+    ps_canvas_text (c, x + 26, row_y + 3.2, s->strings + s->legend[i].label, &legend_font,
+                    PS_ALIGN_LEFT, 0x333333, 0);
+  }
+  ps_canvas_end_group (c);
+  free (xs);
+}
+
+/* ---- scenes -------------------------------------------------------------------- */
+
+static void
+draw_arrow (ps_canvas *c, ps_pt from, ps_pt tip, uint32_t rgb, double pen)
+{
+  double dx = tip.x - from.x, dy = tip.y - from.y;
+  double len = hypot (dx, dy);
+  if (len < 1e-6)
+    return;
+  dx /= len;
+  dy /= len;
+  double l = 7 + pen, w = 3.2 + pen * 0.6;
+  ps_pt tri[3] = { tip,
+                   { tip.x - dx * l - dy * w, tip.y - dy * l + dx * w },
+                   { tip.x - dx * l + dy * w, tip.y - dy * l - dx * w } };
+  ps_paint p = ps_paint_fill (rgb);
+  ps_canvas_path (c, tri, 3, true, false, &p);
+}
+
+static void
+draw_edge (const ps_scene *s, const ps_scene_edge *e, double ox, double oy, ps_canvas *c)
+{
+  if (e->pts_count < 2)
+    return;
+  uint32_t n = e->pts_count;
+  ps_pt *pts = malloc (n * sizeof *pts);
+  if (!pts)
+    return;
+  for (uint32_t k = 0; k < n; k++) {
+    pts[k].x = s->pts[e->pts_begin + k].x + ox;
+    pts[k].y = s->pts[e->pts_begin + k].y + oy;
+  }
+  ps_paint p = ps_paint_stroke (e->color, e->pen);
+  p.dash = e->flags & PS_SCENE_DASHED ? 1 : e->flags & PS_SCENE_DOTTED ? 2 : 0;
+  bool curve = (n - 1) % 3 == 0;
+  ps_canvas_path (c, pts, n, false, curve, &p);
+  ps_pt tip = { e->tip.x + ox, e->tip.y + oy };
+  if (e->has_tip)
+    draw_arrow (c, pts[n - 1], tip, e->color, e->pen);
+  else
+    draw_arrow (c, pts[n - 2], pts[n - 1], e->color, e->pen);
+  if (e->label != PS_NONE) {
+    ps_font f = { 7.5, false, false };
+    ps_canvas_text (c, e->label_pos.x + ox + 4, e->label_pos.y + oy + 3, s->strings + e->label,
+                    &f, PS_ALIGN_LEFT, ps_color_darker (e->color), 0);
+  }
+  free (pts);
+}
+
+static void
+draw_node (const ps_scene *s, const ps_scene_node *n, double ox, double oy, ps_canvas *c)
+{
+  double x = n->x + ox, y = n->y + oy, w = n->w, h = n->h;
+  double x0 = x - w / 2, y0 = y - h / 2;
+  ps_paint p = ps_paint_both (n->fill, n->stroke, n->pen);
+  p.dash = n->flags & PS_SCENE_DASHED ? 1 : 0;
+  ps_canvas_begin_group (c, "node", n->tooltip != PS_NONE ? s->strings + n->tooltip
+                                   : n->label != PS_NONE ? s->strings + n->label : NULL);
+  switch ((ps_shape) n->shape) {
+  case PS_SHAPE_ELLIPSE:
+  case PS_SHAPE_CIRCLE:
+    ps_canvas_ellipse (c, x, y, w / 2, h / 2, &p);
+    break;
+  case PS_SHAPE_ROUNDED:
+    ps_canvas_rect (c, x0, y0, w, h, 6, &p);
+    break;
+  case PS_SHAPE_STACK: {
+    ps_paint back = p;
+    back.fill_rgb = mix (n->fill, 0x000000, 0.12);
+    ps_canvas_rect (c, x0 + 5, y0, w - 5, h - 5, 3, &back);
+    ps_canvas_rect (c, x0, y0 + 5, w - 5, h - 5, 3, &p);
+    x -= 2.5;
+    y += 2.5;
+    w -= 5;
+    break;
+  }
+  default:
+    if (n->poly_count >= 3) {
+      ps_pt pts[64];
+      uint32_t k = n->poly_count < 64 ? n->poly_count : 64;
+      for (uint32_t i = 0; i < k; i++) {
+        pts[i].x = s->pts[n->poly_begin + i].x + ox;
+        pts[i].y = s->pts[n->poly_begin + i].y + oy;
+      }
+      ps_canvas_path (c, pts, k, true, false, &p);
+    } else {
+      ps_canvas_rect (c, x0, y0, w, h, 0, &p);
+    }
+    break;
+  }
+  /* Text, centred: the label in bold, then the details. */
+  uint32_t text = n->text ? n->text : ps_color_text_on (n->fill);
+  ps_font lf = { 10, (n->flags & PS_SCENE_BOLD) != 0, false };
+  ps_font df = { 8.5, false, false };
+  uint32_t lines[3] = { n->label, n->detail, n->detail2 };
+  double heights[3] = { 13, 11, 11 };
+  double total = 0;
+  for (int k = 0; k < 3; k++)
+    if (lines[k] != PS_NONE)
+      total += heights[k];
+  double inner = w - 10;
+  if (n->shape == PS_SHAPE_DIAMOND || n->shape == PS_SHAPE_ELLIPSE)
+    inner = w * 0.62;
+  else if (n->shape == PS_SHAPE_PARALLELOGRAM)
+    inner = w - h * 0.9 - 4;
+  else if (n->shape == PS_SHAPE_HEXAGON || n->shape == PS_SHAPE_OCTAGON)
+    inner = w - h * 0.6 - 4;
+  double ty = y - total / 2;
+  if (n->shape == PS_SHAPE_HOUSE)
+    ty += h * 0.12;
+  for (int k = 0; k < 3; k++) {
+    if (lines[k] == PS_NONE)
+      continue;
+    ty += heights[k];
+    ps_canvas_text (c, x, ty - 3, s->strings + lines[k], k ? &df : &lf, PS_ALIGN_CENTER,
+                    k ? (text == 0xffffff ? 0xeeeeee : 0x444444) : text, inner);
+  }
+  ps_canvas_end_group (c);
+}
+
+void
+ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c)
+{
+  ps_paint bg = ps_paint_fill (0xffffff);
+  ps_canvas_rect (c, 0, 0, f->width, f->height, 0, &bg);
+  ps_draw_decorations (s, f, c);
+  double ox = f->diagram_x, oy = f->diagram_y;
+  ps_font cf = { 9.5, true, false };
+  ps_canvas_begin_group (c, "clusters", NULL);
+  for (uint32_t i = 0; i < s->n_clusters; i++) {
+    const ps_scene_cluster *cl = &s->clusters[i];
+    ps_paint p = ps_paint_both (cl->fill, cl->stroke, 1);
+    p.dash = cl->flags & PS_SCENE_DASHED ? 1 : 0;
+    ps_canvas_rect (c, cl->x0 + ox, cl->y0 + oy, cl->x1 - cl->x0, cl->y1 - cl->y0, 6, &p);
+    if (cl->label != PS_NONE)
+      ps_canvas_text (c, cl->label_pos.x + ox, cl->label_pos.y + oy + 10,
+                      s->strings + cl->label, &cf, PS_ALIGN_LEFT, ps_color_darker (cl->stroke),
+                      cl->x1 - cl->x0 - 10);
+  }
+  ps_canvas_end_group (c);
+  ps_canvas_begin_group (c, "edges", NULL);
+  /* Critical edges last, so that they stay on top. */
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < s->n_edges; i++)
+      if (((s->edges[i].flags & PS_SCENE_CRITICAL) != 0) == (pass == 1))
+        draw_edge (s, &s->edges[i], ox, oy, c);
+  ps_canvas_end_group (c);
+  ps_canvas_begin_group (c, "nodes", NULL);
+  for (uint32_t i = 0; i < s->n_nodes; i++)
+    draw_node (s, &s->nodes[i], ox, oy, c);
+  ps_canvas_end_group (c);
+}
+
+/* ---- pictures -------------------------------------------------------------------- */
+
+#define PNG_MAX_SIDE 16384.0
+#define PNG_MAX_PIXELS 48e6
+
+double
+ps_picture_png_scale (double w, double h)
+{
+  double scale = 2.0;
+  if (w * scale > PNG_MAX_SIDE)
+    scale = PNG_MAX_SIDE / w;
+  if (h * scale > PNG_MAX_SIDE)
+    scale = PNG_MAX_SIDE / h;
+  if (w * h * scale * scale > PNG_MAX_PIXELS)
+    scale = sqrt (PNG_MAX_PIXELS / (w * h));
+  return scale;
+}
+
+int
+ps_picture_write_svg (double w, double h, ps_draw_fn draw, void *ctx, FILE *out)
+{
+  ps_canvas *c = ps_canvas_new_svg (out, w, h);
+  if (!c)
+    return PS_ENOMEM;
+  draw (c, ctx);
+  return ps_canvas_finish (c);
+}
+
+static cairo_status_t
+png_write (void *closure, const unsigned char *data, unsigned int length)
+{
+  return fwrite (data, 1, length, (FILE *) closure) == length ? CAIRO_STATUS_SUCCESS
+                                                              : CAIRO_STATUS_WRITE_ERROR;
+}
+
+int
+ps_picture_write_png (double w, double h, ps_draw_fn draw, void *ctx, FILE *out)
+{
+  double scale = ps_picture_png_scale (w, h);
+  int pw = (int) ceil (w * scale), ph = (int) ceil (h * scale);
+  if (pw < 1)
+    pw = 1;
+  if (ph < 1)
+    ph = 1;
+  cairo_surface_t *surf = cairo_image_surface_create (CAIRO_FORMAT_RGB24, pw, ph);
+  if (cairo_surface_status (surf) != CAIRO_STATUS_SUCCESS) {
+    cairo_surface_destroy (surf);
+    return PS_ENOMEM;
+  }
+  cairo_t *cr = cairo_create (surf);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  cairo_scale (cr, scale, scale);
+  ps_canvas *c = ps_canvas_new_cairo (cr);
+  int ret = c ? 0 : PS_ENOMEM;
+  if (c) {
+    draw (c, ctx);
+    ret = ps_canvas_finish (c);
+  }
+  cairo_destroy (cr);
+  if (ret == 0) {
+    cairo_surface_flush (surf);
+    cairo_status_t st = cairo_surface_write_to_png_stream (surf, png_write, out);
+    if (st != CAIRO_STATUS_SUCCESS)
+      ret = st == CAIRO_STATUS_NO_MEMORY ? PS_ENOMEM : PS_EIO;
+  }
+  cairo_surface_destroy (surf);
+  return ret;
+}
+
+typedef struct scene_ctx {
+  const ps_scene *s;
+  ps_frame f;
+} scene_ctx;
+
+static void
+draw_scene_cb (ps_canvas *c, void *ctx)
+{
+  scene_ctx *sc = ctx;
+  ps_draw_scene (sc->s, &sc->f, c);
+}
+
+int
+ps_scene_write_svg (const ps_scene *s, FILE *out)
+{
+  scene_ctx sc = { s, { 0 } };
+  ps_frame_compute (s, s->width, s->height, &sc.f);
+  return ps_picture_write_svg (sc.f.width, sc.f.height, draw_scene_cb, &sc, out);
+}
+
+int
+ps_scene_write_png (const ps_scene *s, FILE *out)
+{
+  scene_ctx sc = { s, { 0 } };
+  ps_frame_compute (s, s->width, s->height, &sc.f);
+  return ps_picture_write_png (sc.f.width, sc.f.height, draw_scene_cb, &sc, out);
+}

@@ -1,0 +1,23 @@
+/* ps-layout.h: placing a scene's boxes, edges and clusters with Graphviz.
+ *
+ * This is the one place that knows Graphviz (libgvc, libcgraph): its
+ * types, its global error state and its lack of re-entrancy stay behind
+ * these two calls.  Layouts run one at a time (a global lock), so callers
+ * may lay out from any thread.  Boxes are laid out at the sizes the scene
+ * gives (ps_scene_size_nodes), with their shapes; the result goes back
+ * into the scene as plain numbers (see ps-scene.h). */
+#ifndef PS_LAYOUT_H
+#define PS_LAYOUT_H
+
+#include <stddef.h>
+
+#include "ps-scene.h"
+
+/* Lays out s with Graphviz `dot` (cheaper settings when s->fast).  On
+ * failure returns a negative code and puts Graphviz's message in err. */
+int ps_layout_scene (ps_scene *s, char *err, size_t errlen);
+
+/* The Graphviz version the library runs with, e.g. "2.43.0". */
+const char *ps_layout_graphviz_version (void);
+
+#endif

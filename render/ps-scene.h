@@ -1,0 +1,175 @@
+/* ps-scene.h: a diagram as plain data: boxes, edges, clusters and a
+ * legend, with their styles and, once laid out (ps-layout.h), their
+ * positions.
+ *
+ * The DAG and plan views (ps-dag-view.h) build scenes; ps-layout.h places
+ * them with Graphviz; ps-draw.h draws them with cairo or as SVG; the app
+ * draws and hit-tests them natively from the same numbers.  Coordinates
+ * are points (1/72 inch), origin at the top left, y down.  Strings live in
+ * the scene's pool, referred to by offset (PS_NONE: none); edge splines
+ * and node outlines live in one array of points. */
+#ifndef PS_SCENE_H
+#define PS_SCENE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ps-error.h"
+#include "ps-graph.h"
+
+typedef enum ps_shape {
+  PS_SHAPE_BOX = 0,
+  PS_SHAPE_ROUNDED,       /* kernels */
+  PS_SHAPE_PARALLELOGRAM, /* copies */
+  PS_SHAPE_HEXAGON,       /* memsets */
+  PS_SHAPE_HOUSE,         /* host callbacks */
+  PS_SHAPE_ELLIPSE,       /* event records */
+  PS_SHAPE_DIAMOND,       /* event waits, conditionals */
+  PS_SHAPE_OCTAGON,       /* opaque imported nodes */
+  PS_SHAPE_BAR,           /* barriers */
+  PS_SHAPE_CIRCLE,        /* empty nodes */
+  PS_SHAPE_STACK,         /* several nodes shown as one box */
+  PS_SHAPE__COUNT
+} ps_shape;
+
+enum {
+  PS_SCENE_DASHED = 1u << 0,   /* dashed outline or line */
+  PS_SCENE_CRITICAL = 1u << 1, /* on the critical path */
+  PS_SCENE_DOTTED = 1u << 2,
+  PS_SCENE_BOLD = 1u << 3,     /* label in bold */
+  PS_SCENE_NO_CONSTRAINT = 1u << 4, /* an edge that does not rank its ends */
+};
+
+typedef struct ps_pt {
+  double x, y;
+} ps_pt;
+
+typedef struct ps_scene_node {
+  uint32_t label;   /* first line */
+  uint32_t detail;  /* second line, or PS_NONE */
+  uint32_t detail2; /* third line, or PS_NONE */
+  uint32_t tooltip; /* longer description (SVG <title>), or PS_NONE */
+  uint32_t ref;     /* what it stands for: graph node, plan step or group; PS_NONE */
+  uint32_t count;   /* graph nodes it stands for */
+  uint32_t cluster; /* PS_NONE or a cluster index */
+  int32_t stream;   /* -1 when not one stream */
+  uint32_t rank_group; /* nodes with the same value share a rank; PS_NONE */
+  uint32_t fill, stroke, text; /* 0xRRGGBB */
+  float pen;        /* outline width */
+  uint8_t shape;    /* ps_shape */
+  uint8_t flags;    /* PS_SCENE_* */
+  uint8_t kind;     /* ps_op of what it stands for (PS_OP__COUNT: mixed) */
+  /* Layout: centre and size; outline polygon (polygonal shapes). */
+  double x, y, w, h;
+  uint32_t poly_begin, poly_count;
+} ps_scene_node;
+
+typedef struct ps_scene_edge {
+  uint32_t from, to; /* node indexes */
+  uint32_t label;    /* PS_NONE or a short label */
+  uint32_t color;
+  float pen;
+  uint8_t flags;     /* PS_SCENE_* */
+  uint8_t kind;      /* ps_scene_edge_kind */
+  uint32_t count;    /* graph edges it stands for */
+  /* Layout: a cubic Bezier spline (1 + 3k points) and the arrow tip. */
+  uint32_t pts_begin, pts_count;
+  bool has_tip;
+  ps_pt tip;
+  ps_pt label_pos;
+} ps_scene_edge;
+
+typedef enum ps_scene_edge_kind {
+  PS_EDGE_VIEW_DEP = 0,   /* a dependency on the same stream */
+  PS_EDGE_VIEW_CROSS,     /* a dependency across streams (needs an event) */
+  PS_EDGE_VIEW_ORDER,     /* stream order in the plan view */
+  PS_EDGE_VIEW_EVENT,     /* event record -> wait */
+  PS_EDGE_VIEW__COUNT
+} ps_scene_edge_kind;
+
+typedef struct ps_scene_cluster {
+  uint32_t label;
+  uint32_t parent; /* PS_NONE: top level */
+  uint32_t fill, stroke;
+  uint8_t flags;
+  double x0, y0, x1, y1; /* layout */
+  ps_pt label_pos;       /* layout: top left of the label */
+} ps_scene_cluster;
+
+typedef enum ps_legend_kind { PS_LEGEND_SWATCH = 0, PS_LEGEND_LINE, PS_LEGEND_SHAPE } ps_legend_kind;
+
+typedef struct ps_legend_item {
+  uint32_t label;
+  uint32_t fill, stroke;
+  float pen;
+  uint8_t kind;  /* ps_legend_kind */
+  uint8_t shape; /* PS_LEGEND_SHAPE */
+  uint8_t flags; /* PS_LEGEND_LINE: dashed, ... */
+} ps_legend_item;
+
+typedef struct ps_scene {
+  uint32_t title, subtitle; /* string offsets or PS_NONE */
+  bool left_to_right;       /* rankdir LR instead of TB */
+  bool fast;                /* large diagram: cheaper layout settings */
+
+  uint32_t n_nodes, cap_nodes;
+  ps_scene_node *nodes;
+  uint32_t n_edges, cap_edges;
+  ps_scene_edge *edges;
+  uint32_t n_clusters, cap_clusters;
+  ps_scene_cluster *clusters;
+  uint32_t n_legend, cap_legend;
+  ps_legend_item *legend;
+  uint32_t n_pts, cap_pts;
+  ps_pt *pts;
+  char *strings;
+  uint32_t strings_len, strings_cap;
+
+  bool laid_out;
+  double width, height; /* the laid-out diagram, without title and legend */
+  double layout_seconds;
+} ps_scene;
+
+void ps_scene_init (ps_scene *s);
+void ps_scene_free (ps_scene *s);
+
+/* Copies a string (at most 64 KiB, cut at a UTF-8 boundary) into the pool. */
+int ps_scene_str (ps_scene *s, const char *text, uint32_t *off);
+int ps_scene_strf (ps_scene *s, uint32_t *off, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__ ((format (printf, 3, 4)))
+#endif
+    ;
+static inline const char *
+ps_scene_text (const ps_scene *s, uint32_t off)
+{
+  return off == PS_NONE ? NULL : s->strings + off;
+}
+
+/* Appends an element with defaults (black on white, pen 1, no cluster);
+ * *index receives its index. */
+int ps_scene_add_node (ps_scene *s, uint32_t *index);
+int ps_scene_add_edge (ps_scene *s, uint32_t from, uint32_t to, uint32_t *index);
+int ps_scene_add_cluster (ps_scene *s, uint32_t *index);
+int ps_scene_add_legend (ps_scene *s, ps_legend_kind kind, const char *label, uint32_t fill,
+                         uint32_t stroke, uint8_t shape_or_flags);
+int ps_scene_add_points (ps_scene *s, const ps_pt *pts, uint32_t n, uint32_t *begin);
+
+/* Sizes every node to fit its text lines (ps-draw.h measures text). */
+void ps_scene_size_nodes (ps_scene *s);
+
+/* Writes the scene as Graphviz DOT text that `dot` lays out like
+ * ps_layout_scene does (shapes, colours, clusters, labels). */
+int ps_scene_write_dot (const ps_scene *s, FILE *out);
+
+/* Writes the laid-out scene as JSON ("format": "planscope-layout"):
+ * nodes with their boxes, edges with their splines, clusters. */
+int ps_scene_write_json (const ps_scene *s, const char *view, const char *graph_name,
+                         FILE *out);
+
+/* Names used in files. */
+const char *ps_shape_dot_name (ps_shape shape);
+const char *ps_scene_edge_kind_name (ps_scene_edge_kind k);
+
+#endif

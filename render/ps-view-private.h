@@ -1,0 +1,54 @@
+/* ps-view-private.h: what the DAG and plan views share (ps-view-common.c):
+ * boxes that stand for one or more nodes or steps, their styles, edges
+ * merged between boxes, and the legend. */
+#ifndef PS_VIEW_PRIVATE_H
+#define PS_VIEW_PRIVATE_H
+
+#include "ps-dag-view.h"
+#include "ps-draw.h"
+
+/* A box of the view: the members it stands for and what they add up to. */
+typedef struct ps__vbox {
+  uint32_t first, last; /* first and last member, in order */
+  uint32_t count;
+  uint32_t n_crit, crit_first, crit_last; /* members on the critical path */
+  int32_t stream;       /* -1: none; -2: several */
+  uint32_t kinds[PS_OP__COUNT];
+  double ns;
+} ps__vbox;
+
+void ps__vbox_init (ps__vbox *b);
+void ps__vbox_add (ps__vbox *b, uint32_t member, ps_op op, int32_t stream, double ns,
+                   bool critical);
+/* The op of all members, or PS_OP__COUNT when they differ. */
+ps_op ps__vbox_kind (const ps__vbox *b);
+/* "380 kernels, 32 copies" into buf. */
+void ps__vbox_kinds_text (const ps__vbox *b, char *buf, size_t cap);
+
+/* The shape a single node of op gets. */
+ps_shape ps__op_shape (ps_op op);
+
+/* Fills a scene node's colours, outline and flags. */
+void ps__style_node (ps_scene_node *n, const ps__vbox *b, ps_color_by color, double max_ns);
+
+/* An edge between boxes, before merging. */
+typedef struct ps__vedge {
+  uint32_t from, to;
+  uint8_t kind;  /* ps_scene_edge_kind */
+  uint8_t flags; /* PS_SCENE_CRITICAL */
+} ps__vedge;
+
+/* Sorts, merges edges between the same boxes (counts; flags or-ed; a
+ * cross-stream or event kind wins over a plain one) and adds them to the
+ * scene, styled.  Edges from a box to itself are dropped. */
+int ps__view_add_edges (ps_scene *s, ps__vedge *e, size_t n);
+
+/* Streams used (bit i: stream i, up to 64), ops present (bit per op) and
+ * edge kinds present (bit per kind; bit 7: critical). */
+int ps__view_legend (ps_scene *s, ps_color_by color, uint64_t streams, uint32_t ops,
+                     uint32_t edge_kinds, double max_ns);
+
+/* Grows an array of elem-sized items to hold n + 1. */
+int ps__view_reserve (void **p, size_t *cap, size_t n, size_t elem);
+
+#endif

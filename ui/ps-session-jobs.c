@@ -1,0 +1,401 @@
+/* ps-session-jobs.c: the work a session runs on worker threads: loading a
+ * graph, planning and simulating it, laying out its DAG and running a plan
+ * on the GPU.  Each body turns core/ results into the immutable structures
+ * of ps-session-private.h; nothing here touches GTK. */
+#include "ps-session-private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ps-profiler.h"
+#include "ps-sim.h"
+
+static double
+now_seconds (void)
+{
+  return g_get_monotonic_time () / 1e6;
+}
+
+/* The loader's messages, errors first, as the CLI prints them. */
+static char *
+diag_text (const ps_diag *diag)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+  if (!f)
+    return g_strdup ("out of memory");
+  ps_diag_print (diag, f);
+  fclose (f);
+  g_strchomp (buf);
+  char *out = g_strdup (*buf ? buf : "unknown error");
+  free (buf);
+  return out;
+}
+
+PsDoc *
+ps__doc_ref (PsDoc *doc)
+{
+  g_atomic_int_inc (&doc->ref);
+  return doc;
+}
+
+void
+ps__doc_unref (PsDoc *doc)
+{
+  if (!doc || !g_atomic_int_dec_and_test (&doc->ref))
+    return;
+  ps_graph_free (&doc->graph);
+  g_clear_object (&doc->file);
+  g_free (doc->title);
+  g_free (doc);
+}
+
+PsPlanState *
+ps__plan_state_ref (PsPlanState *st)
+{
+  g_atomic_int_inc (&st->ref);
+  return st;
+}
+
+void
+ps__plan_state_unref (PsPlanState *st)
+{
+  if (!st || !g_atomic_int_dec_and_test (&st->ref))
+    return;
+  if (st->have_dg)
+    ps_diagnosis_free (&st->dg);
+  ps_timeline_free (&st->tl);
+  ps_plan_free (&st->plan);
+  g_free (st->nodes);
+  g_free (st->node_span);
+  g_free (st->node_critical);
+  g_free (st->buf_start);
+  g_free (st->buf_end);
+  g_free (st->error);
+  ps__doc_unref (st->doc);
+  g_free (st);
+}
+
+void
+ps__measured_free (PsMeasured *m)
+{
+  if (!m)
+    return;
+  ps_timeline_free (&m->tl);
+  g_free (m->node_span);
+  g_free (m->gpu_name);
+  ps__plan_state_unref (m->state);
+  g_free (m);
+}
+
+PsLayout *
+ps__layout_ref (PsLayout *l)
+{
+  g_atomic_int_inc (&l->ref);
+  return l;
+}
+
+void
+ps__layout_unref (PsLayout *l)
+{
+  if (!l || !g_atomic_int_dec_and_test (&l->ref))
+    return;
+  ps_scene_free (&l->scene);
+  ps__doc_unref (l->doc);
+  g_free (l);
+}
+
+void
+ps__plan_input_free (PsPlanInput *in)
+{
+  if (!in)
+    return;
+  ps__doc_unref (in->doc);
+  g_free (in->device);
+  g_free (in->no_fuse);
+  g_free (in->pin);
+  g_free (in);
+}
+
+PsDoc *
+ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
+{
+  g_autofree char *path = g_file_get_path (file);
+  if (!path)
+    {
+      g_autofree char *uri = g_file_get_uri (file);
+      g_set_error (error, PS_SESSION_ERROR, PS_EIO, "%s: error: only local files can be opened",
+                   uri);
+      return NULL;
+    }
+  double t0 = now_seconds ();
+  PsDoc *doc = g_new0 (PsDoc, 1);
+  doc->ref = 1;
+  doc->file = g_object_ref (file);
+  ps_graph_init (&doc->graph);
+  ps_diag diag;
+  ps_diag_init (&diag, path);
+  int r = ps_graph_load_file (&doc->graph, path, &diag);
+  if (r < 0)
+    {
+      g_autofree char *text = diag_text (&diag);
+      g_set_error_literal (error, PS_SESSION_ERROR, r, text);
+      ps_diag_free (&diag);
+      ps__doc_unref (doc);
+      return NULL;
+    }
+  ps_diag_free (&diag);
+  doc->load_seconds = now_seconds () - t0;
+  if (doc->graph.name && *doc->graph.name)
+    doc->title = g_strdup (doc->graph.name);
+  else
+    doc->title = g_path_get_basename (path);
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    {
+      ps__doc_unref (doc);
+      return NULL;
+    }
+  return doc;
+}
+
+guint32 *
+ps__node_spans (const ps_timeline *tl, guint n_nodes)
+{
+  guint32 *out = g_new (guint32, MAX (n_nodes, 1));
+  for (guint i = 0; i < n_nodes; i++)
+    out[i] = PS_NONE;
+  for (uint32_t s = 0; s < tl->n_spans; s++)
+    {
+      const ps_span *sp = &tl->spans[s];
+      for (uint32_t k = 0; k < sp->nodes_count; k++)
+        {
+          uint32_t v = tl->span_nodes[sp->nodes_begin + k];
+          if (v < n_nodes && out[v] == PS_NONE)
+            out[v] = s;
+        }
+    }
+  return out;
+}
+
+/* Per buffer, the first and last time any node using it ran. */
+static void
+buffer_lifetimes (PsPlanState *st)
+{
+  const ps_graph *g = &st->graph;
+  st->buf_start = g_new (double, MAX (g->n_buffers, 1));
+  st->buf_end = g_new (double, MAX (g->n_buffers, 1));
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    {
+      st->buf_start[b] = INFINITY;
+      st->buf_end[b] = -INFINITY;
+    }
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    {
+      uint32_t s = st->node_span[v];
+      if (s == PS_NONE)
+        continue;
+      const ps_span *sp = &st->tl.spans[s];
+      const ps_node *n = &g->nodes[v];
+      uint32_t ranges[2][2] = { { n->reads_begin, n->reads_count },
+                                { n->writes_begin, n->writes_count } };
+      for (int k = 0; k < 2; k++)
+        for (uint32_t a = 0; a < ranges[k][1]; a++)
+          {
+            uint32_t idx = ranges[k][0] + a;
+            if (idx >= g->n_access)
+              continue;
+            uint32_t b = g->access[idx];
+            if (b >= g->n_buffers)
+              continue;
+            st->buf_start[b] = MIN (st->buf_start[b], sp->start_ns);
+            st->buf_end[b] = MAX (st->buf_end[b], sp->end_ns);
+          }
+    }
+}
+
+PsPlanState *
+ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
+{
+  const ps_graph *src = &in->doc->graph;
+  g_autoptr (PsPlanState) st = g_new0 (PsPlanState, 1);
+  st->ref = 1;
+  st->doc = ps__doc_ref (in->doc);
+  st->graph = *src;
+  if (in->no_fuse || in->pin)
+    {
+      st->nodes = g_memdup2 (src->nodes, sizeof (ps_node) * MAX (src->n_nodes, 1));
+      for (uint32_t v = 0; v < src->n_nodes; v++)
+        {
+          if (in->no_fuse && in->no_fuse[v])
+            st->nodes[v].flags &= ~PS_NODE_FUSIBLE;
+          if (in->pin && in->pin[v] != PS_PIN_AS_FILE)
+            st->nodes[v].stream = in->pin[v];
+        }
+      st->graph.nodes = st->nodes;
+    }
+
+  const char *path = src->path ? src->path : "graph";
+  ps_diag diag;
+  ps_diag_init (&diag, path);
+  double t0 = now_seconds ();
+  int r = ps_plan_build (&st->plan, &st->graph, &in->options, &diag);
+  st->plan_seconds = now_seconds () - t0;
+  if (r < 0)
+    {
+      st->error = diag.errors ? diag_text (&diag) : g_strdup (ps_strerror (r));
+      ps_diag_free (&diag);
+      return g_steal_pointer (&st);
+    }
+  ps_diag_free (&diag);
+  st->have_plan = TRUE;
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+
+  ps_device dev;
+  ps_diag_init (&diag, in->device);
+  r = ps_device_find (&dev, in->device, &diag);
+  if (r < 0)
+    {
+      st->error = diag_text (&diag);
+      ps_diag_free (&diag);
+      return g_steal_pointer (&st);
+    }
+  ps_diag_free (&diag);
+
+  t0 = now_seconds ();
+  ps_timeline_init (&st->tl, PS_TL_SIMULATED);
+  r = ps_simulate (&st->plan, &dev, &st->tl);
+  if (r < 0)
+    {
+      st->error = g_strdup_printf ("simulation failed: %s", ps_strerror (r));
+      return g_steal_pointer (&st);
+    }
+  st->have_tl = TRUE;
+  if (ps_diagnose (&st->dg, &st->tl) == 0)
+    st->have_dg = TRUE;
+  st->sim_seconds = now_seconds () - t0;
+
+  uint32_t n = st->graph.n_nodes;
+  st->node_span = ps__node_spans (&st->tl, n);
+  st->node_critical = g_new0 (guint8, MAX (n, 1));
+  if (st->have_dg)
+    for (uint32_t i = 0; i < st->dg.n_critical; i++)
+      {
+        uint32_t s = st->dg.critical[i];
+        if (s >= st->tl.n_spans)
+          continue;
+        const ps_span *sp = &st->tl.spans[s];
+        for (uint32_t k = 0; k < sp->nodes_count; k++)
+          {
+            uint32_t v = st->tl.span_nodes[sp->nodes_begin + k];
+            if (v < n)
+              st->node_critical[v] = 1;
+          }
+      }
+  for (uint32_t s = 0; s < st->tl.n_spans; s++)
+    st->max_duration_ns = MAX (st->max_duration_ns,
+                               st->tl.spans[s].end_ns - st->tl.spans[s].start_ns);
+  buffer_lifetimes (st);
+
+  PsSummary *sum = &st->summary;
+  sum->valid = TRUE;
+  sum->makespan_ns = st->tl.makespan_ns;
+  sum->streams_used = st->plan.streams_used;
+  sum->streams_max = in->options.streams;
+  sum->kernels_before = st->plan.kernels_before;
+  sum->kernels_after = st->plan.kernels_after;
+  sum->events = st->plan.n_events;
+  sum->pool_bytes = st->plan.pool_bytes;
+  sum->n_nodes = n;
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+  return g_steal_pointer (&st);
+}
+
+typedef struct {
+  GCancellable *cancellable;
+  void (*progress) (gpointer ctx, double fraction);
+  gpointer ctx;
+} GpuProgress;
+
+static bool
+gpu_progress (void *ctx, const char *what, double fraction)
+{
+  GpuProgress *p = ctx;
+  if (p->progress)
+    p->progress (p->ctx, fraction);
+  return !g_cancellable_is_cancelled (p->cancellable);
+}
+
+PsMeasured *
+ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
+             void (*progress) (gpointer ctx, double fraction), gpointer ctx, GError **error)
+{
+  ps_gpu_error err;
+  ps_gpu_error_clear (&err);
+  ps_gpu *gpu = NULL;
+  int r = ps_gpu_open (&gpu, &err);
+  if (r < 0)
+    {
+      g_set_error_literal (error, PS_SESSION_ERROR, r, err.message);
+      return NULL;
+    }
+  GpuProgress gp = { cancellable, progress, ctx };
+  ps_profile_options o;
+  ps_profile_options_init (&o);
+  o.progress = gpu_progress;
+  o.progress_ctx = &gp;
+  ps_profile_result res;
+  memset (&res, 0, sizeof res);
+  r = ps_gpu_profile (gpu, &state->plan, &o, &res, &err);
+  char *name = g_strdup (ps_gpu_get_info (gpu)->name);
+  ps_gpu_close (gpu);
+  if (r < 0)
+    {
+      g_free (name);
+      ps_profile_result_free (&res);
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return NULL;
+      g_set_error_literal (error, PS_SESSION_ERROR, r, err.message);
+      return NULL;
+    }
+  PsMeasured *m = g_new0 (PsMeasured, 1);
+  m->state = ps__plan_state_ref (state);
+  m->tl = res.timeline;
+  ps_timeline_init (&res.timeline, PS_TL_MEASURED);
+  ps_profile_result_free (&res);
+  m->node_span = ps__node_spans (&m->tl, state->graph.n_nodes);
+  m->gpu_name = name;
+  return m;
+}
+
+gboolean
+ps__gpu_probe (char **reason)
+{
+  static gsize once = 0;
+  static gboolean ok;
+  static char *why;
+  if (g_once_init_enter (&once))
+    {
+      ps_gpu_info info;
+      ps_gpu_error err;
+      ps_gpu_error_clear (&err);
+      const char *force = g_getenv ("PS_NO_GPU");
+      if (force && *force)
+        {
+          ok = FALSE;
+          why = g_strdup ("GPU runs turned off by PS_NO_GPU");
+        }
+      else
+        {
+          ok = ps_gpu_probe (&info, &err) == 0;
+          why = ok ? g_strdup_printf ("Run on %s", info.name) : g_strdup (err.message);
+        }
+      g_once_init_leave (&once, 1);
+    }
+  if (reason)
+    *reason = g_strdup (why);
+  return ok;
+}

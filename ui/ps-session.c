@@ -1,0 +1,1208 @@
+/* ps-session.c: the session object: document, options, results,
+ * selection and baseline, with the properties and signals views bind to.
+ * The jobs that fill it run on worker threads (ps-session-jobs.c). */
+#include "ps-session-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ps-draw.h"
+
+struct _PsSession
+{
+  GObject parent_instance;
+
+  PsDoc *doc;
+  PsPlanState *state;
+  PsMeasured *measured;
+  PsLayout *layout;
+  gboolean layout_failed;
+  char *layout_error;
+
+  ps_plan_options options;
+  char *device;
+  guint8 *no_fuse; /* per node of doc, or NULL */
+  gint32 *pin;     /* per node of doc, or NULL */
+
+  PsColorMode color_by;
+  gboolean show_critical;
+
+  PsSelectionKind sel_kind;
+  guint sel_id;
+
+  gboolean has_baseline;
+  PsSummary baseline;
+  guint32 *base_stream; /* per node: stream in the baseline plan */
+  guint32 *base_group;  /* per node: first node of its step */
+  guint base_nodes;
+
+  /* Jobs. */
+  GCancellable *cancellable;
+  guint jobs;            /* running */
+  gboolean plan_running;
+  gboolean plan_pending; /* options changed while a plan job ran */
+  gboolean layout_running;
+  double progress;
+  char *activity;
+};
+
+enum {
+  PROP_0,
+  PROP_STREAMS,
+  PROP_FUSION,
+  PROP_DEVICE,
+  PROP_COLOR_BY,
+  PROP_SHOW_CRITICAL,
+  PROP_BUSY,
+  PROP_PROGRESS,
+  PROP_ACTIVITY,
+  PROP_READY,
+  PROP_TITLE,
+  PROP_HAS_BASELINE,
+  PROP_HAS_DOCUMENT,
+  N_PROPS
+};
+
+enum {
+  DOCUMENT_CHANGED,
+  PLAN_CHANGED,
+  LAYOUT_CHANGED,
+  MEASURED_CHANGED,
+  SELECTION_CHANGED,
+  JOB_FAILED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (PsSession, ps_session, G_TYPE_OBJECT)
+G_DEFINE_QUARK (ps-session-error-quark, ps_session_error)
+
+static void start_plan (PsSession *self);
+static void start_layout (PsSession *self);
+
+static void
+notify_ready (PsSession *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
+}
+
+static void
+job_begin (PsSession *self, const char *what)
+{
+  self->jobs++;
+  g_free (self->activity);
+  self->activity = g_strdup (what);
+  self->progress = -1;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ACTIVITY]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROGRESS]);
+  if (self->jobs == 1)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+  notify_ready (self);
+}
+
+static void
+job_end (PsSession *self)
+{
+  g_return_if_fail (self->jobs > 0);
+  self->jobs--;
+  if (self->jobs == 0)
+    {
+      g_clear_pointer (&self->activity, g_free);
+      self->progress = -1;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ACTIVITY]);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+    }
+  notify_ready (self);
+}
+
+static GCancellable *
+job_cancellable (PsSession *self)
+{
+  if (!self->cancellable || g_cancellable_is_cancelled (self->cancellable))
+    {
+      g_clear_object (&self->cancellable);
+      self->cancellable = g_cancellable_new ();
+    }
+  return self->cancellable;
+}
+
+/* ---- object ------------------------------------------------------------- */
+
+static void
+ps_session_dispose (GObject *object)
+{
+  PsSession *self = PS_SESSION (object);
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  G_OBJECT_CLASS (ps_session_parent_class)->dispose (object);
+}
+
+static void
+ps_session_finalize (GObject *object)
+{
+  PsSession *self = PS_SESSION (object);
+  g_clear_pointer (&self->measured, ps__measured_free);
+  g_clear_pointer (&self->state, ps__plan_state_unref);
+  g_clear_pointer (&self->layout, ps__layout_unref);
+  g_clear_pointer (&self->doc, ps__doc_unref);
+  g_free (self->layout_error);
+  g_free (self->device);
+  g_free (self->no_fuse);
+  g_free (self->pin);
+  g_free (self->base_stream);
+  g_free (self->base_group);
+  g_free (self->activity);
+  G_OBJECT_CLASS (ps_session_parent_class)->finalize (object);
+}
+
+static void
+ps_session_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  PsSession *self = PS_SESSION (object);
+  switch (prop_id)
+    {
+    case PROP_STREAMS: g_value_set_uint (value, self->options.streams); break;
+    case PROP_FUSION: g_value_set_boolean (value, self->options.fusion); break;
+    case PROP_DEVICE: g_value_set_string (value, self->device); break;
+    case PROP_COLOR_BY: g_value_set_int (value, self->color_by); break;
+    case PROP_SHOW_CRITICAL: g_value_set_boolean (value, self->show_critical); break;
+    case PROP_BUSY: g_value_set_boolean (value, self->jobs > 0); break;
+    case PROP_PROGRESS: g_value_set_double (value, self->progress); break;
+    case PROP_ACTIVITY: g_value_set_string (value, self->activity); break;
+    case PROP_READY: g_value_set_boolean (value, ps_session_get_ready (self)); break;
+    case PROP_TITLE: g_value_set_string (value, ps_session_get_title (self)); break;
+    case PROP_HAS_BASELINE: g_value_set_boolean (value, self->has_baseline); break;
+    case PROP_HAS_DOCUMENT: g_value_set_boolean (value, self->doc != NULL); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ps_session_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  PsSession *self = PS_SESSION (object);
+  switch (prop_id)
+    {
+    case PROP_STREAMS: ps_session_set_streams (self, g_value_get_uint (value)); break;
+    case PROP_FUSION: ps_session_set_fusion (self, g_value_get_boolean (value)); break;
+    case PROP_DEVICE: ps_session_set_device (self, g_value_get_string (value)); break;
+    case PROP_COLOR_BY: ps_session_set_color_by (self, g_value_get_int (value)); break;
+    case PROP_SHOW_CRITICAL: ps_session_set_show_critical (self, g_value_get_boolean (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ps_session_class_init (PsSessionClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  object_class->dispose = ps_session_dispose;
+  object_class->finalize = ps_session_finalize;
+  object_class->get_property = ps_session_get_property;
+  object_class->set_property = ps_session_set_property;
+
+  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+  GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+  properties[PROP_STREAMS] = g_param_spec_uint ("streams", NULL, NULL, 1, PS_MAX_STREAMS, 4, rw);
+  properties[PROP_FUSION] = g_param_spec_boolean ("fusion", NULL, NULL, TRUE, rw);
+  properties[PROP_DEVICE] = g_param_spec_string ("device", NULL, NULL, PS_DEVICE_DEFAULT, rw);
+  properties[PROP_COLOR_BY] = g_param_spec_int ("color-by", NULL, NULL, 0, PS_COLOR_MODE_DURATION,
+                                                0, rw);
+  properties[PROP_SHOW_CRITICAL] = g_param_spec_boolean ("show-critical", NULL, NULL, TRUE, rw);
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE, ro);
+  properties[PROP_PROGRESS] = g_param_spec_double ("progress", NULL, NULL, -1, 1, -1, ro);
+  properties[PROP_ACTIVITY] = g_param_spec_string ("activity", NULL, NULL, NULL, ro);
+  properties[PROP_READY] = g_param_spec_boolean ("ready", NULL, NULL, FALSE, ro);
+  properties[PROP_TITLE] = g_param_spec_string ("title", NULL, NULL, NULL, ro);
+  properties[PROP_HAS_BASELINE] = g_param_spec_boolean ("has-baseline", NULL, NULL, FALSE, ro);
+  properties[PROP_HAS_DOCUMENT] = g_param_spec_boolean ("has-document", NULL, NULL, FALSE, ro);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  for (int i = DOCUMENT_CHANGED; i <= SELECTION_CHANGED; i++)
+    {
+      static const char *const names[] = { "document-changed", "plan-changed", "layout-changed",
+                                           "measured-changed", "selection-changed" };
+      signals[i] = g_signal_new (names[i], G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                 NULL, NULL, NULL, G_TYPE_NONE, 0);
+    }
+  /* A background job failed: (what, message). */
+  signals[JOB_FAILED] = g_signal_new ("job-failed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                      0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING,
+                                      G_TYPE_STRING);
+}
+
+static void
+ps_session_init (PsSession *self)
+{
+  ps_plan_options_init (&self->options);
+  self->device = g_strdup (PS_DEVICE_DEFAULT);
+  self->show_critical = TRUE;
+  self->progress = -1;
+}
+
+PsSession *
+ps_session_new (void)
+{
+  return g_object_new (PS_TYPE_SESSION, NULL);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static void
+load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  GError *error = NULL;
+  PsDoc *doc = ps__job_load (G_FILE (data), cancellable, &error);
+  if (doc)
+    g_task_return_pointer (task, doc, (GDestroyNotify) ps__doc_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+set_document (PsSession *self, PsDoc *doc)
+{
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_pointer (&self->measured, ps__measured_free);
+  g_clear_pointer (&self->state, ps__plan_state_unref);
+  g_clear_pointer (&self->layout, ps__layout_unref);
+  g_clear_pointer (&self->layout_error, g_free);
+  g_clear_pointer (&self->doc, ps__doc_unref);
+  g_clear_pointer (&self->no_fuse, g_free);
+  g_clear_pointer (&self->pin, g_free);
+  self->layout_failed = FALSE;
+  self->doc = doc;
+  self->sel_kind = PS_SELECTION_NONE;
+  ps_session_clear_baseline (self);
+  if (doc->graph.device && *doc->graph.device && g_strcmp0 (doc->graph.device, self->device))
+    {
+      g_free (self->device);
+      self->device = g_strdup (doc->graph.device);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DEVICE]);
+    }
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_DOCUMENT]);
+  g_signal_emit (self, signals[DOCUMENT_CHANGED], 0);
+  g_signal_emit (self, signals[PLAN_CHANGED], 0);
+  g_signal_emit (self, signals[LAYOUT_CHANGED], 0);
+  g_signal_emit (self, signals[MEASURED_CHANGED], 0);
+  g_signal_emit (self, signals[SELECTION_CHANGED], 0);
+  start_plan (self);
+  start_layout (self);
+}
+
+static void
+load_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GTask) outer = data;
+  PsSession *self = g_task_get_source_object (outer);
+  GError *error = NULL;
+  PsDoc *doc = g_task_propagate_pointer (G_TASK (result), &error);
+  job_end (self);
+  if (!doc)
+    {
+      g_task_return_error (outer, error);
+      return;
+    }
+  set_document (self, doc);
+  g_task_return_boolean (outer, TRUE);
+}
+
+void
+ps_session_load_async (PsSession *self, GFile *file, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  g_return_if_fail (G_IS_FILE (file));
+  GTask *outer = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (outer, ps_session_load_async);
+  g_autoptr (GTask) task = g_task_new (self, cancellable ? cancellable : job_cancellable (self),
+                                       load_done, outer);
+  g_task_set_task_data (task, g_object_ref (file), g_object_unref);
+  job_begin (self, "Loading");
+  g_task_run_in_thread (task, load_thread);
+}
+
+gboolean
+ps_session_load_finish (PsSession *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+GFile *
+ps_session_get_file (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->doc ? self->doc->file : NULL;
+}
+
+const char *
+ps_session_get_title (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->doc ? self->doc->title : NULL;
+}
+
+const ps_graph *
+ps_session_get_graph (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  if (self->state)
+    return &self->state->graph;
+  return self->doc ? &self->doc->graph : NULL;
+}
+
+/* ---- planning ----------------------------------------------------------- */
+
+static void
+plan_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  GError *error = NULL;
+  PsPlanState *st = ps__job_plan (data, cancellable, &error);
+  if (st)
+    g_task_return_pointer (task, st, (GDestroyNotify) ps__plan_state_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+plan_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  PsSession *self = PS_SESSION (source);
+  g_autoptr (GError) error = NULL;
+  PsPlanState *st = g_task_propagate_pointer (G_TASK (result), &error);
+  self->plan_running = FALSE;
+  if (st && (st->doc != self->doc || self->plan_pending))
+    g_clear_pointer (&st, ps__plan_state_unref);
+  if (st)
+    {
+      g_clear_pointer (&self->measured, ps__measured_free);
+      g_clear_pointer (&self->state, ps__plan_state_unref);
+      self->state = st;
+      if (st->error)
+        g_signal_emit (self, signals[JOB_FAILED], 0, "plan", st->error);
+      g_signal_emit (self, signals[PLAN_CHANGED], 0);
+      g_signal_emit (self, signals[MEASURED_CHANGED], 0);
+      /* The selection's span moved with the plan. */
+      g_signal_emit (self, signals[SELECTION_CHANGED], 0);
+    }
+  if (self->plan_pending && self->doc)
+    start_plan (self);
+  job_end (self);
+  g_object_unref (self);
+}
+
+static void
+start_plan (PsSession *self)
+{
+  if (!self->doc)
+    return;
+  if (self->plan_running)
+    {
+      self->plan_pending = TRUE;
+      return;
+    }
+  self->plan_pending = FALSE;
+  PsPlanInput *in = g_new0 (PsPlanInput, 1);
+  in->doc = ps__doc_ref (self->doc);
+  in->options = self->options;
+  in->device = g_strdup (self->device);
+  guint n = self->doc->graph.n_nodes;
+  if (self->no_fuse)
+    in->no_fuse = g_memdup2 (self->no_fuse, MAX (n, 1));
+  if (self->pin)
+    in->pin = g_memdup2 (self->pin, sizeof (gint32) * MAX (n, 1));
+  self->plan_running = TRUE;
+  job_begin (self, "Planning");
+  g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), plan_done,
+                                       NULL);
+  g_task_set_task_data (task, in, (GDestroyNotify) ps__plan_input_free);
+  g_task_run_in_thread (task, plan_thread);
+}
+
+void
+ps_session_replan (PsSession *self)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  start_plan (self);
+}
+
+/* ---- layout ------------------------------------------------------------- */
+
+static void
+layout_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  GError *error = NULL;
+  PsLayout *l = ps__job_layout (data, NULL, cancellable, &error);
+  if (l)
+    g_task_return_pointer (task, l, (GDestroyNotify) ps__layout_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+layout_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  PsSession *self = PS_SESSION (source);
+  g_autoptr (GError) error = NULL;
+  PsLayout *l = g_task_propagate_pointer (G_TASK (result), &error);
+  self->layout_running = FALSE;
+  if (l && l->doc == self->doc)
+    {
+      g_clear_pointer (&self->layout, ps__layout_unref);
+      self->layout = l;
+      g_signal_emit (self, signals[LAYOUT_CHANGED], 0);
+    }
+  else if (l)
+    ps__layout_unref (l);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      self->layout_failed = TRUE;
+      g_free (self->layout_error);
+      self->layout_error = g_strdup (error->message);
+      g_signal_emit (self, signals[JOB_FAILED], 0, "layout", error->message);
+      g_signal_emit (self, signals[LAYOUT_CHANGED], 0);
+    }
+  /* A document opened while this layout ran needs its own. */
+  if (self->doc && !self->layout && !self->layout_failed)
+    start_layout (self);
+  job_end (self);
+  g_object_unref (self);
+}
+
+static void
+start_layout (PsSession *self)
+{
+  if (!self->doc || self->layout_running)
+    return;
+  self->layout_running = TRUE;
+  job_begin (self, "Laying out");
+  g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), layout_done,
+                                       NULL);
+  g_task_set_task_data (task, ps__doc_ref (self->doc), (GDestroyNotify) ps__doc_unref);
+  g_task_run_in_thread (task, layout_thread);
+}
+
+const ps_scene *
+ps_session_get_scene (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->layout ? &self->layout->scene : NULL;
+}
+
+/* ---- GPU runs ----------------------------------------------------------- */
+
+typedef struct {
+  PsSession *self;
+  double fraction;
+} GpuProgressMsg;
+
+static gboolean
+gpu_progress_main (gpointer data)
+{
+  GpuProgressMsg *msg = data;
+  if (msg->self->jobs > 0)
+    {
+      msg->self->progress = msg->fraction;
+      g_object_notify_by_pspec (G_OBJECT (msg->self), properties[PROP_PROGRESS]);
+    }
+  g_object_unref (msg->self);
+  g_free (msg);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+gpu_progress (gpointer ctx, double fraction)
+{
+  GpuProgressMsg *msg = g_new (GpuProgressMsg, 1);
+  msg->self = g_object_ref (ctx);
+  msg->fraction = CLAMP (fraction, 0, 1);
+  g_idle_add (gpu_progress_main, msg);
+}
+
+static void
+gpu_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  GError *error = NULL;
+  PsMeasured *m = ps__job_gpu (data, cancellable, gpu_progress, source, &error);
+  if (m)
+    g_task_return_pointer (task, m, (GDestroyNotify) ps__measured_free);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+gpu_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  PsSession *self = PS_SESSION (source);
+  g_autoptr (GError) error = NULL;
+  PsMeasured *m = g_task_propagate_pointer (G_TASK (result), &error);
+  if (m && m->state == self->state)
+    {
+      g_clear_pointer (&self->measured, ps__measured_free);
+      self->measured = m;
+      g_signal_emit (self, signals[MEASURED_CHANGED], 0);
+    }
+  else if (m)
+    ps__measured_free (m);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_signal_emit (self, signals[JOB_FAILED], 0, "gpu", error->message);
+  job_end (self);
+  g_object_unref (self);
+}
+
+gboolean
+ps_session_gpu_available (char **reason)
+{
+  return ps__gpu_probe (reason);
+}
+
+void
+ps_session_run_gpu (PsSession *self)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (!self->state || !self->state->have_plan)
+    return;
+  job_begin (self, "Running on the GPU");
+  g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), gpu_done,
+                                       NULL);
+  g_task_set_task_data (task, ps__plan_state_ref (self->state),
+                        (GDestroyNotify) ps__plan_state_unref);
+  g_task_run_in_thread (task, gpu_thread);
+}
+
+void
+ps_session_cancel (PsSession *self)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+}
+
+gboolean
+ps_session_get_busy (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->jobs > 0;
+}
+
+double
+ps_session_get_progress (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), -1);
+  return self->progress;
+}
+
+const char *
+ps_session_get_activity (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->activity;
+}
+
+gboolean
+ps_session_get_ready (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->doc && self->state && (self->layout || self->layout_failed) && self->jobs == 0;
+}
+
+const char *
+ps_session_get_plan_error (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  if (self->state && self->state->error)
+    return self->state->error;
+  return self->layout_error;
+}
+
+/* ---- options and what-if ------------------------------------------------ */
+
+guint
+ps_session_get_streams (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), 0);
+  return self->options.streams;
+}
+
+void
+ps_session_set_streams (PsSession *self, guint streams)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  streams = CLAMP (streams, 1, PS_MAX_STREAMS);
+  if (streams == self->options.streams)
+    return;
+  self->options.streams = streams;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STREAMS]);
+  start_plan (self);
+}
+
+gboolean
+ps_session_get_fusion (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->options.fusion;
+}
+
+void
+ps_session_set_fusion (PsSession *self, gboolean fusion)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (!fusion == !self->options.fusion)
+    return;
+  self->options.fusion = !!fusion;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FUSION]);
+  start_plan (self);
+}
+
+const char *
+ps_session_get_device (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->device;
+}
+
+void
+ps_session_set_device (PsSession *self, const char *device)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (!device || !*device)
+    device = PS_DEVICE_DEFAULT;
+  if (g_ascii_strcasecmp (device, self->device) == 0)
+    return;
+  g_free (self->device);
+  self->device = g_strdup (device);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DEVICE]);
+  start_plan (self);
+}
+
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(char **) a, *(char **) b);
+}
+
+static void
+add_device_dir (GPtrArray *names, const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *entry;
+  while (d && (entry = g_dir_read_name (d)))
+    if (g_str_has_suffix (entry, ".json"))
+      {
+        g_autofree char *name = g_strndup (entry, strlen (entry) - 5);
+        gboolean seen = FALSE;
+        for (guint i = 0; i < names->len && !seen; i++)
+          seen = g_ascii_strcasecmp (g_ptr_array_index (names, i), name) == 0;
+        if (!seen)
+          g_ptr_array_add (names, g_steal_pointer (&name));
+      }
+}
+
+GStrv
+ps_session_list_devices (void)
+{
+  GPtrArray *names = g_ptr_array_new ();
+  for (size_t i = 0; i < ps_device_builtin_count (); i++)
+    g_ptr_array_add (names, g_strdup (ps_device_builtin (i)->name));
+  const char *root = g_getenv ("PS_SOURCE_ROOT");
+  if (root)
+    {
+      g_autofree char *dir = g_build_filename (root, "data", "devices", NULL);
+      add_device_dir (names, dir);
+    }
+#ifdef PS_DATADIR
+  add_device_dir (names, PS_DATADIR "/devices");
+#endif
+  g_ptr_array_sort (names, compare_strings);
+  g_ptr_array_add (names, NULL);
+  return (GStrv) g_ptr_array_free (names, FALSE);
+}
+
+static guint
+doc_nodes (PsSession *self)
+{
+  return self->doc ? self->doc->graph.n_nodes : 0;
+}
+
+gboolean
+ps_session_get_node_no_fuse (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->no_fuse && node < doc_nodes (self) && self->no_fuse[node];
+}
+
+void
+ps_session_set_node_no_fuse (PsSession *self, guint node, gboolean no_fuse)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (node >= doc_nodes (self) || ps_session_get_node_no_fuse (self, node) == !!no_fuse)
+    return;
+  if (!self->no_fuse)
+    self->no_fuse = g_new0 (guint8, doc_nodes (self));
+  self->no_fuse[node] = !!no_fuse;
+  start_plan (self);
+}
+
+int
+ps_session_get_node_pin (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_PIN_AS_FILE);
+  if (!self->pin || node >= doc_nodes (self))
+    return PS_PIN_AS_FILE;
+  return self->pin[node];
+}
+
+void
+ps_session_set_node_pin (PsSession *self, guint node, int pin)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (node >= doc_nodes (self) || pin < PS_PIN_AS_FILE || pin >= PS_MAX_STREAMS
+      || ps_session_get_node_pin (self, node) == pin)
+    return;
+  if (!self->pin)
+    {
+      self->pin = g_new (gint32, doc_nodes (self));
+      for (guint i = 0; i < doc_nodes (self); i++)
+        self->pin[i] = PS_PIN_AS_FILE;
+    }
+  self->pin[node] = pin;
+  start_plan (self);
+}
+
+gboolean
+ps_session_node_fusible (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return node < doc_nodes (self) && (self->doc->graph.nodes[node].flags & PS_NODE_FUSIBLE);
+}
+
+/* ---- results ------------------------------------------------------------ */
+
+const ps_plan *
+ps_session_get_plan (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_plan ? &self->state->plan : NULL;
+}
+
+const ps_timeline *
+ps_session_get_predicted (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_tl ? &self->state->tl : NULL;
+}
+
+const ps_diagnosis *
+ps_session_get_diagnosis (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_dg ? &self->state->dg : NULL;
+}
+
+const ps_timeline *
+ps_session_get_measured (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->measured ? &self->measured->tl : NULL;
+}
+
+void
+ps_session_get_summary (PsSession *self, PsSummary *out)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (self->state && self->state->summary.valid)
+    *out = self->state->summary;
+  else
+    memset (out, 0, sizeof *out);
+}
+
+static void
+append_duration (GString *s, double ns)
+{
+  double a = fabs (ns);
+  if (a >= 1e9)
+    g_string_append_printf (s, "%.2f s", ns / 1e9);
+  else if (a >= 1e6)
+    g_string_append_printf (s, "%.2f ms", ns / 1e6);
+  else if (a >= 1e3)
+    g_string_append_printf (s, "%.1f µs", ns / 1e3);
+  else
+    g_string_append_printf (s, "%.0f ns", ns);
+}
+
+static void
+append_bytes (GString *s, double bytes)
+{
+  static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  double a = fabs (bytes);
+  int u = 0;
+  while (a >= 1024 && u < 4)
+    {
+      a /= 1024;
+      bytes /= 1024;
+      u++;
+    }
+  g_string_append_printf (s, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+static void
+append_signed (GString *s, double v, void (*append) (GString *, double))
+{
+  g_string_append (s, v < 0 ? "−" : "+");
+  append (s, fabs (v));
+}
+
+static void
+append_count (GString *s, double v)
+{
+  g_string_append_printf (s, "%.0f", v);
+}
+
+char *
+ps_session_format_summary (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  PsSummary sum;
+  ps_session_get_summary (self, &sum);
+  if (!sum.valid)
+    {
+      if (self->state && self->state->error)
+        return g_strdup_printf ("No plan: %s", self->state->error);
+      return g_strdup (self->doc ? "Planning…" : "No graph open");
+    }
+  GString *s = g_string_new ("Makespan ");
+  append_duration (s, sum.makespan_ns);
+  g_string_append_printf (s, " · streams %u of %u · kernels %u → %u · events %u · pool ",
+                          sum.streams_used, sum.streams_max, sum.kernels_before,
+                          sum.kernels_after, sum.events);
+  append_bytes (s, (double) sum.pool_bytes);
+  if (self->has_baseline)
+    {
+      g_string_append (s, " · vs baseline: makespan ");
+      append_signed (s, sum.makespan_ns - self->baseline.makespan_ns, append_duration);
+      g_string_append (s, ", events ");
+      append_signed (s, (double) sum.events - self->baseline.events, append_count);
+      g_string_append (s, ", pool ");
+      append_signed (s, (double) sum.pool_bytes - (double) self->baseline.pool_bytes,
+                     append_bytes);
+    }
+  return g_string_free (s, FALSE);
+}
+
+guint
+ps_session_node_span (PsSession *self, guint node, gboolean measured)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
+  if (measured)
+    return self->measured && node < self->measured->state->graph.n_nodes
+               ? self->measured->node_span[node] : PS_NONE;
+  if (!self->state || !self->state->node_span || node >= self->state->graph.n_nodes)
+    return PS_NONE;
+  return self->state->node_span[node];
+}
+
+double
+ps_session_node_duration (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), -1);
+  gboolean m = self->measured != NULL;
+  const ps_timeline *tl = m ? &self->measured->tl : ps_session_get_predicted (self);
+  guint s = ps_session_node_span (self, node, m);
+  if (!tl || s == PS_NONE)
+    return -1;
+  return tl->spans[s].end_ns - tl->spans[s].start_ns;
+}
+
+gboolean
+ps_session_node_critical (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->state && self->state->node_critical && node < self->state->graph.n_nodes
+         && self->state->node_critical[node];
+}
+
+static guint32
+node_group_key (const ps_plan *p, guint node)
+{
+  const ps_step *st = &p->steps[p->node_step[node]];
+  return p->step_nodes[st->nodes_begin];
+}
+
+gboolean
+ps_session_node_changed (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  const ps_plan *p = ps_session_get_plan (self);
+  if (!self->has_baseline || !p || node >= self->base_nodes || node >= p->graph->n_nodes
+      || p->node_step[node] >= p->n_steps)
+    return FALSE;
+  return self->base_stream[node] != p->steps[p->node_step[node]].stream
+         || self->base_group[node] != node_group_key (p, node);
+}
+
+gboolean
+ps_session_buffer_live (PsSession *self, guint buffer, double *start_ns, double *end_ns)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  if (!self->state || !self->state->buf_start || buffer >= self->state->graph.n_buffers)
+    return FALSE;
+  *start_ns = self->state->buf_start[buffer];
+  *end_ns = self->state->buf_end[buffer];
+  return *start_ns <= *end_ns;
+}
+
+char *
+ps_session_span_label (PsSession *self, const ps_timeline *tl, guint span)
+{
+  g_return_val_if_fail (tl && span < tl->n_spans, NULL);
+  char buf[512];
+  ps_timeline_span_label (tl, span, buf, sizeof buf);
+  return g_strdup (buf);
+}
+
+char *
+ps_session_stream_label (PsSession *self, const ps_timeline *tl, guint stream)
+{
+  g_return_val_if_fail (tl && stream < tl->n_streams, NULL);
+  char buf[128];
+  ps_timeline_stream_label (tl, stream, buf, sizeof buf);
+  return g_strdup (buf);
+}
+
+GArray *
+ps_session_find_nodes (PsSession *self, const char *text, guint max)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint));
+  const ps_graph *g = ps_session_get_graph (self);
+  if (!g || !text || !*text)
+    return out;
+  g_autofree char *needle = g_utf8_casefold (text, -1);
+  /* Buffers first, so that a node matches through any of its buffers
+   * without searching every buffer name once per node. */
+  g_autofree guint8 *buf_hit = g_new0 (guint8, MAX (g->n_buffers, 1));
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    {
+      g_autofree char *name = g_utf8_casefold (ps_buffer_name (g, b), -1);
+      buf_hit[b] = strstr (name, needle) != NULL;
+    }
+  for (uint32_t v = 0; v < g->n_nodes && out->len < max; v++)
+    {
+      const ps_node *n = &g->nodes[v];
+      g_autofree char *name = g_utf8_casefold (ps_node_name (g, v), -1);
+      gboolean hit = strstr (name, needle) != NULL;
+      if (!hit && n->op == PS_OP_KERNEL && n->aux < g->n_kernels)
+        {
+          g_autofree char *fn = g_utf8_casefold (ps_graph_str (g, g->kernels[n->aux].function)
+                                                 ?: "", -1);
+          hit = strstr (fn, needle) != NULL;
+        }
+      for (uint32_t a = 0; !hit && a < n->reads_count + n->writes_count; a++)
+        {
+          uint32_t idx = a < n->reads_count ? n->reads_begin + a
+                                            : n->writes_begin + (a - n->reads_count);
+          hit = idx < g->n_access && g->access[idx] < g->n_buffers && buf_hit[g->access[idx]];
+        }
+      if (hit)
+        g_array_append_val (out, v);
+    }
+  return out;
+}
+
+/* ---- colours ------------------------------------------------------------ */
+
+PsColorMode
+ps_session_get_color_by (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_COLOR_MODE_STREAM);
+  return self->color_by;
+}
+
+void
+ps_session_set_color_by (PsSession *self, PsColorMode color_by)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (color_by == self->color_by || color_by > PS_COLOR_MODE_DURATION)
+    return;
+  self->color_by = color_by;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COLOR_BY]);
+}
+
+gboolean
+ps_session_get_show_critical (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->show_critical;
+}
+
+void
+ps_session_set_show_critical (PsSession *self, gboolean show)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (!show == !self->show_critical)
+    return;
+  self->show_critical = !!show;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHOW_CRITICAL]);
+}
+
+guint32
+ps_session_node_color (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), 0xcccccc);
+  const ps_plan *p = ps_session_get_plan (self);
+  const ps_graph *g = ps_session_get_graph (self);
+  if (!g || node >= g->n_nodes)
+    return 0xcccccc;
+  switch (self->color_by)
+    {
+    case PS_COLOR_MODE_KIND:
+      return ps_color_kind ((ps_op) g->nodes[node].op);
+    case PS_COLOR_MODE_DURATION:
+      {
+        double d = ps_session_node_duration (self, node);
+        double max = self->state ? self->state->max_duration_ns : 0;
+        if (self->measured)
+          for (uint32_t s = 0; s < self->measured->tl.n_spans; s++)
+            max = MAX (max, self->measured->tl.spans[s].end_ns
+                                - self->measured->tl.spans[s].start_ns);
+        if (d < 0 || max <= 0)
+          return 0xe0e0e0;
+        /* A log scale, so that short kernels do not all look the same. */
+        return ps_color_heat (log1p (d) / log1p (max));
+      }
+    case PS_COLOR_MODE_GROUP:
+      {
+        if (!p || p->node_step[node] >= p->n_steps)
+          return 0xe0e0e0;
+        const ps_step *st = &p->steps[p->node_step[node]];
+        if (st->group == PS_NONE)
+          return 0xe0e0e0;
+        return ps_color_stream ((int32_t) (st->group * 7 + 3));
+      }
+    case PS_COLOR_MODE_STREAM:
+    default:
+      if (!p || p->node_step[node] >= p->n_steps)
+        return 0xe0e0e0;
+      return ps_color_stream (p->steps[p->node_step[node]].stream);
+    }
+}
+
+guint32
+ps_session_span_color (PsSession *self, const ps_timeline *tl, guint span)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self) && tl && span < tl->n_spans, 0xcccccc);
+  const ps_span *s = &tl->spans[span];
+  if (s->nodes_count > 0)
+    return ps_session_node_color (self, tl->span_nodes[s->nodes_begin]);
+  if (self->color_by == PS_COLOR_MODE_KIND)
+    return ps_color_kind (s->kind == PS_SPAN_MEMCPY ? PS_OP_MEMCPY
+                          : s->kind == PS_SPAN_MEMSET ? PS_OP_MEMSET
+                          : s->kind == PS_SPAN_HOST ? PS_OP_HOST : PS_OP_KERNEL);
+  return ps_color_stream ((int32_t) s->stream);
+}
+
+/* ---- selection ---------------------------------------------------------- */
+
+PsSelectionKind
+ps_session_get_selection (PsSession *self, guint *id)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_SELECTION_NONE);
+  if (id)
+    *id = self->sel_id;
+  return self->sel_kind;
+}
+
+void
+ps_session_select (PsSession *self, PsSelectionKind kind, guint id)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  const ps_graph *g = ps_session_get_graph (self);
+  const ps_timeline *tl = ps_session_get_predicted (self);
+  if ((kind == PS_SELECTION_NODE && (!g || id >= g->n_nodes))
+      || (kind == PS_SELECTION_BUFFER && (!g || id >= g->n_buffers))
+      || (kind == PS_SELECTION_STALL && (!tl || id >= tl->n_stalls)))
+    kind = PS_SELECTION_NONE;
+  if (kind == PS_SELECTION_NONE)
+    id = 0;
+  if (kind == self->sel_kind && id == self->sel_id)
+    return;
+  self->sel_kind = kind;
+  self->sel_id = id;
+  g_signal_emit (self, signals[SELECTION_CHANGED], 0);
+}
+
+void
+ps_session_select_span (PsSession *self, const ps_timeline *tl, guint span)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (!tl || span >= tl->n_spans || tl->spans[span].nodes_count == 0)
+    {
+      ps_session_select (self, PS_SELECTION_NONE, 0);
+      return;
+    }
+  ps_session_select (self, PS_SELECTION_NODE, tl->span_nodes[tl->spans[span].nodes_begin]);
+}
+
+/* ---- baseline ----------------------------------------------------------- */
+
+void
+ps_session_pin_baseline (PsSession *self)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  const ps_plan *p = ps_session_get_plan (self);
+  if (!p || !self->state->summary.valid)
+    return;
+  guint n = p->graph->n_nodes;
+  g_free (self->base_stream);
+  g_free (self->base_group);
+  self->base_stream = g_new (guint32, MAX (n, 1));
+  self->base_group = g_new (guint32, MAX (n, 1));
+  for (guint v = 0; v < n; v++)
+    {
+      gboolean ok = p->node_step[v] < p->n_steps;
+      self->base_stream[v] = ok ? p->steps[p->node_step[v]].stream : PS_NONE;
+      self->base_group[v] = ok ? node_group_key (p, v) : PS_NONE;
+    }
+  self->base_nodes = n;
+  self->baseline = self->state->summary;
+  self->has_baseline = TRUE;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_BASELINE]);
+  g_signal_emit (self, signals[PLAN_CHANGED], 0);
+}
+
+void
+ps_session_clear_baseline (PsSession *self)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (!self->has_baseline)
+    return;
+  self->has_baseline = FALSE;
+  g_clear_pointer (&self->base_stream, g_free);
+  g_clear_pointer (&self->base_group, g_free);
+  self->base_nodes = 0;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_BASELINE]);
+  g_signal_emit (self, signals[PLAN_CHANGED], 0);
+}
+
+gboolean
+ps_session_has_baseline (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->has_baseline;
+}
+
+gboolean
+ps_session_get_baseline (PsSession *self, PsSummary *out)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  if (!self->has_baseline)
+    return FALSE;
+  *out = self->baseline;
+  return TRUE;
+}

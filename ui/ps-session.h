@@ -1,0 +1,154 @@
+/* ps-session.h: the state every view of the app binds to.
+ *
+ * A session holds one document (a loaded graph), the plan options and the
+ * per-node what-if choices, the current plan with its predicted timeline
+ * and diagnosis, the DAG layout, an optional measured timeline, the
+ * selection and an optional baseline.  Loading, planning, simulating,
+ * laying out and GPU runs happen on worker threads; results are swapped in
+ * on the main thread and announced with signals, so a view only reads
+ * plain data here and never calls core/ itself.  Pointers returned by the
+ * getters stay valid until the next signal that replaces them
+ * ("document-changed", "plan-changed", "layout-changed",
+ * "measured-changed"). */
+#ifndef PS_SESSION_H
+#define PS_SESSION_H
+
+#include <gio/gio.h>
+
+#include "ps-types.h"
+#include "ps-diagnose.h"
+#include "ps-graph.h"
+#include "ps-plan.h"
+#include "ps-scene.h"
+#include "ps-timeline.h"
+
+G_BEGIN_DECLS
+
+#define PS_TYPE_SESSION (ps_session_get_type ())
+G_DECLARE_FINAL_TYPE (PsSession, ps_session, PS, SESSION, GObject)
+
+#define PS_SESSION_ERROR (ps_session_error_quark ())
+GQuark ps_session_error_quark (void);
+
+/* Stream pin choices besides 0..63. */
+#define PS_PIN_AS_FILE (-2) /* whatever the file says */
+#define PS_PIN_NONE (-1)    /* let the planner choose */
+
+PsSession *ps_session_new (void);
+
+/* ---- document ----------------------------------------------------------- */
+
+/* Loads a graph file off the main thread.  On failure the current document
+ * stays and the error (PS_SESSION_ERROR) carries the loader's located
+ * messages, `FILE:LINE:COL: error: ...`, one a line. */
+void ps_session_load_async (PsSession *self, GFile *file, GCancellable *cancellable,
+                            GAsyncReadyCallback callback, gpointer user_data);
+gboolean ps_session_load_finish (PsSession *self, GAsyncResult *result, GError **error);
+
+GFile *ps_session_get_file (PsSession *self);
+/* The title for the window: the graph's name or the file's basename. */
+const char *ps_session_get_title (PsSession *self);
+/* The graph as planned (with the what-if choices applied); NULL when none. */
+const ps_graph *ps_session_get_graph (PsSession *self);
+
+/* ---- plan options and what-if ------------------------------------------- */
+
+guint ps_session_get_streams (PsSession *self);
+void ps_session_set_streams (PsSession *self, guint streams);
+gboolean ps_session_get_fusion (PsSession *self);
+void ps_session_set_fusion (PsSession *self, gboolean fusion);
+const char *ps_session_get_device (PsSession *self);
+void ps_session_set_device (PsSession *self, const char *device);
+/* Names of the device profiles: data/devices/*.json and the built-ins. */
+GStrv ps_session_list_devices (void);
+
+gboolean ps_session_get_node_no_fuse (PsSession *self, guint node);
+void ps_session_set_node_no_fuse (PsSession *self, guint node, gboolean no_fuse);
+/* PS_PIN_AS_FILE, PS_PIN_NONE or a stream number. */
+int ps_session_get_node_pin (PsSession *self, guint node);
+void ps_session_set_node_pin (PsSession *self, guint node, int pin);
+/* Whether a node could be fused at all (a fusible element-wise kernel). */
+gboolean ps_session_node_fusible (PsSession *self, guint node);
+
+/* ---- results ------------------------------------------------------------ */
+
+/* The current plan, its predicted timeline and diagnosis; NULL when none. */
+const ps_plan *ps_session_get_plan (PsSession *self);
+const ps_timeline *ps_session_get_predicted (PsSession *self);
+const ps_diagnosis *ps_session_get_diagnosis (PsSession *self);
+/* The measured timeline of the current plan; NULL when none. */
+const ps_timeline *ps_session_get_measured (PsSession *self);
+/* The laid-out DAG; NULL while none. */
+const ps_scene *ps_session_get_scene (PsSession *self);
+/* Why the last plan failed (e.g. a pin that cannot be honoured), or NULL. */
+const char *ps_session_get_plan_error (PsSession *self);
+
+void ps_session_get_summary (PsSession *self, PsSummary *out);
+/* The status line's text (also used by tests). */
+char *ps_session_format_summary (PsSession *self);
+
+/* Per node: the span of the predicted (or measured) timeline that ran it,
+ * or PS_NONE. */
+guint ps_session_node_span (PsSession *self, guint node, gboolean measured);
+/* Per node: predicted duration in ns of its step (< 0 when unknown). */
+double ps_session_node_duration (PsSession *self, guint node);
+/* Whether the node lies on the predicted critical path. */
+gboolean ps_session_node_critical (PsSession *self, guint node);
+/* Whether the node's step differs from the baseline's (stream or group). */
+gboolean ps_session_node_changed (PsSession *self, guint node);
+/* Per buffer: [first use, last use] in the predicted timeline; FALSE when unused. */
+gboolean ps_session_buffer_live (PsSession *self, guint buffer, double *start_ns, double *end_ns);
+/* The displayed label of a span ("a + b" for fused spans). */
+char *ps_session_span_label (PsSession *self, const ps_timeline *tl, guint span);
+char *ps_session_stream_label (PsSession *self, const ps_timeline *tl, guint stream);
+
+/* Nodes whose name, kernel function or one of whose buffers' names contain
+ * `text` (case-insensitive), in node order, at most `max`. */
+GArray *ps_session_find_nodes (PsSession *self, const char *text, guint max);
+
+/* ---- colours shared by the views ------------------------------------------ */
+
+PsColorMode ps_session_get_color_by (PsSession *self);
+void ps_session_set_color_by (PsSession *self, PsColorMode color_by);
+gboolean ps_session_get_show_critical (PsSession *self);
+void ps_session_set_show_critical (PsSession *self, gboolean show);
+/* The fill colour (0xRRGGBB) of a node under the current colouring. */
+guint32 ps_session_node_color (PsSession *self, guint node);
+/* The same for a span of a timeline (its first node, else its stream). */
+guint32 ps_session_span_color (PsSession *self, const ps_timeline *tl, guint span);
+
+/* ---- selection ---------------------------------------------------------- */
+
+PsSelectionKind ps_session_get_selection (PsSession *self, guint *id);
+void ps_session_select (PsSession *self, PsSelectionKind kind, guint id);
+/* Selects the span's first node (or its stall). */
+void ps_session_select_span (PsSession *self, const ps_timeline *tl, guint span);
+
+/* ---- baseline ----------------------------------------------------------- */
+
+void ps_session_pin_baseline (PsSession *self);
+void ps_session_clear_baseline (PsSession *self);
+gboolean ps_session_has_baseline (PsSession *self);
+/* The baseline's numbers; FALSE when there is none. */
+gboolean ps_session_get_baseline (PsSession *self, PsSummary *out);
+
+/* ---- jobs --------------------------------------------------------------- */
+
+/* Re-plans and re-simulates now (also done by every option setter). */
+void ps_session_replan (PsSession *self);
+/* Runs the plan on the GPU; FALSE (with *reason) when no GPU is usable. */
+gboolean ps_session_gpu_available (char **reason);
+void ps_session_run_gpu (PsSession *self);
+/* Cancels whatever runs. */
+void ps_session_cancel (PsSession *self);
+/* TRUE while a job runs; "progress" in [0, 1] or < 0 when unknown. */
+gboolean ps_session_get_busy (PsSession *self);
+double ps_session_get_progress (PsSession *self);
+const char *ps_session_get_activity (PsSession *self);
+/* TRUE when a document is loaded, planned, simulated and laid out, and no
+ * job is pending: what `--screenshot` waits for. */
+gboolean ps_session_get_ready (PsSession *self);
+
+G_END_DECLS
+
+#endif
