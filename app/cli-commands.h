@@ -11,4 +11,7 @@ int ps_cli_analyze (int argc, char **argv);
 int ps_cli_profile (int argc, char **argv);
 int ps_cli_kernels (int argc, char **argv);
 
+/* export (app/cli-export.c). */
+int ps_cli_export (int argc, char **argv);
+
 #endif

@@ -134,20 +134,30 @@ sweep (const ps_graph *g, const cli_plan_args *a, const ps_device *dev, uint32_t
   return CLI_OK;
 }
 
-/* Measures "what would help" for simulated work: re-simulates with each
- * suggested step at half its time. */
+/* Measures "what would help" for simulated work: re-simulates with every
+ * launch of each suggested work on the critical path at half its time. */
 static void
 refine_help (ps_sim *s, const ps_timeline *tl, ps_diagnosis *dg)
 {
+  uint32_t *steps = malloc (((size_t) dg->n_critical + 1) * sizeof *steps);
+  if (!steps)
+    return;
   for (uint32_t i = 0; i < dg->n_help; i++) {
     ps_help *h = &dg->help[i];
     if (h->kind != PS_HELP_SHORTEN || h->span >= tl->n_spans)
       continue;
-    uint32_t step = tl->spans[h->span].step;
+    uint64_t key = ps_diagnose_work_key (tl, h->span);
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < dg->n_critical; k++) {
+      uint32_t x = dg->critical[k];
+      if (tl->spans[x].step != PS_NONE && ps_diagnose_work_key (tl, x) == key)
+        steps[n++] = tl->spans[x].step;
+    }
     double saved;
-    if (step != PS_NONE && ps_sim_gain (s, step, 0.5, tl->makespan_ns, &saved) == 0)
+    if (n && ps_sim_gain (s, steps, n, 0.5, tl->makespan_ns, &saved) == 0)
       h->gain_ns = saved > 0 ? saved : 0;
   }
+  free (steps);
 }
 
 int
@@ -194,6 +204,8 @@ ps_cli_simulate (int argc, char **argv)
   if (!a.file)
     return cli_usage_error (cmd, "a graph FILE is required");
   uint32_t lo = 0, hi = 0;
+  if (range && trace)
+    return cli_usage_error (cmd, "--trace writes one simulation; leave it out with --sweep-streams");
   if (range && parse_range (range, &lo, &hi) != 0)
     return cli_usage_error (cmd, "--sweep-streams needs A..B with 1 <= A <= B <= %d, not '%s'",
                             PS_MAX_STREAMS, range);

@@ -31,7 +31,8 @@ static const char usage_text[] =
   "  profile FILE [PLAN-OPTIONS] [--mode streams|graph] [--iterations N] [--json]\n"
   "          [--trace OUT] [--check]      run the plan on a real GPU under CUPTI\n"
   "  kernels FILE [PLAN-OPTIONS] -o DIR   write the CUDA C and PTX of every kernel step\n"
-  "  export                               (not implemented yet)\n"
+  "  export FILE --view dag|plan|timeline|memory --format dot|svg|png|json|trace\n"
+  "         -o OUT [PLAN-OPTIONS]         write a diagram or data file\n"
   "\n"
   "PLAN-OPTIONS: --streams N (1-64, default 4), --no-fusion, --timing\n"
   "\n"
@@ -339,6 +340,8 @@ main (int argc, char **argv)
     return ps_cli_profile (argc - 1, argv + 1);
   if (strcmp (cmd, "kernels") == 0)
     return ps_cli_kernels (argc - 1, argv + 1);
+  if (strcmp (cmd, "export") == 0)
+    return ps_cli_export (argc - 1, argv + 1);
   for (int k = 0; k < (int) (sizeof pending_commands / sizeof pending_commands[0]); k++)
     if (strcmp (cmd, pending_commands[k].name) == 0)
       return pending_main (k, argc - 1, argv + 1);

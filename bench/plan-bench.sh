@@ -8,8 +8,9 @@
 # found under _build/), shape `layered`, sizes 10000 100000 1000000.  For
 # each size it writes `planscope-cli gen SHAPE --nodes N` to a temporary
 # file, runs `planscope-cli plan FILE --timing` under /usr/bin/time -v and
-# prints the per-pass wall times the CLI reports, the whole run's time and
-# its peak RSS.  Targets (issue 3): 100k nodes <= 0.25 s, 1M <= 3 s and
+# prints the load time, the compile time (the sum of the passes), their sum
+# and its growth from the previous size, the whole run's wall time (output
+# included), its peak RSS and the per-pass wall times the CLI reports.  Targets (issue 3): 100k nodes <= 0.25 s, 1M <= 3 s and
 # <= 4 GiB, growth <= 12x per 10x nodes.
 set -eu
 
@@ -39,26 +40,30 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-printf '%-9s %8s %8s | %s\n' nodes load_s total_s "passes (s) | peak RSS"
+printf '%-9s %7s %8s %13s %7s %9s  %s\n' nodes load_s compile_s load+compile wall_s peak_rss \
+  "passes (s)"
 prev=
 for n in $sizes; do
   f=$tmp/g$n.json
   "$cli" gen "$shape" --nodes "$n" > "$f"
-  # Warm the page cache so that the first size is not penalised.
-  cat "$f" > /dev/null
+  cat "$f" > /dev/null # warm the page cache
   start=$(date +%s.%N)
   # shellcheck disable=SC2086
   $timer "$cli" plan "$f" --timing > /dev/null 2> "$tmp/err"
   end=$(date +%s.%N)
   wall=$(echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }')
   load=$(awk '/^timing: (read|parse|load)/ { s += $3 } END { printf "%.3f", s }' "$tmp/err")
+  compile=$(awk '/^timing: (analyse|fuse|streams|sync|memory)/ { s += $3 } END { printf "%.3f", s }' \
+    "$tmp/err")
+  both=$(echo "$load $compile" | awk '{ printf "%.3f", $1 + $2 }')
   passes=$(awk '/^timing: (analyse|fuse|streams|sync|memory)/ { printf "%s %s  ", $2, $3 }' \
     "$tmp/err")
-  rss=$(awk -F: '/Maximum resident set size/ { printf "%.0f MiB", $2 / 1024 }' "$tmp/err")
+  rss=$(awk -F: '/Maximum resident set size/ { printf "%.0fMiB", $2 / 1024 }' "$tmp/err")
   growth=
   if [ -n "$prev" ]; then
-    growth=$(echo "$prev $wall" | awk '{ printf " (x%.1f)", $2 / $1 }')
+    growth=$(echo "$prev $both" | awk '{ printf " (x%.1f)", $2 / $1 }')
   fi
-  printf '%-9s %8s %8s | %s| %s%s\n' "$n" "$load" "$wall" "$passes" "${rss:-?}" "$growth"
-  prev=$wall
+  printf '%-9s %7s %8s %13s %7s %9s  %s\n' "$n" "$load" "$compile" "$both$growth" "$wall" \
+    "${rss:-?}" "$passes"
+  prev=$both
 done

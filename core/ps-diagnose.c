@@ -2,6 +2,8 @@
  * suggestions for a timeline (see ps-diagnose.h). */
 #include "ps-diagnose.h"
 
+#include "ps-strmap.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,22 +180,31 @@ add_help (ps_diagnosis *dg, const ps_help *h)
     dg->help[dg->n_help++] = *h;
 }
 
+uint64_t
+ps_diagnose_work_key (const ps_timeline *tl, uint32_t span)
+{
+  const ps_span *s = &tl->spans[span];
+  if (s->name != PS_NONE)
+    return (1ull << 40) | s->name;
+  /* By the function's name: the loader keeps one copy per node. */
+  const char *f = ps_timeline_span_function (tl, span);
+  if (f)
+    return (2ull << 40) | ps__strmap_hash (f, strlen (f));
+  return (3ull << 40) | span;
+}
+
 static int
 find_helps (ps_diagnosis *dg, const ps_timeline *tl, const keyed *stalls_by_stream,
             const uint32_t *stall_off)
 {
-  /* Work with the most time on the critical path, grouped by name for
-   * imported traces (the same kernel launched many times) and by step for
-   * plans. */
+  /* Work with the most time on the critical path, grouped by what it runs
+   * (the same kernel launched many times). */
   uint32_t n = dg->n_critical;
   keyed *k = malloc (((size_t) n + 1) * sizeof *k);
   if (!k)
     return PS_ENOMEM;
-  for (uint32_t i = 0; i < n; i++) {
-    const ps_span *s = &tl->spans[dg->critical[i]];
-    uint32_t key = s->step != PS_NONE ? s->step : s->name;
-    k[i] = (keyed) { (double) key, dg->critical[i] };
-  }
+  for (uint32_t i = 0; i < n; i++)
+    k[i] = (keyed) { (double) ps_diagnose_work_key (tl, dg->critical[i]), dg->critical[i] };
   qsort (k, n, sizeof *k, cmp_keyed);
   ps_help top[5];
   uint32_t n_top = 0;

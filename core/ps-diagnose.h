@@ -30,7 +30,7 @@ typedef enum ps_help_kind {
 
 typedef struct ps_help {
   uint8_t kind;     /* ps_help_kind */
-  uint32_t span;    /* SHORTEN: a span of that work */
+  uint32_t span;    /* SHORTEN: a span of that work (see ps_diagnose_work_key) */
   uint32_t stream;  /* IDLE_STREAM, STALLS: the stream; STALLS: also on_stream below */
   uint32_t on_stream; /* STALLS: the stream it mostly waits for, or PS_NONE */
   uint32_t count;   /* SHORTEN: spans of that work on the critical path */
@@ -65,6 +65,11 @@ typedef struct ps_diagnosis {
   uint32_t n_help;
   ps_help help[PS_DIAG_MAX_HELP];
 } ps_diagnosis;
+
+/* Which work a span is, for grouping "what would help": spans with equal
+ * keys run the same kernel function (or, imported, have the same name);
+ * fused groups, copies and other work are each their own. */
+uint64_t ps_diagnose_work_key (const ps_timeline *tl, uint32_t span);
 
 /* Diagnoses a finished timeline (ps_timeline_finish). */
 int ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl);

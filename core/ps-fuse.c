@@ -446,7 +446,8 @@ ps__fuse (ps__planner *pl)
   pl->gm = malloc (nn * sizeof *pl->gm);
   pl->gcost = malloc ((ng ? ng : 1) * sizeof *pl->gcost);
   pl->gfunc = malloc ((ng ? ng : 1) * sizeof *pl->gfunc);
-  if (!pl->gm_off || !pl->gm || !pl->gcost || !pl->gfunc) {
+  pl->gpin = malloc ((ng ? ng : 1) * sizeof *pl->gpin);
+  if (!pl->gm_off || !pl->gm || !pl->gcost || !pl->gfunc || !pl->gpin) {
     rc = ps__planner_nomem (pl);
     goto out;
   }
@@ -457,6 +458,7 @@ ps__fuse (ps__planner *pl)
   for (uint32_t i = 0; i < n; i++) {
     uint32_t v = pl->topo[i];
     pl->gm[pl->gm_off[pl->node_group[v] + 1]++] = v;
+    pl->gpin[pl->node_group[v]] = g->nodes[v].stream; /* members share their pin */
   }
 
   if ((rc = group_costs (pl)) < 0)

@@ -964,13 +964,15 @@ ps__load_node (ps__loader *ld)
 
   /* Keys: unknown ones get a suggestion among those the op allows. */
   uint32_t allowed = ns->op >= 0 ? op_keys[ns->op] : ~0u;
-  const char *names[PS__NK__COUNT];
-  for (int k = 0; k < PS__NK__COUNT; k++)
-    names[k] = (allowed & BIT (k)) ? ps__node_keys[k] : NULL;
-  for (uint32_t i = 0; i < ns->n_unknown; i++)
-    if ((ret = ps__unknown (ld, ns->unknown[i].line, ns->unknown[i].col, "key",
-                            ns->unknown[i].text, names, PS__NK__COUNT, NULL)) < 0)
-      return ret;
+  if (ns->n_unknown) {
+    const char *names[PS__NK__COUNT];
+    for (int k = 0; k < PS__NK__COUNT; k++)
+      names[k] = (allowed & BIT (k)) ? ps__node_keys[k] : NULL;
+    for (uint32_t i = 0; i < ns->n_unknown; i++)
+      if ((ret = ps__unknown (ld, ns->unknown[i].line, ns->unknown[i].col, "key",
+                              ns->unknown[i].text, names, PS__NK__COUNT, NULL)) < 0)
+        return ret;
+  }
   uint32_t extra = ns->seen & ~allowed;
   for (int k = 0; extra && k < PS__NK__COUNT; k++)
     if ((extra & BIT (k)) &&

@@ -58,6 +58,7 @@ typedef struct ps__planner {
   uint32_t *node_group;        /* per node */
   uint32_t *gm_off, *gm;       /* members of each group, in topological order */
   double *gcost;
+  int32_t *gpin;               /* the stream every member is pinned to, or -1 */
   uint32_t *gfunc;             /* plan string offset of a fused group's name, else PS_NONE */
   uint32_t n_fused;            /* groups with more than one member */
   uint32_t *gsucc_off, *gsucc; /* contracted edges, deduplicated */
@@ -75,6 +76,7 @@ typedef struct ps__planner {
   uint32_t *gpos;    /* 1-based position among the groups of its stream */
   double *gstart, *gfinish;
   double makespan;
+  uint32_t SC;       /* vector clock width: the highest stream used + 1 */
 
   /* sync */
   uint32_t *gevent;   /* planner event recorded right after the group, or PS_NONE */

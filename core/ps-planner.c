@@ -29,6 +29,7 @@ planner_free (ps__planner *pl)
   free (pl->gm_off);
   free (pl->gm);
   free (pl->gcost);
+  free (pl->gpin);
   free (pl->gfunc);
   free (pl->gsucc_off);
   free (pl->gsucc);

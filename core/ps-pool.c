@@ -13,9 +13,12 @@
  * buffer only if that buffer's rel is covered by the newcomer's need.
  * Neighbouring free blocks merge when one holder's uses all precede the
  * other's (the merged block keeps the later holder).  Free blocks sit in
- * power-of-two size bins, oldest first, and at most CANDIDATES blocks are
- * examined per buffer; failing that the pool grows at its end (reusing a
- * free block there when it can).  O(B (log B + CANDIDATES S)).
+ * power-of-two size bins per home stream (the stream of the holder's last
+ * use), oldest first.  A buffer looks at no more than CANDIDATES blocks of
+ * its own stream's bins, where reuse is likeliest, and CANDIDATES more of
+ * the others; failing that the pool grows at its end (reusing a free block
+ * there when it can).  O(B S CANDIDATES) in all, with linear-time counting
+ * sorts for the order.
  *
  * The lower bound is the larger of two peaks of simultaneously live bytes,
  * both valid for any legal packing: with buffers live over their uses'
@@ -319,7 +322,7 @@ quantize (double t, double scale)
  * found is at most the exact one and still a lower bound. */
 static int
 live_peaks (const ps__planner *pl, const uint32_t *first, const uint32_t *last,
-            const double *t0, const double *t1, uint64_t *peak)
+            const double *t0, const double *t1, const uint64_t *bytes, uint64_t *peak)
 {
   const ps_graph *g = pl->g;
   uint32_t B = g->n_buffers, n = 0, ng = pl->ng;
@@ -339,8 +342,8 @@ live_peaks (const ps__planner *pl, const uint32_t *first, const uint32_t *last,
    * bytes, so wrapping unsigned arithmetic gives exact values. */
   for (uint32_t b = 0; b < B; b++)
     if (first[b] != PS_NONE) {
-      delta[first[b]] += g->buffers[b].bytes;
-      delta[last[b] + 1] -= g->buffers[b].bytes;
+      delta[first[b]] += bytes[b];
+      delta[last[b] + 1] -= bytes[b];
     }
   uint64_t live = 0;
   *peak = 0;
@@ -367,9 +370,9 @@ live_peaks (const ps__planner *pl, const uint32_t *first, const uint32_t *last,
   live = 0;
   for (uint32_t i = 0, j = ns; i < ns;) {
     if (j < n && key[j] <= key[i]) { /* ends first at equal times */
-      live -= g->buffers[val[j++]].bytes;
+      live -= bytes[val[j++]];
     } else {
-      live += g->buffers[val[i++]].bytes;
+      live += bytes[val[i++]];
       if (live > *peak)
         *peak = live;
     }
@@ -386,33 +389,63 @@ typedef struct uses {
   uint32_t *first, *last; /* issue index of the first and last use, or PS_NONE */
   uint32_t *need, *rel;   /* B x S clocks */
   double *t0, *t1;        /* time span in the list schedule */
+  uint32_t *acc_off, *acc; /* per group: the pooled buffers its nodes touch (CSR) */
+  uint64_t *bytes;         /* size of each buffer (dense, for the sweeps) */
 } uses;
 
-static void
-use_buffer (const ps__planner *pl, uses *u, uint32_t b, uint32_t i, uint32_t gi,
-            const uint32_t *c)
+static inline bool
+pooled (const ps_graph *g, uint32_t b)
+{
+  return b < g->n_buffers && !(g->buffers[b].flags & PS_BUF_EXTERNAL);
+}
+
+/* The pooled buffers each group touches (reads, writes, a conditional's
+ * condition), gathered in one sequential pass so that the sweep in issue
+ * order reads compact lists instead of node records.  Two passes: count,
+ * then fill. */
+static int
+group_accesses (const ps__planner *pl, uses *u)
 {
   const ps_graph *g = pl->g;
-  uint32_t S = pl->S;
-  if (b >= g->n_buffers || (g->buffers[b].flags & PS_BUF_EXTERNAL))
-    return;
-  uint32_t *nd = u->need + (size_t) b * S;
-  if (u->first[b] == PS_NONE) {
-    u->first[b] = i;
-    memcpy (nd, c, S * sizeof *c);
-    u->t0[b] = pl->gstart[gi];
-    u->t1[b] = pl->gfinish[gi];
-  } else {
-    for (uint32_t t = 0; t < S; t++)
-      if (c[t] < nd[t])
-        nd[t] = c[t];
-    if (pl->gstart[gi] < u->t0[b])
-      u->t0[b] = pl->gstart[gi];
-    if (pl->gfinish[gi] > u->t1[b])
-      u->t1[b] = pl->gfinish[gi];
+  uint32_t ng = pl->ng;
+  u->acc_off = calloc ((size_t) ng + 2, sizeof *u->acc_off);
+  if (!u->acc_off)
+    return PS_ENOMEM;
+  for (int pass = 0; pass < 2; pass++) {
+    for (uint32_t gi = 0; gi < ng; gi++)
+      for (uint32_t k = pl->gm_off[gi]; k < pl->gm_off[gi + 1]; k++) {
+        const ps_node *n = &g->nodes[pl->gm[k]];
+        uint64_t r_end = (uint64_t) n->reads_begin + n->reads_count;
+        uint64_t w_end = (uint64_t) n->writes_begin + n->writes_count;
+        uint32_t cond = n->op == PS_OP_CONDITIONAL && n->aux < g->n_conds
+                          ? g->conds[n->aux].condition : PS_NONE;
+        for (uint64_t j = n->reads_begin; j <= r_end; j++) {
+          uint32_t b = j < r_end ? (j < g->n_access ? g->access[j] : PS_NONE) : cond;
+          if (!pooled (g, b))
+            continue;
+          if (pass == 0)
+            u->acc_off[gi + 2]++;
+          else
+            u->acc[u->acc_off[gi + 1]++] = b;
+        }
+        for (uint64_t j = n->writes_begin; j < w_end && j < g->n_access; j++) {
+          if (!pooled (g, g->access[j]))
+            continue;
+          if (pass == 0)
+            u->acc_off[gi + 2]++;
+          else
+            u->acc[u->acc_off[gi + 1]++] = g->access[j];
+        }
+      }
+    if (pass == 0) {
+      for (uint32_t gi = 0; gi < ng; gi++)
+        u->acc_off[gi + 2] += u->acc_off[gi + 1];
+      u->acc = malloc ((u->acc_off[ng + 1] ? u->acc_off[ng + 1] : 1) * sizeof *u->acc);
+      if (!u->acc)
+        return PS_ENOMEM;
+    }
   }
-  u->rel[(size_t) b * S + pl->gstream[gi]] = pl->gpos[gi];
-  u->last[b] = i;
+  return 0;
 }
 
 /* Replays the clocks in issue order and records every pooled buffer's
@@ -421,23 +454,32 @@ use_buffer (const ps__planner *pl, uses *u, uint32_t b, uint32_t i, uint32_t gi,
 static void
 collect_uses (const ps__planner *pl, uint32_t *clk, uses *u)
 {
-  const ps_graph *g = pl->g;
-  uint32_t S = pl->S;
+  uint32_t S = pl->SC;
   for (uint32_t i = 0; i < pl->ng; i++) {
     uint32_t gi = pl->order[i], s = pl->gstream[gi], pos = pl->gpos[gi];
     uint32_t *c = clk + (size_t) s * S;
     ps__sync_apply_waits (pl, i, clk);
     c[s] = pos - 1;
-    for (uint32_t k = pl->gm_off[gi]; k < pl->gm_off[gi + 1]; k++) {
-      const ps_node *n = &g->nodes[pl->gm[k]];
-      uint64_t end = (uint64_t) n->reads_begin + n->reads_count;
-      for (uint64_t j = n->reads_begin; j < end && j < g->n_access; j++)
-        use_buffer (pl, u, g->access[j], i, gi, c);
-      end = (uint64_t) n->writes_begin + n->writes_count;
-      for (uint64_t j = n->writes_begin; j < end && j < g->n_access; j++)
-        use_buffer (pl, u, g->access[j], i, gi, c);
-      if (n->op == PS_OP_CONDITIONAL && n->aux < g->n_conds)
-        use_buffer (pl, u, g->conds[n->aux].condition, i, gi, c);
+    double start = pl->gstart[gi], finish = pl->gfinish[gi];
+    for (uint32_t k = u->acc_off[gi]; k < u->acc_off[gi + 1]; k++) {
+      uint32_t b = u->acc[k];
+      uint32_t *nd = u->need + (size_t) b * S;
+      if (u->first[b] == PS_NONE) {
+        u->first[b] = i;
+        memcpy (nd, c, S * sizeof *c);
+        u->t0[b] = start;
+        u->t1[b] = finish;
+      } else {
+        for (uint32_t t = 0; t < S; t++)
+          if (c[t] < nd[t])
+            nd[t] = c[t];
+        if (start < u->t0[b])
+          u->t0[b] = start;
+        if (finish > u->t1[b])
+          u->t1[b] = finish;
+      }
+      u->rel[(size_t) b * S + s] = pos;
+      u->last[b] = i;
     }
     c[s] = pos;
   }
@@ -448,9 +490,11 @@ ps__pool (ps__planner *pl)
 {
   const ps_graph *g = pl->g;
   ps_plan *p = pl->p;
-  uint32_t B = g->n_buffers, S = pl->S, ng = pl->ng, b1 = B ? B : 1;
+  uint32_t B = g->n_buffers, S = pl->SC, ng = pl->ng, b1 = B ? B : 1;
   int rc = 0;
   uses u;
+  u.acc_off = u.acc = NULL;
+  u.bytes = malloc (b1 * sizeof *u.bytes);
   uint32_t *clk = calloc ((size_t) S * S, sizeof *clk);
   u.first = malloc (b1 * sizeof *u.first);
   u.last = malloc (b1 * sizeof *u.last);
@@ -472,14 +516,18 @@ ps__pool (ps__planner *pl)
   po.cap = b1 + 1; /* an allocation adds at most one block */
   po.b = malloc ((size_t) po.cap * sizeof *po.b);
   po.spare = malloc ((size_t) po.cap * sizeof *po.spare);
-  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.t0 || !u.t1 || !f_off || !l_off
-      || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
+  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.t0 || !u.t1 || !u.bytes || !f_off
+      || !l_off || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
       || !po.spare) {
     rc = PS_ENOMEM;
     goto out;
   }
-  for (uint32_t b = 0; b < B; b++)
+  for (uint32_t b = 0; b < B; b++) {
     u.first[b] = u.last[b] = where[b] = PS_NONE;
+    u.bytes[b] = g->buffers[b].bytes;
+  }
+  if ((rc = group_accesses (pl, &u)) < 0)
+    goto out;
   collect_uses (pl, clk, &u);
 
   /* Buffers by first use and by last use (counting sort).  A buffer nobody
@@ -519,15 +567,14 @@ ps__pool (ps__planner *pl)
     uint32_t a0 = f_off[i], a1 = f_off[i + 1];
     /* Within one step the larger buffers go first; such buckets are small. */
     for (uint32_t k = a0 + 1; k < a1; k++)
-      for (uint32_t j = k; j > a0 && g->buffers[f_list[j]].bytes > g->buffers[f_list[j - 1]].bytes;
-           j--) {
+      for (uint32_t j = k; j > a0 && u.bytes[f_list[j]] > u.bytes[f_list[j - 1]]; j--) {
         uint32_t x = f_list[j];
         f_list[j] = f_list[j - 1];
         f_list[j - 1] = x;
       }
     for (uint32_t k = a0; k < a1; k++) {
       uint32_t b = f_list[k];
-      uint64_t z = (g->buffers[b].bytes + PS_POOL_ALIGN - 1) & ~(uint64_t) (PS_POOL_ALIGN - 1);
+      uint64_t z = (u.bytes[b] + PS_POOL_ALIGN - 1) & ~(uint64_t) (PS_POOL_ALIGN - 1);
       if (!pool_alloc (&po, b, pl->gstream[pl->order[i]], z, &where[b])) {
         rc = PS_ELIMIT;
         goto out;
@@ -539,7 +586,7 @@ ps__pool (ps__planner *pl)
   }
   p->pool_bytes = po.end > unused_max ? po.end : unused_max;
 
-  rc = live_peaks (pl, u.first, u.last, u.t0, u.t1, &p->pool_lower_bound);
+  rc = live_peaks (pl, u.first, u.last, u.t0, u.t1, u.bytes, &p->pool_lower_bound);
 out:
   if (rc == PS_ENOMEM)
     rc = ps__planner_nomem (pl);
@@ -552,6 +599,9 @@ out:
   free (u.rel);
   free (u.t0);
   free (u.t1);
+  free (u.bytes);
+  free (u.acc_off);
+  free (u.acc);
   free (f_off);
   free (l_off);
   free (f_list);

@@ -129,7 +129,6 @@ priorities (const ps__planner *pl, const double *rank, double *key)
 int
 ps__schedule (ps__planner *pl)
 {
-  const ps_graph *g = pl->g;
   uint32_t ng = pl->ng, S = pl->S, n1 = ng ? ng : 1;
   int rc = 0;
   double *rank = malloc (n1 * sizeof *rank);
@@ -190,7 +189,7 @@ ps__schedule (ps__planner *pl)
       }
     }
 
-    int32_t pin = g->nodes[pl->gm[pl->gm_off[gi]]].stream;
+    int32_t pin = pl->gpin[gi];
     uint32_t lo = 0, hi = S;
     if (pin >= 0 && (uint32_t) pin < S) {
       lo = (uint32_t) pin;
@@ -239,6 +238,10 @@ ps__schedule (ps__planner *pl)
     goto out;
   }
   pl->makespan = makespan;
+  pl->SC = 1;
+  for (uint32_t s = 0; s < S; s++)
+    if (count[s] > 0)
+      pl->SC = s + 1;
 out:
   free (rank);
   free (key);

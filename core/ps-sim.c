@@ -536,15 +536,27 @@ ps_simulate (const ps_plan *p, const ps_device *d, ps_timeline *tl)
 }
 
 int
-ps_sim_gain (ps_sim *s, uint32_t step, double factor, double base_ns, double *saved_ns)
+ps_sim_gain (ps_sim *s, const uint32_t *steps, uint32_t n, double factor, double base_ns,
+             double *saved_ns)
 {
-  if (step >= s->plan->n_steps || !(factor >= 0))
+  if (!(factor >= 0))
     return PS_EINVAL;
+  for (uint32_t i = 0; i < n; i++)
+    if (steps[i] >= s->plan->n_steps)
+      return PS_EINVAL;
+  double *old = malloc (((size_t) n + 1) * sizeof *old);
+  if (!old)
+    return PS_ENOMEM;
+  /* Saved first and restored in reverse, so repeated steps come back. */
+  for (uint32_t i = 0; i < n; i++) {
+    old[i] = s->cost[steps[i]].ns;
+    s->cost[steps[i]].ns = old[i] * factor;
+  }
   double changed;
-  double old = s->cost[step].ns;
-  s->cost[step].ns = old * factor;
   int rc = ps_sim_run (s, NULL, &changed);
-  s->cost[step].ns = old;
+  for (uint32_t i = n; i-- > 0;)
+    s->cost[steps[i]].ns = old[i];
+  free (old);
   if (rc < 0)
     return rc;
   *saved_ns = base_ns - changed;

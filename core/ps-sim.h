@@ -66,8 +66,9 @@ int ps_sim_run (ps_sim *s, ps_timeline *tl, double *makespan_ns);
 int ps_simulate (const ps_plan *p, const ps_device *d, ps_timeline *tl);
 
 /* Makespan saved, against base_ns (the makespan of an unchanged run), if
- * step `step` took `factor` of its modelled time: re-simulates with that
- * one change (for "what would help"). */
-int ps_sim_gain (ps_sim *s, uint32_t step, double factor, double base_ns, double *saved_ns);
+ * the n given steps took `factor` of their modelled time: re-simulates
+ * with that change (for "what would help"). */
+int ps_sim_gain (ps_sim *s, const uint32_t *steps, uint32_t n, double factor, double base_ns,
+                 double *saved_ns);
 
 #endif

@@ -28,7 +28,7 @@ merge (uint32_t *c, const uint32_t *snap, uint32_t S)
 void
 ps__sync_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk)
 {
-  uint32_t S = pl->S, gi = pl->order[i], s = pl->gstream[gi];
+  uint32_t S = pl->SC, gi = pl->order[i], s = pl->gstream[gi];
   uint32_t *c = clk + (size_t) s * S;
   for (uint32_t k = pl->wait_off[i]; k < pl->wait_off[i + 1]; k++)
     merge (c, pl->snaps + (size_t) pl->snap_of[pl->waits[k]] * S, S);
@@ -41,7 +41,7 @@ ps__sync_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk)
 static int
 decide (ps__planner *pl)
 {
-  uint32_t ng = pl->ng, S = pl->S, n1 = ng ? ng : 1;
+  uint32_t ng = pl->ng, S = pl->SC, n1 = ng ? ng : 1;
   uint32_t n_edges = pl->gsucc_off[ng];
   pl->gevent = malloc (n1 * sizeof *pl->gevent);
   pl->snap_of = malloc (n1 * sizeof *pl->snap_of);

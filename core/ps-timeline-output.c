@@ -172,7 +172,13 @@ ps_timeline_write_json (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
         fputs (", \"work\": [", out);
         bool ff = true;
         span_names (out, tl, h->span, &ff);
-        fprintf (out, "], \"count\": %u, \"critical_ns\": ", h->count);
+        fputs ("]", out);
+        const char *fn = ps_timeline_span_function (tl, h->span);
+        if (fn) {
+          fputs (", \"function\": ", out);
+          ps_jsonw_string (out, fn);
+        }
+        fprintf (out, ", \"count\": %u, \"critical_ns\": ", h->count);
         num (out, h->ns);
         if (h->gain_ns >= 0) {
           fputs (", \"halving_saves_ns\": ", out);
@@ -215,8 +221,10 @@ dur (char *buf, size_t cap, double ns)
     snprintf (buf, cap, "%.3g us", ns / 1e3);
   else if (a < 1e9)
     snprintf (buf, cap, "%.3g ms", ns / 1e6);
-  else
+  else if (a < 1e12)
     snprintf (buf, cap, "%.3g s", ns / 1e9);
+  else
+    snprintf (buf, cap, "%.0f s", ns / 1e9);
   return buf;
 }
 
@@ -336,15 +344,22 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
       const ps_help *h = &dg->help[i];
       fputs ("  - ", out);
       switch ((ps_help_kind) h->kind) {
-      case PS_HELP_SHORTEN:
-        fputs ("shorten ", out);
-        print_span (out, tl, h->span);
+      case PS_HELP_SHORTEN: {
+        const char *fn = ps_timeline_span_function (tl, h->span);
+        if (h->count > 1 && fn) {
+          fputs ("shorten kernel ", out);
+          fputs (fn, out);
+        } else {
+          fputs ("shorten ", out);
+          print_span (out, tl, h->span);
+        }
         fprintf (out, ": %s on the critical path", dur (a, sizeof a, h->ns));
         if (h->count > 1)
           fprintf (out, " (%u launches)", h->count);
         if (h->gain_ns >= 0)
           fprintf (out, "; halving it saves %s", dur (b, sizeof b, h->gain_ns));
         break;
+      }
       case PS_HELP_LAUNCH_BOUND:
         fprintf (out, "launch-bound: %s of the critical path waits for the host to issue work; "
                  "a CUDA graph, fusion or fewer, larger kernels would help",

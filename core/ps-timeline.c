@@ -283,6 +283,21 @@ ps_timeline_span_name (const ps_timeline *tl, uint32_t span)
   return ps_span_kind_name ((ps_span_kind) s->kind);
 }
 
+const char *
+ps_timeline_span_function (const ps_timeline *tl, uint32_t span)
+{
+  if (span >= tl->n_spans || !tl->graph)
+    return NULL;
+  const ps_span *s = &tl->spans[span];
+  if (s->nodes_count != 1)
+    return NULL;
+  const ps_graph *g = tl->graph;
+  uint32_t v = tl->span_nodes[s->nodes_begin];
+  if (v >= g->n_nodes || g->nodes[v].op != PS_OP_KERNEL || g->nodes[v].aux >= g->n_kernels)
+    return NULL;
+  return ps_graph_str (g, g->kernels[g->nodes[v].aux].function);
+}
+
 void
 ps_timeline_span_label (const ps_timeline *tl, uint32_t span, char *buf, size_t cap)
 {

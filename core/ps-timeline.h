@@ -142,6 +142,8 @@ int ps_timeline_finish (ps_timeline *tl);
 const char *ps_timeline_span_name (const ps_timeline *tl, uint32_t span);
 /* Writes "a + b + c" for a fused span (at most cap bytes, NUL-terminated). */
 void ps_timeline_span_label (const ps_timeline *tl, uint32_t span, char *buf, size_t cap);
+/* The kernel function a single-kernel span runs (from the graph), or NULL. */
+const char *ps_timeline_span_function (const ps_timeline *tl, uint32_t span);
 const char *ps_span_kind_name (ps_span_kind k);
 const char *ps_timeline_source_name (ps_timeline_source s);
 

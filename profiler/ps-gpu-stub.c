@@ -65,6 +65,13 @@ ps_gpu_check (ps_gpu *gpu, const ps_plan *a, const ps_plan *b, ps_profile_mode m
 }
 
 int
+ps_gpu_read_buffer (ps_gpu *gpu, const ps_plan *p, ps_profile_mode mode, uint32_t buffer,
+                    void *out, size_t bytes, ps_gpu_error *err)
+{
+  return not_built (err);
+}
+
+int
 ps__nvrtc_load (ps_gpu_error *err)
 {
   return not_built (err);

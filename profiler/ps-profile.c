@@ -223,6 +223,31 @@ run_outputs (ps_gpu *gpu, const ps_plan *p, ps_profile_mode mode, output **out, 
   return 0;
 }
 
+int
+ps_gpu_read_buffer (ps_gpu *gpu, const ps_plan *p, ps_profile_mode mode, uint32_t buffer,
+                    void *out, size_t bytes, ps_gpu_error *err)
+{
+  ps_gpu_error_clear (err);
+  const ps_graph *g = p->graph;
+  if (buffer >= g->n_buffers || bytes > g->buffers[buffer].bytes)
+    return ps_gpu_error_set (err, PS_GPU_CUDA_FAILED, 0, "no buffer %u of %zu bytes", buffer,
+                             bytes);
+  ps__run run;
+  int rc = ps__run_init (&run, gpu, p, err);
+  if (rc == 0)
+    rc = ps__run_fill (&run, err);
+  if (rc == 0 && mode == PS_PROFILE_GRAPH)
+    rc = ps__run_capture (&run, err);
+  if (rc == 0)
+    rc = ps__run_once (&run, mode, false, 0, NULL, err);
+  CUresult r;
+  if (rc == 0 && (r = gpu->cu->cuMemcpyDtoH (out, run.buf[buffer], bytes)) != CUDA_SUCCESS)
+    rc = ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "reading buffer \"%s\"",
+                      ps_buffer_name (g, buffer));
+  ps__run_free (&run);
+  return rc;
+}
+
 static double
 half_to_double (uint16_t h)
 {

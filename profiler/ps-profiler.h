@@ -161,6 +161,12 @@ typedef struct ps_check_result {
 int ps_gpu_check (ps_gpu *gpu, const ps_plan *a, const ps_plan *b, ps_profile_mode mode,
                   ps_check_result *r, ps_gpu_error *err);
 
+/* Runs p once from the deterministic inputs (ps_fill_value, as --check
+ * does) and copies the first `bytes` of buffer `buffer` after the run into
+ * out: what a test needs to compare a kernel with a reference. */
+int ps_gpu_read_buffer (ps_gpu *gpu, const ps_plan *p, ps_profile_mode mode, uint32_t buffer,
+                        void *out, size_t bytes, ps_gpu_error *err);
+
 /* ---- kernels without a GPU ---------------------------------------------- */
 
 /* Writes DIR/stepNNN-FUNCTION.cu (the CUDA C of every kernel step: built-in,

@@ -14,6 +14,10 @@
 
 #include <pango/pangocairo.h>
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
 #define SANS "DejaVu Sans, Verdana, sans-serif"
 #define MONO "DejaVu Sans Mono, monospace"
 

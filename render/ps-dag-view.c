@@ -71,7 +71,20 @@ prepare (dag *d)
     uint32_t st = fused_step (d, v);
     d->unit[v] = st == PS_NONE ? v : d->p->step_nodes[d->p->steps[st].nodes_begin];
   }
-  int ret = ps_analysis_run (&d->a, g, d->ns);
+  /* The critical path weighs each work node with the gap it costs its
+   * stream too, so that work the cost model cannot time (imported kernels
+   * without sizes) still counts. */
+  double *w = malloc ((size_t) n * sizeof *w);
+  if (!w)
+    return PS_ENOMEM;
+  for (uint32_t v = 0; v < n; v++) {
+    ps_op op = (ps_op) g->nodes[v].op;
+    bool work = op == PS_OP_KERNEL || op == PS_OP_MEMCPY || op == PS_OP_MEMSET
+                || op == PS_OP_HOST || op == PS_OP_OPAQUE;
+    w[v] = d->ns[v] + (work ? d->o->gap_ns : 0);
+  }
+  int ret = ps_analysis_run (&d->a, g, w);
+  free (w);
   if (ret < 0)
     return ret;
   for (uint32_t i = 0; i < d->a.n_critical; i++) {
@@ -281,9 +294,13 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
   const ps__vbox *bx = &d->boxes[b];
   char buf[512], t1[32], t2[32], kinds[160];
   int ret;
-  ps_format_ns (bx->ns, t1, sizeof t1);
+  /* Durations the model cannot tell (0) are left out. */
+  if (bx->ns > 0)
+    ps_format_ns (bx->ns, t1, sizeof t1);
+  else
+    t1[0] = '\0';
   if (bx->stream >= 0)
-    snprintf (t2, sizeof t2, " \xc2\xb7 stream %d", bx->stream);
+    snprintf (t2, sizeof t2, "%sstream %d", t1[0] ? " \xc2\xb7 " : "", bx->stream);
   else
     t2[0] = '\0';
   if (bx->count == 1) {
@@ -315,7 +332,8 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
                           : ps_scene_strf (s, &sn->label, "levels %u\xe2\x80\x93%u", l0,
                                            l0 + d->band - 1);
     if (ret == 0)
-      ret = ps_scene_strf (s, &sn->detail, "%u nodes \xc2\xb7 %s", bx->count, t1);
+      ret = ps_scene_strf (s, &sn->detail, "%u nodes%s%s", bx->count, t1[0] ? " \xc2\xb7 " : "",
+                           t1);
     if (ret == 0 && bx->n_crit > 0)
       ret = bx->n_crit == 1
               ? ps_scene_strf (s, &sn->detail2, "critical: %s", ps_node_name (g, bx->crit_first))
@@ -343,7 +361,8 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
     if (ret == 0)
       ret = ps_scene_str (s, buf, &sn->detail);
     if (ret == 0)
-      ret = ps_scene_strf (s, &sn->detail2, "fused, %u nodes \xc2\xb7 %s%s", bx->count, t1, t2);
+      ret = ps_scene_strf (s, &sn->detail2, "fused, %u nodes \xc2\xb7 %s%s", bx->count, t1,
+                           t1[0] ? t2 : t2 + (t2[0] ? 0 : 0));
     if (ret == 0)
       ret = ps_scene_strf (s, &sn->tooltip, "fused group %s: %s", fn ? fn : "", buf);
     sn->ref = st;
@@ -463,7 +482,7 @@ ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_vi
           if (ret == 0) {
             const char *fn = d.p->steps[st].function != PS_NONE
                                ? d.p->strings + d.p->steps[st].function : "fused";
-            ret = ps_scene_strf (s, &s->clusters[c].label, "fused: %s", fn);
+            ret = ps_scene_str (s, fn, &s->clusters[c].label);
             s->clusters[c].flags |= PS_SCENE_DASHED;
             s->clusters[c].fill = 0xfbfbf0;
             s->clusters[c].stroke = 0x8a8a5c;

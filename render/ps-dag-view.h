@@ -31,6 +31,8 @@ typedef struct ps_view_options {
   uint32_t fast_boxes;   /* more boxes than this: cheaper layout (default 600) */
   const double *node_ns; /* duration per graph node; NULL: the default cost model */
   const double *step_ns; /* duration per plan step; NULL: sum of its nodes */
+  double gap_ns;         /* added to each work node for the critical path: the time it
+                            holds its stream beyond its own duration (dispatch gap) */
 } ps_view_options;
 
 void ps_view_options_init (ps_view_options *o);

@@ -1,1 +1,1105 @@
-int main (void) { return 0; }
+/* test-profiler.c: the profiler without a GPU: generated kernels (every
+ * built-in over every dtype, fused groups drawn at random) compile with
+ * NVRTC and assemble with ptxas; fused kernels keep intermediates in
+ * registers and fall back to several launches when one loop would race;
+ * `kernels` writes compilable PTX for every example; CUPTI records built in
+ * memory with CUDA 13's layouts map to plan steps; measured timelines carry
+ * medians, stalls and flows; and every way a GPU can be unavailable makes
+ * `profile` exit 3 with its reason (a fake libcuda/libcupti stands in for
+ * the driver), while with the fake "working" driver every example runs in
+ * both modes and passes --check. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glob.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ps-graph.h"
+#include "ps-kernel-src.h"
+#include "ps-measure.h"
+#include "ps-plan.h"
+#include "ps-profiler.h"
+#ifdef PS_GPU_BACKEND
+#include "ps-cupti-map.h"
+#endif
+
+#ifndef PS_TEST_SOURCE_ROOT
+#define PS_TEST_SOURCE_ROOT "."
+#endif
+
+static const char *examples[] = {
+  "copy-compute-overlap", "events-barrier-conditional", "long-kernel-wait",
+  "transformer-block",    "user-module",
+};
+#define N_EXAMPLES (sizeof examples / sizeof examples[0])
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *
+source_root (void)
+{
+  const char *r = getenv ("PS_SOURCE_ROOT");
+  return r && *r ? r : PS_TEST_SOURCE_ROOT;
+}
+
+static void
+load_string (ps_graph *g, const char *json)
+{
+  ps_diag d;
+  ps_diag_init (&d, "test.json");
+  int rc = ps_graph_load_json (g, json, strlen (json), "test.json", &d);
+  if (rc < 0)
+    ps_diag_print (&d, stderr);
+  ps_diag_free (&d);
+  assert_int_equal (rc, 0);
+}
+
+static uint32_t
+node_id (const ps_graph *g, const char *name)
+{
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (strcmp (ps_node_name (g, v), name) == 0)
+      return v;
+  fail_msg ("no node %s", name);
+  return PS_NONE;
+}
+
+static uint32_t
+param_of (const ps_ksrc *k, const ps_graph *g, const char *buf)
+{
+  for (uint32_t j = 0; j < k->n_bufs; j++)
+    if (strcmp (ps_buffer_name (g, k->bufs[j]), buf) == 0)
+      return j;
+  fail_msg ("buffer %s is not a parameter", buf);
+  return PS_NONE;
+}
+
+/* Runs planscope-cli with extra environment assignments; returns its exit
+ * status and (in *out, malloc'd) what it wrote to stdout and stderr. */
+static int
+run_cli (const char *env, const char *args, char **out)
+{
+#ifdef PS_TEST_CLI
+  char cmd[8192];
+  snprintf (cmd, sizeof cmd, "env %s '%s' %s 2>&1", env ? env : "", PS_TEST_CLI, args);
+  FILE *f = popen (cmd, "r");
+  assert_non_null (f);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc (cap + 1);
+  assert_non_null (buf);
+  size_t got;
+  while ((got = fread (buf + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      cap *= 2;
+      buf = realloc (buf, cap + 1);
+      assert_non_null (buf);
+    }
+  }
+  buf[n] = '\0';
+  int st = pclose (f);
+  if (out)
+    *out = buf;
+  else
+    free (buf);
+  return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+#else
+  (void) env, (void) args, (void) out;
+  fail_msg ("PS_TEST_CLI not set");
+  return -1;
+#endif
+}
+
+static void
+expect_cli (const char *env, const char *args, int code, const char *needle)
+{
+  char *out = NULL;
+  int rc = run_cli (env, args, &out);
+  if (rc != code || (needle && !strstr (out, needle)))
+    fail_msg ("planscope-cli %s (env %s): exit %d, expected %d with \"%s\"; output:\n%s", args,
+              env ? env : "", rc, code, needle ? needle : "", out);
+  free (out);
+}
+
+static char *
+make_temp_dir (void)
+{
+  char tmpl[] = "/tmp/planscope-test-XXXXXX";
+  char *d = mkdtemp (tmpl);
+  assert_non_null (d);
+  return strdup (d);
+}
+
+static void
+remove_dir (char *dir)
+{
+  char cmd[4200];
+  snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal (system (cmd), 0);
+  free (dir);
+}
+
+/* Compiles with NVRTC and, when ptxas was found at build time, assembles
+ * the PTX for sm_90. */
+static void
+compile_ok (const char *code, const char *name, const char *function)
+{
+  char *ptx = NULL, *log = NULL;
+  size_t len = 0;
+  ps_gpu_error err;
+  int rc = ps_nvrtc_compile_ptx (code, name, "compute_90", NULL, &ptx, &len, &log, &err);
+  if (rc != 0)
+    fail_msg ("%s: %s\n%s\n%s", name, err.message, log ? log : "", code);
+  char entry[256];
+  snprintf (entry, sizeof entry, ".entry %s(", function);
+  if (!strstr (ptx, entry))
+    fail_msg ("%s: no %s in the PTX", name, entry);
+#ifdef PS_TEST_PTXAS
+  char path[] = "/tmp/planscope-ptx-XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  assert_int_equal (write (fd, ptx, len), (ssize_t) len);
+  close (fd);
+  char cmd[4200];
+  snprintf (cmd, sizeof cmd, "'%s' -arch=sm_90 '%s' -o /dev/null", PS_TEST_PTXAS, path);
+  int st = system (cmd);
+  unlink (path);
+  if (st != 0)
+    fail_msg ("%s: ptxas rejected the PTX:\n%s", name, code);
+#endif
+  free (ptx);
+  free (log);
+}
+
+/* ---- generated kernels -------------------------------------------------- */
+
+static const char *dtypes[] = { "f32", "f16", "bf16", "i32", "u8" };
+
+static void
+builtin_graph (char *buf, size_t cap, ps_impl impl, const char *dt)
+{
+  int nr = ps_impl_reads (impl);
+  bool spin = impl == PS_IMPL_SPIN;
+  snprintf (buf, cap,
+            "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": ["
+            "{\"name\": \"a\", \"bytes\": 4096, \"dtype\": \"%s\"},"
+            "{\"name\": \"b\", \"bytes\": 1000, \"dtype\": \"%s\"},"
+            "{\"name\": \"o\", \"bytes\": 4096, \"dtype\": \"%s\"}],"
+            "\"nodes\": [{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", "
+            "\"impl\": \"%s\", \"grid\": 4, \"block\": 128%s%s%s%s}]}",
+            dt, dt, dt, ps_impl_name (impl), nr == 0 ? "" : nr == 1 ? ", \"reads\": [\"a\"]"
+                                                                 : ", \"reads\": [\"a\", \"b\"]",
+            spin ? "" : ", \"writes\": [\"o\"]", spin ? ", \"cost_ns\": 5000" : "",
+            impl == PS_IMPL_FILL ? ", \"params\": {\"value\": 0.25}" : "");
+}
+
+static void
+profiler_kernels_builtins_generate (void **state)
+{
+  (void) state;
+  /* Plain text, in every build. */
+  for (int impl = PS_IMPL_COPY; impl < PS_IMPL__COUNT; impl++)
+    for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+      char json[2048];
+      builtin_graph (json, sizeof json, (ps_impl) impl, dtypes[d]);
+      ps_graph g;
+      ps_graph_init (&g);
+      load_string (&g, json);
+      ps_ksrc_ctx c;
+      assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);
+      ps_ksrc k;
+      uint32_t v = 0;
+      assert_int_equal (ps_ksrc_build (&k, &c, &v, 1, NULL), 0);
+      assert_int_equal (k.kind, PS_KSRC_GENERATED);
+      assert_int_equal (k.n_parts, 1);
+      char want[128];
+      if (impl == PS_IMPL_SPIN) {
+        snprintf (want, sizeof want, "ps_spin");
+        assert_int_equal (k.parts[0].pad_ns, 5000);
+        assert_true (k.parts[0].one_wave);
+      } else {
+        snprintf (want, sizeof want, "ps_%s_%s", ps_impl_name ((ps_impl) impl), dtypes[d]);
+        assert_int_equal (k.parts[0].n, 4096 / ps_dtype_size ((ps_dtype) d));
+      }
+      assert_string_equal (k.function, want);
+      char sig[160];
+      snprintf (sig, sizeof sig, "extern \"C\" __global__ void\n%s (", want);
+      assert_non_null (strstr (k.code, sig));
+      assert_true ((strstr (k.code, "cuda_fp16.h") != NULL) == (d == PS_DT_F16 && impl != PS_IMPL_SPIN));
+      assert_true ((strstr (k.code, "cuda_bf16.h") != NULL) == (d == PS_DT_BF16 && impl != PS_IMPL_SPIN));
+      ps_ksrc_free (&k);
+      ps_ksrc_ctx_free (&c);
+      ps_graph_free (&g);
+    }
+}
+
+#ifdef PS_GPU_BACKEND
+static void
+profiler_kernels_builtins_compile (void **state)
+{
+  (void) state;
+  for (int impl = PS_IMPL_COPY; impl < PS_IMPL__COUNT; impl++)
+    for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+      char json[2048];
+      builtin_graph (json, sizeof json, (ps_impl) impl, dtypes[d]);
+      ps_graph g;
+      ps_graph_init (&g);
+      load_string (&g, json);
+      ps_ksrc_ctx c;
+      assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);
+      ps_ksrc k;
+      uint32_t v = 0;
+      assert_int_equal (ps_ksrc_build (&k, &c, &v, 1, NULL), 0);
+      compile_ok (k.code, k.function, k.function);
+      ps_ksrc_free (&k);
+      ps_ksrc_ctx_free (&c);
+      ps_graph_free (&g);
+    }
+  compile_ok (ps_ksrc_support_code (), "support", "ps_init_bf16");
+}
+#endif
+
+/* A chain of element-wise kernels drawn from a seed: node i reads t(i-1)
+ * (and sometimes an input of another length), writes t(i); dtypes and
+ * lengths vary, the last output is external. */
+static uint32_t
+rnd (uint64_t *s)
+{
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t) (*s >> 33);
+}
+
+static void
+random_chain (char *buf, size_t cap, uint32_t seed, uint32_t n)
+{
+  uint64_t s = seed * 2654435761u + 1;
+#define RND() rnd (&s)
+  size_t len = 0;
+  len += (size_t) snprintf (buf + len, cap - len,
+                            "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [");
+  const uint32_t lens[] = { 4096, 2048, 8192, 1000 };
+  for (uint32_t i = 0; i <= n; i++) {
+    const char *dt = dtypes[RND () % 5];
+    len += (size_t) snprintf (buf + len, cap - len,
+                              "%s{\"name\": \"t%u\", \"bytes\": %u, \"dtype\": \"%s\"%s},"
+                              "{\"name\": \"in%u\", \"bytes\": %u, \"dtype\": \"%s\"}",
+                              i ? "," : "", i, lens[RND () % 4], dt,
+                              i == n ? ", \"external\": true" : "", i, lens[RND () % 4],
+                              dtypes[RND () % 5]);
+  }
+  len += (size_t) snprintf (buf + len, cap - len, "], \"nodes\": [");
+  const char *unary[] = { "copy", "scale", "add_scalar", "relu", "gelu", "sigmoid", "tanh",
+                          "exp", "neg" };
+  const char *binary[] = { "add", "mul", "sub" };
+  for (uint32_t i = 1; i <= n; i++) {
+    uint32_t pick = RND () % 14;
+    char reads[64];
+    const char *impl;
+    if (pick < 9) {
+      impl = unary[pick];
+      snprintf (reads, sizeof reads, "\"t%u\"", i - 1);
+    } else if (pick < 12) {
+      impl = binary[pick - 9];
+      snprintf (reads, sizeof reads, "\"t%u\", \"in%u\"", i - 1, i);
+    } else if (pick == 12) {
+      impl = NULL; /* synthetic */
+      snprintf (reads, sizeof reads, "\"t%u\", \"in%u\"", i - 1, i);
+    } else {
+      impl = "fill";
+      reads[0] = '\0';
+    }
+    /* Each built-in takes its own parameter; synthetic kernels get a busy
+     * time instead. */
+    const char *extra = !impl                           ? "\"cost_ns\": 123, "
+                        : strcmp (impl, "scale") == 0      ? "\"params\": {\"alpha\": 0.5}, "
+                        : strcmp (impl, "add_scalar") == 0 ? "\"params\": {\"beta\": -1.25}, "
+                        : strcmp (impl, "fill") == 0       ? "\"params\": {\"value\": 3}, "
+                                                          : "";
+    len += (size_t) snprintf (buf + len, cap - len,
+                              "%s{\"name\": \"k%u\", \"op\": \"kernel\", \"function\": \"f%u\", "
+                              "%s%s%s\"fusible\": true, \"grid\": [4, 2], \"block\": [64, 2], "
+                              "%s\"reads\": [%s], \"writes\": [\"t%u\"]}",
+                              i > 1 ? "," : "", i, i, impl ? "\"impl\": \"" : "", impl ? impl : "",
+                              impl ? "\", " : "", extra, reads, i);
+  }
+  snprintf (buf + len, cap - len, "]}");
+#undef RND
+}
+
+static void
+profiler_kernels_fused_random (void **state)
+{
+  (void) state;
+  uint32_t sound = 0, split = 0;
+  for (uint32_t seed = 1; seed <= 40; seed++) {
+    char json[16384];
+    uint32_t n = 2 + seed % 6;
+    random_chain (json, sizeof json, seed, n);
+    ps_graph g;
+    ps_graph_init (&g);
+    load_string (&g, json);
+    ps_ksrc_ctx c;
+    assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);
+    uint32_t nodes[16];
+    for (uint32_t i = 0; i < n; i++)
+      nodes[i] = n - 1 - i; /* any order: the generator sorts */
+    ps_ksrc k;
+    assert_int_equal (ps_ksrc_build (&k, &c, nodes, n, NULL), 0);
+    assert_true (k.fused);
+    assert_int_equal (k.n_nodes, n);
+    for (uint32_t i = 0; i < n; i++)
+      assert_int_equal (k.nodes[i], i);
+    if (k.n_parts == 1) {
+      sound++;
+      assert_string_equal (k.note, "");
+      /* t1 .. t(n-1) are only read inside the group: never stored; the
+       * external output is. */
+      for (uint32_t i = 1; i <= n; i++) {
+        char name[16], st[64];
+        snprintf (name, sizeof name, "t%u", i);
+        uint32_t j = param_of (&k, &g, name);
+        const char *dn = ps_dtype_name ((ps_dtype) g.buffers[k.bufs[j]].dtype);
+        snprintf (st, sizeof st, "ps_st_%s (b%u, i, r%u);", dn, j, j);
+        assert_true ((strstr (k.code, st) != NULL) == (i == n));
+      }
+    } else {
+      split++;
+      assert_int_equal (k.n_parts, n);
+      assert_non_null (strstr (k.note, "cyclically"));
+    }
+    if (k.n_parts > 1) {
+      char f[160];
+      snprintf (f, sizeof f, "%s_p%u (", k.function, n - 1);
+      assert_non_null (strstr (k.code, f));
+    }
+#ifdef PS_GPU_BACKEND
+    char entry[160];
+    snprintf (entry, sizeof entry, "%s%s", k.function, k.n_parts > 1 ? "_p0" : "");
+    compile_ok (k.code, "fused", entry);
+#endif
+    ps_ksrc_free (&k);
+    ps_ksrc_ctx_free (&c);
+    ps_graph_free (&g);
+  }
+  /* The seeds cover both kinds of group. */
+  assert_true (sound > 5);
+  assert_true (split > 5);
+}
+
+static const char fusion_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": ["
+  "{\"name\": \"x\", \"bytes\": 4096, \"external\": true},"
+  "{\"name\": \"h\", \"bytes\": 4096, \"dtype\": \"f16\"},"
+  "{\"name\": \"short\", \"bytes\": 1024},"
+  "{\"name\": \"y\", \"bytes\": 4096, \"external\": true}],"
+  "\"nodes\": ["
+  "{\"name\": \"a\", \"op\": \"kernel\", \"function\": \"gelu\", \"impl\": \"gelu\", \"fusible\": true,"
+  " \"grid\": 8, \"block\": 128, \"reads\": [\"x\"], \"writes\": [\"h\"]},"
+  "{\"name\": \"b\", \"op\": \"kernel\", \"function\": \"scale\", \"impl\": \"scale\", \"fusible\": true,"
+  " \"params\": {\"alpha\": 0.5}, \"grid\": 16, \"block\": 128, \"reads\": [\"h\"], \"writes\": [\"y\"]},"
+  "{\"name\": \"c\", \"op\": \"kernel\", \"function\": \"copy\", \"impl\": \"copy\", \"fusible\": true,"
+  " \"grid\": 8, \"block\": 128, \"reads\": [\"x\"], \"writes\": [\"short\"]},"
+  "{\"name\": \"d\", \"op\": \"kernel\", \"function\": \"add\", \"impl\": \"add\", \"fusible\": true,"
+  " \"grid\": 8, \"block\": 128, \"reads\": [\"x\", \"short\"], \"writes\": [\"y\"]},"
+  "{\"name\": \"down\", \"op\": \"memcpy\", \"dir\": \"d2h\", \"reads\": [\"h\"]}"
+  "]}";
+
+static void
+profiler_kernels_fusion_registers (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_graph_init (&g);
+  load_string (&g, fusion_graph);
+  ps_ksrc_ctx c;
+  assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);
+
+  /* a + b: h goes from a to b in a register, and is still stored because
+   * the download reads it; y is external. */
+  uint32_t ab[] = { node_id (&g, "a"), node_id (&g, "b") };
+  ps_ksrc k;
+  assert_int_equal (ps_ksrc_build (&k, &c, ab, 2, NULL), 0);
+  assert_int_equal (k.n_parts, 1);
+  uint32_t h = param_of (&k, &g, "h"), y = param_of (&k, &g, "y");
+  char s[128];
+  snprintf (s, sizeof s, "const float a0 = r%u;", h);
+  assert_non_null (strstr (k.code, s));
+  snprintf (s, sizeof s, "ps_st_f16 (b%u, i, r%u);", h, h);
+  assert_non_null (strstr (k.code, s));
+  snprintf (s, sizeof s, "ps_st_f32 (b%u, i, r%u);", y, y);
+  assert_non_null (strstr (k.code, s));
+  /* The launch covers the larger grid of the two. */
+  assert_int_equal (k.parts[0].node, ab[1]);
+  assert_int_equal (k.parts[0].n, 2048);
+  ps_ksrc_free (&k);
+
+  /* c + d: d reads `short` (256 floats) cyclically for 1024 elements, and
+   * c writes it in the same group: one loop would race, so two launches. */
+  uint32_t cd[] = { node_id (&g, "c"), node_id (&g, "d") };
+  assert_int_equal (ps_ksrc_build (&k, &c, cd, 2, NULL), 0);
+  assert_int_equal (k.n_parts, 2);
+  assert_non_null (strstr (k.note, "\"d\" reads \"short\" cyclically"));
+  assert_non_null (strstr (k.code, "ps_fused_copy_add_p0 ("));
+  assert_non_null (strstr (k.code, "ps_fused_copy_add_p1 ("));
+  assert_int_equal (k.parts[0].n, 256);
+  assert_int_equal (k.parts[1].n, 1024);
+#ifdef PS_GPU_BACKEND
+  compile_ok (k.code, "split", "ps_fused_copy_add_p1");
+#endif
+  ps_ksrc_free (&k);
+  ps_ksrc_ctx_free (&c);
+  ps_graph_free (&g);
+}
+
+static void
+profiler_kernels_user_module (void **state)
+{
+  (void) state;
+  char path[4096];
+  snprintf (path, sizeof path, "%s/data/examples/user-module.json", source_root ());
+  ps_graph g;
+  ps_graph_init (&g);
+  ps_diag d;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_graph_load_file (&g, path, &d), 0);
+  ps_diag_free (&d);
+  ps_ksrc_ctx c;
+  assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);
+  uint32_t v = node_id (&g, "saxpy");
+  ps_ksrc k;
+  assert_int_equal (ps_ksrc_build (&k, &c, &v, 1, NULL), 0);
+  assert_int_equal (k.kind, PS_KSRC_USER_CU);
+  assert_string_equal (k.function, "saxpy");
+  assert_non_null (strstr (k.module_path, "data/examples/saxpy.cu"));
+  assert_non_null (strstr (k.code, "saxpy (int n, float a"));
+  ps_ksrc_free (&k);
+
+  /* A module that is not there is reported with its resolved path. */
+  g.strings[g.kernels[g.nodes[v].aux].module] = 'X';
+  ps_gpu_error err;
+  assert_int_equal (ps_ksrc_build (&k, &c, &v, 1, &err), PS_EINVAL);
+  assert_int_equal (err.status, PS_GPU_BAD_MODULE);
+  assert_non_null (strstr (err.message, "data/examples/Xaxpy.cu"));
+  ps_ksrc_ctx_free (&c);
+  ps_graph_free (&g);
+}
+
+/* `kernels` writes a .cu and (with NVRTC) a .ptx for every kernel step of
+ * every example, fused or not, and ptxas accepts every .ptx. */
+static void
+profiler_kernels_examples (void **state)
+{
+  (void) state;
+  for (size_t e = 0; e < N_EXAMPLES; e++)
+    for (int fused = 0; fused < 2; fused++) {
+      char *dir = make_temp_dir ();
+      char args[8192], *out = NULL;
+      snprintf (args, sizeof args, "kernels '%s/data/examples/%s.json' %s -o '%s/k'",
+                source_root (), examples[e], fused ? "" : "--no-fusion", dir);
+      int rc = run_cli (NULL, args, &out);
+#ifdef PS_GPU_BACKEND
+      if (rc != 0)
+        fail_msg ("%s: exit %d\n%s", args, rc, out);
+      /* One listing line per kernel step, each with its PTX. */
+      size_t lines = 0, with_ptx = 0;
+      for (char *p = out; (p = strstr (p, "step ")) != NULL; p++) {
+        lines++;
+        char *eol = strchr (p, '\n');
+        char *ptx = strstr (p, ".ptx");
+        if (eol && ptx && ptx < eol)
+          with_ptx++;
+      }
+      assert_true (lines > 0);
+      assert_int_equal (lines, with_ptx);
+      if (fused && strcmp (examples[e], "transformer-block") == 0)
+        assert_non_null (strstr (out, "fc1_bias + fc1_gelu -> "));
+#ifdef PS_TEST_PTXAS
+      char cmd[8192];
+      snprintf (cmd, sizeof cmd,
+                "n=0; for f in '%s'/k/*.ptx; do '%s' -arch=sm_90 \"$f\" -o /dev/null || exit 1; "
+                "n=$((n+1)); done; test $n -eq %zu",
+                dir, PS_TEST_PTXAS, lines);
+      if (system (cmd) != 0)
+        fail_msg ("ptxas rejected the PTX of %s (%s)", examples[e], dir);
+#endif
+#else
+      /* No NVRTC in this build: the sources are written, then exit 3. */
+      assert_int_equal (rc, 3);
+      assert_non_null (strstr (out, "GPU backend not built"));
+      assert_non_null (strstr (out, ".cu"));
+#endif
+      free (out);
+      remove_dir (dir);
+    }
+}
+
+/* ---- measured timelines ------------------------------------------------- */
+
+/* Two streams: x is uploaded and scaled on one, y on the other, and the
+ * add waits for both. */
+static const char two_streams_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": ["
+  "{\"name\": \"x\", \"bytes\": 1048576}, {\"name\": \"y\", \"bytes\": 1048576},"
+  "{\"name\": \"z\", \"bytes\": 1048576, \"external\": true}],"
+  "\"nodes\": ["
+  "{\"name\": \"ux\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"x\"]},"
+  "{\"name\": \"uy\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"y\"]},"
+  "{\"name\": \"sx\", \"op\": \"kernel\", \"function\": \"s\", \"impl\": \"scale\", \"grid\": 64,"
+  " \"block\": 256, \"reads\": [\"x\"], \"writes\": [\"x\"]},"
+  "{\"name\": \"sy\", \"op\": \"kernel\", \"function\": \"s\", \"impl\": \"scale\", \"grid\": 64,"
+  " \"block\": 256, \"reads\": [\"y\"], \"writes\": [\"y\"]},"
+  "{\"name\": \"add\", \"op\": \"kernel\", \"function\": \"a\", \"impl\": \"add\", \"grid\": 64,"
+  " \"block\": 256, \"reads\": [\"x\", \"y\"], \"writes\": [\"z\"]},"
+  "{\"name\": \"fence\", \"op\": \"barrier\"}"
+  "]}";
+
+static void
+plan_of (ps_graph *g, ps_plan *p, const char *json, bool fusion)
+{
+  ps_graph_init (g);
+  load_string (g, json);
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  o.fusion = fusion;
+  ps_diag d;
+  ps_diag_init (&d, "test.json");
+  int rc = ps_plan_build (p, g, &o, &d);
+  if (rc != 0)
+    ps_diag_print (&d, stderr);
+  ps_diag_free (&d);
+  assert_int_equal (rc, 0);
+}
+
+static uint32_t
+step_of (const ps_plan *p, const ps_graph *g, const char *node)
+{
+  return p->node_step[node_id (g, node)];
+}
+
+/* The wait on the other stream that orders `node` after work elsewhere. */
+static uint32_t
+wait_before (const ps_plan *p, uint32_t step)
+{
+  for (uint32_t s = step; s-- > 0;)
+    if (p->steps[s].stream == p->steps[step].stream && p->steps[s].op == PS_OP_EVENT_WAIT)
+      return s;
+  return PS_NONE;
+}
+
+static void
+profiler_measured_timeline (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_plan p;
+  plan_of (&g, &p, two_streams_graph, false);
+  assert_true (p.streams_used >= 2);
+  uint32_t s_ux = step_of (&p, &g, "ux"), s_uy = step_of (&p, &g, "uy");
+  uint32_t s_sx = step_of (&p, &g, "sx"), s_sy = step_of (&p, &g, "sy");
+  uint32_t s_add = step_of (&p, &g, "add");
+  /* Whichever scale shares the add's stream, the other one is waited for. */
+  uint32_t s_other = p.steps[s_sx].stream == p.steps[s_add].stream ? s_sy : s_sx;
+  uint32_t s_mine = s_other == s_sx ? s_sy : s_sx;
+  uint32_t s_up_other = s_other == s_sx ? s_ux : s_uy, s_up_mine = s_other == s_sx ? s_uy : s_ux;
+  assert_int_not_equal (wait_before (&p, s_add), PS_NONE);
+
+  ps_step_times t;
+  assert_int_equal (ps_step_times_init (&t, p.n_steps, 3), 0);
+  for (uint32_t i = 0; i < 3; i++) {
+    double j = i * 100.0; /* jitter between iterations */
+    ps_step_times_add (&t, i, s_up_mine, 1000 + j, 2000 + j);
+    ps_step_times_add (&t, i, s_up_other, 1000, 2000);
+    ps_step_times_add (&t, i, s_mine, 2100, 3100 + j);
+    /* The other stream's scale ends late: the add's stream stalls. */
+    ps_step_times_add (&t, i, s_other, 2100, 9000 + j);
+    /* Two records for one step (several launches): the span covers both. */
+    ps_step_times_add (&t, i, s_add, 9500, 9800);
+    ps_step_times_add (&t, i, s_add, 9700, 10500 + 3 * j);
+  }
+  ps_timeline tl;
+  double step_ns[64];
+  assert_true (p.n_steps <= 64);
+  assert_int_equal (ps_measured_timeline (&p, &t, "Test GPU", &tl, step_ns), 0);
+  assert_int_equal (tl.source, PS_TL_MEASURED);
+  assert_int_equal (tl.iterations, 3);
+  assert_string_equal (tl.device, "Test GPU");
+
+  uint32_t work = 0;
+  for (uint32_t s = 0; s < p.n_steps; s++)
+    work += p.steps[s].op != PS_OP_EVENT_RECORD && p.steps[s].op != PS_OP_EVENT_WAIT;
+  assert_int_equal (tl.n_spans, work);
+  /* Medians: start and duration of each step over the iterations. */
+  assert_float_equal (step_ns[s_up_mine], 1000, 1e-9);
+  assert_float_equal (step_ns[s_mine], 1100, 1e-9);
+  assert_float_equal (step_ns[s_other], 7000, 1e-9);
+  assert_float_equal (step_ns[s_add], 1300, 1e-9);
+  for (uint32_t x = 0; x < tl.n_spans; x++) {
+    const ps_span *sp = &tl.spans[x];
+    if (sp->step == s_add) {
+      assert_float_equal (sp->start_ns, 9500, 1e-9);
+      assert_float_equal (sp->end_ns, 10800, 1e-9);
+      assert_int_equal (sp->kind, PS_SPAN_KERNEL);
+    }
+    if (p.steps[sp->step].op == PS_OP_BARRIER) {
+      assert_float_equal (sp->start_ns, sp->end_ns, 1e-9);
+      assert_int_equal (sp->kind, PS_SPAN_OTHER);
+    }
+  }
+  /* The add's stream sat at its wait from the end of its own scale to the
+   * end of the other scale, and the flow says so. */
+  bool found = false;
+  for (uint32_t i = 0; i < tl.n_stalls; i++) {
+    const ps_stall *sl = &tl.stalls[i];
+    if (sl->step != wait_before (&p, s_add))
+      continue;
+    found = true;
+    assert_float_equal (sl->start_ns, 3200, 1e-9);
+    assert_float_equal (sl->end_ns, 9100, 1e-9);
+    assert_int_equal (tl.spans[sl->waiting_for].step, s_other);
+    assert_int_equal (sl->on_stream, p.steps[s_other].stream);
+  }
+  assert_true (found);
+  assert_true (tl.n_flows >= 1);
+  assert_float_equal (tl.makespan_ns, 10800, 1e-9);
+  ps_timeline_free (&tl);
+
+  /* A step measured in no iteration gets an empty span where its stream
+   * was, and a duration of -1. */
+  ps_step_times_free (&t);
+  assert_int_equal (ps_step_times_init (&t, p.n_steps, 2), 0);
+  ps_step_times_add (&t, 0, s_up_mine, 10, 20);
+  assert_int_equal (ps_measured_timeline (&p, &t, "x", &tl, step_ns), 0);
+  assert_float_equal (step_ns[s_up_mine], 10, 1e-9);
+  assert_true (step_ns[s_mine] < 0);
+  ps_timeline_free (&tl);
+  ps_step_times_free (&t);
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
+
+#ifdef PS_GPU_BACKEND
+/* ---- CUPTI records ------------------------------------------------------ */
+
+static CUpti_ActivityKernel10
+kernel_rec (uint32_t corr, uint64_t start, uint64_t end, uint64_t node)
+{
+  CUpti_ActivityKernel10 k;
+  memset (&k, 0, sizeof k);
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = start;
+  k.end = end;
+  k.correlationId = corr;
+  k.graphNodeId = node;
+  k.streamId = 7;
+  k.gridX = 64;
+  k.blockX = 256;
+  return k;
+}
+
+static CUpti_ActivityExternalCorrelation
+ext_rec (uint32_t corr, uint64_t id)
+{
+  CUpti_ActivityExternalCorrelation e;
+  memset (&e, 0, sizeof e);
+  e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+  e.externalId = id;
+  e.correlationId = corr;
+  return e;
+}
+
+static void
+profiler_cupti_streams_records (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_plan p;
+  plan_of (&g, &p, two_streams_graph, false);
+  uint32_t s_ux = step_of (&p, &g, "ux"), s_sx = step_of (&p, &g, "sx");
+  uint32_t s_add = step_of (&p, &g, "add");
+
+  ps_cupti_map m;
+  assert_int_equal (ps_cupti_map_init (&m, PS_PROFILE_STREAMS, p.n_steps, 2), 0);
+  ps_cupti_map_origin (&m, 0, 1000000);
+  ps_cupti_map_origin (&m, 1, 2000000);
+
+  /* Records in the order CUPTI may deliver them: work before the external
+   * correlation records that name it, iterations interleaved. */
+  CUpti_ActivityMemcpy6 cp;
+  memset (&cp, 0, sizeof cp);
+  cp.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  cp.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  cp.bytes = 1048576;
+  cp.start = 1000500;
+  cp.end = 1001500;
+  cp.correlationId = 11;
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &cp), 0);
+  cp.start = 2000400;
+  cp.end = 2001500;
+  cp.correlationId = 31;
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &cp), 0);
+
+  CUpti_ActivityKernel10 k = kernel_rec (12, 1002000, 1003000, 0);
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  k = kernel_rec (13, 1005000, 1006000, 0); /* add, first launch */
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  k = kernel_rec (14, 1006000, 1006500, 0); /* add, second launch */
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  k = kernel_rec (32, 2002000, 2003400, 0);
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  k = kernel_rec (99, 5, 6, 0); /* no external id: not ours (input fill) */
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  k = kernel_rec (50, 7, 8, 0); /* a traced warm-up run: iteration 2 of 2 */
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+
+  CUpti_ActivityMemset4 ms;
+  memset (&ms, 0, sizeof ms);
+  ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  ms.correlationId = 98;
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &ms), 0);
+  CUpti_ActivitySynchronization2 sy;
+  memset (&sy, 0, sizeof sy);
+  sy.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  sy.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+  sy.correlationId = 15;
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &sy), 0);
+
+  const struct {
+    uint32_t corr;
+    uint32_t iter, step;
+  } ext[] = { { 11, 0, s_ux }, { 12, 0, s_sx }, { 13, 0, s_add }, { 14, 0, s_add },
+              { 31, 1, s_ux }, { 32, 1, s_sx }, { 50, 2, s_sx } };
+  for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+    CUpti_ActivityExternalCorrelation e =
+      ext_rec (ext[i].corr, ps_cupti_external_id (ext[i].iter, ext[i].step));
+    assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &e), 0);
+  }
+  /* Another tool's external ids are not ours. */
+  CUpti_ActivityExternalCorrelation other = ext_rec (98, 1);
+  other.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &other), 0);
+
+  ps_step_times t;
+  assert_int_equal (ps_step_times_init (&t, p.n_steps, 2), 0);
+  assert_int_equal (ps_cupti_map_finish (&m, &t), 0);
+  assert_int_equal (m.matched, 6);
+  assert_int_equal (m.unmatched, 2); /* the fill kernel and the memset */
+  assert_int_equal (m.sync_records, 1);
+  size_t n = p.n_steps;
+  assert_float_equal (t.start[s_ux], 500, 1e-9);
+  assert_float_equal (t.end[s_ux], 1500, 1e-9);
+  assert_float_equal (t.start[n + s_ux], 400, 1e-9);
+  assert_float_equal (t.start[s_add], 5000, 1e-9);
+  assert_float_equal (t.end[s_add], 6500, 1e-9);
+  assert_float_equal (t.end[n + s_sx], 3400, 1e-9);
+  assert_true (isnan (t.start[n + s_add]));
+
+  ps_timeline tl;
+  double step_ns[64];
+  assert_int_equal (ps_measured_timeline (&p, &t, "Test GPU", &tl, step_ns), 0);
+  assert_float_equal (step_ns[s_ux], 1050, 1e-9);
+  assert_float_equal (step_ns[s_sx], 1200, 1e-9);
+  assert_float_equal (step_ns[s_add], 1500, 1e-9);
+  ps_timeline_free (&tl);
+  ps_step_times_free (&t);
+  ps_cupti_map_free (&m);
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
+
+static void
+profiler_cupti_graph_records (void **state)
+{
+  (void) state;
+  ps_cupti_map m;
+  assert_int_equal (ps_cupti_map_init (&m, PS_PROFILE_GRAPH, 4, 2), 0);
+  /* Capture made nodes 10..12 for steps 0, 2 and 3; instantiation cloned
+   * them as 110..112. */
+  assert_int_equal (ps_cupti_map_node (&m, 12, 3), 0);
+  assert_int_equal (ps_cupti_map_node (&m, 10, 0), 0);
+  assert_int_equal (ps_cupti_map_node (&m, 11, 2), 0);
+  for (uint64_t i = 0; i < 3; i++)
+    assert_int_equal (ps_cupti_map_clone (&m, 10 + i, 110 + i), 0);
+  ps_cupti_map_origin (&m, 0, 100);
+  ps_cupti_map_origin (&m, 1, 10100);
+  /* One graph launch per iteration: every record has its correlation id. */
+  CUpti_ActivityExternalCorrelation e0 = ext_rec (7, ps_cupti_external_graph_id (0));
+  CUpti_ActivityExternalCorrelation e1 = ext_rec (9, ps_cupti_external_graph_id (1));
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &e1), 0);
+  CUpti_ActivityKernel10 k = kernel_rec (7, 200, 300, 110);
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  CUpti_ActivityMemset4 ms;
+  memset (&ms, 0, sizeof ms);
+  ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  ms.start = 300;
+  ms.end = 350;
+  ms.correlationId = 7;
+  ms.graphNodeId = 111;
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &ms), 0);
+  CUpti_ActivityMemcpy6 cp;
+  memset (&cp, 0, sizeof cp);
+  cp.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  cp.start = 10400;
+  cp.end = 10900;
+  cp.correlationId = 9;
+  cp.graphNodeId = 112;
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &cp), 0);
+  k = kernel_rec (9, 10150, 10170, 999); /* a node planscope did not make */
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &e0), 0);
+
+  ps_step_times t;
+  assert_int_equal (ps_step_times_init (&t, 4, 2), 0);
+  assert_int_equal (ps_cupti_map_finish (&m, &t), 0);
+  assert_int_equal (m.matched, 3);
+  assert_int_equal (m.unmatched, 1);
+  assert_float_equal (t.start[0], 100, 1e-9);
+  assert_float_equal (t.end[0], 200, 1e-9);
+  assert_float_equal (t.start[2], 200, 1e-9);
+  assert_float_equal (t.start[4 + 3], 300, 1e-9);
+  assert_float_equal (t.end[4 + 3], 800, 1e-9);
+  assert_true (isnan (t.start[1]));
+  ps_step_times_free (&t);
+  ps_cupti_map_free (&m);
+}
+#endif
+
+/* ---- unavailable GPUs --------------------------------------------------- */
+
+static void
+example_path (char *buf, size_t cap, const char *name)
+{
+  snprintf (buf, cap, "'%s/data/examples/%s.json'", source_root (), name);
+}
+
+static void
+profiler_errors_exit_3 (void **state)
+{
+  (void) state;
+  char args[4600], ex[4200];
+  example_path (ex, sizeof ex, "user-module");
+  snprintf (args, sizeof args, "profile %s", ex);
+#ifdef PS_GPU_BACKEND
+  /* No driver at all (forced, so that this also holds on a GPU machine). */
+  expect_cli ("PLANSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", args, 3,
+              "no NVIDIA driver: /nonexistent/libcuda.so.1 could not be loaded (");
+#ifdef PS_TEST_STUB_CUDA
+  expect_cli ("PLANSCOPE_LIBCUDA=" PS_TEST_STUB_CUDA, args, 3,
+              "is the CUDA toolkit's stub library, not a driver (CUDA_ERROR_STUB_LIBRARY)");
+#endif
+#ifdef PS_TEST_FAKE_CUDA
+  const char *fake = "PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA;
+  char env[4096];
+  snprintf (env, sizeof env, "%s PS_FAKE_CUDA=nodevice", fake);
+  expect_cli (env, args, 3, "no GPU: the NVIDIA driver (CUDA 13.0) sees no GPU");
+  snprintf (env, sizeof env, "%s PS_FAKE_CUDA=oldgpu", fake);
+  expect_cli (env, args, 3, "unsupported GPU: Fake GPU has compute capability 6.1; NVRTC");
+  snprintf (env, sizeof env, "%s PS_FAKE_CUDA=olddriver", fake);
+  expect_cli (env, args, 3,
+              "the NVIDIA driver cannot be used: the driver supports CUDA 11.8; planscope "
+              "needs 12.0 or newer");
+  snprintf (env, sizeof env, "%s PS_FAKE_CUDA=initfail", fake);
+  expect_cli (env, args, 3, "cuInit failed: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH");
+  snprintf (env, sizeof env, "PLANSCOPE_LIBCUDA=%s PLANSCOPE_LIBNVRTC=/nonexistent/libnvrtc.so",
+            PS_TEST_FAKE_CUDA);
+  expect_cli (env, args, 3, "NVRTC missing: libnvrtc could not be loaded (tried /nonexistent");
+  snprintf (env, sizeof env, "PLANSCOPE_LIBCUDA=%s PLANSCOPE_LIBCUPTI=/nonexistent/libcupti.so",
+            PS_TEST_FAKE_CUDA);
+  expect_cli (env, args, 3, "CUPTI missing: libcupti could not be loaded (tried /nonexistent");
+  snprintf (env, sizeof env, "%s PS_FAKE_CUPTI=fail", fake);
+  expect_cli (env, args, 3, "CUPTI failed: cuptiSubscribe (is another profiler attached?) "
+                            "failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
+#endif
+#else
+  expect_cli (NULL, args, 3, "GPU backend not built: ");
+#endif
+  /* Bad input is exit 1, not 3, even without a GPU. */
+  expect_cli ("PLANSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", "profile /nonexistent.json", 1, NULL);
+  expect_cli (NULL, "profile --mode bogus x.json", 2, "--mode is streams or graph");
+}
+
+static void
+profiler_errors_kernels_without_nvrtc (void **state)
+{
+  (void) state;
+  char *dir = make_temp_dir ();
+  char args[8192], ex[4200];
+  example_path (ex, sizeof ex, "copy-compute-overlap");
+  snprintf (args, sizeof args, "kernels %s -o '%s/k'", ex, dir);
+#ifdef PS_GPU_BACKEND
+  expect_cli ("PLANSCOPE_LIBNVRTC=/nonexistent/libnvrtc.so", args, 3, "NVRTC missing: ");
+#else
+  expect_cli (NULL, args, 3, "GPU backend not built: ");
+#endif
+  /* The CUDA C is written anyway: four fused gain + clip kernels. */
+  char pattern[4300];
+  snprintf (pattern, sizeof pattern, "%s/k/step*-ps_fused_scale_tanh.cu", dir);
+  glob_t gl;
+  assert_int_equal (glob (pattern, 0, NULL, &gl), 0);
+  assert_int_equal (gl.gl_pathc, 4);
+  globfree (&gl);
+  remove_dir (dir);
+}
+
+#ifdef PS_TEST_FAKE_CUDA
+/* ---- whole runs on the fake driver -------------------------------------- */
+
+static size_t
+count (const char *s, const char *needle)
+{
+  size_t n = 0;
+  for (const char *p = s; (p = strstr (p, needle)) != NULL; p += strlen (needle))
+    n++;
+  return n;
+}
+
+static void
+profiler_fake_profile_examples (void **state)
+{
+  (void) state;
+  /* Compiled modules are cached on disk, shared by the runs below. */
+  char *cache = make_temp_dir ();
+  char env[4400];
+  snprintf (env, sizeof env,
+            "PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA
+            " XDG_CACHE_HOME='%s'", cache);
+  for (size_t e = 0; e < N_EXAMPLES; e++)
+    for (int mode = 0; mode < 2; mode++) {
+      char args[4600], ex[4200], *out = NULL;
+      example_path (ex, sizeof ex, examples[e]);
+      snprintf (args, sizeof args, "profile %s --mode %s --iterations 3 --check --json", ex,
+                mode ? "graph" : "streams");
+      int rc = run_cli (env, args, &out);
+      if (rc != 0)
+        fail_msg ("%s: exit %d\n%s", args, rc, out);
+      assert_non_null (strstr (out, "\"source\": \"measured\""));
+      assert_non_null (strstr (out, "\"iterations\": 3"));
+      assert_non_null (strstr (out, "\"check\": {\"equal\": true"));
+      assert_non_null (strstr (out, "\"unmatched\": 0"));
+      assert_non_null (strstr (out, "\"makespan_error\": "));
+
+      /* One span per non-event step, and every kernel, copy and memset of
+       * the plan was measured (the fake reports them all). */
+      ps_graph g;
+      ps_plan p;
+      char path[4300];
+      snprintf (path, sizeof path, "%s/data/examples/%s.json", source_root (), examples[e]);
+      ps_graph_init (&g);
+      ps_diag d;
+      ps_diag_init (&d, path);
+      assert_int_equal (ps_graph_load_file (&g, path, &d), 0);
+      ps_diag_free (&d);
+      ps_plan_options o;
+      ps_plan_options_init (&o);
+      ps_diag_init (&d, path);
+      assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
+      ps_diag_free (&d);
+      size_t work = 0;
+      for (uint32_t s = 0; s < p.n_steps; s++)
+        work += p.steps[s].op != PS_OP_EVENT_RECORD && p.steps[s].op != PS_OP_EVENT_WAIT;
+      const char *spans = strstr (out, "\"spans\": [");
+      const char *stalls = strstr (out, "\"stalls\": [");
+      assert_non_null (spans);
+      assert_non_null (stalls);
+      char *sp = strndup (spans, (size_t) (stalls - spans));
+      assert_int_equal (count (sp, "\"start_ns\""), work);
+      free (sp);
+      const char *st = strstr (out, "\"step_times\": [");
+      assert_non_null (st);
+      assert_true (count (st, "\"measured_ns\"") >= 1);
+      ps_plan_free (&p);
+      ps_graph_free (&g);
+      free (out);
+    }
+  char pattern[4300];
+  snprintf (pattern, sizeof pattern, "%s/planscope/*.cubin", cache);
+  glob_t gl;
+  assert_int_equal (glob (pattern, 0, NULL, &gl), 0);
+  assert_true (gl.gl_pathc > 5);
+  globfree (&gl);
+  remove_dir (cache);
+}
+
+static void
+profiler_fake_check_catches_differences (void **state)
+{
+  (void) state;
+  char args[4600], ex[4200];
+  example_path (ex, sizeof ex, "user-module");
+  snprintf (args, sizeof args, "profile %s --check --iterations 1", ex);
+  expect_cli ("PS_FAKE_CORRUPT=1 PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA
+              " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA " XDG_CACHE_HOME=/nonexistent",
+              args, 1, "check failed: fused and unfused outputs differ (buffer \"out\"[0]");
+}
+
+static void
+profiler_fake_text_report (void **state)
+{
+  (void) state;
+  char *dir = make_temp_dir ();
+  char args[8800], ex[4200], *out = NULL;
+  example_path (ex, sizeof ex, "events-barrier-conditional");
+  snprintf (args, sizeof args, "profile %s --mode graph --iterations 2 --trace '%s/t.json'", ex,
+            dir);
+  int rc = run_cli ("PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA
+                    " XDG_CACHE_HOME=/nonexistent",
+                    args, &out);
+  if (rc != 0)
+    fail_msg ("exit %d\n%s", rc, out);
+  assert_non_null (strstr (out, "on Fake GPU (graph mode, median of 2 runs"));
+  assert_non_null (strstr (out, "predicted"));
+  assert_non_null (strstr (out, "CUPTI         a run takes"));
+  assert_non_null (strstr (out, "compute_grad"));
+  free (out);
+  char path[4300];
+  snprintf (path, sizeof path, "%s/t.json", dir);
+  FILE *f = fopen (path, "r");
+  assert_non_null (f);
+  fclose (f);
+  remove_dir (dir);
+}
+#endif
+
+int
+main (void)
+{
+  const struct CMUnitTest kernels[] = {
+    cmocka_unit_test (profiler_kernels_builtins_generate),
+#ifdef PS_GPU_BACKEND
+    cmocka_unit_test (profiler_kernels_builtins_compile),
+#endif
+    cmocka_unit_test (profiler_kernels_fused_random),
+    cmocka_unit_test (profiler_kernels_fusion_registers),
+    cmocka_unit_test (profiler_kernels_user_module),
+    cmocka_unit_test (profiler_kernels_examples),
+  };
+  const struct CMUnitTest measure[] = {
+    cmocka_unit_test (profiler_measured_timeline),
+#ifdef PS_GPU_BACKEND
+    cmocka_unit_test (profiler_cupti_streams_records),
+    cmocka_unit_test (profiler_cupti_graph_records),
+#endif
+  };
+  const struct CMUnitTest errors[] = {
+    cmocka_unit_test (profiler_errors_exit_3),
+    cmocka_unit_test (profiler_errors_kernels_without_nvrtc),
+#ifdef PS_TEST_FAKE_CUDA
+    cmocka_unit_test (profiler_fake_profile_examples),
+    cmocka_unit_test (profiler_fake_check_catches_differences),
+    cmocka_unit_test (profiler_fake_text_report),
+#endif
+  };
+  int failed = cmocka_run_group_tests_name ("/profiler/kernels", kernels, NULL, NULL);
+  failed += cmocka_run_group_tests_name ("/profiler/measured", measure, NULL, NULL);
+  failed += cmocka_run_group_tests_name ("/profiler/errors", errors, NULL, NULL);
+  return failed ? 1 : 0;
+}

@@ -480,12 +480,13 @@ core_sim_stall_waits_for_producer (void **state)
   ps_sim s;
   assert_int_equal (ps_sim_init (&s, &p, ts_h200 ()), 0);
   double saved;
-  assert_int_equal (ps_sim_gain (&s, tl.spans[dg.critical[0]].step, 0.5, tl.makespan_ns, &saved),
-                    0);
+  uint32_t step = tl.spans[dg.critical[0]].step;
+  assert_int_equal (ps_sim_gain (&s, &step, 1, 0.5, tl.makespan_ns, &saved), 0);
   assert_true (fabs (saved - 250000) < 1);
   for (uint32_t i = 0; i < tl.n_spans; i++)
     if (!strcmp (ps_timeline_span_name (&tl, i), "quick")) {
-      assert_int_equal (ps_sim_gain (&s, tl.spans[i].step, 0.5, tl.makespan_ns, &saved), 0);
+      step = tl.spans[i].step;
+      assert_int_equal (ps_sim_gain (&s, &step, 1, 0.5, tl.makespan_ns, &saved), 0);
       assert_true (fabs (saved) < 1e-6);
     }
   ps_sim_free (&s);

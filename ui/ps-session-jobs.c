@@ -103,6 +103,8 @@ ps__layout_unref (PsLayout *l)
   if (!l || !g_atomic_int_dec_and_test (&l->ref))
     return;
   ps_scene_free (&l->scene);
+  g_free (l->node_box);
+  g_free (l->box_first);
   ps__doc_unref (l->doc);
   g_free (l);
 }

@@ -52,6 +52,8 @@ typedef struct {
   gint ref;
   PsDoc *doc;
   ps_scene scene;
+  guint32 *node_box;  /* per graph node: the scene box showing it, or PS_NONE */
+  guint32 *box_first; /* per scene box: a graph node it shows, or PS_NONE */
   double seconds;
 } PsLayout;
 
@@ -86,6 +88,9 @@ PsLayout *ps__job_layout (PsDoc *doc, PsPlanState *state, GCancellable *cancella
 PsMeasured *ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
                          void (*progress) (gpointer ctx, double fraction), gpointer ctx,
                          GError **error);
+
+/* The current plan state (NULL when none), for ps-session-export.c. */
+PsPlanState *ps__session_get_state (PsSession *self);
 
 /* Whether a GPU is usable; the reason when not (probed once). */
 gboolean ps__gpu_probe (char **reason);

@@ -495,6 +495,24 @@ ps_session_get_scene (PsSession *self)
   return self->layout ? &self->layout->scene : NULL;
 }
 
+guint
+ps_session_node_box (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
+  if (!self->layout || node >= self->layout->doc->graph.n_nodes)
+    return PS_NONE;
+  return self->layout->node_box[node];
+}
+
+guint
+ps_session_box_node (PsSession *self, guint box)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
+  if (!self->layout || box >= self->layout->scene.n_nodes)
+    return PS_NONE;
+  return self->layout->box_first[box];
+}
+
 /* ---- GPU runs ----------------------------------------------------------- */
 
 typedef struct {
@@ -783,6 +801,12 @@ ps_session_node_fusible (PsSession *self, guint node)
 }
 
 /* ---- results ------------------------------------------------------------ */
+
+PsPlanState *
+ps__session_get_state (PsSession *self)
+{
+  return self->state;
+}
 
 const ps_plan *
 ps_session_get_plan (PsSession *self)

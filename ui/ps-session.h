@@ -80,6 +80,11 @@ const ps_diagnosis *ps_session_get_diagnosis (PsSession *self);
 const ps_timeline *ps_session_get_measured (PsSession *self);
 /* The laid-out DAG; NULL while none. */
 const ps_scene *ps_session_get_scene (PsSession *self);
+/* The scene box that shows a graph node, and a node a box shows; PS_NONE
+ * when unknown (overview boxes stand for bands of nodes). */
+guint ps_session_node_box (PsSession *self, guint node);
+guint ps_session_box_node (PsSession *self, guint box);
+
 /* Why the last plan failed (e.g. a pin that cannot be honoured), or NULL. */
 const char *ps_session_get_plan_error (PsSession *self);
 
@@ -131,6 +136,16 @@ void ps_session_clear_baseline (PsSession *self);
 gboolean ps_session_has_baseline (PsSession *self);
 /* The baseline's numbers; FALSE when there is none. */
 gboolean ps_session_get_baseline (PsSession *self, PsSummary *out);
+
+/* ---- exports ------------------------------------------------------------ */
+
+/* Writes a view ("dag", "plan", "timeline", "memory") in a format ("dot",
+ * "svg", "png", "json", "trace") of the current plan to a file, off the
+ * main thread, through the same code as `planscope-cli export`. */
+void ps_session_export_async (PsSession *self, const char *view, const char *format,
+                              GFile *file, GCancellable *cancellable,
+                              GAsyncReadyCallback callback, gpointer user_data);
+gboolean ps_session_export_finish (PsSession *self, GAsyncResult *result, GError **error);
 
 /* ---- jobs --------------------------------------------------------------- */
 

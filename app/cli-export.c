@@ -1,0 +1,156 @@
+/* cli-export.c: `planscope-cli export`: writes a view of a graph's plan
+ * (DAG, plan, timeline, memory map) as DOT, SVG, PNG, JSON or a Chrome
+ * trace; the work is in render/ps-export.c. */
+#include "cli-commands.h"
+#include "cli.h"
+
+#include <string.h>
+
+#include "ps-export.h"
+
+static const char usage[] =
+  "Usage: planscope-cli export FILE --view dag|plan|timeline|memory\n"
+  "                            --format dot|svg|png|json|trace -o OUT [PLAN-OPTIONS]\n"
+  "\n"
+  "Writes a view of FILE's plan (planscope JSON or a cudaGraphDebugDotPrint dump).\n"
+  "OUT is written completely or not at all; '-o -' writes to standard output.\n"
+  "\n"
+  "  --view V       dag (default): the graph, coloured, fused groups framed, critical\n"
+  "                 path in red; plan: steps per stream with event edges; timeline:\n"
+  "                 the simulated run per stream; memory: pool offsets over time\n"
+  "  --format F     dot, svg, png, json (dag: layout, plan: plan document, timeline:\n"
+  "                 timeline document, memory: buffers and lifetimes) or trace (Chrome\n"
+  "                 trace of the simulated run); default: from OUT's extension\n"
+  "  -o, --output OUT  the file to write\n"
+  "  --color C      dag and plan: kind (default), stream or duration\n"
+  "  --device NAME  device profile for durations and the simulation (default: the\n"
+  "                 graph's \"device\", else h200)\n"
+  "  --max-boxes N  dag and plan: above N boxes draw an overview (default 1500)\n"
+  "  --streams N    maximum streams (1-64, default 4)\n"
+  "  --no-fusion    do not fuse element-wise kernels\n"
+  "  --timing       wall time of each stage on stderr\n"
+  "  -h, --help     show this help\n"
+  "\n"
+  "Large graphs: above 1000 nodes, fused groups and straight chains are drawn as one\n"
+  "box each; above --max-boxes boxes, one box per stream and band of levels.\n";
+
+static int
+load_device (ps_device *dev, const char *name)
+{
+  ps_diag diag;
+  ps_diag_init (&diag, name);
+  int rc = ps_device_find (dev, name, &diag);
+  ps_diag_print (&diag, stderr);
+  if (rc < 0 && diag.errors == 0)
+    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
+  ps_diag_free (&diag);
+  return rc;
+}
+
+int
+ps_cli_export (int argc, char **argv)
+{
+  const char *cmd = "export";
+  cli_plan_args a;
+  cli_plan_args_init (&a);
+  ps_export_options eo;
+  ps_export_options_init (&eo);
+  const char *view = NULL, *format = NULL, *out = NULL, *color = NULL, *device = NULL;
+  const char *max_boxes = NULL;
+  bool opts_done = false;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *val;
+    if (!opts_done && strcmp (arg, "--") == 0) {
+      opts_done = true;
+      continue;
+    }
+    if (opts_done || arg[0] != '-' || arg[1] == '\0') {
+      if (a.file)
+        return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a.file, arg);
+      a.file = arg;
+      continue;
+    }
+    if (cli_is_help (arg)) {
+      fputs (usage, stdout);
+      return cli_finish_stdout ();
+    }
+    int m = cli_plan_option (cmd, argc, argv, &i, &a);
+    if (m < 0)
+      return CLI_USAGE;
+    if (m > 0)
+      continue;
+    static const char *const names[] = { "--view", "--format", "-o", "--output", "--color",
+                                         "--device", "--max-boxes" };
+    const char **slots[] = { &view, &format, &out, &out, &color, &device, &max_boxes };
+    bool matched = false;
+    for (size_t k = 0; k < sizeof names / sizeof names[0] && !matched; k++) {
+      m = cli_option_value (cmd, argc, argv, &i, names[k], &val);
+      if (m < 0)
+        return CLI_USAGE;
+      if (m > 0) {
+        *slots[k] = val;
+        matched = true;
+      }
+    }
+    if (!matched)
+      return cli_usage_error (cmd, "unknown option '%s'", arg);
+  }
+  if (!a.file)
+    return cli_usage_error (cmd, "missing FILE");
+  if (!out)
+    return cli_usage_error (cmd, "missing -o OUT");
+  if (view && ps_export_view_parse (view, &eo.view) < 0)
+    return cli_usage_error (cmd, "--view must be dag, plan, timeline or memory, not '%s'", view);
+  if (format) {
+    if (ps_export_format_parse (format, &eo.format) < 0)
+      return cli_usage_error (cmd, "--format must be dot, svg, png, json or trace, not '%s'",
+                              format);
+  } else if (ps_export_format_from_path (out, &eo.format) < 0) {
+    return cli_usage_error (cmd, "missing --format (and '%s' does not say which)", out);
+  }
+  if (color && ps_color_by_parse (color, &eo.view_options.color) < 0)
+    return cli_usage_error (cmd, "--color must be kind, stream or duration, not '%s'", color);
+  if (max_boxes && cli_parse_u32 (max_boxes, 16, 1000000, &eo.view_options.max_boxes) != 0)
+    return cli_usage_error (cmd, "--max-boxes needs a whole number from 16 to 1000000, not '%s'",
+                            max_boxes);
+  if (eo.view_options.detail_boxes > eo.view_options.max_boxes)
+    eo.view_options.detail_boxes = eo.view_options.max_boxes;
+
+  ps_device dev;
+  if (device) {
+    if (load_device (&dev, device) < 0)
+      return CLI_FAILED;
+    eo.device = &dev;
+  }
+  ps_graph g;
+  ps_plan p;
+  memset (&p, 0, sizeof p);
+  if (cli_load_and_plan (&g, &p, &a) != CLI_OK) {
+    ps_plan_free (&p);
+    ps_graph_free (&g);
+    return CLI_FAILED;
+  }
+  char err[512];
+  ps_export_stats st;
+  double t0 = cli_now ();
+  int rc = ps_export_write (&p, &eo, out, &st, err, sizeof err);
+  if (a.timing) {
+    if (st.simulate_s > 0)
+      cli_timing ("simulate", st.simulate_s);
+    if (st.cost_s > 0)
+      cli_timing ("cost", st.cost_s);
+    if (st.build_s > 0)
+      cli_timing ("view", st.build_s);
+    if (st.layout_s > 0)
+      cli_timing ("layout", st.layout_s);
+    cli_timing ("write", st.write_s);
+    cli_timing ("export", cli_now () - t0);
+    if (st.boxes)
+      fprintf (stderr, "timing: %u boxes\n", st.boxes);
+  }
+  if (rc < 0)
+    fprintf (stderr, "planscope-cli export: %s\n", err[0] ? err : ps_strerror (rc));
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+  return rc < 0 ? CLI_FAILED : CLI_OK;
+}

@@ -1,0 +1,294 @@
+/* ps-export.c: `export` (see ps-export.h): prepares what the view needs
+ * (costs, a simulated timeline, a laid-out scene), then writes the file
+ * through ps_file_write_atomic, so that a failure leaves no partial file. */
+#include "ps-export.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ps-cost.h"
+#include "ps-diagnose.h"
+#include "ps-draw.h"
+#include "ps-file.h"
+#include "ps-layout.h"
+#include "ps-memory-draw.h"
+#include "ps-scene.h"
+#include "ps-sim.h"
+#include "ps-timeline-draw.h"
+#include "ps-trace-export.h"
+
+static const char *const view_names[PS_EXPORT_VIEW__COUNT] = { "dag", "plan", "timeline",
+                                                               "memory" };
+static const char *const format_names[PS_EXPORT_FORMAT__COUNT] = { "dot", "svg", "png", "json",
+                                                                   "trace" };
+
+void
+ps_export_options_init (ps_export_options *o)
+{
+  memset (o, 0, sizeof *o);
+  ps_view_options_init (&o->view_options);
+}
+
+int
+ps_export_view_parse (const char *name, ps_export_view *out)
+{
+  for (int i = 0; i < PS_EXPORT_VIEW__COUNT; i++)
+    if (strcmp (name, view_names[i]) == 0) {
+      *out = (ps_export_view) i;
+      return 0;
+    }
+  return PS_EINVAL;
+}
+
+int
+ps_export_format_parse (const char *name, ps_export_format *out)
+{
+  for (int i = 0; i < PS_EXPORT_FORMAT__COUNT; i++)
+    if (strcmp (name, format_names[i]) == 0) {
+      *out = (ps_export_format) i;
+      return 0;
+    }
+  return PS_EINVAL;
+}
+
+const char *
+ps_export_view_name (ps_export_view v)
+{
+  return (unsigned) v < PS_EXPORT_VIEW__COUNT ? view_names[v] : "?";
+}
+
+const char *
+ps_export_format_name (ps_export_format f)
+{
+  return (unsigned) f < PS_EXPORT_FORMAT__COUNT ? format_names[f] : "?";
+}
+
+static bool
+ends_with (const char *s, const char *suffix)
+{
+  size_t n = strlen (s), k = strlen (suffix);
+  if (n < k)
+    return false;
+  for (size_t i = 0; i < k; i++) {
+    char c = s[n - k + i];
+    if (c >= 'A' && c <= 'Z')
+      c = (char) (c - 'A' + 'a');
+    if (c != suffix[i])
+      return false;
+  }
+  return true;
+}
+
+int
+ps_export_format_from_path (const char *path, ps_export_format *out)
+{
+  static const struct {
+    const char *ext;
+    ps_export_format f;
+  } map[] = {
+    { ".trace.json", PS_EXPORT_TRACE }, { ".trace", PS_EXPORT_TRACE }, { ".dot", PS_EXPORT_DOT },
+    { ".gv", PS_EXPORT_DOT },           { ".svg", PS_EXPORT_SVG },     { ".png", PS_EXPORT_PNG },
+    { ".json", PS_EXPORT_JSON },
+  };
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (ends_with (path, map[i].ext)) {
+      *out = map[i].f;
+      return 0;
+    }
+  return PS_EINVAL;
+}
+
+static double
+now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* Everything a writer may need. */
+typedef struct job {
+  const ps_plan *p;
+  const ps_export_options *o;
+  ps_device dev;
+  ps_scene scene;
+  bool has_scene;
+  ps_timeline tl;
+  bool has_tl;
+  ps_diagnosis dg;
+  bool has_dg;
+  ps_memory_map mem;
+  bool has_mem;
+} job;
+
+static int
+write_job (FILE *out, void *ctx)
+{
+  job *j = ctx;
+  ps_export_view v = j->o->view;
+  switch (j->o->format) {
+  case PS_EXPORT_TRACE:
+    return ps_trace_write (&j->tl, &j->dg, out);
+  case PS_EXPORT_DOT:
+    if (v == PS_EXPORT_TIMELINE)
+      return ps_timeline_write_dot (&j->tl, &j->dg, out);
+    if (v == PS_EXPORT_MEMORY)
+      return ps_memory_write_dot (&j->mem, out);
+    return ps_scene_write_dot (&j->scene, out);
+  case PS_EXPORT_SVG:
+    if (v == PS_EXPORT_TIMELINE)
+      return ps_timeline_write_svg (&j->tl, &j->dg, NULL, out);
+    if (v == PS_EXPORT_MEMORY)
+      return ps_memory_write_svg (&j->mem, out);
+    return ps_scene_write_svg (&j->scene, out);
+  case PS_EXPORT_PNG:
+    if (v == PS_EXPORT_TIMELINE)
+      return ps_timeline_write_png (&j->tl, &j->dg, NULL, out);
+    if (v == PS_EXPORT_MEMORY)
+      return ps_memory_write_png (&j->mem, out);
+    return ps_scene_write_png (&j->scene, out);
+  case PS_EXPORT_JSON:
+    if (v == PS_EXPORT_PLAN)
+      return ps_plan_write_json (j->p, out);
+    if (v == PS_EXPORT_TIMELINE)
+      return ps_timeline_write_json (&j->tl, &j->dg, out);
+    if (v == PS_EXPORT_MEMORY)
+      return ps_memory_write_json (&j->mem, out);
+    return ps_scene_write_json (&j->scene, "dag", j->p->graph->name, out);
+  default:
+    return PS_EINVAL;
+  }
+}
+
+/* Durations per node and per step from the cost model, for colours and
+ * the critical path. */
+static int
+costs (job *j, double **node_ns, double **step_ns)
+{
+  const ps_plan *p = j->p;
+  const ps_graph *g = p->graph;
+  *node_ns = malloc (((size_t) g->n_nodes + 1) * sizeof **node_ns);
+  *step_ns = malloc (((size_t) p->n_steps + 1) * sizeof **step_ns);
+  ps_cost *c = malloc (((size_t) p->n_steps + 1) * sizeof *c);
+  if (!*node_ns || !*step_ns || !c) {
+    free (c);
+    return PS_ENOMEM;
+  }
+  ps_cost_nodes (&j->dev, g, *node_ns);
+  int ret = ps_cost_plan (&j->dev, p, c);
+  if (ret == 0)
+    for (uint32_t s = 0; s < p->n_steps; s++)
+      (*step_ns)[s] = c[s].ns;
+  free (c);
+  return ret;
+}
+
+int
+ps_export_write (const ps_plan *p, const ps_export_options *o, const char *path,
+                 ps_export_stats *st, char *err, size_t errlen)
+{
+  ps_export_stats dummy;
+  if (!st)
+    st = &dummy;
+  memset (st, 0, sizeof *st);
+  if (errlen)
+    err[0] = '\0';
+  if ((unsigned) o->view >= PS_EXPORT_VIEW__COUNT
+      || (unsigned) o->format >= PS_EXPORT_FORMAT__COUNT || !p || !p->graph) {
+    snprintf (err, errlen, "invalid export options");
+    return PS_EINVAL;
+  }
+  job j;
+  memset (&j, 0, sizeof j);
+  j.p = p;
+  j.o = o;
+  ps_scene_init (&j.scene);
+  double *node_ns = NULL, *step_ns = NULL;
+  int ret = 0;
+
+  if (o->device) {
+    j.dev = *o->device;
+  } else {
+    ps_diag diag;
+    ps_diag_init (&diag, "device");
+    const char *name = p->graph->device && *p->graph->device ? p->graph->device : NULL;
+    if (ps_device_find (&j.dev, name, &diag) < 0 && ps_device_find (&j.dev, NULL, &diag) < 0
+        && ps_device_builtin_count () > 0)
+      j.dev = *ps_device_builtin (0);
+    ps_diag_free (&diag);
+  }
+
+  bool needs_timeline = o->format == PS_EXPORT_TRACE || o->view == PS_EXPORT_TIMELINE
+                        || o->view == PS_EXPORT_MEMORY;
+  bool needs_scene = !needs_timeline
+                     && !(o->view == PS_EXPORT_PLAN && o->format == PS_EXPORT_JSON);
+  bool needs_layout = needs_scene && o->format != PS_EXPORT_DOT;
+
+  double t0 = now ();
+  if (needs_timeline) {
+    ps_timeline_init (&j.tl, PS_TL_SIMULATED);
+    j.has_tl = true;
+    ret = ps_simulate (p, &j.dev, &j.tl);
+    if (ret == 0) {
+      ret = ps_diagnose (&j.dg, &j.tl);
+      j.has_dg = ret == 0;
+    }
+    if (ret == 0 && o->view == PS_EXPORT_MEMORY && o->format != PS_EXPORT_TRACE) {
+      ret = ps_memory_map_build (&j.mem, p, &j.tl);
+      j.has_mem = ret == 0;
+    }
+    if (ret < 0)
+      snprintf (err, errlen, "cannot simulate the plan: %s", ps_strerror (ret));
+    st->simulate_s = now () - t0;
+  }
+  if (ret == 0 && needs_scene) {
+    double t1 = now ();
+    ret = costs (&j, &node_ns, &step_ns);
+    double t2 = now ();
+    st->cost_s = t2 - t1;
+    ps_view_options vo = o->view_options;
+    vo.node_ns = node_ns;
+    vo.step_ns = step_ns;
+    if (ret == 0)
+      ret = o->view == PS_EXPORT_DAG ? ps_dag_view_build (&j.scene, p->graph, p, &vo)
+                                     : ps_plan_view_build (&j.scene, p, &vo);
+    j.has_scene = true;
+    st->build_s = now () - t2;
+    st->boxes = j.scene.n_nodes;
+    if (ret < 0)
+      snprintf (err, errlen, "cannot build the %s view: %s", ps_export_view_name (o->view),
+                ps_strerror (ret));
+  }
+  if (ret == 0 && needs_layout) {
+    ret = ps_layout_scene (&j.scene, err, errlen);
+    st->layout_s = j.scene.layout_seconds;
+  }
+  if (ret == 0) {
+    double t3 = now ();
+    if (strcmp (path, "-") == 0) {
+      ret = write_job (stdout, &j);
+      if (ret == 0 && (fflush (stdout) != 0 || ferror (stdout)))
+        ret = PS_EIO;
+      if (ret < 0)
+        snprintf (err, errlen, "cannot write to standard output: %s", ps_strerror (ret));
+    } else {
+      char why[256] = "";
+      ret = ps_file_write_atomic (path, write_job, &j, why, sizeof why);
+      if (ret < 0)
+        snprintf (err, errlen, "cannot write %s: %s", path, why[0] ? why : ps_strerror (ret));
+    }
+    st->write_s = now () - t3;
+  }
+
+  free (node_ns);
+  free (step_ns);
+  ps_scene_free (&j.scene);
+  if (j.has_mem)
+    ps_memory_map_free (&j.mem);
+  if (j.has_dg)
+    ps_diagnosis_free (&j.dg);
+  if (j.has_tl)
+    ps_timeline_free (&j.tl);
+  return ret;
+}

@@ -1,0 +1,377 @@
+/* ps-plan-view.c: the plan view (see ps-dag-view.h): steps clustered per
+ * stream in issue order, stream order as grey edges, and an edge from
+ * every event record to the waits that refer to it.
+ *
+ * Large plans: runs of steps between events on a stream become one box
+ * (events stay visible, as they are the synchronisation); when even that is
+ * too many, each stream is cut into a few dozen chunks of consecutive
+ * steps, and the events between chunks are counted on the edges. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-analysis.h"
+#include "ps-view-private.h"
+
+typedef enum mode { MODE_FULL = 0, MODE_COLLAPSED, MODE_OVERVIEW } mode;
+
+static bool
+is_event (const ps_step *st)
+{
+  return st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT;
+}
+
+/* Per step: on the critical path (any of its nodes), and its duration. */
+static int
+step_facts (const ps_plan *p, const ps_view_options *o, uint8_t *crit, double *ns,
+            double *length, uint32_t *n_critical)
+{
+  const ps_graph *g = p->graph;
+  ps_analysis a;
+  double *node_ns = NULL;
+  if (!o->node_ns) {
+    node_ns = malloc (((size_t) g->n_nodes + 1) * sizeof *node_ns);
+    if (!node_ns)
+      return PS_ENOMEM;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+      node_ns[v] = (g->nodes[v].flags & PS_NODE_HAS_COST) ? g->nodes[v].cost_ns
+                                                          : ps_node_cost_default (g, v);
+  }
+  const double *nns = o->node_ns ? o->node_ns : node_ns;
+  int ret = ps_analysis_run (&a, g, nns);
+  if (ret < 0) {
+    free (node_ns);
+    return ret;
+  }
+  for (uint32_t i = 0; i < a.n_critical; i++)
+    crit[p->node_step[a.critical[i]]] = 1;
+  *length = a.length_ns;
+  *n_critical = a.n_critical;
+  for (uint32_t s = 0; s < p->n_steps; s++) {
+    if (o->step_ns) {
+      ns[s] = o->step_ns[s];
+      continue;
+    }
+    ns[s] = 0;
+    const ps_step *st = &p->steps[s];
+    for (uint32_t i = 0; i < st->nodes_count; i++)
+      ns[s] += nns[p->step_nodes[st->nodes_begin + i]];
+  }
+  ps_analysis_free (&a);
+  free (node_ns);
+  return 0;
+}
+
+/* Assigns boxes; returns their count. */
+static uint32_t
+map_boxes (const ps_plan *p, mode m, uint32_t max_boxes, uint32_t *box, uint32_t *chunk)
+{
+  uint32_t ns = p->streams_used ? p->streams_used : 1;
+  uint32_t *last_box = malloc ((size_t) ns * sizeof *last_box);
+  uint32_t *len = calloc (ns, sizeof *len);
+  uint32_t *pos = calloc (ns, sizeof *pos);
+  uint8_t *run_open = calloc (ns, 1);
+  if (!last_box || !len || !pos || !run_open) {
+    free (last_box);
+    free (len);
+    free (pos);
+    free (run_open);
+    return PS_NONE;
+  }
+  for (uint32_t s = 0; s < p->n_steps; s++)
+    len[p->steps[s].stream < ns ? p->steps[s].stream : 0]++;
+  uint32_t per_stream = max_boxes / ns > 8 ? max_boxes / ns : 8;
+  *chunk = 1;
+  for (uint32_t k = 0; k < ns; k++) {
+    uint32_t c = (len[k] + per_stream - 1) / per_stream;
+    if (c > *chunk)
+      *chunk = c;
+  }
+  uint32_t nb = 0;
+  for (uint32_t s = 0; s < p->n_steps; s++) {
+    const ps_step *st = &p->steps[s];
+    uint32_t k = st->stream < ns ? st->stream : 0;
+    if (m == MODE_FULL) {
+      box[s] = nb++;
+    } else if (m == MODE_COLLAPSED) {
+      if (is_event (st)) {
+        box[s] = nb++;
+        run_open[k] = 0;
+      } else {
+        if (!run_open[k]) {
+          last_box[k] = nb++;
+          run_open[k] = 1;
+        }
+        box[s] = last_box[k];
+      }
+    } else {
+      if (pos[k] % *chunk == 0)
+        last_box[k] = nb++;
+      box[s] = last_box[k];
+      pos[k]++;
+    }
+  }
+  free (last_box);
+  free (len);
+  free (pos);
+  free (run_open);
+  return nb;
+}
+
+static const char *
+step_name (const ps_plan *p, uint32_t s, char *buf, size_t cap)
+{
+  const ps_step *st = &p->steps[s];
+  if (st->synthetic || st->nodes_count == 0) {
+    snprintf (buf, cap, "%s e%u", st->op == PS_OP_EVENT_RECORD ? "record" : "wait", st->event);
+    return buf;
+  }
+  if (st->nodes_count > 1 && st->function != PS_NONE)
+    return p->strings + st->function;
+  return ps_node_name (p->graph, p->step_nodes[st->nodes_begin]);
+}
+
+static int
+label_step_box (ps_scene *s, const ps_plan *p, const ps__vbox *b, ps_scene_node *sn, mode m,
+                uint32_t chunk)
+{
+  const ps_graph *g = p->graph;
+  char buf[512], n1[160], n2[160], t[32], kinds[160], sym[160];
+  ps_format_ns (b->ns, t, sizeof t);
+  int ret;
+  if (b->count == 1) {
+    uint32_t si = b->first;
+    const ps_step *st = &p->steps[si];
+    const char *nm = step_name (p, si, n1, sizeof n1);
+    ret = ps_scene_str (s, nm, &sn->label);
+    buf[0] = '\0';
+    if (st->nodes_count > 1) {
+      size_t k = 0;
+      for (uint32_t i = 0; i < st->nodes_count && k + 4 < sizeof buf; i++)
+        k += (size_t) snprintf (buf + k, sizeof buf - k, "%s%s", i ? " + " : "",
+                                ps_node_name (g, p->step_nodes[st->nodes_begin + i]));
+    } else if (st->nodes_count == 1) {
+      uint32_t v = p->step_nodes[st->nodes_begin];
+      const ps_node *nd = &g->nodes[v];
+      char bb[32];
+      if (nd->op == PS_OP_KERNEL)
+        snprintf (buf, sizeof buf, "%s",
+                  ps_short_symbol (ps_graph_str (g, g->kernels[nd->aux].function), sym,
+                                   sizeof sym));
+      else if (nd->op == PS_OP_MEMCPY)
+        snprintf (buf, sizeof buf, "%s %s", ps_copy_dir_name ((ps_copy_dir) nd->dir),
+                  ps_format_bytes ((double) nd->bytes, bb, sizeof bb));
+      else if (nd->op == PS_OP_MEMSET)
+        snprintf (buf, sizeof buf, "memset %s", ps_format_bytes ((double) nd->bytes, bb,
+                                                                 sizeof bb));
+      else if (is_event (st))
+        snprintf (buf, sizeof buf, "%s e%u", st->op == PS_OP_EVENT_RECORD ? "record" : "wait",
+                  st->event);
+      else
+        snprintf (buf, sizeof buf, "%s", ps_op_name ((ps_op) nd->op));
+    }
+    if (ret == 0 && buf[0])
+      ret = ps_scene_str (s, buf, &sn->detail);
+    if (ret == 0)
+      ret = is_event (st) && st->synthetic ? ps_scene_strf (s, &sn->detail2, "#%u", si)
+                                            : ps_scene_strf (s, &sn->detail2, "#%u \xc2\xb7 %s",
+                                                             si, t);
+    if (ret == 0)
+      ret = ps_scene_strf (s, &sn->tooltip, "step #%u on stream %d: %s%s%s, %s", si,
+                           b->stream, nm, buf[0] ? " \xe2\x80\x94 " : "", buf, t);
+    sn->ref = si;
+    return ret;
+  }
+  ps__vbox_kinds_text (b, kinds, sizeof kinds);
+  if (m == MODE_OVERVIEW) {
+    ret = ps_scene_strf (s, &sn->label, "stream %d \xc2\xb7 steps #%u\xe2\x80\x93#%u", b->stream,
+                         b->first, b->last);
+    if (ret == 0)
+      ret = ps_scene_strf (s, &sn->detail, "%u steps \xc2\xb7 %s", b->count, t);
+    if (ret == 0)
+      ret = ps_scene_str (s, kinds, &sn->detail2);
+    if (ret == 0)
+      ret = ps_scene_strf (s, &sn->tooltip, "stream %d, up to %u steps a box: %s (%s)",
+                           b->stream, chunk, kinds, t);
+    return ret;
+  }
+  ret = ps_scene_strf (s, &sn->label, "%s \xe2\x80\xa6 %s", step_name (p, b->first, n1, sizeof n1),
+                       step_name (p, b->last, n2, sizeof n2));
+  if (ret == 0)
+    ret = ps_scene_strf (s, &sn->detail, "%u steps: %s", b->count, kinds);
+  if (ret == 0)
+    ret = ps_scene_strf (s, &sn->detail2, "#%u\xe2\x80\x93#%u \xc2\xb7 %s", b->first, b->last, t);
+  if (ret == 0)
+    ret = ps_scene_strf (s, &sn->tooltip, "steps #%u to #%u on stream %d: %s (%s)", b->first,
+                         b->last, b->stream, kinds, t);
+  return ret;
+}
+
+int
+ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
+{
+  ps_view_options defaults;
+  if (!o) {
+    ps_view_options_init (&defaults);
+    o = &defaults;
+  }
+  uint32_t n = p->n_steps;
+  if (n == 0 || !p->graph)
+    return PS_EINVAL;
+  uint8_t *crit = calloc (n, 1);
+  double *ns = malloc ((size_t) n * sizeof *ns);
+  uint32_t *box = malloc ((size_t) n * sizeof *box);
+  uint32_t *last_rec = malloc (((size_t) p->n_events + 1) * sizeof *last_rec);
+  uint32_t *prev_on_stream = malloc (PS_MAX_STREAMS * sizeof *prev_on_stream);
+  uint32_t *cluster = malloc (PS_MAX_STREAMS * sizeof *cluster);
+  ps__vbox *boxes = NULL;
+  ps__vedge *edges = NULL;
+  double length = 0;
+  uint32_t n_critical = 0, chunk = 1;
+  int ret = crit && ns && box && last_rec && prev_on_stream && cluster ? 0 : PS_ENOMEM;
+  if (ret == 0)
+    ret = step_facts (p, o, crit, ns, &length, &n_critical);
+  if (ret < 0)
+    goto out;
+
+  mode m = MODE_FULL;
+  uint32_t nb;
+  if (n > o->detail_boxes) {
+    m = MODE_COLLAPSED;
+    nb = map_boxes (p, m, o->max_boxes, box, &chunk);
+    if (nb != PS_NONE && nb > o->max_boxes) {
+      m = MODE_OVERVIEW;
+      nb = map_boxes (p, m, o->max_boxes / 4 > 64 ? o->max_boxes / 4 : 64, box, &chunk);
+    }
+  } else {
+    nb = map_boxes (p, m, o->max_boxes, box, &chunk);
+  }
+  if (nb == PS_NONE) {
+    ret = PS_ENOMEM;
+    goto out;
+  }
+  boxes = malloc ((size_t) nb * sizeof *boxes);
+  if (!boxes) {
+    ret = PS_ENOMEM;
+    goto out;
+  }
+  for (uint32_t b = 0; b < nb; b++)
+    ps__vbox_init (&boxes[b]);
+  for (uint32_t i = 0; i < n; i++) {
+    const ps_step *st = &p->steps[i];
+    ps__vbox_add (&boxes[box[i]], i, (ps_op) st->op, st->stream, is_event (st) ? 0 : ns[i],
+                  crit[i]);
+  }
+  double max_ns = 0;
+  for (uint32_t b = 0; b < nb; b++)
+    max_ns = fmax (max_ns, boxes[b].ns);
+
+  /* One cluster per stream, in stream order. */
+  for (uint32_t k = 0; k < PS_MAX_STREAMS; k++)
+    cluster[k] = PS_NONE;
+  uint64_t streams = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (p->steps[i].stream < PS_MAX_STREAMS)
+      streams |= 1ull << p->steps[i].stream;
+  for (uint32_t k = 0; k < PS_MAX_STREAMS && ret == 0; k++) {
+    if (!(streams >> k & 1))
+      continue;
+    uint32_t c;
+    ret = ps_scene_add_cluster (s, &c);
+    if (ret == 0)
+      ret = ps_scene_strf (s, &s->clusters[c].label, "stream %u", k);
+    uint32_t tint = ps_color_stream ((int32_t) k);
+    s->clusters[c].fill = o->color == PS_COLOR_BY_STREAM ? 0xf7f7f7 : (tint & 0xfefefe) / 2 + 0x7f7f7f;
+    s->clusters[c].stroke = ps_color_darker (tint);
+    cluster[k] = c;
+  }
+  uint32_t ops = 0;
+  for (uint32_t b = 0; b < nb && ret == 0; b++) {
+    uint32_t idx;
+    ret = ps_scene_add_node (s, &idx);
+    if (ret < 0)
+      break;
+    ps_scene_node *sn = &s->nodes[idx];
+    ps__style_node (sn, &boxes[b], o->color, max_ns);
+    const ps_step *st = &p->steps[boxes[b].first];
+    if (boxes[b].count == 1 && st->nodes_count > 1)
+      sn->shape = PS_SHAPE_STACK;
+    ops |= 1u << (sn->shape == PS_SHAPE_STACK ? PS_OP__COUNT : sn->kind);
+    sn->cluster = st->stream < PS_MAX_STREAMS ? cluster[st->stream] : PS_NONE;
+    ret = label_step_box (s, p, &boxes[b], sn, m, chunk);
+  }
+  if (ret < 0)
+    goto out;
+
+  /* Stream order and event edges. */
+  size_t ne = 0, cap = 0;
+  uint32_t kinds = 0;
+  for (uint32_t k = 0; k < PS_MAX_STREAMS; k++)
+    prev_on_stream[k] = PS_NONE;
+  for (uint32_t e = 0; e < p->n_events; e++)
+    last_rec[e] = PS_NONE;
+  for (uint32_t i = 0; i < n && ret == 0; i++) {
+    const ps_step *st = &p->steps[i];
+    uint32_t k = st->stream < PS_MAX_STREAMS ? st->stream : 0;
+    uint32_t prev = prev_on_stream[k];
+    ret = ps__view_reserve ((void **) &edges, &cap, ne + 1, sizeof *edges);
+    if (ret < 0)
+      break;
+    if (prev != PS_NONE && box[prev] != box[i]) {
+      uint8_t flags = crit[prev] && crit[i] ? PS_SCENE_CRITICAL : 0;
+      edges[ne++] = (ps__vedge){ box[prev], box[i], PS_EDGE_VIEW_ORDER, flags };
+      kinds |= 1u << PS_EDGE_VIEW_ORDER | (flags ? 1u << 7 : 0);
+    }
+    prev_on_stream[k] = i;
+    if (st->op == PS_OP_EVENT_RECORD && st->event < p->n_events) {
+      last_rec[st->event] = i;
+    } else if (st->op == PS_OP_EVENT_WAIT && st->event < p->n_events
+               && last_rec[st->event] != PS_NONE) {
+      uint32_t r = last_rec[st->event];
+      edges[ne++] = (ps__vedge){ box[r], box[i], PS_EDGE_VIEW_EVENT, 0 };
+      kinds |= 1u << PS_EDGE_VIEW_EVENT;
+    }
+  }
+  if (ret == 0)
+    ret = ps__view_add_edges (s, edges, ne);
+  if (ret < 0)
+    goto out;
+
+  char t[32], t2[32], note[400];
+  const ps_graph *g = p->graph;
+  ret = ps_scene_strf (s, &s->title,
+                       "%s \xe2\x80\x94 plan: %u steps on %u stream%s, %u events, pool %s",
+                       g->name && *g->name ? g->name : "graph", n, p->streams_used,
+                       p->streams_used == 1 ? "" : "s", p->n_events,
+                       ps_format_bytes ((double) p->pool_bytes, t2, sizeof t2));
+  int k = snprintf (note, sizeof note, "issue order left to right; critical path %s (red)",
+                    ps_format_ns (length, t, sizeof t));
+  if (m == MODE_COLLAPSED)
+    snprintf (note + k, sizeof note - (size_t) k,
+              "; runs of steps between events shown as one box (%u boxes)", nb);
+  else if (m == MODE_OVERVIEW)
+    snprintf (note + k, sizeof note - (size_t) k,
+              "; overview: up to %u consecutive steps of a stream per box", chunk);
+  (void) n_critical;
+  if (ret == 0)
+    ret = ps_scene_str (s, note, &s->subtitle);
+  if (ret == 0)
+    ret = ps__view_legend (s, o->color, o->color == PS_COLOR_BY_STREAM ? streams : 0, ops,
+                           kinds, max_ns);
+  s->left_to_right = true;
+  s->fast = nb > o->fast_boxes;
+  if (ret == 0)
+    ps_scene_size_nodes (s);
+
+out:
+  free (crit);
+  free (ns);
+  free (box);
+  free (last_rec);
+  free (prev_on_stream);
+  free (cluster);
+  free (boxes);
+  free (edges);
+  return ret;
+}

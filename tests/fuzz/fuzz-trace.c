@@ -1,0 +1,106 @@
+/* fuzz-trace.c: libFuzzer harness for the Chrome/Kineto trace importer
+ * (ps-trace-import.h), plain and gzip-compressed, followed by what
+ * `planscope-cli analyze` does with the timeline: diagnosis, the JSON and
+ * text reports and the Chrome trace export.
+ *
+ * The first byte picks the way in (see fuzz-harness.h), so one corpus
+ * covers the in-memory reader, files read through zlib as they are
+ * (including corrupt gzip streams) and well-formed gzip files whose
+ * content the fuzzer mutates.  An accepted trace must give a timeline that
+ * satisfies ps-timeline.h's invariants. */
+#include "fuzz-harness.h"
+
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "fuzz-check.h"
+#include "ps-diagnose.h"
+#include "ps-trace-export.h"
+#include "ps-trace-import.h"
+
+static char tmp_path[64];
+
+static void
+remove_tmp (void)
+{
+  if (tmp_path[0])
+    unlink (tmp_path);
+}
+
+/* Writes the input to this process's scratch file, compressed or not. */
+static const char *
+write_tmp (const uint8_t *data, size_t size, bool compress)
+{
+  if (!tmp_path[0]) {
+    snprintf (tmp_path, sizeof tmp_path, "/tmp/ps-fuzz-trace-XXXXXX");
+    int fd = mkstemp (tmp_path);
+    FUZZ_CHECK (fd >= 0, "cannot create a scratch file");
+    close (fd);
+    atexit (remove_tmp);
+  }
+  if (compress) {
+    gzFile z = gzopen (tmp_path, "wb1");
+    FUZZ_CHECK (z != NULL, "gzopen");
+    FUZZ_CHECK (size == 0 || gzwrite (z, data, (unsigned) size) == (int) size, "gzwrite");
+    FUZZ_CHECK (gzclose (z) == Z_OK, "gzclose");
+  } else {
+    FILE *f = fopen (tmp_path, "wb");
+    FUZZ_CHECK (f != NULL, "fopen");
+    FUZZ_CHECK (size == 0 || fwrite (data, 1, size, f) == size, "fwrite");
+    FUZZ_CHECK (fclose (f) == 0, "fclose");
+  }
+  return tmp_path;
+}
+
+int
+ps_fuzz_trace (const uint8_t *data, size_t size)
+{
+  if (size == 0 || size > (64u << 20))
+    return 0;
+  int mode = data[0] % 3;
+  data++;
+  size--;
+
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  ps_trace_stats st;
+  ps_diag d;
+  ps_diag_init (&d, "fuzz-trace.json");
+  int rc;
+  if (mode == 0)
+    rc = ps_trace_import_mem (&tl, (const char *) data, size, &st, &d);
+  else
+    rc = ps_trace_import_file (&tl, write_tmp (data, size, mode == 2), &st, &d);
+  ps_diag_print (&d, ps_fuzz_devnull ());
+  if (rc != 0) {
+    FUZZ_CHECK (rc < 0 && d.errors > 0, "failed (%d) without an error message", rc);
+  } else {
+    FUZZ_CHECK (d.errors == 0, "imported with %zu errors", d.errors);
+    fuzz_check_timeline (&tl);
+    ps_diagnosis dg;
+    memset (&dg, 0, sizeof dg);
+    if (ps_diagnose (&dg, &tl) == 0) {
+      FUZZ_CHECK (dg.n_critical <= tl.n_spans, "critical path of %u spans out of %u",
+                  dg.n_critical, tl.n_spans);
+      for (uint32_t i = 0; i < dg.n_critical; i++)
+        FUZZ_CHECK (dg.critical[i] < tl.n_spans, "critical span %u", dg.critical[i]);
+      ps_timeline_write_json (&tl, &dg, ps_fuzz_devnull ());
+      ps_timeline_write_text (&tl, &dg, ps_fuzz_devnull ());
+      ps_trace_write (&tl, &dg, ps_fuzz_devnull ());
+    }
+    ps_diagnosis_free (&dg);
+  }
+  ps_timeline_free (&tl);
+  ps_diag_free (&d);
+  return 0;
+}
+
+#ifndef PS_FUZZ_NO_MAIN
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  return ps_fuzz_trace (data, size);
+}
+#endif

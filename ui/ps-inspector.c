@@ -1,0 +1,420 @@
+/* ps-inspector.c: builds the inspector's text from the session. */
+#include "ps-inspector.h"
+
+#include "ps-dag-view.h"
+#include "ps-session.h"
+
+struct _PsInspector
+{
+  GtkWidget parent_instance;
+
+  GtkWidget *scroller;
+  GtkLabel *title;
+  GtkLabel *subtitle;
+  GtkLabel *body;
+  GtkWidget *whatif;
+  GtkCheckButton *no_fuse;
+  GtkDropDown *pin;
+
+  PsSession *session;
+  guint node; /* the node the what-if controls act on */
+  gboolean updating;
+};
+
+G_DEFINE_FINAL_TYPE (PsInspector, ps_inspector, GTK_TYPE_WIDGET)
+
+static void
+append_ns (GString *s, double ns)
+{
+  char buf[32];
+  g_string_append (s, ps_format_ns (ns, buf, sizeof buf));
+}
+
+static void
+append_bytes (GString *s, double b)
+{
+  char buf[32];
+  g_string_append (s, ps_format_bytes (b, buf, sizeof buf));
+}
+
+static void
+heading (GString *s, const char *text)
+{
+  g_string_append_printf (s, "\n<b>%s</b>\n", text);
+}
+
+static void
+append_buffers (GString *s, const ps_graph *g, uint32_t begin, uint32_t count)
+{
+  for (uint32_t i = 0; i < count; i++)
+    {
+      uint32_t idx = begin + i;
+      if (idx >= g->n_access || g->access[idx] >= g->n_buffers)
+        continue;
+      uint32_t b = g->access[idx];
+      g_autofree char *name = g_markup_escape_text (ps_buffer_name (g, b), -1);
+      g_string_append_printf (s, "  %s · ", name);
+      append_bytes (s, (double) g->buffers[b].bytes);
+      g_string_append_printf (s, " %s%s\n", ps_dtype_name ((ps_dtype) g->buffers[b].dtype),
+                              g->buffers[b].flags & PS_BUF_EXTERNAL ? " · external" : "");
+    }
+}
+
+static void
+describe_span (GString *s, PsSession *session, const ps_timeline *tl, guint span, const char *what)
+{
+  if (!tl || span == PS_NONE || span >= tl->n_spans)
+    return;
+  const ps_span *sp = &tl->spans[span];
+  g_string_append_printf (s, "%s: ", what);
+  append_ns (s, sp->end_ns - sp->start_ns);
+  g_string_append (s, " from ");
+  append_ns (s, sp->start_ns);
+  g_string_append (s, " to ");
+  append_ns (s, sp->end_ns);
+  g_string_append_c (s, '\n');
+}
+
+static const char *
+bound_text (ps_bound b)
+{
+  switch (b)
+    {
+    case PS_BOUND_START: return "it started with the run";
+    case PS_BOUND_STREAM: return "the previous work on its stream";
+    case PS_BOUND_EVENT: return "an event wait on another stream";
+    case PS_BOUND_HOST: return "the host issued it late (launch-bound)";
+    case PS_BOUND_HOST_WAIT: return "the host blocked before issuing it";
+    case PS_BOUND_RESOURCE: return "SMs or a copy engine were busy";
+    default: return "unknown";
+    }
+}
+
+static void
+describe_stall (GString *s, PsSession *session, guint stall)
+{
+  const ps_timeline *tl = ps_session_get_predicted (session);
+  const ps_diagnosis *dg = ps_session_get_diagnosis (session);
+  const ps_stall *st = &tl->stalls[stall];
+  g_string_append (s, "Stalled ");
+  append_ns (s, st->end_ns - st->start_ns);
+  g_string_append (s, " from ");
+  append_ns (s, st->start_ns);
+  if (st->waiting_for != PS_NONE && st->waiting_for < tl->n_spans)
+    {
+      g_autofree char *label = ps_session_span_label (session, tl, st->waiting_for);
+      g_autofree char *esc = g_markup_escape_text (label, -1);
+      g_string_append_printf (s, ", waiting for <b>%s</b>", esc);
+    }
+  if (st->on_stream != PS_NONE)
+    g_string_append_printf (s, " on stream %u", st->on_stream);
+  g_string_append_c (s, '\n');
+  if (dg && dg->chain_off && stall < tl->n_stalls)
+    {
+      uint32_t a = dg->chain_off[stall], b = dg->chain_off[stall + 1];
+      if (a < b)
+        g_string_append (s, "Why: ");
+      for (uint32_t i = a; i < b; i++)
+        {
+          uint32_t span = dg->chain[i];
+          if (span >= tl->n_spans)
+            continue;
+          g_autofree char *label = ps_session_span_label (session, tl, span);
+          g_autofree char *esc = g_markup_escape_text (label, -1);
+          g_string_append_printf (s, "%s%s (%s)", i > a ? " ← " : "", esc,
+                                  bound_text ((ps_bound) dg->bound[span]));
+        }
+      if (a < b)
+        g_string_append_c (s, '\n');
+    }
+}
+
+static void
+show_node (PsInspector *self, guint v, GString *body)
+{
+  PsSession *session = self->session;
+  const ps_graph *g = ps_session_get_graph (session);
+  const ps_plan *p = ps_session_get_plan (session);
+  const ps_node *n = &g->nodes[v];
+  gtk_label_set_text (self->title, ps_node_name (g, v));
+  g_autofree char *sub = NULL;
+  if (n->op == PS_OP_KERNEL && n->aux < g->n_kernels)
+    {
+      const ps_kernel *k = &g->kernels[n->aux];
+      sub = g_strdup_printf ("kernel %s <<<(%u,%u,%u), (%u,%u,%u)>>>",
+                             ps_graph_str (g, k->function) ?: "", k->grid[0], k->grid[1],
+                             k->grid[2], k->block[0], k->block[1], k->block[2]);
+    }
+  else
+    sub = g_strdup_printf ("%s%s%s", ps_op_name ((ps_op) n->op),
+                           n->op == PS_OP_MEMCPY ? " " : "",
+                           n->op == PS_OP_MEMCPY ? ps_copy_dir_name ((ps_copy_dir) n->dir) : "");
+  gtk_label_set_text (self->subtitle, sub);
+
+  if (p && v < p->graph->n_nodes && p->node_step[v] < p->n_steps)
+    {
+      uint32_t si = p->node_step[v];
+      const ps_step *st = &p->steps[si];
+      heading (body, "Plan");
+      g_string_append_printf (body, "Step %u on stream %u\n", si, st->stream);
+      if (st->nodes_count > 1)
+        {
+          g_string_append (body, "Fused group: ");
+          for (uint32_t k = 0; k < st->nodes_count; k++)
+            {
+              g_autofree char *esc = g_markup_escape_text (
+                  ps_node_name (g, p->step_nodes[st->nodes_begin + k]), -1);
+              g_string_append_printf (body, "%s%s", k ? " + " : "", esc);
+            }
+          if (st->function != PS_NONE)
+            g_string_append_printf (body, " as %s", p->strings + st->function);
+          g_string_append_c (body, '\n');
+        }
+      /* The waits issued on this stream right before the step. */
+      GString *waits = g_string_new (NULL);
+      for (uint32_t k = si; k-- > 0;)
+        {
+          const ps_step *w = &p->steps[k];
+          if (w->stream != st->stream)
+            continue;
+          if (w->op != PS_OP_EVENT_WAIT)
+            break;
+          g_string_append_printf (waits, "%sevent %u", waits->len ? ", " : "", w->event);
+        }
+      g_string_append_printf (body, "Waits on: %s\n", waits->len ? waits->str : "no events");
+      g_string_free (waits, TRUE);
+      if (ps_session_node_critical (session, v))
+        g_string_append (body, "<span foreground=\"#d62728\">On the critical path</span>\n");
+      if (ps_session_node_changed (session, v))
+        g_string_append (body, "<span foreground=\"#e6850e\">Changed since the baseline</span>\n");
+    }
+
+  heading (body, "Times");
+  const ps_timeline *pred = ps_session_get_predicted (session);
+  const ps_timeline *meas = ps_session_get_measured (session);
+  guint span = ps_session_node_span (session, v, FALSE);
+  describe_span (body, session, pred, span, "Predicted");
+  describe_span (body, session, meas, ps_session_node_span (session, v, TRUE), "Measured");
+  if (!meas)
+    g_string_append (body, "Measured: no GPU run yet\n");
+  if (pred && span != PS_NONE)
+    {
+      const ps_diagnosis *dg = ps_session_get_diagnosis (session);
+      if (dg && dg->bound)
+        g_string_append_printf (body, "Started when: %s\n",
+                                bound_text ((ps_bound) dg->bound[span]));
+      for (uint32_t i = 0; i < pred->n_stalls; i++)
+        {
+          const ps_stall *stl = &pred->stalls[i];
+          if (stl->stream == pred->spans[span].stream && stl->end_ns <= pred->spans[span].start_ns + 1
+              && stl->end_ns >= pred->spans[span].start_ns - 1e3)
+            {
+              heading (body, "Stall before it");
+              describe_stall (body, session, i);
+              break;
+            }
+        }
+    }
+
+  heading (body, "Reads");
+  if (n->reads_count)
+    append_buffers (body, g, n->reads_begin, n->reads_count);
+  else
+    g_string_append (body, "  nothing\n");
+  heading (body, "Writes");
+  if (n->writes_count)
+    append_buffers (body, g, n->writes_begin, n->writes_count);
+  else
+    g_string_append (body, "  nothing\n");
+  g_string_append_printf (body, "\n<small>Defined at line %u, column %u</small>", n->line, n->col);
+}
+
+static void
+show_buffer (PsInspector *self, guint b, GString *body)
+{
+  const ps_plan *p = ps_session_get_plan (self->session);
+  const ps_graph *g = ps_session_get_graph (self->session);
+  gtk_label_set_text (self->title, ps_buffer_name (g, b));
+  g_autofree char *sub = g_strdup_printf ("buffer · %s%s",
+                                          ps_dtype_name ((ps_dtype) g->buffers[b].dtype),
+                                          g->buffers[b].flags & PS_BUF_EXTERNAL ? " · external" : "");
+  gtk_label_set_text (self->subtitle, sub);
+  g_string_append (body, "Size: ");
+  append_bytes (body, (double) g->buffers[b].bytes);
+  g_string_append_c (body, '\n');
+  if (p && p->offsets[b] != UINT64_MAX)
+    {
+      g_string_append (body, "Pool offset: ");
+      append_bytes (body, (double) p->offsets[b]);
+      g_string_append_c (body, '\n');
+    }
+  double t0, t1;
+  if (ps_session_buffer_live (self->session, b, &t0, &t1))
+    {
+      g_string_append (body, "Live: ");
+      append_ns (body, t0);
+      g_string_append (body, " → ");
+      append_ns (body, t1);
+      g_string_append_c (body, '\n');
+    }
+  heading (body, "Used by");
+  guint shown = 0;
+  for (uint32_t v = 0; v < g->n_nodes && shown < 50; v++)
+    {
+      const ps_node *n = &g->nodes[v];
+      for (uint32_t a = 0; a < n->reads_count + n->writes_count; a++)
+        {
+          gboolean write = a >= n->reads_count;
+          uint32_t idx = write ? n->writes_begin + (a - n->reads_count) : n->reads_begin + a;
+          if (idx < g->n_access && g->access[idx] == b)
+            {
+              g_autofree char *esc = g_markup_escape_text (ps_node_name (g, v), -1);
+              g_string_append_printf (body, "  %s (%s)\n", esc, write ? "writes" : "reads");
+              shown++;
+              break;
+            }
+        }
+    }
+}
+
+static void
+update_pin_model (PsInspector *self)
+{
+  guint streams = self->session ? ps_session_get_streams (self->session) : 4;
+  GtkStringList *list = gtk_string_list_new (NULL);
+  gtk_string_list_append (list, "As in the file");
+  gtk_string_list_append (list, "Any (planner decides)");
+  for (guint i = 0; i < streams; i++)
+    {
+      g_autofree char *s = g_strdup_printf ("Stream %u", i);
+      gtk_string_list_append (list, s);
+    }
+  gtk_drop_down_set_model (self->pin, G_LIST_MODEL (list));
+  g_object_unref (list);
+}
+
+static void
+update (PsInspector *self)
+{
+  self->updating = TRUE;
+  GString *body = g_string_new (NULL);
+  guint id = 0;
+  PsSelectionKind kind = self->session ? ps_session_get_selection (self->session, &id)
+                                       : PS_SELECTION_NONE;
+  gtk_widget_set_visible (self->whatif, FALSE);
+  self->node = PS_NONE;
+  if (kind == PS_SELECTION_NODE)
+    {
+      show_node (self, id, body);
+      self->node = id;
+      gtk_widget_set_visible (self->whatif, TRUE);
+      gtk_widget_set_sensitive (GTK_WIDGET (self->no_fuse),
+                                ps_session_node_fusible (self->session, id));
+      gtk_check_button_set_active (self->no_fuse,
+                                   ps_session_get_node_no_fuse (self->session, id));
+      update_pin_model (self);
+      int pin = ps_session_get_node_pin (self->session, id);
+      gtk_drop_down_set_selected (self->pin, (guint) (pin + 2));
+    }
+  else if (kind == PS_SELECTION_STALL)
+    {
+      const ps_timeline *tl = ps_session_get_predicted (self->session);
+      g_autofree char *title = g_strdup_printf ("Stall on stream %u", tl->stalls[id].stream);
+      gtk_label_set_text (self->title, title);
+      gtk_label_set_text (self->subtitle, "time a stream sat at an event wait");
+      describe_stall (body, self->session, id);
+    }
+  else if (kind == PS_SELECTION_BUFFER)
+    show_buffer (self, id, body);
+  else
+    {
+      gtk_label_set_text (self->title, "Nothing selected");
+      gtk_label_set_text (self->subtitle, "Click a node, a span, a stall or a buffer.");
+    }
+  gtk_label_set_markup (self->body, body->str);
+  g_string_free (body, TRUE);
+  self->updating = FALSE;
+}
+
+static void
+on_no_fuse_toggled (PsInspector *self)
+{
+  if (!self->updating && self->node != PS_NONE)
+    ps_session_set_node_no_fuse (self->session, self->node,
+                                 gtk_check_button_get_active (self->no_fuse));
+}
+
+static void
+on_pin_selected (PsInspector *self)
+{
+  guint sel = gtk_drop_down_get_selected (self->pin);
+  if (!self->updating && self->node != PS_NONE && sel != GTK_INVALID_LIST_POSITION)
+    ps_session_set_node_pin (self->session, self->node, (int) sel - 2);
+}
+
+char *
+ps_inspector_get_text (PsInspector *self)
+{
+  g_return_val_if_fail (PS_IS_INSPECTOR (self), NULL);
+  return g_strdup_printf ("%s\n%s\n%s", gtk_label_get_text (self->title),
+                          gtk_label_get_text (self->subtitle), gtk_label_get_text (self->body));
+}
+
+void
+ps_inspector_set_session (PsInspector *self, PsSession *session)
+{
+  g_return_if_fail (PS_IS_INSPECTOR (self));
+  if (self->session)
+    g_signal_handlers_disconnect_by_data (self->session, self);
+  g_set_object (&self->session, session);
+  if (session)
+    {
+      g_signal_connect_swapped (session, "selection-changed", G_CALLBACK (update), self);
+      g_signal_connect_swapped (session, "plan-changed", G_CALLBACK (update), self);
+      g_signal_connect_swapped (session, "measured-changed", G_CALLBACK (update), self);
+    }
+  update (self);
+}
+
+static void
+ps_inspector_dispose (GObject *object)
+{
+  PsInspector *self = PS_INSPECTOR (object);
+  ps_inspector_set_session (self, NULL);
+  gtk_widget_dispose_template (GTK_WIDGET (self), PS_TYPE_INSPECTOR);
+  G_OBJECT_CLASS (ps_inspector_parent_class)->dispose (object);
+}
+
+static void
+ps_inspector_class_init (PsInspectorClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  G_OBJECT_CLASS (klass)->dispose = ps_inspector_dispose;
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/planscope/Planscope/ps-inspector.ui");
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, scroller);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, title);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, subtitle);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, body);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, whatif);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, no_fuse);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, pin);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "inspector");
+}
+
+static void
+ps_inspector_init (PsInspector *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->node = PS_NONE;
+  update_pin_model (self);
+  g_signal_connect_swapped (self->no_fuse, "toggled", G_CALLBACK (on_no_fuse_toggled), self);
+  g_signal_connect_swapped (self->pin, "notify::selected", G_CALLBACK (on_pin_selected), self);
+}
+
+GtkWidget *
+ps_inspector_new (void)
+{
+  return g_object_new (PS_TYPE_INSPECTOR, NULL);
+}
