@@ -32,6 +32,10 @@
 
 #define CANDIDATES 32
 #define BINS 64
+#define RUN 16
+/* Largest buffers x streams for which buffers share bytes (two such
+ * arrays of 32-bit clocks, 1 GiB each at the limit). */
+#define MAX_CLOCK_WORDS ((uint64_t) 1 << 28)
 
 typedef struct blk {
   uint64_t off, size;
@@ -181,6 +185,54 @@ blk_new (pool *pl)
   return pl->nb < pl->cap ? pl->nb++ : PS_NONE;
 }
 
+/* Allocates z bytes for b at the top of the pool, over the free blocks
+ * there that b may reuse (the top block and up to RUN of its free
+ * neighbours below, each ordered before b: blocks that could not merge
+ * because their holders' uses were concurrent can still be reused
+ * together), growing the pool by what they lack. */
+static bool
+alloc_top_run (pool *pl, uint32_t b, uint64_t z, uint32_t *out)
+{
+  uint32_t t = pl->top, s = t;
+  uint64_t have = pl->b[t].size;
+  for (uint32_t k = 0; k < RUN && have < z; k++) {
+    uint32_t pv = pl->b[s].aprev;
+    if (pv == PS_NONE || !pl->b[pv].free || !compatible (pl, pl->b[pv].tag, b))
+      break;
+    s = pv;
+    have += pl->b[pv].size;
+  }
+  if (have < z && pl->end > UINT64_MAX - (z - have))
+    return false;
+  /* Blocks s..t leave their bins; those after s are recycled.  If the run
+   * is larger than z, the bytes left over lie inside s (the run stopped as
+   * soon as it was large enough) and s keeps them, free, under its tag. */
+  for (uint32_t x = s;; x = pl->b[x].anext) {
+    bin_remove (pl, x);
+    if (x != s)
+      pl->spare[pl->n_spare++] = x;
+    if (x == t)
+      break;
+  }
+  uint32_t x = s;
+  if (have > z) {
+    pl->b[s].size = have - z;
+    bin_insert (pl, s);
+    x = blk_new (pl);
+    pl->b[x] = (blk){ .off = pl->end - z, .size = z, .tag = PS_NONE, .aprev = s,
+                      .anext = PS_NONE, .fprev = PS_NONE, .fnext = PS_NONE, .free = 0 };
+    pl->b[s].anext = x;
+  } else {
+    pl->end += z - have;
+    pl->b[s].size = z;
+    pl->b[s].free = 0;
+    pl->b[s].anext = PS_NONE;
+  }
+  pl->top = x;
+  *out = x;
+  return true;
+}
+
 /* Offset for buffer b of (aligned) size z; false when the pool would not
  * fit in 64 bits. */
 static bool
@@ -212,17 +264,8 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
     return true;
   }
   uint32_t t = pl->top;
-  if (t != PS_NONE && pl->b[t].free && pl->b[t].size < z && compatible (pl, pl->b[t].tag, b)) {
-    uint64_t grow = z - pl->b[t].size;
-    if (pl->end > UINT64_MAX - grow)
-      return false;
-    bin_remove (pl, t);
-    pl->end += grow;
-    pl->b[t].size = z;
-    pl->b[t].free = 0;
-    *out = t;
-    return true;
-  }
+  if (t != PS_NONE && pl->b[t].free && compatible (pl, pl->b[t].tag, b))
+    return alloc_top_run (pl, b, z, out);
   if (pl->end > UINT64_MAX - z)
     return false;
   uint32_t x = blk_new (pl);
@@ -492,6 +535,14 @@ ps__pool (ps__planner *pl)
   ps_plan *p = pl->p;
   uint32_t B = g->n_buffers, S = pl->SC, ng = pl->ng, b1 = B ? B : 1;
   int rc = 0;
+  if ((uint64_t) B * S > MAX_CLOCK_WORDS) {
+    /* Clocks that wide would cost more memory than the reuse is worth:
+     * every buffer gets bytes of its own. */
+    if ((rc = ps__plan_pool_end_to_end (p, pl->diag)) < 0)
+      return rc;
+    rc = ps__plan_live_peak (p, &p->pool_lower_bound);
+    return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
+  }
   uses u;
   u.acc_off = u.acc = NULL;
   u.bytes = malloc (b1 * sizeof *u.bytes);

@@ -219,6 +219,11 @@ ps_timeline_finish (ps_timeline *tl)
   free (fill);
   free (keys);
 
+  tl->multi_device = false;
+  for (uint32_t i = 1; i < tl->n_streams; i++)
+    if (tl->streams[i].device != tl->streams[0].device)
+      tl->multi_device = true;
+
   double end = 0;
   for (uint32_t i = 0; i < tl->n_spans; i++)
     end = fmax (end, tl->spans[i].end_ns);
@@ -329,12 +334,8 @@ ps_timeline_stream_label (const ps_timeline *tl, uint32_t stream, char *buf, siz
     snprintf (buf, cap, "stream ?");
     return;
   }
-  bool multi = false;
-  for (uint32_t i = 1; i < tl->n_streams; i++)
-    if (tl->streams[i].device != tl->streams[0].device)
-      multi = true;
   const ps_tl_stream *s = &tl->streams[stream];
-  if (multi && s->device >= 0)
+  if (tl->multi_device && s->device >= 0)
     snprintf (buf, cap, "dev %d stream %lld", s->device, (long long) s->id);
   else
     snprintf (buf, cap, "stream %lld", (long long) s->id);

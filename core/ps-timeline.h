@@ -117,6 +117,7 @@ typedef struct ps_timeline {
    * stream i has by_stream[stream_off[i] .. stream_off[i + 1]). */
   uint32_t *stream_off;
   uint32_t *by_stream;
+  bool multi_device;        /* streams of more than one device */
 } ps_timeline;
 
 void ps_timeline_init (ps_timeline *tl, ps_timeline_source source);

@@ -90,6 +90,13 @@ cmp_skey (const void *a, const void *b)
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+static int
+cmp_int (const void *a, const void *b)
+{
+  int x = *(const int *) a, y = *(const int *) b;
+  return x < y ? -1 : x > y;
+}
+
 static void
 write_spans (writer *w, const uint8_t *critical)
 {
@@ -275,27 +282,31 @@ ps_trace_write (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out)
   fputs ("},\n\"traceEvents\": [", out);
 
   /* One process per device. */
+  int *pids = malloc (((size_t) tl->n_streams + 1) * sizeof *pids);
+  if (!pids)
+    goto out;
+  for (uint32_t q = 0; q < tl->n_streams; q++)
+    pids[q] = pid_of (tl, q);
+  qsort (pids, tl->n_streams, sizeof *pids, cmp_int);
   for (uint32_t q = 0; q < tl->n_streams; q++) {
-    int pid = pid_of (tl, q);
-    bool seen = false;
-    for (uint32_t o = 0; o < q; o++)
-      if (pid_of (tl, o) == pid)
-        seen = true;
-    if (!seen) {
-      char name[128];
-      snprintf (name, sizeof name, "%s GPU %d (%s)", ps_timeline_source_name (tl->source), pid,
-                tl->device[0] ? tl->device : "?");
-      sep (&w);
-      fprintf (out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, "
-               "\"args\": {\"name\": ", pid);
-      ps_jsonw_string (out, name);
-      fputs ("}}", out);
-    }
+    if (q && pids[q] == pids[q - 1])
+      continue;
+    char name[128];
+    snprintf (name, sizeof name, "%s GPU %d (%s)", ps_timeline_source_name (tl->source), pids[q],
+              tl->device[0] ? tl->device : "?");
+    sep (&w);
+    fprintf (out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, "
+             "\"args\": {\"name\": ", pids[q]);
+    ps_jsonw_string (out, name);
+    fputs ("}}", out);
+  }
+  free (pids);
+  for (uint32_t q = 0; q < tl->n_streams; q++) {
     char label[96], wl[112];
     ps_timeline_stream_label (tl, q, label, sizeof label);
     snprintf (wl, sizeof wl, "%s waits", label);
-    thread_meta (&w, pid, tl->streams[q].id, label, 2 * (long long) q);
-    thread_meta (&w, pid, w.wait_base + q, wl, 2 * (long long) q + 1);
+    thread_meta (&w, pid_of (tl, q), tl->streams[q].id, label, 2 * (long long) q);
+    thread_meta (&w, pid_of (tl, q), w.wait_base + q, wl, 2 * (long long) q + 1);
   }
   write_spans (&w, critical);
   rc = write_stalls (&w);

@@ -199,12 +199,6 @@ intern (importer *im, const char *s, size_t len, uint32_t *off)
   return ps__strmap_insert (&im->names, *off, h, *off);
 }
 
-static bool
-valid_stream (int64_t s)
-{
-  return s >= 0 && s != 4294967295LL;
-}
-
 static int
 gpu_kind (const char *cat)
 {
@@ -233,7 +227,7 @@ store_event (importer *im, const event *e)
   int kind = gpu_kind (e->cat);
   if (kind >= 0) {
     int64_t stream = e->stream != PS__NO_ID ? e->stream : e->tid;
-    if (!valid_stream (stream))
+    if (!ps__trace_valid_stream (stream))
       return 0;
     ps__gpu_op op = { e->ts, dur, stream, device, e->corr > 0 ? (uint64_t) e->corr : 0, PS_NONE,
                   (uint8_t) kind };

@@ -3,12 +3,21 @@
 #ifndef PS_TRACE_PRIVATE_H
 #define PS_TRACE_PRIVATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ps-timeline.h"
 
 #define PS__NO_ID INT64_MIN
+
+/* Stream ids of -1 and 4294967295 mean "no stream"; ids must also be
+ * exact in a JSON number (below 2^53). */
+static inline bool
+ps__trace_valid_stream (int64_t s)
+{
+  return s >= 0 && s != 4294967295LL && s < ((int64_t) 1 << 53);
+}
 
 /* Kinds of ps__sync_rec. */
 enum { PS__SY_WAIT_EVENT, PS__SY_STREAM, PS__SY_CONTEXT, PS__SY_EVENT, PS__SY_OWN_STALL };

@@ -31,12 +31,6 @@ cmp_rt (const void *a, const void *b)
   return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-static bool
-valid_stream (int64_t s)
-{
-  return s >= 0 && s != 4294967295LL;
-}
-
 static const ps__rt_call *
 find_rt (const ps__rt_call *rts, size_t n, int64_t corr)
 {
@@ -89,6 +83,15 @@ last_issued (const ps_timeline *tl, uint32_t q, double t)
   return lo == b ? PS_NONE : lo - 1;
 }
 
+/* A span in issue order over a whole device, with the span that ends
+ * last among it and those issued before it on that device. */
+typedef struct {
+  int32_t device;
+  double key;
+  uint32_t span;
+  uint32_t last_ending;
+} issued;
+
 typedef struct {
   ps_timeline *tl;
   const ps__rt_call *rts;
@@ -96,7 +99,46 @@ typedef struct {
   stream_key *keys;
   uint32_t n_keys;
   double t0;
+  issued *order; /* by device, then issue time */
 } resolver;
+
+static double
+issue_key (const ps_span *s)
+{
+  return s->launch_ns >= 0 ? s->launch_ns : s->start_ns;
+}
+
+static int
+cmp_issued (const void *a, const void *b)
+{
+  const issued *x = a, *y = b;
+  if (x->device != y->device)
+    return x->device < y->device ? -1 : 1;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return x->span < y->span ? -1 : x->span > y->span;
+}
+
+static int
+build_issue_order (resolver *rv)
+{
+  ps_timeline *tl = rv->tl;
+  rv->order = malloc (((size_t) tl->n_spans + 1) * sizeof *rv->order);
+  if (!rv->order)
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < tl->n_spans; i++)
+    rv->order[i] = (issued) { tl->streams[tl->spans[i].stream].device,
+                              issue_key (&tl->spans[i]), i, i };
+  qsort (rv->order, tl->n_spans, sizeof *rv->order, cmp_issued);
+  for (uint32_t i = 1; i < tl->n_spans; i++) {
+    issued *o = &rv->order[i];
+    const issued *p = &rv->order[i - 1];
+    if (p->device == o->device
+        && tl->spans[p->last_ending].end_ns > tl->spans[o->span].end_ns)
+      o->last_ending = p->last_ending;
+  }
+  return 0;
+}
 
 static double
 ns (const resolver *rv, double us)
@@ -109,7 +151,7 @@ stream_wait (resolver *rv, const ps__sync_rec *s)
 {
   ps_timeline *tl = rv->tl;
   uint32_t q = find_stream (rv->keys, rv->n_keys, s->device, s->stream);
-  uint32_t r = valid_stream (s->other_stream)
+  uint32_t r = ps__trace_valid_stream (s->other_stream)
                    ? find_stream (rv->keys, rv->n_keys, s->device, s->other_stream)
                    : PS_NONE;
   if (q == PS_NONE || r == PS_NONE || r == q)
@@ -147,25 +189,26 @@ stream_wait (resolver *rv, const ps__sync_rec *s)
  * it on `stream`, or on any stream of the device when stream is PS_NONE
  * (then the one that ends last). */
 static uint32_t
-waited_span (const resolver *rv, uint32_t stream, int64_t device, double t)
+waited_span (const resolver *rv, uint32_t stream, int32_t device, double t)
 {
   const ps_timeline *tl = rv->tl;
   if (stream != PS_NONE) {
     uint32_t pos = last_issued (tl, stream, t);
     return pos == PS_NONE ? PS_NONE : tl->by_stream[pos];
   }
-  uint32_t best = PS_NONE;
-  for (uint32_t q = 0; q < tl->n_streams; q++) {
-    if (tl->streams[q].device != device)
-      continue;
-    uint32_t pos = last_issued (tl, q, t);
-    if (pos == PS_NONE)
-      continue;
-    uint32_t x = tl->by_stream[pos];
-    if (best == PS_NONE || tl->spans[x].end_ns > tl->spans[best].end_ns)
-      best = x;
+  /* The work that ends last among all issued on the device by t. */
+  uint32_t lo = 0, hi = tl->n_spans;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const issued *o = &rv->order[mid];
+    if (o->device < device || (o->device == device && o->key <= t + TOL_NS))
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  return best;
+  if (lo == 0 || rv->order[lo - 1].device != device)
+    return PS_NONE;
+  return rv->order[lo - 1].last_ending;
 }
 
 static int
@@ -173,15 +216,16 @@ host_sync (resolver *rv, const ps__sync_rec *s)
 {
   uint32_t stream = PS_NONE;
   double t = ns (rv, s->ts);
-  if (s->kind == PS__SY_STREAM && valid_stream (s->stream))
+  if (s->kind == PS__SY_STREAM && ps__trace_valid_stream (s->stream))
     stream = find_stream (rv->keys, rv->n_keys, s->device, s->stream);
-  if (s->kind == PS__SY_EVENT && valid_stream (s->other_stream)) {
+  if (s->kind == PS__SY_EVENT && ps__trace_valid_stream (s->other_stream)) {
     stream = find_stream (rv->keys, rv->n_keys, s->device, s->other_stream);
     const ps__rt_call *rec = find_rt (rv->rts, rv->n_rts, s->rec_corr);
     if (rec)
       t = ns (rv, rec->ts);
   }
-  uint32_t x = waited_span (rv, stream, s->device, t);
+  int32_t dev = s->device >= 0 && s->device <= INT32_MAX ? (int32_t) s->device : -1;
+  uint32_t x = waited_span (rv, stream, dev, t);
   if (x == PS_NONE)
     return 0;
   ps_host_wait w = { ns (rv, s->ts), ns (rv, s->ts + s->dur), x };
@@ -192,10 +236,10 @@ static int
 own_stall (resolver *rv, const ps__sync_rec *s)
 {
   ps_timeline *tl = rv->tl;
-  if (!valid_stream (s->stream))
+  if (!ps__trace_valid_stream (s->stream))
     return 0;
   uint32_t q = find_stream (rv->keys, rv->n_keys, s->device, s->stream);
-  uint32_t r = valid_stream (s->other_stream)
+  uint32_t r = ps__trace_valid_stream (s->other_stream)
                    ? find_stream (rv->keys, rv->n_keys, s->device, s->other_stream)
                    : PS_NONE;
   if (q == PS_NONE)
@@ -217,7 +261,7 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
 {
   if (n_ops > UINT32_MAX - 2 || n_syncs > UINT32_MAX / 2)
     return PS_ELIMIT;
-  resolver rv = { tl, rts, n_rts, NULL, 0, 0 };
+  resolver rv = { tl, rts, n_rts, NULL, 0, 0, NULL };
   if (n_rts > 1)
     qsort (rts, n_rts, sizeof *rts, cmp_rt);
 
@@ -231,9 +275,9 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
     const ps__sync_rec *s = &syncs[i];
     if (s->kind != PS__SY_WAIT_EVENT && s->kind != PS__SY_OWN_STALL)
       continue;
-    if (valid_stream (s->stream))
+    if (ps__trace_valid_stream (s->stream))
       rv.keys[nk++] = (stream_key) { s->device, s->stream };
-    if (valid_stream (s->other_stream))
+    if (ps__trace_valid_stream (s->other_stream))
       rv.keys[nk++] = (stream_key) { s->device, s->other_stream };
   }
   qsort (rv.keys, nk, sizeof *rv.keys, cmp_stream_key);
@@ -279,6 +323,8 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
   }
   if (rc == 0)
     rc = ps_timeline_finish (tl);
+  if (rc == 0)
+    rc = build_issue_order (&rv);
 
   for (size_t i = 0; i < n_syncs && rc == 0; i++) {
     const ps__sync_rec *s = &syncs[i];
@@ -312,5 +358,6 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
   if (rc == 0)
     rc = ps_timeline_finish (tl);
   free (rv.keys);
+  free (rv.order);
   return rc;
 }

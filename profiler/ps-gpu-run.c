@@ -246,9 +246,10 @@ setup_kernel_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32
     if ((rc = setup_launch (run, l, fn, pt, what, err)) != 0)
       break;
     if (k.kind == PS_KSRC_GENERATED) {
-      for (uint32_t j = 0; j < k.n_bufs && rc == 0; j++) {
-        CUdeviceptr p = run->buf[k.bufs[j]];
-        uint64_t n = ps_buffer_elements (g, k.bufs[j]);
+      for (uint32_t j = 0; j < pt->bufs_count && rc == 0; j++) {
+        uint32_t b = k.bufs[pt->bufs_begin + j];
+        CUdeviceptr p = run->buf[b];
+        uint64_t n = ps_buffer_elements (g, b);
         if (push_val (ab, &p, sizeof p) || push_val (ab, &n, sizeof n))
           rc = PS_ENOMEM;
       }

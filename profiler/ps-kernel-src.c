@@ -242,6 +242,11 @@ ps_ksrc_free (ps_ksrc *k)
 
 enum { M_BUILTIN, M_SYNTHETIC, M_SPIN, M_MODULE };
 
+/* The most members and buffers one generated kernel takes: 96 buffers are
+ * 1.5 KiB of parameters, and 32 bodies keep NVRTC fast. */
+#define PS__FUSE_MAX_MEMBERS 32
+#define PS__FUSE_MAX_BUFS 96
+
 static int
 member_class (const ps_graph *g, uint32_t v)
 {
@@ -455,10 +460,12 @@ emit_member (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st, uint32
   ps__sb_printf (b, "    }\n");
 }
 
-/* One __global__ function running `members` (indices into k->nodes). */
+/* One __global__ function running `members` (indices into k->nodes) with
+ * the buffer parameters bufs[0 .. n_bufs). */
 static void
 emit_kernel (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
-             const uint32_t *members, uint32_t nm, const char *fname)
+             const uint32_t *members, uint32_t nm, const char *fname, const uint32_t *bufs,
+             uint32_t n_bufs)
 {
   const ps_graph *g = c->g;
   bool pad = false, sink = false;
@@ -469,8 +476,8 @@ emit_kernel (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
   }
 
   ps__sb_printf (b, "extern \"C\" __global__ void\n%s (", fname);
-  for (uint32_t j = 0; j < k->n_bufs; j++)
-    ps__sb_printf (b, "%s *__restrict__ b%u, ps_u64 n%u, ", dt_info[buf_dtype (g, k->bufs[j])].ctype,
+  for (uint32_t j = 0; j < n_bufs; j++)
+    ps__sb_printf (b, "%s *__restrict__ b%u, ps_u64 n%u, ", dt_info[buf_dtype (g, bufs[j])].ctype,
                    j, j);
   ps__sb_printf (b, "ps_u64 N, ps_u64 pad_ns, int sink)\n{\n");
   if (pad)
@@ -501,7 +508,7 @@ emit_kernel (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
     ps__sb_printf (b, "  float sink_acc = 0.0f;\n");
   ps__sb_printf (b, "  for (ps_u64 i = first; i < N; i += stride) {\n");
   if (st->fused)
-    for (uint32_t j = 0; j < k->n_bufs; j++) {
+    for (uint32_t j = 0; j < n_bufs; j++) {
       st->written[j] = 0;
       if (st->kept[j])
         ps__sb_printf (b, "    float r%u = 0.0f;\n", j);
@@ -509,10 +516,10 @@ emit_kernel (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
   for (uint32_t m = 0; m < nm; m++)
     emit_member (b, c, k, st, k->nodes[members[m]], m);
   if (st->fused)
-    for (uint32_t j = 0; j < k->n_bufs; j++)
+    for (uint32_t j = 0; j < n_bufs; j++)
       if (st->kept[j] && st->store[j])
         ps__sb_printf (b, "    if (i < n%u)\n      ps_st_%s (b%u, i, r%u);\n", j,
-                       dt_info[buf_dtype (g, k->bufs[j])].name, j, j);
+                       dt_info[buf_dtype (g, bufs[j])].name, j, j);
   ps__sb_printf (b, "  }\n");
   if (sink) {
     /* sink is always 0: the store only keeps the reads alive. */
@@ -596,14 +603,15 @@ comment_text (ps__sb *b, const char *s)
     ps__sb_printf (b, "%c", (unsigned char) *s < 0x20 || *s == 0x7f ? '?' : *s);
 }
 
-static int
-add_param (const ps_ksrc_ctx *c, ps_ksrc *k, uint32_t buf)
+/* Gives buf the next parameter of the launch whose buffers start at
+ * k->bufs[begin], unless it has one. */
+static void
+add_param (const ps_ksrc_ctx *c, ps_ksrc *k, uint32_t begin, uint32_t buf)
 {
   if (c->param_of[buf] != PS_NONE)
-    return 0;
-  c->param_of[buf] = k->n_bufs;
+    return;
+  c->param_of[buf] = k->n_bufs - begin;
   k->bufs[k->n_bufs++] = buf;
-  return 0;
 }
 
 int
@@ -663,73 +671,87 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
     return 0;
   }
 
-  /* Buffer parameters in order of first use. */
-  k->bufs = malloc ((size_t) (n_acc ? n_acc : 1) * sizeof *k->bufs);
-  uint8_t *flags = calloc ((size_t) (n_acc ? n_acc : 1), 3);
+  uint32_t n_cap = (uint32_t) (n_acc ? n_acc : 1);
+  k->bufs = malloc ((size_t) n_cap * sizeof *k->bufs);
+  uint8_t *flags = calloc (n_cap, 3);
+  uint32_t *inside = calloc (n_cap, sizeof *inside);
   uint64_t *mn = malloc ((size_t) n * sizeof *mn);
-  uint32_t *members = malloc ((size_t) n * sizeof *members);
+  uint32_t *chunk_end = malloc ((size_t) n * sizeof *chunk_end);
   k->parts = calloc (n, sizeof *k->parts);
   int ret = 0;
-  if (!k->bufs || !flags || !mn || !members || !k->parts) {
+  if (!k->bufs || !flags || !inside || !mn || !chunk_end || !k->parts) {
     ret = PS_ENOMEM;
     goto out;
   }
-  for (uint32_t m = 0; m < n; m++) {
-    const ps_node *nd = &g->nodes[k->nodes[m]];
-    for (uint32_t r = 0; r < nd->reads_count; r++)
-      add_param (c, k, node_read (g, k->nodes[m], r));
-    for (uint32_t w = 0; w < nd->writes_count; w++)
-      add_param (c, k, node_write (g, k->nodes[m], w));
-  }
-  emit_state st = { .fused = n > 1, .written = flags, .kept = flags + n_acc,
-                    .store = flags + 2 * n_acc };
+  emit_state st = { .written = flags, .kept = flags + n_cap, .store = flags + 2 * n_cap };
 
-  /* Which buffers the group writes, which of them must reach memory (read
-   * outside the group, or external), and whether one register per buffer
-   * is sound: every member reading a buffer the group writes must compute
-   * no more elements than that buffer has, so that it reads element i. */
+  /* One register per buffer is sound only when every member that reads a
+   * buffer the group writes computes no more elements than that buffer
+   * has, so that it reads the element it computes. */
   bool sound = true;
   char why[200] = "";
-  uint32_t *inside = NULL;
-  if (n > 1) {
-    inside = calloc (k->n_bufs, sizeof *inside);
-    if (!inside) {
-      ret = PS_ENOMEM;
-      goto out;
-    }
-    for (uint32_t m = 0; m < n; m++) {
-      const ps_node *nd = &g->nodes[k->nodes[m]];
-      for (uint32_t w = 0; w < nd->writes_count; w++)
-        st.kept[param (c, k, node_write (g, k->nodes[m], w))] = 1;
-      for (uint32_t r = 0; r < nd->reads_count; r++)
-        inside[param (c, k, node_read (g, k->nodes[m], r))]++;
-    }
-    for (uint32_t j = 0; j < k->n_bufs; j++) {
-      uint32_t buf = k->bufs[j];
-      st.store[j] = (g->buffers[buf].flags & PS_BUF_EXTERNAL) || c->readers[buf] > inside[j];
+  for (uint32_t m = 0; m < n; m++) {
+    const ps_node *nd = &g->nodes[k->nodes[m]];
+    mn[m] = member_n (g, k->nodes[m], member_class (g, k->nodes[m]));
+    for (uint32_t w = 0; w < nd->writes_count; w++)
+      c->param_of[node_write (g, k->nodes[m], w)] = 0;
+  }
+  for (uint32_t m = 0; m < n && sound && n > 1; m++) {
+    uint32_t v = k->nodes[m];
+    for (uint32_t r = 0; r < g->nodes[v].reads_count; r++) {
+      uint32_t buf = node_read (g, v, r);
+      if (c->param_of[buf] != PS_NONE && mn[m] > ps_buffer_elements (g, buf)) {
+        sound = false;
+        snprintf (why, sizeof why, "\"%.60s\" reads \"%.60s\" cyclically and the group writes it",
+                  ps_node_name (g, v), ps_buffer_name (g, buf));
+        break;
+      }
     }
   }
-  for (uint32_t m = 0; m < n; m++) {
-    uint32_t v = k->nodes[m];
-    int cls = member_class (g, v);
-    mn[m] = member_n (g, v, cls);
-    if (n > 1 && sound)
-      for (uint32_t r = 0; r < g->nodes[v].reads_count; r++) {
-        uint32_t buf = node_read (g, v, r);
-        if (st.kept[param (c, k, buf)] && mn[m] > ps_buffer_elements (g, buf)) {
-          sound = false;
-          snprintf (why, sizeof why,
-                    "\"%.60s\" reads \"%.60s\" cyclically and the group writes it", 
-                    ps_node_name (g, v), ps_buffer_name (g, buf));
+  for (uint32_t m = 0; m < n; m++)
+    for (uint32_t w = 0; w < g->nodes[k->nodes[m]].writes_count; w++)
+      c->param_of[node_write (g, k->nodes[m], w)] = PS_NONE;
+
+  /* Launches: one member each when unsound; else runs of consecutive
+   * members, cut so that a kernel stays small enough to compile and its
+   * parameters fit the 4 KiB CUDA allows. */
+  uint32_t n_chunks = 0;
+  for (uint32_t m = 0; m < n;) {
+    uint32_t end = m + 1, nb = 0;
+    if (sound) {
+      for (end = m; end < n && end - m < PS__FUSE_MAX_MEMBERS; end++) {
+        const ps_node *nd = &g->nodes[k->nodes[end]];
+        uint32_t add = 0;
+        for (uint32_t a = 0; a < nd->reads_count + nd->writes_count; a++) {
+          uint32_t buf = a < nd->reads_count ? node_read (g, k->nodes[end], a)
+                                             : node_write (g, k->nodes[end], a - nd->reads_count);
+          if (c->param_of[buf] == PS_NONE) {
+            c->param_of[buf] = 0;
+            k->bufs[nb + add++] = buf;
+          }
+        }
+        if (end > m && nb + add > PS__FUSE_MAX_BUFS) {
+          for (uint32_t j = 0; j < add; j++)
+            c->param_of[k->bufs[nb + j]] = PS_NONE;
           break;
         }
+        nb += add;
       }
+      for (uint32_t j = 0; j < nb; j++)
+        c->param_of[k->bufs[j]] = PS_NONE;
+    }
+    chunk_end[n_chunks++] = end;
+    m = end;
   }
-  free (inside);
 
   bool used[PS_DT__COUNT] = { false };
-  for (uint32_t j = 0; j < k->n_bufs; j++)
-    used[buf_dtype (g, k->bufs[j])] = true;
+  for (uint32_t m = 0; m < n; m++) {
+    const ps_node *nd = &g->nodes[k->nodes[m]];
+    for (uint32_t a = 0; a < nd->reads_count; a++)
+      used[buf_dtype (g, node_read (g, k->nodes[m], a))] = true;
+    for (uint32_t a = 0; a < nd->writes_count; a++)
+      used[buf_dtype (g, node_write (g, k->nodes[m], a))] = true;
+  }
 
   /* The function name: what the kernel does. */
   ps__sb nb = { 0 };
@@ -740,11 +762,13 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
     ps__sb_printf (&nb, "%s%s", n > 1 ? "_" : "",
                    cls == M_SYNTHETIC ? "synthetic" : ps_impl_name ((ps_impl) g->nodes[v].impl));
   }
-  if (n == 1 && k->n_bufs)
-    ps__sb_printf (&nb, "_%s",
-                   dt_info[buf_dtype (g, g->nodes[k->nodes[0]].writes_count
-                                           ? node_write (g, k->nodes[0], 0)
-                                           : k->bufs[0])].name);
+  if (n == 1) {
+    const ps_node *nd = &g->nodes[k->nodes[0]];
+    if (nd->writes_count || nd->reads_count)
+      ps__sb_printf (&nb, "_%s", dt_info[buf_dtype (g, nd->writes_count
+                                                         ? node_write (g, k->nodes[0], 0)
+                                                         : node_read (g, k->nodes[0], 0))].name);
+  }
   if (nb.oom) {
     free (nb.s);
     ret = PS_ENOMEM;
@@ -752,18 +776,61 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
   }
   snprintf (k->function, sizeof k->function, "%s", nb.s);
   free (nb.s);
+  if (!sound)
+    snprintf (k->note, sizeof k->note, "not fused into one loop: %s; runs as %u launches", why, n);
+  else if (n_chunks > 1)
+    snprintf (k->note, sizeof k->note,
+              "a group of %u kernels runs as %u launches of at most %u fused kernels", n,
+              n_chunks, PS__FUSE_MAX_MEMBERS);
 
   ps__sb b = { 0 };
   emit_preamble (&b, used);
-  if (sound) {
-    for (uint32_t m = 0; m < n; m++)
-      members[m] = m;
-    emit_kernel (&b, c, k, &st, members, n, k->function);
-    ps_ksrc_part *pt = &k->parts[0];
-    k->n_parts = 1;
+  k->n_bufs = 0;
+  for (uint32_t ci = 0, m0 = 0; ci < n_chunks; m0 = chunk_end[ci++]) {
+    uint32_t m1 = chunk_end[ci], begin = k->n_bufs;
+    /* This launch's buffers, in order of first use. */
+    for (uint32_t m = m0; m < m1; m++) {
+      const ps_node *nd = &g->nodes[k->nodes[m]];
+      for (uint32_t r = 0; r < nd->reads_count; r++)
+        add_param (c, k, begin, node_read (g, k->nodes[m], r));
+      for (uint32_t w = 0; w < nd->writes_count; w++)
+        add_param (c, k, begin, node_write (g, k->nodes[m], w));
+    }
+    uint32_t nbufs = k->n_bufs - begin;
+    const uint32_t *bufs = k->bufs + begin;
+    st.fused = m1 - m0 > 1;
+    memset (flags, 0, (size_t) n_cap * 3);
+    memset (inside, 0, (size_t) nbufs * sizeof *inside);
+    /* Which buffers the launch writes (kept in registers), and which of
+     * them must reach memory: read outside it, or external. */
+    for (uint32_t m = m0; m < m1; m++) {
+      const ps_node *nd = &g->nodes[k->nodes[m]];
+      for (uint32_t w = 0; w < nd->writes_count; w++)
+        st.kept[param (c, k, node_write (g, k->nodes[m], w))] = 1;
+      for (uint32_t r = 0; r < nd->reads_count; r++)
+        inside[param (c, k, node_read (g, k->nodes[m], r))]++;
+    }
+    for (uint32_t j = 0; j < nbufs; j++)
+      st.store[j] = (g->buffers[bufs[j]].flags & PS_BUF_EXTERNAL) || c->readers[bufs[j]] > inside[j];
+
+    uint32_t members[PS__FUSE_MAX_MEMBERS];
+    for (uint32_t m = m0; m < m1; m++)
+      members[m - m0] = m;
+    char fname[160];
+    if (n_chunks > 1)
+      snprintf (fname, sizeof fname, "%s_p%u", k->function, ci);
+    else
+      snprintf (fname, sizeof fname, "%s", k->function);
+    emit_kernel (&b, c, k, &st, members, m1 - m0, fname, bufs, nbufs);
+    if (ci + 1 < n_chunks)
+      ps__sb_printf (&b, "\n");
+
+    ps_ksrc_part *pt = &k->parts[ci];
+    pt->bufs_begin = begin;
+    pt->bufs_count = nbufs;
+    pt->node = k->nodes[m0];
     uint64_t best = 0;
-    pt->node = k->nodes[0];
-    for (uint32_t m = 0; m < n; m++) {
+    for (uint32_t m = m0; m < m1; m++) {
       uint32_t v = k->nodes[m];
       uint64_t t = ps_kernel_threads (&g->kernels[g->nodes[v].aux]);
       if (t > best) {
@@ -774,23 +841,10 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
       pt->pad_ns += member_pad (g, v, member_class (g, v));
     }
     pt->one_wave = pt->pad_ns > 0;
-  } else {
-    snprintf (k->note, sizeof k->note, "not fused into one loop: %s; runs as %u launches", why,
-              n);
-    st.fused = false;
-    for (uint32_t m = 0; m < n; m++) {
-      char fname[160];
-      snprintf (fname, sizeof fname, "%s_p%u", k->function, m);
-      members[0] = m;
-      emit_kernel (&b, c, k, &st, members, 1, fname);
-      ps__sb_printf (&b, "\n");
-      uint32_t v = k->nodes[m];
-      k->parts[m] = (ps_ksrc_part){ .node = v, .n = mn[m],
-                                    .pad_ns = member_pad (g, v, member_class (g, v)) };
-      k->parts[m].one_wave = k->parts[m].pad_ns > 0;
-    }
-    k->n_parts = n;
+    for (uint32_t j = 0; j < nbufs; j++)
+      c->param_of[bufs[j]] = PS_NONE;
   }
+  k->n_parts = n_chunks;
   if (b.oom) {
     free (b.s);
     ret = PS_ENOMEM;
@@ -801,11 +855,10 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
   k->code_len = b.len;
 
 out:
-  for (uint32_t j = 0; k->bufs && j < k->n_bufs; j++)
-    c->param_of[k->bufs[j]] = PS_NONE;
   free (flags);
+  free (inside);
   free (mn);
-  free (members);
+  free (chunk_end);
   if (ret != 0)
     ps_ksrc_free (k);
   return ret;

@@ -25,7 +25,7 @@
  *
  * Every generated kernel has the parameters
  *   (T0 *b0, ps_u64 n0, T1 *b1, ps_u64 n1, ..., ps_u64 N, ps_u64 pad_ns, int sink)
- * for the buffers `bufs` in order (pointer and element count), the elements
+ * for its part's buffers in order (pointer and element count), the elements
  * N the loop covers, the busy time and a flag that is always 0 (it keeps the
  * loads of read-only synthetic kernels from being optimised away). */
 #ifndef PS_KERNEL_SRC_H
@@ -44,6 +44,7 @@ typedef enum ps_ksrc_kind {
 /* One launch of a step. */
 typedef struct ps_ksrc_part {
   uint32_t node;   /* grid, block and smem come from this node */
+  uint32_t bufs_begin, bufs_count; /* its buffer parameters: ps_ksrc.bufs[begin ..] */
   uint64_t n;      /* N: elements the loop covers */
   uint64_t pad_ns; /* busy time (spin, synthetic cost_ns) */
   bool one_wave;   /* cap the grid at one wave of resident blocks */
@@ -60,7 +61,7 @@ typedef struct ps_ksrc {
   uint32_t n_parts;
   ps_ksrc_part *parts;
   uint32_t n_bufs;
-  uint32_t *bufs;    /* generated kernels: buffer parameters in order */
+  uint32_t *bufs;    /* generated kernels: every part's buffer parameters, part after part */
   uint32_t *nodes;   /* the step's nodes in program order */
   uint32_t n_nodes;
   char note[256];

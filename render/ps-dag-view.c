@@ -361,8 +361,7 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
     if (ret == 0)
       ret = ps_scene_str (s, buf, &sn->detail);
     if (ret == 0)
-      ret = ps_scene_strf (s, &sn->detail2, "fused, %u nodes \xc2\xb7 %s%s", bx->count, t1,
-                           t1[0] ? t2 : t2 + (t2[0] ? 0 : 0));
+      ret = ps_scene_strf (s, &sn->detail2, "fused, %u nodes \xc2\xb7 %s%s", bx->count, t1, t2);
     if (ret == 0)
       ret = ps_scene_strf (s, &sn->tooltip, "fused group %s: %s", fn ? fn : "", buf);
     sn->ref = st;
@@ -393,73 +392,75 @@ free_dag (dag *d)
   free (d->boxes);
 }
 
-int
-ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_view_options *o)
+/* Places overview boxes on a grid: a column per stream, a row per band
+ * of levels. */
+static void
+place_grid (dag *d, ps_scene *s)
 {
-  ps_view_options defaults;
-  if (!o) {
-    ps_view_options_init (&defaults);
-    o = &defaults;
+  int32_t lane_of[PS_MAX_STREAMS + 1];
+  for (int i = 0; i <= PS_MAX_STREAMS; i++)
+    lane_of[i] = -1;
+  double w = 0, h = 0;
+  for (uint32_t b = 0; b < s->n_nodes; b++) {
+    int32_t st = d->boxes[b].stream;
+    int k = st >= 0 && st < PS_MAX_STREAMS ? st + 1 : 0;
+    lane_of[k] = 0;
+    w = fmax (w, s->nodes[b].w);
+    h = fmax (h, s->nodes[b].h);
   }
-  dag d;
-  memset (&d, 0, sizeof d);
-  d.g = g;
-  d.p = p && p->graph == g ? p : NULL;
-  d.o = o;
+  int32_t lanes = 0;
+  for (int i = 0; i <= PS_MAX_STREAMS; i++)
+    if (lane_of[i] == 0)
+      lane_of[i] = lanes++;
+  for (uint32_t b = 0; b < s->n_nodes; b++) {
+    int32_t st = d->boxes[b].stream;
+    int k = st >= 0 && st < PS_MAX_STREAMS ? st + 1 : 0;
+    uint32_t row = d->a.level[d->boxes[b].first] / d->band;
+    s->nodes[b].x = lane_of[k] * (w + 48) + w / 2;
+    s->nodes[b].y = row * (h + 36) + h / 2;
+  }
+  s->pinned = true;
+}
+
+static int
+build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
+{
+  const ps_graph *g = d->g;
+  const ps_view_options *o = d->o;
+  uint32_t n = g->n_nodes;
   ps__vedge *edges = NULL;
   uint32_t *cluster_of_step = NULL;
-  int ret = g->n_nodes ? prepare (&d) : PS_EINVAL;
-  if (ret < 0)
-    goto out;
-
-  /* Choose the mode. */
-  uint32_t n = g->n_nodes;
-  uint32_t nb = map_units (&d);
-  mode m = MODE_FULL;
-  if (n > o->detail_boxes) {
-    m = MODE_COLLAPSED;
-    ret = merge_chains (&d, nb, &nb);
-    if (ret == 0 && nb > o->max_boxes) {
-      m = MODE_OVERVIEW;
-      ret = map_overview (&d, o->max_boxes / 4 > 64 ? o->max_boxes / 4 : 64, &nb);
-    }
-    if (ret < 0)
-      goto out;
-  } else {
-    for (uint32_t v = 0; v < n; v++)
-      d.box[v] = v;
-    nb = n;
-  }
+  int ret = 0;
 
   /* Boxes. */
-  d.boxes = malloc ((size_t) nb * sizeof *d.boxes);
-  if (!d.boxes) {
+  d->boxes = malloc ((size_t) nb * sizeof *d->boxes);
+  if (!d->boxes) {
     ret = PS_ENOMEM;
     goto out;
   }
-  d.n_boxes = nb;
+  d->n_boxes = nb;
   for (uint32_t b = 0; b < nb; b++)
-    ps__vbox_init (&d.boxes[b]);
+    ps__vbox_init (&d->boxes[b]);
   uint64_t streams = 0;
   uint32_t ops = 0;
   for (uint32_t v = 0; v < n; v++) {
-    ps__vbox_add (&d.boxes[d.box[v]], v, (ps_op) g->nodes[v].op, d.stream[v], d.ns[v],
-                  d.crit[v]);
-    if (d.stream[v] >= 0 && d.stream[v] < 64)
-      streams |= 1ull << d.stream[v];
+    ps__vbox_add (&d->boxes[d->box[v]], v, (ps_op) g->nodes[v].op, d->stream[v], d->ns[v],
+                  d->crit[v]);
+    if (d->stream[v] >= 0 && d->stream[v] < 64)
+      streams |= 1ull << d->stream[v];
   }
   double max_ns = 0;
   for (uint32_t b = 0; b < nb; b++)
-    max_ns = fmax (max_ns, d.boxes[b].ns);
+    max_ns = fmax (max_ns, d->boxes[b].ns);
 
   /* Fused groups as clusters when every node has its own box. */
-  if (m == MODE_FULL && d.p) {
-    cluster_of_step = malloc ((size_t) d.p->n_steps * sizeof *cluster_of_step);
+  if (m == MODE_FULL && d->p) {
+    cluster_of_step = malloc ((size_t) d->p->n_steps * sizeof *cluster_of_step);
     if (!cluster_of_step) {
       ret = PS_ENOMEM;
       goto out;
     }
-    for (uint32_t st = 0; st < d.p->n_steps; st++)
+    for (uint32_t st = 0; st < d->p->n_steps; st++)
       cluster_of_step[st] = PS_NONE;
   }
   for (uint32_t b = 0; b < nb && ret == 0; b++) {
@@ -468,20 +469,20 @@ ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_vi
     if (ret < 0)
       break;
     ps_scene_node *sn = &s->nodes[idx];
-    ps__style_node (sn, &d.boxes[b], o->color, max_ns);
+    ps__style_node (sn, &d->boxes[b], o->color, max_ns);
     ops |= 1u << (sn->shape == PS_SHAPE_STACK ? PS_OP__COUNT : sn->kind);
     if (m == MODE_OVERVIEW)
-      sn->rank_group = (uint32_t) (d.boxes[b].stream + 1);
-    ret = label_box (&d, s, b, &s->nodes[idx], m);
+      sn->rank_group = (uint32_t) (d->boxes[b].stream + 1);
+    ret = label_box (d, s, b, &s->nodes[idx], m);
     if (ret == 0 && cluster_of_step) {
-      uint32_t st = fused_step (&d, d.boxes[b].first);
+      uint32_t st = fused_step (d, d->boxes[b].first);
       if (st != PS_NONE) {
         if (cluster_of_step[st] == PS_NONE) {
           uint32_t c;
           ret = ps_scene_add_cluster (s, &c);
           if (ret == 0) {
-            const char *fn = d.p->steps[st].function != PS_NONE
-                               ? d.p->strings + d.p->steps[st].function : "fused";
+            const char *fn = d->p->steps[st].function != PS_NONE
+                               ? d->p->strings + d->p->steps[st].function : "fused";
             ret = ps_scene_str (s, fn, &s->clusters[c].label);
             s->clusters[c].flags |= PS_SCENE_DASHED;
             s->clusters[c].fill = 0xfbfbf0;
@@ -502,15 +503,15 @@ ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_vi
   for (uint32_t v = 0; v < n && ret == 0; v++)
     for (uint32_t i = g->succ_off[v]; i < g->succ_off[v + 1]; i++) {
       uint32_t w = g->succ[i];
-      if (d.box[v] == d.box[w])
+      if (d->box[v] == d->box[w])
         continue;
       ret = ps__view_reserve ((void **) &edges, &cap, ne, sizeof *edges);
       if (ret < 0)
         break;
-      bool cross = d.stream[v] >= 0 && d.stream[w] >= 0 && d.stream[v] != d.stream[w];
+      bool cross = d->stream[v] >= 0 && d->stream[w] >= 0 && d->stream[v] != d->stream[w];
       uint8_t kind = cross ? PS_EDGE_VIEW_CROSS : PS_EDGE_VIEW_DEP;
-      uint8_t flags = d.crit_next[v] == w ? PS_SCENE_CRITICAL : 0;
-      edges[ne++] = (ps__vedge){ d.box[v], d.box[w], kind, flags };
+      uint8_t flags = d->crit_next[v] == w ? PS_SCENE_CRITICAL : 0;
+      edges[ne++] = (ps__vedge){ d->box[v], d->box[w], kind, flags };
       kinds |= 1u << kind | (flags ? 1u << 7 : 0);
     }
   if (ret == 0)
@@ -520,37 +521,99 @@ ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_vi
 
   /* Titles and legend. */
   char t[32];
-  ps_format_ns (d.a.length_ns, t, sizeof t);
+  ps_format_ns (d->a.length_ns, t, sizeof t);
   char title[512];
   int tk = snprintf (title, sizeof title, "%s \xe2\x80\x94 DAG: %u nodes, %u edges",
                      g->name && *g->name ? g->name : "graph", n, g->n_edges);
-  if (d.p && tk > 0 && (size_t) tk < sizeof title)
-    snprintf (title + tk, sizeof title - (size_t) tk, ", %u stream%s", d.p->streams_used,
-              d.p->streams_used == 1 ? "" : "s");
+  if (d->p && tk > 0 && (size_t) tk < sizeof title)
+    snprintf (title + tk, sizeof title - (size_t) tk, ", %u stream%s", d->p->streams_used,
+              d->p->streams_used == 1 ? "" : "s");
   ret = ps_scene_str (s, title, &s->title);
   if (ret == 0) {
     char note[400];
     int k = snprintf (note, sizeof note, "critical path %s over %u nodes (red)", t,
-                      d.a.n_critical);
+                      d->a.n_critical);
     if (m == MODE_COLLAPSED)
       snprintf (note + k, sizeof note - (size_t) k,
                 "; %u nodes shown as %u boxes: fused groups and straight chains collapsed", n, nb);
     else if (m == MODE_OVERVIEW)
       snprintf (note + k, sizeof note - (size_t) k,
                 "; overview: %u nodes in %u boxes, one per stream and band of %u level%s", n, nb,
-                d.band, d.band == 1 ? "" : "s");
+                d->band, d->band == 1 ? "" : "s");
     ret = ps_scene_str (s, note, &s->subtitle);
   }
   if (ret == 0)
     ret = ps__view_legend (s, o->color, streams, ops, kinds, max_ns);
   s->fast = nb > o->fast_boxes;
   s->left_to_right = false;
-  if (ret == 0)
+  if (ret == 0) {
     ps_scene_size_nodes (s);
+    if (m == MODE_OVERVIEW)
+      place_grid (d, s);
+  }
 
 out:
   free (edges);
   free (cluster_of_step);
+  return ret;
+}
+
+/* Chooses the boxes for mode m; returns their count in *nb. */
+static int
+map_mode (dag *d, mode m, uint32_t *nb)
+{
+  uint32_t n = d->g->n_nodes;
+  if (m == MODE_FULL) {
+    for (uint32_t v = 0; v < n; v++)
+      d->box[v] = v;
+    *nb = n;
+    return 0;
+  }
+  if (m == MODE_OVERVIEW)
+    return map_overview (d, d->o->max_boxes / 4 > 64 ? d->o->max_boxes / 4 : 64, nb);
+  *nb = map_units (d);
+  return merge_chains (d, *nb, nb);
+}
+
+int
+ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_view_options *o)
+{
+  ps_view_options defaults;
+  if (!o) {
+    ps_view_options_init (&defaults);
+    o = &defaults;
+  }
+  dag d;
+  memset (&d, 0, sizeof d);
+  d.g = g;
+  d.p = p && p->graph == g ? p : NULL;
+  d.o = o;
+  int ret = g->n_nodes ? prepare (&d) : PS_EINVAL;
+  if (ret < 0) {
+    free_dag (&d);
+    return ret;
+  }
+  /* Every node a box while they are few; else chains and fused groups
+   * collapsed; else (too many boxes, or too many edges for Graphviz to
+   * lay out quickly) the overview. */
+  mode m = g->n_nodes > o->detail_boxes ? MODE_COLLAPSED : MODE_FULL;
+  for (;;) {
+    uint32_t nb = 0;
+    ret = map_mode (&d, m, &nb);
+    if (ret == 0 && m == MODE_COLLAPSED && nb > o->max_boxes) {
+      m = MODE_OVERVIEW;
+      continue;
+    }
+    if (ret == 0)
+      ret = build_scene (&d, s, m, nb);
+    if (ret < 0 || m == MODE_OVERVIEW || s->n_edges <= o->max_edges)
+      break;
+    ps_scene_free (s);
+    ps_scene_init (s);
+    free (d.boxes);
+    d.boxes = NULL;
+    m = m == MODE_FULL ? MODE_COLLAPSED : MODE_OVERVIEW;
+  }
   free_dag (&d);
   return ret;
 }

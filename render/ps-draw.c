@@ -310,8 +310,10 @@ draw_node (const ps_scene *s, const ps_scene_node *n, double ox, double oy, ps_c
     if (lines[k] != PS_NONE)
       total += heights[k];
   double inner = w - 10;
-  if (n->shape == PS_SHAPE_DIAMOND || n->shape == PS_SHAPE_ELLIPSE)
-    inner = w * 0.62;
+  if (n->shape == PS_SHAPE_DIAMOND)
+    inner = w * 0.6;
+  else if (n->shape == PS_SHAPE_ELLIPSE || n->shape == PS_SHAPE_CIRCLE)
+    inner = w * 0.78;
   else if (n->shape == PS_SHAPE_PARALLELOGRAM)
     inner = w - h * 0.9 - 4;
   else if (n->shape == PS_SHAPE_HEXAGON || n->shape == PS_SHAPE_OCTAGON)

@@ -250,6 +250,7 @@ ps_export_write (const ps_plan *p, const ps_export_options *o, const char *path,
     ps_view_options vo = o->view_options;
     vo.node_ns = node_ns;
     vo.step_ns = step_ns;
+    vo.gap_ns = j.dev.dispatch_gap_ns;
     if (ret == 0)
       ret = o->view == PS_EXPORT_DAG ? ps_dag_view_build (&j.scene, p->graph, p, &vo)
                                      : ps_plan_view_build (&j.scene, p, &vo);

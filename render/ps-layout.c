@@ -63,13 +63,15 @@ build (const ps_scene *s, Agraph_t *g, Agnode_t **nodes, Agedge_t **edges, Agrap
 {
   char buf[64];
   agattr (g, AGRAPH, "rankdir", s->left_to_right ? "LR" : "TB");
-  agattr (g, AGRAPH, "nodesep", "0.25");
+  agattr (g, AGRAPH, "nodesep", s->left_to_right ? "0.3" : "0.25");
   agattr (g, AGRAPH, "ranksep", s->fast ? "0.3" : "0.35");
   agattr (g, AGRAPH, "fontname", "DejaVu Sans");
   agattr (g, AGRAPH, "fontsize", "11");
   agattr (g, AGRAPH, "labeljust", "l");
   agattr (g, AGRAPH, "labelloc", "t");
-  agattr (g, AGRAPH, "margin", "0");
+  /* Clusters keep a margin around their nodes; the whole drawing has none. */
+  Agsym_t *margin = agattr (g, AGRAPH, "margin", "10");
+  set (g, margin, "0");
   if (s->fast) {
     /* Fewer network-simplex and crossing-minimisation iterations, and
      * straight edges instead of routed splines. */
@@ -213,9 +215,91 @@ read_back (ps_scene *s, Agraph_t *g, Agnode_t **nodes, Agedge_t **edges, Agraph_
   return 0;
 }
 
+/* Where the segment from a box's centre towards `to` leaves the box. */
+static ps_pt
+box_exit (const ps_scene_node *n, ps_pt to)
+{
+  double dx = to.x - n->x, dy = to.y - n->y;
+  double hw = n->w / 2, hh = n->h / 2;
+  double t = 1;
+  if (fabs (dx) * hh > fabs (dy) * hw)
+    t = dx != 0 ? hw / fabs (dx) : 1;
+  else
+    t = dy != 0 ? hh / fabs (dy) : 1;
+  if (t > 1)
+    t = 1;
+  return (ps_pt){ n->x + dx * t, n->y + dy * t };
+}
+
+/* Pinned scenes: straight edges from border to border, as cubic splines
+ * (the same shape Graphviz results have), and the bounding box. */
+static int
+layout_pinned (ps_scene *s)
+{
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  for (uint32_t i = 0; i < s->n_nodes; i++) {
+    const ps_scene_node *n = &s->nodes[i];
+    if (i == 0 || n->x - n->w / 2 < x0)
+      x0 = n->x - n->w / 2;
+    if (i == 0 || n->y - n->h / 2 < y0)
+      y0 = n->y - n->h / 2;
+    if (i == 0 || n->x + n->w / 2 > x1)
+      x1 = n->x + n->w / 2;
+    if (i == 0 || n->y + n->h / 2 > y1)
+      y1 = n->y + n->h / 2;
+  }
+  for (uint32_t i = 0; i < s->n_nodes; i++) {
+    s->nodes[i].x -= x0;
+    s->nodes[i].y -= y0;
+    s->nodes[i].poly_count = 0;
+  }
+  s->width = x1 - x0;
+  s->height = y1 - y0;
+  s->n_pts = 0;
+  for (uint32_t e = 0; e < s->n_edges; e++) {
+    ps_scene_edge *ed = &s->edges[e];
+    if (ed->from >= s->n_nodes || ed->to >= s->n_nodes)
+      return PS_EINVAL;
+    const ps_scene_node *a = &s->nodes[ed->from], *b = &s->nodes[ed->to];
+    ps_pt p0 = box_exit (a, (ps_pt){ b->x, b->y });
+    ps_pt p3 = box_exit (b, (ps_pt){ a->x, a->y });
+    ps_pt pts[4] = { p0,
+                     { p0.x + (p3.x - p0.x) / 3, p0.y + (p3.y - p0.y) / 3 },
+                     { p0.x + (p3.x - p0.x) * 2 / 3, p0.y + (p3.y - p0.y) * 2 / 3 },
+                     p3 };
+    /* The line stops short of the box; the arrow head fills the rest. */
+    double len = hypot (p3.x - p0.x, p3.y - p0.y);
+    if (len > 12) {
+      double k = (len - 8) / len;
+      pts[3] = (ps_pt){ p0.x + (p3.x - p0.x) * k, p0.y + (p3.y - p0.y) * k };
+      pts[2] = (ps_pt){ p0.x + (pts[3].x - p0.x) * 2 / 3, p0.y + (pts[3].y - p0.y) * 2 / 3 };
+      pts[1] = (ps_pt){ p0.x + (pts[3].x - p0.x) / 3, p0.y + (pts[3].y - p0.y) / 3 };
+    }
+    int ret = ps_scene_add_points (s, pts, 4, &ed->pts_begin);
+    if (ret < 0)
+      return ret;
+    ed->pts_count = 4;
+    ed->has_tip = true;
+    ed->tip = p3;
+    ed->label_pos = (ps_pt){ (p0.x + p3.x) / 2, (p0.y + p3.y) / 2 };
+  }
+  s->laid_out = true;
+  return 0;
+}
+
 int
 ps_layout_scene (ps_scene *s, char *err, size_t errlen)
 {
+  if (s->pinned) {
+    if (errlen)
+      err[0] = '\0';
+    double t0 = now ();
+    int ret = layout_pinned (s);
+    s->layout_seconds = now () - t0;
+    if (ret < 0 && errlen)
+      snprintf (err, errlen, "layout failed: %s", ps_strerror (ret));
+    return ret;
+  }
   if (errlen)
     err[0] = '\0';
   if (s->n_nodes == 0) {
@@ -268,5 +352,41 @@ ps_layout_scene (ps_scene *s, char *err, size_t errlen)
   free (clusters);
   s->laid_out = ret == 0;
   s->layout_seconds = now () - t0;
+  return ret;
+}
+
+int
+ps_layout_dot_text (const char *text, const char *engine, double *width, double *height,
+                    char *err, size_t errlen)
+{
+  if (errlen)
+    err[0] = '\0';
+  pthread_mutex_lock (&layout_lock);
+  gv_error[0] = '\0';
+  agusererrf old_errf = agseterrf (capture_error);
+  agerrlevel_t old_level = agseterr (AGERR);
+  int ret = 0;
+  if (!gvc)
+    gvc = gvContext ();
+  Agraph_t *g = gvc ? agmemread (text) : NULL;
+  if (!g) {
+    ret = PS_ESYNTAX;
+  } else if (gvLayout (gvc, g, engine) != 0) {
+    ret = PS_EINVAL;
+  } else {
+    boxf bb = GD_bb (g);
+    *width = bb.UR.x - bb.LL.x;
+    *height = bb.UR.y - bb.LL.y;
+    gvFreeLayout (gvc, g);
+  }
+  if (g)
+    agclose (g);
+  if (ret < 0 && errlen)
+    snprintf (err, errlen, "Graphviz %s: %s", ret == PS_ESYNTAX ? "cannot read the DOT text"
+                                                              : "layout failed",
+              gv_error[0] ? gv_error : "no message");
+  agseterr (old_level);
+  agseterrf (old_errf);
+  pthread_mutex_unlock (&layout_lock);
   return ret;
 }

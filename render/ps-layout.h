@@ -13,9 +13,18 @@
 
 #include "ps-scene.h"
 
-/* Lays out s with Graphviz `dot` (cheaper settings when s->fast).  On
- * failure returns a negative code and puts Graphviz's message in err. */
+/* Lays out s with Graphviz `dot` (cheaper settings when s->fast); a
+ * pinned scene keeps its node positions and gets straight edges, without
+ * Graphviz.  On failure returns a negative code and puts Graphviz's message
+ * in err. */
 int ps_layout_scene (ps_scene *s, char *err, size_t errlen);
+
+/* Reads DOT text with Graphviz and lays it out with `engine` ("dot",
+ * "neato", "nop2" for pinned positions, ...): 0 and the drawing's size in
+ * points, or a negative code with Graphviz's message in err.  Checks that
+ * exported DOT is what Graphviz accepts. */
+int ps_layout_dot_text (const char *text, const char *engine, double *width, double *height,
+                        char *err, size_t errlen);
 
 /* The Graphviz version the library runs with, e.g. "2.43.0". */
 const char *ps_layout_graphviz_version (void);

@@ -202,7 +202,10 @@ draw_memory (ps_canvas *c, void *ctx)
     ps_canvas_rect (c, x0, top, PLOT_W, p->pool_h, 0, &frame);
     ps_draw_time_axis (c, x0, top - 4, PLOT_W, p->t_max, top + p->pool_h);
     /* Offset axis. */
-    double step = ps_nice_step ((double) pl->pool_bytes, 8);
+    /* Ticks at a power of two, 4 to 8 of them. */
+    double step = 1;
+    while (step * 8 < (double) pl->pool_bytes)
+      step *= 2;
     ps_paint tick = ps_paint_stroke (0x555555, 0.8);
     for (int i = 0; i < 64; i++) {
       double off = i * step;

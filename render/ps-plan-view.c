@@ -39,7 +39,21 @@ step_facts (const ps_plan *p, const ps_view_options *o, uint8_t *crit, double *n
                                                           : ps_node_cost_default (g, v);
   }
   const double *nns = o->node_ns ? o->node_ns : node_ns;
-  int ret = ps_analysis_run (&a, g, nns);
+  /* Weights for the critical path: durations plus the dispatch gap of
+   * work nodes (see ps_view_options.gap_ns). */
+  double *w = malloc (((size_t) g->n_nodes + 1) * sizeof *w);
+  if (!w) {
+    free (node_ns);
+    return PS_ENOMEM;
+  }
+  for (uint32_t v = 0; v < g->n_nodes; v++) {
+    ps_op op = (ps_op) g->nodes[v].op;
+    bool work = op == PS_OP_KERNEL || op == PS_OP_MEMCPY || op == PS_OP_MEMSET
+                || op == PS_OP_HOST || op == PS_OP_OPAQUE;
+    w[v] = nns[v] + (work ? o->gap_ns : 0);
+  }
+  int ret = ps_analysis_run (&a, g, w);
+  free (w);
   if (ret < 0) {
     free (node_ns);
     return ret;
@@ -138,7 +152,10 @@ label_step_box (ps_scene *s, const ps_plan *p, const ps__vbox *b, ps_scene_node 
 {
   const ps_graph *g = p->graph;
   char buf[512], n1[160], n2[160], t[32], kinds[160], sym[160];
-  ps_format_ns (b->ns, t, sizeof t);
+  if (b->ns > 0)
+    ps_format_ns (b->ns, t, sizeof t);
+  else
+    snprintf (t, sizeof t, "time unknown");
   int ret;
   if (b->count == 1) {
     uint32_t si = b->first;

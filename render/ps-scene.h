@@ -112,6 +112,8 @@ typedef struct ps_scene {
   uint32_t title, subtitle; /* string offsets or PS_NONE */
   bool left_to_right;       /* rankdir LR instead of TB */
   bool fast;                /* large diagram: cheaper layout settings */
+  bool pinned;              /* nodes are placed already (overviews): ps_layout_scene only
+                               draws straight edges between them, without Graphviz */
 
   uint32_t n_nodes, cap_nodes;
   ps_scene_node *nodes;

@@ -49,10 +49,11 @@ ps_draw_time_axis (ps_canvas *c, double x0, double y, double width, double t_max
 {
   ps_font f = { 8.5, false, false };
   double step = ps_nice_step (t_max, (int) (width / 110) > 2 ? (int) (width / 110) : 2);
-  double div = step >= 1e9 ? 1e9 : step >= 1e6 ? 1e6 : step >= 1e3 ? 1e3 : 1;
+  /* One unit for the whole axis, chosen by its largest value. */
+  double div = t_max >= 1e9 ? 1e9 : t_max >= 1e6 ? 1e6 : t_max >= 1e3 ? 1e3 : 1;
   const char *unit = div == 1e9 ? "s" : div == 1e6 ? "ms" : div == 1e3 ? "\xc2\xb5s" : "ns";
   double rel = step / div;
-  int decimals = rel >= 1 ? 0 : rel >= 0.1 ? 1 : 2;
+  int decimals = rel >= 1 ? 0 : rel >= 0.1 ? 1 : rel >= 0.01 ? 2 : 3;
   ps_paint axis = ps_paint_stroke (0x555555, 0.8);
   ps_paint grid = ps_paint_stroke (0xdddddd, 0.6);
   ps_canvas_line (c, x0, y, x0 + width, y, &axis);
@@ -318,7 +319,10 @@ tl_pic_init (tl_pic *p, const ps_timeline *tl, const ps_diagnosis *dg,
       ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, ps_span_kind_name (kinds[i]), col,
                                  ps_color_darker (col), 0);
     }
-  if (ret == 0)
+  bool merged = false;
+  for (uint32_t i = 0; i < tl->n_spans && !merged; i++)
+    merged = (tl->spans[i].end_ns - tl->spans[i].start_ns) / p->t_max * p->plot_w < TINY;
+  if (ret == 0 && merged)
     ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "merged short spans", 0x9fb7cc, 0x5f7f9c, 0);
   if (ret == 0 && tl->n_stalls) {
     ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "stall at an event wait", 0xfde0dd,

@@ -15,6 +15,7 @@ ps_view_options_init (ps_view_options *o)
   o->detail_boxes = 1000;
   o->max_boxes = 1500;
   o->fast_boxes = 600;
+  o->max_edges = 2000;
 }
 
 int

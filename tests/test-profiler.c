@@ -460,6 +460,60 @@ profiler_kernels_fusion_registers (void **state)
   ps_graph_free (&g);
 }
 
+/* A long chain fused into one group runs as launches of 32 members; a
+ * value that crosses from one launch to the next goes through memory. */
+static void
+profiler_kernels_large_group (void **state)
+{
+  (void) state;
+  enum { N = 70 };
+  size_t cap = 64 * 1024, len = 0;
+  char *json = malloc (cap);
+  assert_non_null (json);
+  len += (size_t) snprintf (json + len, cap - len,
+                            "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [");
+  for (int i = 0; i <= N; i++)
+    len += (size_t) snprintf (json + len, cap - len, "%s{\"name\": \"t%d\", \"bytes\": 4096%s}",
+                              i ? "," : "", i, i == N ? ", \"external\": true" : "");
+  len += (size_t) snprintf (json + len, cap - len, "], \"nodes\": [");
+  for (int i = 1; i <= N; i++)
+    len += (size_t) snprintf (json + len, cap - len,
+                              "%s{\"name\": \"k%d\", \"op\": \"kernel\", \"function\": \"neg\", "
+                              "\"impl\": \"neg\", \"fusible\": true, \"grid\": 4, \"block\": 256, "
+                              "\"reads\": [\"t%d\"], \"writes\": [\"t%d\"]}",
+                              i > 1 ? "," : "", i, i - 1, i);
+  snprintf (json + len, cap - len, "]}");
+  ps_graph g;
+  ps_graph_init (&g);
+  load_string (&g, json);
+  free (json);
+  ps_ksrc_ctx c;
+  assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);
+  uint32_t nodes[N];
+  for (uint32_t i = 0; i < N; i++)
+    nodes[i] = i;
+  ps_ksrc k;
+  assert_int_equal (ps_ksrc_build (&k, &c, nodes, N, NULL), 0);
+  assert_int_equal (k.n_parts, 3);
+  assert_non_null (strstr (k.note, "runs as 3 launches"));
+  assert_int_equal (k.parts[0].bufs_count, 33);
+  assert_int_equal (k.parts[2].bufs_count, 7);
+  /* t32, the last output of the first launch, is stored (the second reads
+   * it); t31 is not. */
+  assert_int_equal (k.bufs[k.parts[0].bufs_begin + 32], 32);
+  assert_non_null (strstr (k.code, "ps_st_f32 (b32, i, r32);"));
+  assert_null (strstr (k.code, "ps_st_f32 (b31, i, r31);"));
+  assert_non_null (strstr (k.code, "ps_fused_neg_neg_neg"));
+#ifdef PS_GPU_BACKEND
+  char entry[200];
+  snprintf (entry, sizeof entry, "%s_p2", k.function);
+  compile_ok (k.code, "large", entry);
+#endif
+  ps_ksrc_free (&k);
+  ps_ksrc_ctx_free (&c);
+  ps_graph_free (&g);
+}
+
 static void
 profiler_kernels_user_module (void **state)
 {
@@ -1079,6 +1133,7 @@ main (void)
 #endif
     cmocka_unit_test (profiler_kernels_fused_random),
     cmocka_unit_test (profiler_kernels_fusion_registers),
+    cmocka_unit_test (profiler_kernels_large_group),
     cmocka_unit_test (profiler_kernels_user_module),
     cmocka_unit_test (profiler_kernels_examples),
   };

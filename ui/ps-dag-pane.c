@@ -126,6 +126,19 @@ ps_dag_pane_get_view (PsDagPane *self)
   return self->view;
 }
 
+/* The toolbar's zoom buttons act on the view below them. */
+static void
+action_zoom (GtkWidget *widget, const char *name, GVariant *param)
+{
+  PsDagPane *self = PS_DAG_PANE (widget);
+  if (g_str_equal (name, "dag.zoom-in"))
+    ps_dag_widget_zoom (self->view, 1.25);
+  else if (g_str_equal (name, "dag.zoom-out"))
+    ps_dag_widget_zoom (self->view, 0.8);
+  else
+    ps_dag_widget_zoom_fit (self->view);
+}
+
 static void
 ps_dag_pane_dispose (GObject *object)
 {
@@ -154,6 +167,9 @@ ps_dag_pane_class_init (PsDagPaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PsDagPane, match_label);
   gtk_widget_class_bind_template_child (widget_class, PsDagPane, view);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_install_action (widget_class, "dag.zoom-in", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "dag.zoom-out", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "dag.zoom-fit", NULL, action_zoom);
 }
 
 static void

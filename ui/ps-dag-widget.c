@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "ps-dag-view.h"
 #include "ps-draw.h"
 #include "ps-session.h"
 

@@ -83,6 +83,8 @@ ps__job_layout (PsDoc *doc, PsPlanState *state, GCancellable *cancellable, GErro
       g_set_error (error, PS_SESSION_ERROR, r, "DAG view: %s", ps_strerror (r));
       return NULL;
     }
+  /* The DAG pane is wide and short: left to right fits it best. */
+  l->scene.left_to_right = TRUE;
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
   char err[512] = "";

@@ -59,7 +59,7 @@ gboolean ps_session_get_fusion (PsSession *self);
 void ps_session_set_fusion (PsSession *self, gboolean fusion);
 const char *ps_session_get_device (PsSession *self);
 void ps_session_set_device (PsSession *self, const char *device);
-/* Names of the device profiles: data/devices/*.json and the built-ins. */
+/* Names of the device profiles: data/devices/NAME.json and the built-ins. */
 GStrv ps_session_list_devices (void);
 
 gboolean ps_session_get_node_no_fuse (PsSession *self, guint node);

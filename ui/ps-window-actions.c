@@ -33,6 +33,13 @@ action_open (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 static void
+action_open_recent (GtkWidget *widget, const char *name, GVariant *param)
+{
+  g_autoptr (GFile) file = g_file_new_for_uri (g_variant_get_string (param, NULL));
+  ps_window_open (PS_WINDOW (widget), file, NULL, NULL);
+}
+
+static void
 action_export (GtkWidget *widget, const char *name, GVariant *param)
 {
   const char *target = g_variant_get_string (param, NULL);
@@ -88,6 +95,7 @@ void
 ps__window_class_init_actions (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "window.open", NULL, action_open);
+  gtk_widget_class_install_action (widget_class, "window.open-recent", "s", action_open_recent);
   gtk_widget_class_install_action (widget_class, "window.export", "s", action_export);
   static const char *const session_actions[] = {
     "window.simulate", "window.run-gpu", "window.cancel", "window.pin-baseline",

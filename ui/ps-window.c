@@ -5,6 +5,7 @@
 #include "ps-dag-pane.h"
 #include "ps-dag-widget.h"
 #include "ps-inspector.h"
+#include "ps-resources.h"
 #include "ps-memory-widget.h"
 #include "ps-session.h"
 #include "ps-status-line.h"
@@ -169,6 +170,9 @@ ps_window_class_init (PsWindowClass *klass)
   object_class->dispose = ps_window_dispose;
   object_class->finalize = ps_window_finalize;
 
+  /* Referenced so that the linker keeps the resources of the static
+   * library; they register themselves when loaded. */
+  (void) ps_get_resource ();
   g_type_ensure (PS_TYPE_DAG_PANE);
   g_type_ensure (PS_TYPE_TIMELINE_WIDGET);
   g_type_ensure (PS_TYPE_MEMORY_WIDGET);

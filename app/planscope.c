@@ -1,0 +1,12 @@
+/* planscope.c: the desktop app.  Everything lives in ui/; this only runs
+ * the application object. */
+#include "ps-application.h"
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (PsApplication) app = ps_application_new ();
+  int status = g_application_run (G_APPLICATION (app), argc, argv);
+  int ours = ps_application_get_exit_status (app);
+  return ours ? ours : status;
+}

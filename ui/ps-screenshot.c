@@ -1,0 +1,38 @@
+/* ps-screenshot.c: saves a PNG of the window as GTK draws it: the window's
+ * render nodes are rendered into a texture by the window's own renderer. */
+#include "ps-window-private.h"
+
+gboolean
+ps_window_save_png (PsWindow *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (PS_IS_WINDOW (self), FALSE);
+  GtkWidget *w = GTK_WIDGET (self);
+  int width = gtk_widget_get_width (w), height = gtk_widget_get_height (w);
+  GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (w));
+  if (width <= 0 || height <= 0 || !renderer)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED,
+                   "the window is not shown yet (%dx%d)", width, height);
+      return FALSE;
+    }
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (w);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  /* An opaque background, as a window manager would show the window. */
+  gtk_snapshot_append_color (snapshot, &(GdkRGBA){ 1, 1, 1, 1 },
+                             &GRAPHENE_RECT_INIT (0, 0, width, height));
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  if (!node)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the window drew nothing");
+      return FALSE;
+    }
+  GdkTexture *texture = gsk_renderer_render_texture (renderer, node,
+                                                     &GRAPHENE_RECT_INIT (0, 0, width, height));
+  gsk_render_node_unref (node);
+  gboolean ok = gdk_texture_save_to_png (texture, path);
+  g_object_unref (texture);
+  if (!ok)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: cannot write the PNG", path);
+  return ok;
+}
