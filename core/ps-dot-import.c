@@ -900,6 +900,39 @@ topo_order (importer *im, const flat *f, uint32_t *off, uint32_t *adj, uint32_t 
   return ret;
 }
 
+/* Rule 3 of graph-format.md, as for JSON graphs: a wait depends on the
+ * latest earlier record of its event (in the topological order `topo`).
+ * A dump need not join its record and wait nodes by edges, since CUDA
+ * pairs them when the graph runs; without these edges the planner could
+ * issue a wait before its record.  A wait with no earlier record waits for
+ * work outside the dump, which nothing in the graph orders: recorded[i]
+ * (by new id) says which waits have a record. */
+static int
+event_edges (importer *im, flat *f, const uint32_t *topo, uint8_t **recorded)
+{
+  uint32_t n_events = im->g->n_events;
+  uint32_t *last = malloc (((size_t) n_events + 1) * sizeof *last);
+  *recorded = calloc ((size_t) f->n + 1, 1);
+  if (!last || !*recorded) {
+    free (last);
+    return PS_ENOMEM;
+  }
+  for (uint32_t e = 0; e < n_events; e++)
+    last[e] = PS_NONE;
+  int ret = 0;
+  for (uint32_t i = 0; i < f->n && ret == 0; i++) {
+    const info *in = &im->info[f->dot[topo[i]]];
+    if (in->kind == K_RECORD) {
+      last[in->event] = topo[i];
+    } else if (in->kind == K_WAIT && last[in->event] != PS_NONE) {
+      (*recorded)[i] = 1;
+      ret = flat_edge (f, last[in->event], topo[i]);
+    }
+  }
+  free (last);
+  return ret;
+}
+
 /* Renumbers into topological order and fills the graph. */
 static int
 build (importer *im, flat *f)
@@ -910,6 +943,7 @@ build (importer *im, flat *f)
   uint32_t *adj = malloc (((size_t) m + 1) * sizeof *adj);
   uint32_t *topo = malloc (((size_t) n + 1) * sizeof *topo);
   uint32_t *newid = malloc (((size_t) n + 1) * sizeof *newid);
+  uint8_t *recorded = NULL;
   int ret = 0;
   if (!off || !adj || !topo || !newid) {
     ret = PS_ENOMEM;
@@ -926,6 +960,10 @@ build (importer *im, flat *f)
     goto out;
   for (uint32_t i = 0; i < n; i++)
     newid[topo[i]] = i;
+  ret = event_edges (im, f, topo, &recorded);
+  if (ret < 0)
+    goto out;
+  m = f->n_edges;
 
   /* Nodes. */
   uint32_t n_kernels = 0;
@@ -974,8 +1012,18 @@ build (importer *im, flat *f)
       nd->value = in->value;
       break;
     case K_RECORD:
-    case K_WAIT:
       nd->aux = in->event;
+      break;
+    case K_WAIT:
+      if (recorded[i]) {
+        nd->aux = in->event;
+      } else {
+        nd->op = PS_OP_EMPTY;
+        ps_diag_warn (im->diag, nd->line, nd->col,
+                      "node \"%s\" waits for event \"%s\", which no earlier node of the dump "
+                      "records; imported as an empty node",
+                      g->strings + nd->name, g->strings + g->event_names[in->event]);
+      }
       break;
     case K_OPAQUE:
       nd->aux = in->str;
@@ -1052,6 +1100,7 @@ out:
   free (adj);
   free (topo);
   free (newid);
+  free (recorded);
   return ret;
 }
 

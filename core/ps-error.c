@@ -64,6 +64,12 @@ ps_diag_add (ps_diag *d, ps_severity sev, uint32_t line, uint32_t col, const cha
   char buf[1024];
   vsnprintf (buf, sizeof buf, fmt, ap);
   va_end (ap);
+  /* Messages quote names from input files: control characters (a line
+   * break, or a terminal escape sequence) become '?', so that every message
+   * stays one line and cannot drive the terminal it is printed on. */
+  for (char *c = buf; *c; c++)
+    if ((unsigned char) *c < 0x20 || *c == 0x7f)
+      *c = '?';
   char *msg = strdup (buf);
   if (!msg)
     return ret;

@@ -16,9 +16,11 @@
  * Merging a set M through v is allowed when some T lies strictly between
  * the largest t of M's outside predecessors and the smallest t of its
  * outside successors; M then takes t = T and the numbering stays a
- * topological order, so no cycle can exist.  The test is exact whenever
- * the numbering leaves room and conservative otherwise; it costs the
- * degrees of M's members, which a budget bounds. */
+ * topological order, so no cycle can exist.  When the numbering leaves no
+ * room, a bounded search decides exactly and renumbers locally (see
+ * renumber()).  Every check is bounded (PS__FUSE_EDGE_BUDGET edges, and
+ * RENUMBER_VISITS groups and RENUMBER_EDGES edges for the search); past a
+ * bound the merge is refused, which is conservative and never wrong. */
 #include "ps-planner-private.h"
 
 #include <math.h>
@@ -27,6 +29,9 @@
 #include <string.h>
 
 #define MAX_CANDIDATES 8
+/* Groups renumber() may move, and edges it may scan, for one merge. */
+#define RENUMBER_VISITS 64
+#define RENUMBER_EDGES 1024
 
 typedef struct fuse {
   ps__planner *pl;
@@ -39,6 +44,8 @@ typedef struct fuse {
   double *t;       /* the topological number, valid for representatives */
   uint32_t *mark;
   uint32_t stamp;
+  uint32_t *seen;  /* search marks of renumber() */
+  uint32_t seen_stamp;
 } fuse;
 
 static bool
@@ -98,37 +105,148 @@ next_stamp (fuse *f)
   return f->stamp;
 }
 
-/* Scans the edges of member m of the merge set (marked with `stamp`):
- * outside predecessors raise *lo, outside successors that were already
- * visited lower *hi.  False when the budget runs out. */
+/* What the edges of a merge set M say about merging it. */
+typedef struct scan {
+  double lo, hi;   /* largest t of an outside predecessor, smallest of a visited successor */
+  bool has_succ;   /* some outside successor was already visited */
+  uint32_t budget; /* edges left to scan */
+} scan;
+
+/* Scans the edges of member m of the merge set (marked with `stamp`).
+ * False when the budget runs out. */
 static bool
-scan_member (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, double *lo, double *hi,
-             bool *has_succ, uint32_t *budget)
+scan_member (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
 {
   const ps_graph *g = f->g;
   uint32_t deg = (g->pred_off[m + 1] - g->pred_off[m]) + (g->succ_off[m + 1] - g->succ_off[m]);
-  if (deg > *budget)
+  if (deg > sc->budget)
     return false;
-  *budget -= deg;
+  sc->budget -= deg;
   for (uint32_t e = g->pred_off[m]; e < g->pred_off[m + 1]; e++) {
     uint32_t r = f->rep[g->pred[e]];
-    if (f->mark[r] != stamp && f->t[r] > *lo)
-      *lo = f->t[r];
+    if (f->mark[r] != stamp && f->t[r] > sc->lo)
+      sc->lo = f->t[r];
   }
   if (m == v)
     return true; /* v's successors are all still unvisited */
   uint32_t tv = f->pl->tpos[v];
   for (uint32_t e = g->succ_off[m]; e < g->succ_off[m + 1]; e++) {
-    uint32_t w = g->succ[e];
-    if (f->pl->tpos[w] >= tv)
+    uint32_t w = g->succ[e], r = f->rep[w];
+    if (f->pl->tpos[w] >= tv || f->mark[r] == stamp)
       continue;
-    uint32_t r = f->rep[w];
-    if (f->mark[r] == stamp)
-      continue;
-    *has_succ = true;
-    if (f->t[r] < *hi)
-      *hi = f->t[r];
+    sc->has_succ = true;
+    if (f->t[r] < sc->hi)
+      sc->hi = f->t[r];
   }
+  return true;
+}
+
+/* Calls body for every member m of the group with representative r. */
+#define FOR_MEMBERS(f, r, m, body)                                            \
+  do {                                                                        \
+    for (uint32_t m = (r); m != PS_NONE; m = (f)->next[m]) {                  \
+      body                                                                    \
+    }                                                                         \
+  } while (0)
+
+/* User event nodes are also ordered by the issue-order chains of their
+ * events (see contract()), which the search does not follow: they are
+ * never moved. */
+static inline bool
+is_event (const ps_graph *g, uint32_t v)
+{
+  return g->nodes[v].op == PS_OP_EVENT_RECORD || g->nodes[v].op == PS_OP_EVENT_WAIT;
+}
+
+/* When the numbering leaves no room for M (an outside successor is
+ * numbered below an outside predecessor), the merge may still be legal:
+ * the groups reachable from M whose numbers are at most lo (the largest
+ * number of an outside predecessor) are the only ones that could lead back
+ * into M, since numbers grow along edges.  They are found by a bounded
+ * search; if none leads into M, M and then those groups, in their old
+ * order, are renumbered into the gap above lo, which keeps the numbering
+ * topological (this is the local reordering of Pearce and Kelly's dynamic
+ * topological order).  Refuses when the search outgrows its budget or the
+ * gap is too narrow for distinct numbers. */
+static bool
+renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stamp, double lo,
+          double *T)
+{
+  const ps_graph *g = f->g;
+  uint32_t tv = f->pl->tpos[v], moved[RENUMBER_VISITS], n_moved = 0;
+  uint32_t seen = ++f->seen_stamp, edges = RENUMBER_EDGES;
+  if (seen == 0) {
+    memset (f->seen, 0, (size_t) f->pl->n * sizeof *f->seen);
+    seen = f->seen_stamp = 1;
+  }
+  double hi = (double) tv + 1.0;
+  bool ok = true;
+  /* Visits the successors of member m: into M is a cycle, numbers at most
+   * lo join `moved`, larger ones bound the gap. */
+#define VISIT_SUCCS(m)                                                        \
+  do {                                                                        \
+    uint32_t deg_ = g->succ_off[(m) + 1] - g->succ_off[m];                     \
+    if (deg_ > edges) {                                                       \
+      ok = false;                                                             \
+      break;                                                                  \
+    }                                                                         \
+    edges -= deg_;                                                            \
+    for (uint32_t e_ = g->succ_off[m]; e_ < g->succ_off[(m) + 1] && ok; e_++) { \
+      uint32_t w_ = g->succ[e_], r_ = f->rep[w_];                              \
+      if (f->mark[r_] == stamp) { /* back into M: a cycle unless from M */   \
+        ok = in_m;                                                            \
+        continue;                                                             \
+      }                                                                       \
+      if (f->pl->tpos[w_] >= tv || f->seen[r_] == seen)                       \
+        continue;                                                             \
+      if (f->t[r_] > lo) {                                                    \
+        if (f->t[r_] < hi)                                                    \
+          hi = f->t[r_];                                                      \
+        continue;                                                             \
+      }                                                                       \
+      if (n_moved == RENUMBER_VISITS || is_event (g, r_)) {                  \
+        ok = false;                                                           \
+        break;                                                                \
+      }                                                                       \
+      f->seen[r_] = seen;                                                     \
+      moved[n_moved++] = r_;                                                  \
+    }                                                                         \
+  } while (0)
+
+  bool in_m = true;
+  VISIT_SUCCS (v);
+  for (uint32_t k = 0; k < np && ok; k++)
+    FOR_MEMBERS (f, parts[k], m, {
+      if (ok)
+        VISIT_SUCCS (m);
+    });
+  in_m = false;
+  for (uint32_t i = 0; i < n_moved && ok; i++)
+    FOR_MEMBERS (f, moved[i], m, {
+      if (ok)
+        VISIT_SUCCS (m);
+    });
+#undef VISIT_SUCCS
+  if (!ok || !(lo < hi))
+    return false;
+
+  /* M first, then the moved groups in their old order, evenly in (lo, hi). */
+  for (uint32_t k = 1; k < n_moved; k++)
+    for (uint32_t j = k; j > 0 && f->t[moved[j]] < f->t[moved[j - 1]]; j--) {
+      uint32_t x = moved[j];
+      moved[j] = moved[j - 1];
+      moved[j - 1] = x;
+    }
+  double step = (hi - lo) / (n_moved + 2), prev = lo;
+  for (uint32_t i = 0; i <= n_moved; i++) {
+    double x = lo + step * (i + 1);
+    if (!(x > prev && x < hi))
+      return false;
+    prev = x;
+  }
+  *T = lo + step;
+  for (uint32_t i = 0; i < n_moved; i++)
+    f->t[moved[i]] = lo + step * (i + 2);
   return true;
 }
 
@@ -146,19 +264,17 @@ try_merge (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np)
   }
   if (total > PS__FUSE_MAX_GROUP)
     return false;
-  double lo = -INFINITY, hi = (double) f->pl->tpos[v] + 1.0;
-  bool has_succ = false;
-  uint32_t budget = PS__FUSE_EDGE_BUDGET;
-  if (!scan_member (f, v, v, stamp, &lo, &hi, &has_succ, &budget))
+  scan sc = { -INFINITY, (double) f->pl->tpos[v] + 1.0, false, PS__FUSE_EDGE_BUDGET };
+  if (!scan_member (f, v, v, stamp, &sc))
     return false;
   for (uint32_t k = 0; k < np; k++)
     for (uint32_t m = parts[k]; m != PS_NONE; m = f->next[m])
-      if (!scan_member (f, m, v, stamp, &lo, &hi, &has_succ, &budget))
+      if (!scan_member (f, m, v, stamp, &sc))
         return false;
-  double T = (double) f->pl->tpos[v];
-  if (has_succ)
+  double T = (double) f->pl->tpos[v], lo = sc.lo, hi = sc.hi;
+  if (sc.has_succ)
     T = isinf (lo) ? hi - 1.0 : lo + (hi - lo) / 2;
-  if (!(lo < T && T < hi))
+  if (!(lo < T && T < hi) && !renumber (f, v, parts, np, stamp, lo, &T))
     return false;
 
   /* v becomes the representative: its list is v followed by every part's. */
@@ -415,7 +531,8 @@ ps__fuse (ps__planner *pl)
     f.next = malloc (nn * sizeof *f.next);
     f.size = malloc (nn);
     f.t = malloc (nn * sizeof *f.t);
-    if (!f.next || !f.size || !f.t) {
+    f.seen = calloc (nn, sizeof *f.seen);
+    if (!f.next || !f.size || !f.t || !f.seen) {
       rc = ps__planner_nomem (pl);
       goto out;
     }
@@ -471,6 +588,7 @@ out:
   free (f.next);
   free (f.size);
   free (f.t);
+  free (f.seen);
   free (f.mark);
   return rc;
 }

@@ -72,8 +72,9 @@ csr_ok (const ps_graph *g)
   return true;
 }
 
-/* A topological order: the node ids themselves when every edge points
- * forward (always so for loaded graphs), else Kahn's algorithm. */
+/* A topological order (the node ids themselves when every edge points
+ * forward, as in loaded graphs, else Kahn's algorithm) and the duration of
+ * every node. */
 static int
 analyse (ps__planner *pl)
 {

@@ -13,7 +13,7 @@
 #include "ps-strmap.h"
 #include "ps-trace-private.h"
 
-#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -545,10 +545,11 @@ gz_pull (void *ctx, char *buf, size_t cap)
 int
 ps_trace_import_file (ps_timeline *tl, const char *path, ps_trace_stats *stats, ps_diag *diag)
 {
+  errno = 0;
   gz_ctx g = { gzopen (path, "rb"), false };
   if (!g.f)
   {
-    ps_diag_error (diag, 0, 0, "cannot open %s", path);
+    ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (errno ? errno : ENOENT));
     return PS_EIO;
   }
   gzbuffer (g.f, 256 * 1024);

@@ -190,10 +190,12 @@ ps_cupti_map_finish (ps_cupti_map *m, ps_step_times *t)
 {
   if (t->n_steps != m->n_steps || t->n_iterations != m->n_iterations)
     return PS_EINVAL;
-  qsort (m->exts, m->n_exts, sizeof *m->exts, cmp_ext);
+  if (m->n_exts)
+    qsort (m->exts, m->n_exts, sizeof *m->exts, cmp_ext);
 
   /* Graph node ids: the nodes made during capture, then their clones. */
-  qsort (m->nodes, m->n_nodes, sizeof *m->nodes, cmp_node);
+  if (m->n_nodes)
+    qsort (m->nodes, m->n_nodes, sizeof *m->nodes, cmp_node);
   uint32_t n_orig = m->n_nodes;
   for (uint32_t i = 0; i < m->n_clones; i++) {
     const ps__cupti_node *o = find_node (m->nodes, n_orig, m->clones[i].step);
@@ -203,7 +205,8 @@ ps_cupti_map_finish (ps_cupti_map *m, ps_step_times *t)
     if (r != 0)
       return r;
   }
-  qsort (m->nodes, m->n_nodes, sizeof *m->nodes, cmp_node);
+  if (m->n_nodes)
+    qsort (m->nodes, m->n_nodes, sizeof *m->nodes, cmp_node);
 
   for (uint32_t i = 0; i < m->n_recs; i++) {
     const ps__cupti_rec *rc = &m->recs[i];

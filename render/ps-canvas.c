@@ -63,14 +63,58 @@ measure_layout_for (const ps_font *f)
   return measure_layout;
 }
 
+size_t
+ps_utf8_sanitize (const char *in, char *out, size_t cap)
+{
+  size_t n = 0;
+  const unsigned char *p = (const unsigned char *) in;
+  if (cap == 0)
+    return 0;
+  while (*p && n + 4 < cap) {
+    unsigned c = *p;
+    int k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+            : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool ok = k > 0;
+    for (int i = 1; i < k && ok; i++)
+      ok = (p[i] & 0xc0) == 0x80;
+    if (ok && k == 3) {
+      unsigned cp = ((c & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+      ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+    } else if (ok && k == 4) {
+      unsigned cp = ((c & 0x07u) << 18) | ((p[1] & 0x3fu) << 12);
+      ok = cp >= 0x10000 && cp <= 0x10ffff;
+    }
+    if (c == '\n' || c == '\r') {
+      out[n++] = ' ';
+      p++;
+      continue;
+    }
+    if (ok && c < 0x20 && c != '\t')
+      ok = false;
+    if (ok) {
+      memcpy (out + n, p, (size_t) k);
+      n += (size_t) k;
+      p += k;
+    } else {
+      memcpy (out + n, "\xef\xbf\xbd", 3);
+      n += 3;
+      p++;
+    }
+  }
+  out[n] = '\0';
+  return n;
+}
+
 double
 ps_text_width (const char *text, const ps_font *f)
 {
   if (!text || !*text)
     return 0;
+  char clean[1024];
+  ps_utf8_sanitize (text, clean, sizeof clean);
   pthread_mutex_lock (&measure_lock);
   PangoLayout *l = measure_layout_for (f);
-  pango_layout_set_text (l, text, -1);
+  pango_layout_set_text (l, clean, -1);
   PangoRectangle logical;
   pango_layout_get_extents (l, NULL, &logical);
   pthread_mutex_unlock (&measure_lock);
@@ -102,11 +146,12 @@ utf8_prefix (const char *s, size_t n)
 }
 
 const char *
-ps_text_fit (const char *text, const ps_font *f, double max_width, char *buf, size_t cap)
+ps_text_fit (const char *raw, const ps_font *f, double max_width, char *buf, size_t cap)
 {
   if (cap == 0)
     return "";
-  size_t len = strlen (text);
+  char text[1024];
+  size_t len = ps_utf8_sanitize (raw, text, sizeof text);
   if (max_width <= 0 || ps_text_width (text, f) <= max_width) {
     size_t n = len < cap - 1 ? len : utf8_prefix (text, cap - 1);
     memcpy (buf, text, n);

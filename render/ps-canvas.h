@@ -24,6 +24,11 @@ typedef struct ps_font {
   bool mono;
 } ps_font;
 
+/* Copies text into out (at most cap bytes with the NUL), replacing bytes
+ * that are not UTF-8 and control characters with U+FFFD, so that Pango and
+ * XML accept it (line breaks become spaces).  Returns the length written. */
+size_t ps_utf8_sanitize (const char *text, char *out, size_t cap);
+
 /* Width of a text line in points, and the ascent and descent of a font. */
 double ps_text_width (const char *text, const ps_font *f);
 void ps_font_metrics (const ps_font *f, double *ascent, double *descent);

@@ -218,6 +218,8 @@ map_overview (dag *d, uint32_t max_boxes, uint32_t *out_boxes)
   uint32_t lanes = (uint32_t) (max_stream + 2); /* lane 0: no stream */
   uint32_t levels = d->a.n_levels ? d->a.n_levels : 1;
   uint32_t bands = max_boxes / lanes;
+  if (bands > 60)
+    bands = 60; /* rows of the overview grid */
   if (bands < 4)
     bands = 4;
   if (bands > levels)
@@ -518,6 +520,16 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
     ret = ps__view_add_edges (s, edges, ne);
   if (ret < 0)
     goto out;
+  if (m == MODE_OVERVIEW)
+    for (uint32_t e = 0; e < s->n_edges; e++) {
+      /* Many edges: widths tell the counts, and cross-stream ones recede. */
+      ps_scene_edge *se = &s->edges[e];
+      se->label = PS_NONE;
+      if (se->kind == PS_EDGE_VIEW_CROSS && !(se->flags & PS_SCENE_CRITICAL)) {
+        se->color = 0xf2c894;
+        se->pen = fminf (se->pen, 1.8f);
+      }
+    }
 
   /* Titles and legend. */
   char t[32];

@@ -236,22 +236,66 @@ box_exit (const ps_scene_node *n, ps_pt to)
 static int
 layout_pinned (ps_scene *s)
 {
-  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  /* Clusters frame their nodes (and child clusters) with a margin and
+   * room for the label on top; children have higher indexes. */
+  for (uint32_t c = 0; c < s->n_clusters; c++) {
+    ps_scene_cluster *cl = &s->clusters[c];
+    cl->x0 = cl->y0 = INFINITY;
+    cl->x1 = cl->y1 = -INFINITY;
+  }
   for (uint32_t i = 0; i < s->n_nodes; i++) {
     const ps_scene_node *n = &s->nodes[i];
-    if (i == 0 || n->x - n->w / 2 < x0)
-      x0 = n->x - n->w / 2;
-    if (i == 0 || n->y - n->h / 2 < y0)
-      y0 = n->y - n->h / 2;
-    if (i == 0 || n->x + n->w / 2 > x1)
-      x1 = n->x + n->w / 2;
-    if (i == 0 || n->y + n->h / 2 > y1)
-      y1 = n->y + n->h / 2;
+    if (n->cluster >= s->n_clusters)
+      continue;
+    ps_scene_cluster *cl = &s->clusters[n->cluster];
+    cl->x0 = fmin (cl->x0, n->x - n->w / 2 - 10);
+    cl->x1 = fmax (cl->x1, n->x + n->w / 2 + 10);
+    cl->y0 = fmin (cl->y0, n->y - n->h / 2 - 28);
+    cl->y1 = fmax (cl->y1, n->y + n->h / 2 + 10);
+  }
+  for (uint32_t c = s->n_clusters; c-- > 0;) {
+    ps_scene_cluster *cl = &s->clusters[c];
+    if (cl->parent < c && isfinite (cl->x0)) {
+      ps_scene_cluster *p = &s->clusters[cl->parent];
+      p->x0 = fmin (p->x0, cl->x0 - 10);
+      p->x1 = fmax (p->x1, cl->x1 + 10);
+      p->y0 = fmin (p->y0, cl->y0 - 28);
+      p->y1 = fmax (p->y1, cl->y1 + 10);
+    }
+  }
+  double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+  for (uint32_t i = 0; i < s->n_nodes; i++) {
+    const ps_scene_node *n = &s->nodes[i];
+    x0 = fmin (x0, n->x - n->w / 2);
+    y0 = fmin (y0, n->y - n->h / 2);
+    x1 = fmax (x1, n->x + n->w / 2);
+    y1 = fmax (y1, n->y + n->h / 2);
+  }
+  for (uint32_t c = 0; c < s->n_clusters; c++) {
+    ps_scene_cluster *cl = &s->clusters[c];
+    if (!isfinite (cl->x0)) {
+      cl->x0 = cl->x1 = cl->y0 = cl->y1 = 0;
+      continue;
+    }
+    x0 = fmin (x0, cl->x0);
+    y0 = fmin (y0, cl->y0);
+    x1 = fmax (x1, cl->x1);
+    y1 = fmax (y1, cl->y1);
   }
   for (uint32_t i = 0; i < s->n_nodes; i++) {
     s->nodes[i].x -= x0;
     s->nodes[i].y -= y0;
     s->nodes[i].poly_count = 0;
+  }
+  for (uint32_t c = 0; c < s->n_clusters; c++) {
+    ps_scene_cluster *cl = &s->clusters[c];
+    if (cl->x1 <= cl->x0)
+      continue;
+    cl->x0 -= x0;
+    cl->x1 -= x0;
+    cl->y0 -= y0;
+    cl->y1 -= y0;
+    cl->label_pos = (ps_pt){ cl->x0 + 6, cl->y0 + 4 };
   }
   s->width = x1 - x0;
   s->height = y1 - y0;

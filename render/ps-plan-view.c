@@ -133,6 +133,74 @@ map_boxes (const ps_plan *p, mode m, uint32_t max_boxes, uint32_t *box, uint32_t
   return nb;
 }
 
+/* Above this many boxes the plan view is laid out in lanes by
+ * planscope itself: Graphviz takes seconds on hundreds of boxes in
+ * clusters. */
+#define LANES_ABOVE 200
+
+/* One lane per stream cluster; columns by the longest path of stream
+ * order and event edges that go forward in box order (boxes are numbered
+ * in issue order of their first step, so that is nearly all of them). */
+static int
+place_lanes (ps_scene *s)
+{
+  uint32_t n = s->n_nodes, nc = s->n_clusters ? s->n_clusters : 1;
+  uint32_t *rank = calloc (n, sizeof *rank);
+  uint32_t *off = calloc ((size_t) n + 2, sizeof *off);
+  uint32_t *in = malloc (((size_t) s->n_edges + 1) * sizeof *in);
+  double *lane_h = calloc (nc, sizeof *lane_h);
+  double *lane_y = calloc (nc, sizeof *lane_y);
+  double *col_w = NULL, *col_x = NULL;
+  int ret = rank && off && in && lane_h && lane_y ? 0 : PS_ENOMEM;
+  uint32_t ranks = 0;
+  if (ret == 0) {
+    for (uint32_t e = 0; e < s->n_edges; e++)
+      if (s->edges[e].from < s->edges[e].to)
+        off[s->edges[e].to + 2]++;
+    for (uint32_t v = 0; v < n; v++)
+      off[v + 2] += off[v + 1];
+    for (uint32_t e = 0; e < s->n_edges; e++)
+      if (s->edges[e].from < s->edges[e].to)
+        in[off[s->edges[e].to + 1]++] = s->edges[e].from;
+    for (uint32_t v = 0; v < n; v++) {
+      for (uint32_t i = off[v]; i < off[v + 1]; i++)
+        if (rank[in[i]] + 1 > rank[v])
+          rank[v] = rank[in[i]] + 1;
+      if (rank[v] + 1 > ranks)
+        ranks = rank[v] + 1;
+    }
+    col_w = calloc (ranks, sizeof *col_w);
+    col_x = calloc (ranks, sizeof *col_x);
+    if (!col_w || !col_x)
+      ret = PS_ENOMEM;
+  }
+  if (ret == 0) {
+    for (uint32_t v = 0; v < n; v++) {
+      uint32_t lane = s->nodes[v].cluster < nc ? s->nodes[v].cluster : 0;
+      col_w[rank[v]] = fmax (col_w[rank[v]], s->nodes[v].w);
+      lane_h[lane] = fmax (lane_h[lane], s->nodes[v].h);
+    }
+    for (uint32_t r = 1; r < ranks; r++)
+      col_x[r] = col_x[r - 1] + col_w[r - 1] / 2 + 30 + col_w[r] / 2;
+    for (uint32_t k = 1; k < nc; k++)
+      lane_y[k] = lane_y[k - 1] + lane_h[k - 1] / 2 + 60 + lane_h[k] / 2;
+    for (uint32_t v = 0; v < n; v++) {
+      uint32_t lane = s->nodes[v].cluster < nc ? s->nodes[v].cluster : 0;
+      s->nodes[v].x = col_x[rank[v]];
+      s->nodes[v].y = lane_y[lane];
+    }
+    s->pinned = true;
+  }
+  free (rank);
+  free (off);
+  free (in);
+  free (lane_h);
+  free (lane_y);
+  free (col_w);
+  free (col_x);
+  return ret;
+}
+
 static const char *
 step_name (const ps_plan *p, uint32_t s, char *buf, size_t cap)
 {
@@ -380,6 +448,8 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
   s->fast = nb > o->fast_boxes;
   if (ret == 0)
     ps_scene_size_nodes (s);
+  if (ret == 0 && nb > LANES_ABOVE)
+    ret = place_lanes (s);
 
 out:
   free (crit);

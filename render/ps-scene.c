@@ -49,9 +49,19 @@ grow (void **p, uint32_t *cap, uint32_t n, size_t elem)
 }
 
 int
-ps_scene_str (ps_scene *s, const char *text, uint32_t *off)
+ps_scene_str (ps_scene *s, const char *raw, uint32_t *off)
 {
-  size_t n = strlen (text);
+  /* Scene text is valid UTF-8 (names from imported dumps may not be). */
+  char clean[4096];
+  const char *text = raw;
+  size_t n = strlen (raw);
+  bool plain = true;
+  for (size_t i = 0; i < n && plain; i++)
+    plain = (unsigned char) raw[i] >= 0x20 && (unsigned char) raw[i] < 0x80;
+  if (!plain) {
+    n = ps_utf8_sanitize (raw, clean, sizeof clean);
+    text = clean;
+  }
   if (n > MAX_STRING) {
     n = MAX_STRING;
     while (n > 0 && ((unsigned char) text[n] & 0xc0) == 0x80)

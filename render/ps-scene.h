@@ -136,7 +136,8 @@ typedef struct ps_scene {
 void ps_scene_init (ps_scene *s);
 void ps_scene_free (ps_scene *s);
 
-/* Copies a string (at most 64 KiB, cut at a UTF-8 boundary) into the pool. */
+/* Copies a string into the pool as valid UTF-8 on one line (see
+ * ps_utf8_sanitize; text that is not plain ASCII is cut at 4 KiB). */
 int ps_scene_str (ps_scene *s, const char *text, uint32_t *off);
 int ps_scene_strf (ps_scene *s, uint32_t *off, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -125,9 +125,10 @@ draw_span (const tl_pic *p, ps_canvas *c, uint32_t i)
   ps_canvas_end_group (c);
 }
 
+/* Spans by_stream[j0 .. j0 + n) of a lane, too short to draw apart. */
 static void
-draw_merged (const tl_pic *p, ps_canvas *c, uint32_t stream, double x0, double x1, uint32_t n,
-             bool critical)
+draw_merged (const tl_pic *p, ps_canvas *c, uint32_t stream, double x0, double x1, uint32_t j0,
+             uint32_t n, bool critical)
 {
   double y = lane_y (p, stream) + 3;
   ps_paint pt = ps_paint_both (0x9fb7cc, 0x5f7f9c, 0.4);
@@ -135,8 +136,14 @@ draw_merged (const tl_pic *p, ps_canvas *c, uint32_t stream, double x0, double x
     pt.stroke_rgb = PS_COLOR_CRITICAL;
     pt.width = 1.2;
   }
-  char title[64];
-  snprintf (title, sizeof title, "%u short spans", n);
+  char title[1024], label[256];
+  size_t k = (size_t) snprintf (title, sizeof title, "%u short span%s:", n, n == 1 ? "" : "s");
+  for (uint32_t i = 0; i < n && i < 12 && k < sizeof title; i++) {
+    ps_timeline_span_label (p->tl, p->tl->by_stream[j0 + i], label, sizeof label);
+    k += (size_t) snprintf (title + k, sizeof title - k, "%s %s", i ? "," : "", label);
+  }
+  if (n > 12 && k < sizeof title)
+    snprintf (title + k, sizeof title - k, " and %u more", n - 12);
   ps_canvas_begin_group (c, "spans", title);
   ps_canvas_rect (c, x0, y, fmax (x1 - x0, TINY), LANE_H - 6, 0, &pt);
   ps_canvas_end_group (c);
@@ -208,7 +215,7 @@ draw_timeline (ps_canvas *c, void *ctx)
   ps_canvas_begin_group (c, "spans", NULL);
   for (uint32_t k = 0; k < tl->n_streams; k++) {
     double m0 = 0, m1 = -1;
-    uint32_t mn = 0;
+    uint32_t mn = 0, mj = 0;
     bool mcrit = false;
     for (uint32_t j = tl->stream_off[k]; j < tl->stream_off[k + 1]; j++) {
       uint32_t i = tl->by_stream[j];
@@ -216,7 +223,7 @@ draw_timeline (ps_canvas *c, void *ctx)
       double x0 = tx (p, s->start_ns), x1 = tx (p, s->end_ns);
       bool tiny = x1 - x0 < TINY;
       if (mn > 0 && (!tiny || x0 > m1 + TINY)) {
-        draw_merged (p, c, k, m0, m1, mn, mcrit);
+        draw_merged (p, c, k, m0, m1, mj, mn, mcrit);
         mn = 0;
         mcrit = false;
       }
@@ -224,14 +231,16 @@ draw_timeline (ps_canvas *c, void *ctx)
         draw_span (p, c, i);
         continue;
       }
-      if (mn == 0)
+      if (mn == 0) {
         m0 = x0;
+        mj = j;
+      }
       m1 = fmax (mn ? m1 : x1, x1);
       mn++;
       mcrit = mcrit || p->critical[i];
     }
     if (mn > 0)
-      draw_merged (p, c, k, m0, m1, mn, mcrit);
+      draw_merged (p, c, k, m0, m1, mj, mn, mcrit);
   }
   ps_canvas_end_group (c);
 

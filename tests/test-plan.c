@@ -255,6 +255,33 @@ property_run (ps_gen_shape shape, uint32_t seeds)
     assert_true (fused > 0); /* fusion really happens on these shapes */
 }
 
+/* Fewer, larger graphs: fusion and renumbering reach further there. */
+static void
+core_plan_property_large (void **state)
+{
+  (void) state;
+  for (uint32_t seed = 1; seed <= 24; seed++) {
+    ps_gen_options go;
+    ps_gen_options_init (&go);
+    go.shape = (ps_gen_shape) (seed % PS_GEN__COUNT);
+    go.nodes = 1000 + (seed * 997) % 4000;
+    go.seed = seed * 104729u;
+    go.pin_streams = 2;
+    ps_graph g;
+    ps_graph_init (&g);
+    assert_int_equal (load_generated (&g, &go), 0);
+    static const uint32_t streams[] = { 2, 3, 4, 8 };
+    for (size_t k = 0; k < sizeof streams / sizeof streams[0]; k++)
+      for (int fusion = 0; fusion < 2; fusion++) {
+        ps_plan p;
+        plan_ok (&p, &g, streams[k], fusion);
+        check_plan (&p);
+        ps_plan_free (&p);
+      }
+    ps_graph_free (&g);
+  }
+}
+
 static void
 core_plan_property_chain (void **state)
 {
@@ -761,6 +788,7 @@ main (void)
     cmocka_unit_test (core_plan_property_fanout),
     cmocka_unit_test (core_plan_property_layered),
     cmocka_unit_test (core_plan_property_transformer),
+    cmocka_unit_test (core_plan_property_large),
   };
   return cmocka_run_group_tests_name ("/core/plan", tests, NULL, NULL);
 }

@@ -148,6 +148,7 @@ remove_dir (char *dir)
   free (dir);
 }
 
+#ifdef PS_GPU_BACKEND
 /* Compiles with NVRTC and, when ptxas was found at build time, assembles
  * the PTX for sm_90. */
 static void
@@ -179,6 +180,7 @@ compile_ok (const char *code, const char *name, const char *function)
   free (ptx);
   free (log);
 }
+#endif
 
 /* ---- generated kernels -------------------------------------------------- */
 

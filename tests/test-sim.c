@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 #include <math.h>
 
 #include "ps-cost.h"
@@ -297,6 +298,49 @@ core_sim_generated_schedules (void **state)
         }
 }
 
+/* Every example graph simulates with 1 and 4 streams, with and without
+ * fusion, into a schedule that keeps its dependencies. */
+static void
+core_sim_examples (void **state)
+{
+  (void) state;
+  char dir[4096];
+  snprintf (dir, sizeof dir, "%s/data/examples", ts_source_root ());
+  DIR *d = opendir (dir);
+  assert_non_null (d);
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir (d))) {
+    size_t l = strlen (e->d_name);
+    if (l < 6 || strcmp (e->d_name + l - 5, ".json") != 0)
+      continue;
+    char path[8192];
+    snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+    ps_graph g;
+    ps_graph_init (&g);
+    ps_diag diag;
+    ps_diag_init (&diag, path);
+    int rc = ps_graph_load_file (&g, path, &diag);
+    ps_diag_print (&diag, stderr);
+    ps_diag_free (&diag);
+    assert_int_equal (rc, 0);
+    for (uint32_t streams = 1; streams <= 4; streams *= 4)
+      for (int fusion = 0; fusion < 2; fusion++) {
+        ps_plan p;
+        ps_timeline tl;
+        ts_simulate (&g, streams, fusion, &p, &tl);
+        assert_true (tl.makespan_ns > 0);
+        check_schedule (&g, &p, &tl);
+        ps_timeline_free (&tl);
+        ps_plan_free (&p);
+      }
+    ps_graph_free (&g);
+    n++;
+  }
+  closedir (d);
+  assert_true (n >= 1);
+}
+
 static void
 core_sim_deterministic (void **state)
 {
@@ -542,6 +586,7 @@ main (void)
     cmocka_unit_test (core_sim_device_errors_located),
     cmocka_unit_test (core_sim_cost_model),
     cmocka_unit_test (core_sim_generated_schedules),
+    cmocka_unit_test (core_sim_examples),
     cmocka_unit_test (core_sim_deterministic),
     cmocka_unit_test (core_sim_streams_speed_up_independent_work),
     cmocka_unit_test (core_sim_kernels_share_sms),

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 #include <math.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -225,6 +226,61 @@ core_trace_export_generated_is_valid (void **state)
       ps_plan_free (&p);
       ps_graph_free (&g);
     }
+}
+
+/* Every example's simulation exports a valid trace and timeline
+ * document. */
+static void
+core_trace_examples_export (void **state)
+{
+  (void) state;
+  char dir[4096];
+  snprintf (dir, sizeof dir, "%s/data/examples", ts_source_root ());
+  DIR *d = opendir (dir);
+  assert_non_null (d);
+  struct dirent *e;
+  while ((e = readdir (d))) {
+    size_t l = strlen (e->d_name);
+    if (l < 6 || strcmp (e->d_name + l - 5, ".json") != 0)
+      continue;
+    char path[8192];
+    snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+    ps_graph g;
+    ps_graph_init (&g);
+    ps_diag diag;
+    ps_diag_init (&diag, path);
+    assert_int_equal (ps_graph_load_file (&g, path, &diag), 0);
+    ps_diag_free (&diag);
+    ps_plan p;
+    ps_timeline tl;
+    ts_simulate (&g, 4, true, &p, &tl);
+    ps_diagnosis dg;
+    assert_int_equal (ps_diagnose (&dg, &tl), 0);
+    size_t len;
+    char *text = export_text (&tl, &dg, &len);
+    trace_facts *f = malloc (sizeof *f);
+    read_trace (text, len, f);
+    check_trace (f);
+    facts_free (f);
+    free (f);
+    free (text);
+    text = NULL;
+    FILE *out = open_memstream (&text, &len);
+    assert_int_equal (ps_timeline_write_json (&tl, &dg, out), 0);
+    fclose (out);
+    ps_json_reader r;
+    ps_json_init_mem (&r, text, len);
+    ps_json_token t;
+    while ((t = ps_json_next (&r)) != PS_JSON_EOF)
+      assert_int_not_equal (t, PS_JSON_ERROR);
+    ps_json_close (&r);
+    free (text);
+    ps_diagnosis_free (&dg);
+    ps_timeline_free (&tl);
+    ps_plan_free (&p);
+    ps_graph_free (&g);
+  }
+  closedir (d);
 }
 
 /* planscope's own trace reads back as the same timeline. */
@@ -574,6 +630,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (core_trace_export_generated_is_valid),
+    cmocka_unit_test (core_trace_examples_export),
     cmocka_unit_test (core_trace_roundtrip),
     cmocka_unit_test (core_trace_import_real),
     cmocka_unit_test (core_trace_stall_found),

@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#include <glib/gstdio.h>
+
 #include "ps-session.h"
 #include "ps-window.h"
 
@@ -67,7 +69,16 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
   if (self->phase == 1)
     {
       if (self->timing)
-        fprintf (stderr, "planscope: first complete picture after %.3f s\n", now);
+        {
+          fprintf (stderr, "planscope: first complete picture after %.3f s\n", now);
+          /* One full redraw of every view, rendered off screen. */
+          gint64 t0 = g_get_monotonic_time ();
+          g_autofree char *tmp = g_build_filename (g_get_tmp_dir (), "planscope-timing.png", NULL);
+          if (ps_window_save_png (self->window, tmp, NULL))
+            fprintf (stderr, "planscope: one full redraw (to PNG) %.3f s\n",
+                     (g_get_monotonic_time () - t0) / 1e6);
+          g_unlink (tmp);
+        }
       if (self->screenshot)
         {
           g_autoptr (GError) error = NULL;

@@ -148,6 +148,9 @@ ps_dag_pane_dispose (GObject *object)
   g_clear_object (&self->session);
   g_clear_pointer (&self->matches, g_array_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), PS_TYPE_DAG_PANE);
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))))
+    gtk_widget_unparent (child);
   G_OBJECT_CLASS (ps_dag_pane_parent_class)->dispose (object);
 }
 

@@ -382,6 +382,9 @@ ps_inspector_dispose (GObject *object)
   PsInspector *self = PS_INSPECTOR (object);
   ps_inspector_set_session (self, NULL);
   gtk_widget_dispose_template (GTK_WIDGET (self), PS_TYPE_INSPECTOR);
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))))
+    gtk_widget_unparent (child);
   G_OBJECT_CLASS (ps_inspector_parent_class)->dispose (object);
 }
 

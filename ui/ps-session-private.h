@@ -57,6 +57,46 @@ typedef struct {
   double seconds;
 } PsLayout;
 
+/* The session's fields, shared by ps-session.c (state, jobs, signals)
+ * and ps-session-query.c (read-only questions views ask). */
+struct _PsSession
+{
+  GObject parent_instance;
+
+  PsDoc *doc;
+  PsPlanState *state;
+  PsMeasured *measured;
+  PsLayout *layout;
+  gboolean layout_failed;
+  char *layout_error;
+
+  ps_plan_options options;
+  char *device;
+  guint8 *no_fuse; /* per node of doc, or NULL */
+  gint32 *pin;     /* per node of doc, or NULL */
+
+  PsColorMode color_by;
+  gboolean show_critical;
+
+  PsSelectionKind sel_kind;
+  guint sel_id;
+
+  gboolean has_baseline;
+  PsSummary baseline;
+  guint32 *base_stream; /* per node: stream in the baseline plan */
+  guint32 *base_group;  /* per node: first node of its step */
+  guint base_nodes;
+
+  /* Jobs. */
+  GCancellable *cancellable;
+  guint jobs;            /* running */
+  gboolean plan_running;
+  gboolean plan_pending; /* options changed while a plan job ran */
+  gboolean layout_running;
+  double progress;
+  char *activity;
+};
+
 /* What a plan job needs; copied so the worker sees a consistent picture. */
 typedef struct {
   PsDoc *doc;
@@ -94,6 +134,9 @@ PsPlanState *ps__session_get_state (PsSession *self);
 
 /* Whether a GPU is usable; the reason when not (probed once). */
 gboolean ps__gpu_probe (char **reason);
+
+/* What identifies a node's step across plans: the first node of it. */
+guint32 ps__node_group_key (const ps_plan *p, guint node);
 
 /* Per node, the span of a timeline that ran it (PS_NONE when none). */
 guint32 *ps__node_spans (const ps_timeline *tl, guint n_nodes);

@@ -94,6 +94,9 @@ ps_status_line_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->session, self);
   g_clear_object (&self->session);
   gtk_widget_dispose_template (GTK_WIDGET (self), PS_TYPE_STATUS_LINE);
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))))
+    gtk_widget_unparent (child);
   G_OBJECT_CLASS (ps_status_line_parent_class)->dispose (object);
 }
 

@@ -194,8 +194,10 @@ draw_lane_spans (PsTimelineWidget *self, DrawCtx *dc, const ps_timeline *tl, gui
   cairo_t *cr = dc->cr;
   double t_min = t_of (self, dc->x_min), t_max = t_of (self, dc->x_max);
   uint32_t end = tl->stream_off[stream + 1];
-  /* A pending merged bar of sub-pixel spans. */
+  /* A pending merged bar of sub-pixel spans, in a darker shade of the
+   * colour of its first span. */
   double run_x0 = 0, run_x1 = -1;
+  guint32 run_rgb = 0;
   gboolean show_crit = ps_session_get_show_critical (self->session);
   const ps_timeline *pred = predicted (self);
   for (uint32_t i = first_visible (tl, stream, t_min); i < end; i++)
@@ -218,12 +220,13 @@ draw_lane_spans (PsTimelineWidget *self, DrawCtx *dc, const ps_timeline *tl, gui
             }
           if (run_x1 >= 0)
             {
-              cairo_set_source_rgba (cr, 0.35, 0.35, 0.4, alpha);
+              set_rgb (cr, run_rgb, alpha);
               cairo_rectangle (cr, floor (run_x0), y, MAX (ceil (run_x1) - floor (run_x0), 1), h);
               cairo_fill (cr);
             }
           run_x0 = x0;
           run_x1 = x1;
+          run_rgb = ps_color_darker (ps_session_span_color (self->session, tl, si));
           continue;
         }
       guint32 rgb = ps_session_span_color (self->session, tl, si);
@@ -275,7 +278,7 @@ draw_lane_spans (PsTimelineWidget *self, DrawCtx *dc, const ps_timeline *tl, gui
     }
   if (run_x1 >= 0)
     {
-      cairo_set_source_rgba (cr, 0.35, 0.35, 0.4, alpha);
+      set_rgb (cr, run_rgb, alpha);
       cairo_rectangle (cr, floor (run_x0), y, MAX (ceil (run_x1) - floor (run_x0), 1), h);
       cairo_fill (cr);
     }
@@ -322,6 +325,13 @@ draw_flows (PsTimelineWidget *self, DrawCtx *dc, const ps_timeline *tl)
 {
   cairo_t *cr = dc->cr;
   double t_min = t_of (self, dc->x_min), t_max = t_of (self, dc->x_max);
+  /* Arrows only help while they can be told apart. */
+  guint visible = 0, limit = (guint) MAX ((dc->x_max - dc->x_min) / 12, 8);
+  for (uint32_t i = 0; i < tl->n_flows && visible <= limit; i++)
+    visible += MAX (tl->flows[i].from_ns, tl->flows[i].to_ns) >= t_min
+               && MIN (tl->flows[i].from_ns, tl->flows[i].to_ns) <= t_max;
+  if (visible > limit)
+    return;
   guint drawn = 0;
   set_rgb (cr, PS_COLOR_EVENT, 0.8);
   cairo_set_line_width (cr, 1.2);

@@ -1,0 +1,544 @@
+/* test-ui.c: the desktop app under Xvfb: every example opens, the stream
+ * count, fusion and per-node choices re-plan and the status line follows,
+ * selection is linked and shown in the inspector, exports and screenshots
+ * work, and a bad file keeps the current document. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+
+#include "ps-dag-pane.h"
+#include "ps-dag-widget.h"
+#include "ps-inspector.h"
+#include "ps-session.h"
+#include "ps-status-line.h"
+#include "ps-timeline-widget.h"
+#include "ps-window.h"
+
+static const char *
+source_root (void)
+{
+  const char *root = g_getenv ("PS_SOURCE_ROOT");
+#ifdef PS_TEST_SOURCE_ROOT
+  if (!root)
+    root = PS_TEST_SOURCE_ROOT;
+#endif
+  return root ? root : ".";
+}
+
+static char *
+example (const char *name)
+{
+  return g_build_filename (source_root (), "data", "examples", name, NULL);
+}
+
+static char *tmpdir;
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (tmpdir, name, NULL);
+}
+
+/* Runs the main loop until cond (polled) or the time runs out. */
+static gboolean
+wait_for (gboolean (*cond) (gpointer), gpointer data, double seconds)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (seconds * 1e6);
+  while (!cond (data))
+    {
+      if (g_get_monotonic_time () > end)
+        return FALSE;
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  /* Let the views draw. */
+  for (int i = 0; i < 20; i++)
+    g_main_context_iteration (NULL, FALSE);
+  return TRUE;
+}
+
+static gboolean
+session_ready (gpointer data)
+{
+  return ps_session_get_ready (data);
+}
+
+typedef struct {
+  gboolean done, ok;
+  GError *error;
+} Result;
+
+static void
+on_opened (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Result *r = data;
+  r->ok = ps_window_open_finish (PS_WINDOW (source), res, &r->error);
+  r->done = TRUE;
+}
+
+static void
+on_exported (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Result *r = data;
+  r->ok = ps_window_export_finish (PS_WINDOW (source), res, &r->error);
+  r->done = TRUE;
+}
+
+static gboolean
+result_done (gpointer data)
+{
+  return ((Result *) data)->done;
+}
+
+static PsWindow *
+new_window (void)
+{
+  PsWindow *win = ps_window_new (NULL);
+  gtk_window_set_default_size (GTK_WINDOW (win), 1400, 860);
+  gtk_window_present (GTK_WINDOW (win));
+  return win;
+}
+
+static void
+close_window (PsWindow *win)
+{
+  /* Let the jobs of the session finish before the window goes. */
+  wait_for (session_ready, ps_window_get_session (win), 60);
+  gtk_window_destroy (GTK_WINDOW (win));
+  for (int i = 0; i < 20; i++)
+    g_main_context_iteration (NULL, FALSE);
+}
+
+/* Opens path in win and waits until every view is ready. */
+static gboolean
+open_and_wait (PsWindow *win, const char *path, GError **error)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  Result r = { 0 };
+  ps_window_open (win, file, on_opened, &r);
+  assert_true (wait_for (result_done, &r, 60));
+  if (!r.ok)
+    {
+      g_propagate_error (error, r.error);
+      return FALSE;
+    }
+  assert_true (wait_for (session_ready, ps_window_get_session (win), 120));
+  return TRUE;
+}
+
+static const char *
+status_text (PsWindow *win)
+{
+  return ps_status_line_get_text (PS_STATUS_LINE (ps_window_get_part (win, "status-line")));
+}
+
+static PsWindow *
+open_example (const char *name)
+{
+  PsWindow *win = new_window ();
+  g_autofree char *path = example (name);
+  g_autoptr (GError) error = NULL;
+  if (!open_and_wait (win, path, &error))
+    fail_msg ("%s: %s", name, error->message);
+  return win;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void
+ui_examples_open (void **state)
+{
+  g_autofree char *dir = g_build_filename (source_root (), "data", "examples", NULL);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  assert_non_null (d);
+  const char *name;
+  guint opened = 0;
+  while ((name = g_dir_read_name (d)))
+    {
+      if (!g_str_has_suffix (name, ".json"))
+        continue;
+      PsWindow *win = open_example (name);
+      PsSession *s = ps_window_get_session (win);
+      const ps_plan *p = ps_session_get_plan (s);
+      assert_non_null (p);
+      assert_non_null (ps_session_get_predicted (s));
+      const ps_scene *scene = ps_session_get_scene (s);
+      assert_non_null (scene);
+      assert_true (scene->n_nodes > 0);
+      if (!strstr (status_text (win), "Makespan"))
+        fail_msg ("%s: status line says %s", name, status_text (win));
+      /* Every node of the example has a box to click on. */
+      const ps_graph *g = ps_session_get_graph (s);
+      for (uint32_t v = 0; v < g->n_nodes; v++)
+        assert_int_not_equal (ps_session_node_box (s, v), PS_NONE);
+      close_window (win);
+      opened++;
+    }
+  assert_true (opened >= 5);
+}
+
+static gboolean
+plan_has_streams (gpointer data)
+{
+  PsSession *s = data;
+  const ps_plan *p = ps_session_get_plan (s);
+  return ps_session_get_ready (s) && p && p->options.streams == 1;
+}
+
+static void
+ui_streams_replan (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  g_autofree char *before = g_strdup (status_text (win));
+  const ps_plan *p = ps_session_get_plan (s);
+  assert_true (p->streams_used > 1);
+  const ps_scene *layout_before = ps_session_get_scene (s);
+
+  GtkSpinButton *spin = GTK_SPIN_BUTTON (ps_window_get_part (win, "streams"));
+  gtk_spin_button_set_value (spin, 1);
+  assert_true (wait_for (plan_has_streams, s, 60));
+  p = ps_session_get_plan (s);
+  assert_int_equal (p->streams_used, 1);
+  assert_int_equal (p->n_event_pairs, 0);
+  assert_string_not_equal (before, status_text (win));
+  assert_non_null (strstr (status_text (win), "streams 1 of 1"));
+  /* Same nodes: the DAG layout is kept. */
+  assert_ptr_equal (layout_before, ps_session_get_scene (s));
+  close_window (win);
+}
+
+static gboolean
+fusion_off (gpointer data)
+{
+  PsSession *s = data;
+  const ps_plan *p = ps_session_get_plan (s);
+  return ps_session_get_ready (s) && p && !p->options.fusion;
+}
+
+static void
+ui_fusion_toggle (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  const ps_plan *p = ps_session_get_plan (s);
+  assert_true (p->kernels_after < p->kernels_before);
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (ps_window_get_part (win, "fusion")), FALSE);
+  assert_true (wait_for (fusion_off, s, 60));
+  p = ps_session_get_plan (s);
+  assert_int_equal (p->kernels_after, p->kernels_before);
+  g_autofree char *want = g_strdup_printf ("kernels %u → %u", p->kernels_before,
+                                           p->kernels_before);
+  assert_non_null (strstr (status_text (win), want));
+  close_window (win);
+}
+
+static guint
+node_named (PsSession *s, const char *name)
+{
+  const ps_graph *g = ps_session_get_graph (s);
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (g_str_equal (ps_node_name (g, v), name))
+      return v;
+  fail_msg ("no node %s", name);
+  return PS_NONE;
+}
+
+static void
+ui_select_inspector (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  PsInspector *insp = PS_INSPECTOR (ps_window_get_part (win, "inspector"));
+  guint v = node_named (s, "attention");
+  ps_session_select (s, PS_SELECTION_NODE, v);
+  g_autofree char *text = ps_inspector_get_text (insp);
+  assert_non_null (strstr (text, "attention"));
+  assert_non_null (strstr (text, "Step "));
+  assert_non_null (strstr (text, "on stream"));
+  assert_non_null (strstr (text, "Predicted"));
+  assert_non_null (strstr (text, "Reads"));
+
+  /* Clicking the node's span in the timeline selects the node again:
+   * select another node first, then click the span's middle. */
+  PsTimelineWidget *tl = PS_TIMELINE_WIDGET (ps_window_get_part (win, "timeline"));
+  guint span = ps_session_node_span (s, v, FALSE);
+  assert_int_not_equal (span, PS_NONE);
+  const ps_timeline *pred = ps_session_get_predicted (s);
+  double t0, t1;
+  ps_timeline_widget_get_range (tl, &t0, &t1);
+  double mid = (pred->spans[span].start_ns + pred->spans[span].end_ns) / 2;
+  gboolean found = FALSE;
+  int width = gtk_widget_get_width (GTK_WIDGET (tl));
+  int height = gtk_widget_get_height (GTK_WIDGET (tl));
+  for (int y = 0; y < height && !found; y += 4)
+    for (int x = 0; x < width && !found; x += 2)
+      {
+        gboolean m;
+        if (ps_timeline_widget_span_at (tl, x, y, &m) == span)
+          {
+            ps_session_select_span (s, pred, span);
+            found = TRUE;
+          }
+      }
+  (void) mid;
+  assert_true (found);
+  guint sel;
+  assert_int_equal (ps_session_get_selection (s, &sel), PS_SELECTION_NODE);
+  assert_int_equal (sel, v);
+
+  /* The DAG hit-tests the same node's box. */
+  PsDagWidget *dag = PS_DAG_WIDGET (ps_window_get_part (win, "dag"));
+  guint box = ps_session_node_box (s, v);
+  found = FALSE;
+  width = gtk_widget_get_width (GTK_WIDGET (dag));
+  height = gtk_widget_get_height (GTK_WIDGET (dag));
+  for (int y = 0; y < height && !found; y += 2)
+    for (int x = 0; x < width && !found; x += 2)
+      found = ps_dag_widget_box_at (dag, x, y) == box;
+  assert_true (found);
+  close_window (win);
+}
+
+static gboolean
+node_on_stream1 (gpointer data)
+{
+  PsSession *s = data;
+  const ps_plan *p = ps_session_get_plan (s);
+  guint v = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (s), "node"));
+  return ps_session_get_ready (s) && p && p->steps[p->node_step[v]].stream == 1;
+}
+
+static void
+ui_whatif_baseline (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  ps_session_pin_baseline (s);
+  assert_true (ps_session_has_baseline (s));
+  const ps_plan *p = ps_session_get_plan (s);
+  /* A node on stream 0 pinned to stream 1. */
+  guint v = node_named (s, "ln1_fwd");
+  assert_int_equal (p->steps[p->node_step[v]].stream, 0);
+  g_object_set_data (G_OBJECT (s), "node", GUINT_TO_POINTER (v));
+  ps_session_set_node_pin (s, v, 1);
+  assert_true (wait_for (node_on_stream1, s, 60));
+  assert_true (ps_session_node_changed (s, v));
+  assert_non_null (strstr (status_text (win), "vs baseline"));
+
+  /* "Do not fuse" splits a fused group. */
+  guint q = node_named (s, "q_bias");
+  p = ps_session_get_plan (s);
+  assert_true (p->steps[p->node_step[q]].nodes_count > 1);
+  ps_session_set_node_no_fuse (s, q, TRUE);
+  assert_true (wait_for (session_ready, s, 60));
+  p = ps_session_get_plan (s);
+  assert_int_equal (p->steps[p->node_step[q]].nodes_count, 1);
+  close_window (win);
+}
+
+static void
+ui_bad_file_keeps_document (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  g_autofree char *title = g_strdup (ps_session_get_title (s));
+  g_autofree char *bad = tmp_path ("bad.json");
+  const char *text = "{\n  \"format\": \"planscope-graph\",\n  \"version\": 1,\n  \"nodes\": [ 3 ]\n}\n";
+  assert_true (g_file_set_contents (bad, text, -1, NULL));
+  g_autoptr (GError) error = NULL;
+  assert_false (open_and_wait (win, bad, &error));
+  assert_non_null (error);
+  g_autofree char *prefix = g_strdup_printf ("%s:", bad);
+  assert_true (g_str_has_prefix (error->message, prefix));
+  assert_non_null (strstr (error->message, ": error: "));
+  assert_non_null (ps_window_get_last_error (win));
+  assert_string_equal (title, ps_session_get_title (s));
+  assert_non_null (ps_session_get_plan (s));
+  close_window (win);
+}
+
+static void
+export_and_check (PsWindow *win, const char *view, const char *format, const char *name,
+                  const char *needle)
+{
+  g_autofree char *path = tmp_path (name);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  Result r = { 0 };
+  ps_window_export (win, view, format, file, on_exported, &r);
+  assert_true (wait_for (result_done, &r, 120));
+  if (!r.ok)
+    fail_msg ("export %s %s: %s", view, format, r.error->message);
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  assert_true (g_file_get_contents (path, &data, &len, NULL));
+  assert_true (len > 100);
+  if (!g_strstr_len (data, (gssize) MIN (len, 4096), needle))
+    fail_msg ("%s does not contain %s", name, needle);
+}
+
+static void
+ui_export (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  export_and_check (win, "dag", "svg", "dag.svg", "<svg");
+  export_and_check (win, "plan", "json", "plan.json", "planscope-plan");
+  export_and_check (win, "timeline", "png", "timeline.png", "PNG");
+  export_and_check (win, "timeline", "trace", "trace.json", "traceEvents");
+  export_and_check (win, "dag", "dot", "dag.dot", "digraph");
+  close_window (win);
+}
+
+/* Distinct colours of a PNG, and its size. */
+static guint
+png_colours (const char *path, int *width, int *height)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GdkTexture) tex = gdk_texture_new_from_filename (path, &error);
+  if (!tex)
+    fail_msg ("%s: %s", path, error->message);
+  *width = gdk_texture_get_width (tex);
+  *height = gdk_texture_get_height (tex);
+  gsize stride = (gsize) *width * 4;
+  g_autofree guchar *px = g_malloc (stride * (gsize) *height);
+  gdk_texture_download (tex, px, stride);
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+  for (gsize i = 0; i < stride * (gsize) *height; i += 4)
+    {
+      guint32 c = (guint32) px[i] << 16 | (guint32) px[i + 1] << 8 | px[i + 2];
+      g_hash_table_add (seen, GUINT_TO_POINTER (c + 1));
+    }
+  return g_hash_table_size (seen);
+}
+
+static void
+ui_screenshot_in_process (void **state)
+{
+  PsWindow *win = open_example ("copy-compute-overlap.json");
+  g_autofree char *path = tmp_path ("window.png");
+  g_autoptr (GError) error = NULL;
+  assert_true (ps_window_save_png (win, path, &error));
+  int w, h;
+  guint colours = png_colours (path, &w, &h);
+  assert_int_equal (w, gtk_widget_get_width (GTK_WIDGET (win)));
+  assert_int_equal (h, gtk_widget_get_height (GTK_WIDGET (win)));
+  assert_true (w >= 1000 && h >= 600);
+  /* A window with a drawn DAG and timeline has many colours (text
+   * anti-aliasing, stream colours); a blank one has a handful. */
+  assert_true (colours > 100);
+  close_window (win);
+}
+
+static void
+ui_screenshot_command (void **state)
+{
+  const char *app = g_getenv ("PS_PLANSCOPE");
+  assert_non_null (app);
+  g_autofree char *out = tmp_path ("cli-shot.png");
+  g_autofree char *file = example ("transformer-block.json");
+  const char *argv[] = { app, "--screenshot", out, file, NULL };
+  int status = -1;
+  g_autofree char *err = NULL;
+  g_autoptr (GError) error = NULL;
+  assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err,
+                             &status, &error));
+  if (!g_spawn_check_wait_status (status, NULL))
+    fail_msg ("planscope --screenshot failed: %s", err);
+  int w, h;
+  guint colours = png_colours (out, &w, &h);
+  assert_true (w >= 1000 && h >= 600);
+  assert_true (colours > 100);
+
+  /* A bad file: exit 1 with the located error. */
+  g_autofree char *bad = tmp_path ("bad2.json");
+  assert_true (g_file_set_contents (bad, "{\"nodes\": [", -1, NULL));
+  g_autofree char *out2 = tmp_path ("never.png");
+  const char *argv2[] = { app, "--screenshot", out2, bad, NULL };
+  g_free (err);
+  err = NULL;
+  assert_true (g_spawn_sync (NULL, (char **) argv2, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err,
+                             &status, NULL));
+  assert_false (g_spawn_check_wait_status (status, NULL));
+  assert_non_null (strstr (err, bad));
+  assert_false (g_file_test (out2, G_FILE_TEST_EXISTS));
+}
+
+static void
+ui_search (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsDagPane *pane = PS_DAG_PANE (ps_window_get_part (win, "dag-pane"));
+  PsSession *s = ps_window_get_session (win);
+  /* By node name, by kernel function, by buffer name. */
+  assert_true (ps_dag_pane_search (pane, "fc1") >= 2);
+  guint sel;
+  assert_int_equal (ps_session_get_selection (s, &sel), PS_SELECTION_NODE);
+  assert_non_null (strstr (ps_node_name (ps_session_get_graph (s), sel), "fc1"));
+  assert_true (ps_dag_pane_search (pane, "flash_attn") >= 1);
+  const ps_graph *g = ps_session_get_graph (s);
+  assert_true (ps_dag_pane_search (pane, ps_buffer_name (g, 0)) >= 1);
+  assert_int_equal (ps_dag_pane_search (pane, "no-such-thing-anywhere"), 0);
+  close_window (win);
+}
+
+static void
+ui_zoom_keeps_range (void **state)
+{
+  PsWindow *win = open_example ("long-kernel-wait.json");
+  PsTimelineWidget *tl = PS_TIMELINE_WIDGET (ps_window_get_part (win, "timeline"));
+  double a0, a1, b0, b1;
+  ps_timeline_widget_get_range (tl, &a0, &a1);
+  ps_timeline_widget_zoom (tl, 4);
+  ps_timeline_widget_get_range (tl, &b0, &b1);
+  assert_true ((b1 - b0) < (a1 - a0) / 3);
+  PsDagWidget *dag = PS_DAG_WIDGET (ps_window_get_part (win, "dag"));
+  for (int i = 0; i < 5; i++)
+    g_main_context_iteration (NULL, FALSE);
+  double z = ps_dag_widget_get_zoom (dag);
+  ps_dag_widget_zoom (dag, 2);
+  assert_true (ps_dag_widget_get_zoom (dag) > z * 1.5);
+  close_window (win);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_setenv ("GTK_A11Y", "none", FALSE);
+  g_setenv ("GSK_RENDERER", "cairo", FALSE);
+  g_setenv ("PS_NO_GPU", "1", FALSE);
+  gtk_init ();
+  adw_init ();
+  tmpdir = g_dir_make_tmp ("planscope-ui-XXXXXX", NULL);
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (ui_examples_open),
+    cmocka_unit_test (ui_streams_replan),
+    cmocka_unit_test (ui_fusion_toggle),
+    cmocka_unit_test (ui_select_inspector),
+    cmocka_unit_test (ui_whatif_baseline),
+    cmocka_unit_test (ui_bad_file_keeps_document),
+    cmocka_unit_test (ui_export),
+    cmocka_unit_test (ui_screenshot_in_process),
+    cmocka_unit_test (ui_screenshot_command),
+    cmocka_unit_test (ui_search),
+    cmocka_unit_test (ui_zoom_keeps_range),
+  };
+  int r = cmocka_run_group_tests_name ("/ui", tests, NULL, NULL);
+  /* Leave no files behind. */
+  g_autoptr (GDir) d = g_dir_open (tmpdir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)))
+    {
+      g_autofree char *p = g_build_filename (tmpdir, name, NULL);
+      g_unlink (p);
+    }
+  g_rmdir (tmpdir);
+  g_free (tmpdir);
+  return r;
+}

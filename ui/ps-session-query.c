@@ -1,0 +1,314 @@
+/* ps-session-query.c: the questions views ask a session: its results,
+ * the status line's text, per-node and per-span facts, search and
+ * colours.  Everything here reads; nothing changes the session. */
+#include "ps-session-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ps-draw.h"
+
+guint
+ps_session_node_box (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
+  if (!self->layout || node >= self->layout->doc->graph.n_nodes)
+    return PS_NONE;
+  return self->layout->node_box[node];
+}
+
+guint
+ps_session_box_node (PsSession *self, guint box)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
+  if (!self->layout || box >= self->layout->scene.n_nodes)
+    return PS_NONE;
+  return self->layout->box_first[box];
+}
+
+const ps_plan *
+ps_session_get_plan (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_plan ? &self->state->plan : NULL;
+}
+
+const ps_timeline *
+ps_session_get_predicted (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_tl ? &self->state->tl : NULL;
+}
+
+const ps_diagnosis *
+ps_session_get_diagnosis (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_dg ? &self->state->dg : NULL;
+}
+
+const ps_timeline *
+ps_session_get_measured (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->measured ? &self->measured->tl : NULL;
+}
+
+void
+ps_session_get_summary (PsSession *self, PsSummary *out)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (self->state && self->state->summary.valid)
+    *out = self->state->summary;
+  else
+    memset (out, 0, sizeof *out);
+}
+
+static void
+append_duration (GString *s, double ns)
+{
+  double a = fabs (ns);
+  if (a >= 1e9)
+    g_string_append_printf (s, "%.2f s", ns / 1e9);
+  else if (a >= 1e6)
+    g_string_append_printf (s, "%.2f ms", ns / 1e6);
+  else if (a >= 1e3)
+    g_string_append_printf (s, "%.1f µs", ns / 1e3);
+  else
+    g_string_append_printf (s, "%.0f ns", ns);
+}
+
+static void
+append_bytes (GString *s, double bytes)
+{
+  static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  double a = fabs (bytes);
+  int u = 0;
+  while (a >= 1024 && u < 4)
+    {
+      a /= 1024;
+      bytes /= 1024;
+      u++;
+    }
+  g_string_append_printf (s, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+static void
+append_signed (GString *s, double v, void (*append) (GString *, double))
+{
+  g_string_append (s, v < 0 ? "−" : "+");
+  append (s, fabs (v));
+}
+
+static void
+append_count (GString *s, double v)
+{
+  g_string_append_printf (s, "%.0f", v);
+}
+
+char *
+ps_session_format_summary (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  PsSummary sum;
+  ps_session_get_summary (self, &sum);
+  if (!sum.valid)
+    {
+      if (self->state && self->state->error)
+        return g_strdup_printf ("No plan: %s", self->state->error);
+      return g_strdup (self->doc ? "Planning…" : "No graph open");
+    }
+  GString *s = g_string_new ("Makespan ");
+  append_duration (s, sum.makespan_ns);
+  g_string_append_printf (s, " · streams %u of %u · kernels %u → %u · events %u · pool ",
+                          sum.streams_used, sum.streams_max, sum.kernels_before,
+                          sum.kernels_after, sum.events);
+  append_bytes (s, (double) sum.pool_bytes);
+  if (self->has_baseline)
+    {
+      g_string_append (s, " · vs baseline: makespan ");
+      append_signed (s, sum.makespan_ns - self->baseline.makespan_ns, append_duration);
+      g_string_append (s, ", events ");
+      append_signed (s, (double) sum.events - self->baseline.events, append_count);
+      g_string_append (s, ", pool ");
+      append_signed (s, (double) sum.pool_bytes - (double) self->baseline.pool_bytes,
+                     append_bytes);
+    }
+  return g_string_free (s, FALSE);
+}
+
+guint
+ps_session_node_span (PsSession *self, guint node, gboolean measured)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
+  if (measured)
+    return self->measured && node < self->measured->state->graph.n_nodes
+               ? self->measured->node_span[node] : PS_NONE;
+  if (!self->state || !self->state->node_span || node >= self->state->graph.n_nodes)
+    return PS_NONE;
+  return self->state->node_span[node];
+}
+
+double
+ps_session_node_duration (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), -1);
+  gboolean m = self->measured != NULL;
+  const ps_timeline *tl = m ? &self->measured->tl : ps_session_get_predicted (self);
+  guint s = ps_session_node_span (self, node, m);
+  if (!tl || s == PS_NONE)
+    return -1;
+  return tl->spans[s].end_ns - tl->spans[s].start_ns;
+}
+
+gboolean
+ps_session_node_critical (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->state && self->state->node_critical && node < self->state->graph.n_nodes
+         && self->state->node_critical[node];
+}
+
+guint32
+ps__node_group_key (const ps_plan *p, guint node)
+{
+  const ps_step *st = &p->steps[p->node_step[node]];
+  return p->step_nodes[st->nodes_begin];
+}
+
+gboolean
+ps_session_node_changed (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  const ps_plan *p = ps_session_get_plan (self);
+  if (!self->has_baseline || !p || node >= self->base_nodes || node >= p->graph->n_nodes
+      || p->node_step[node] >= p->n_steps)
+    return FALSE;
+  return self->base_stream[node] != p->steps[p->node_step[node]].stream
+         || self->base_group[node] != ps__node_group_key (p, node);
+}
+
+gboolean
+ps_session_buffer_live (PsSession *self, guint buffer, double *start_ns, double *end_ns)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  if (!self->state || !self->state->buf_start || buffer >= self->state->graph.n_buffers)
+    return FALSE;
+  *start_ns = self->state->buf_start[buffer];
+  *end_ns = self->state->buf_end[buffer];
+  return *start_ns <= *end_ns;
+}
+
+char *
+ps_session_span_label (PsSession *self, const ps_timeline *tl, guint span)
+{
+  g_return_val_if_fail (tl && span < tl->n_spans, NULL);
+  char buf[512];
+  ps_timeline_span_label (tl, span, buf, sizeof buf);
+  return g_strdup (buf);
+}
+
+char *
+ps_session_stream_label (PsSession *self, const ps_timeline *tl, guint stream)
+{
+  g_return_val_if_fail (tl && stream < tl->n_streams, NULL);
+  char buf[128];
+  ps_timeline_stream_label (tl, stream, buf, sizeof buf);
+  return g_strdup (buf);
+}
+
+GArray *
+ps_session_find_nodes (PsSession *self, const char *text, guint max)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint));
+  const ps_graph *g = ps_session_get_graph (self);
+  if (!g || !text || !*text)
+    return out;
+  g_autofree char *needle = g_utf8_casefold (text, -1);
+  /* Buffers first, so that a node matches through any of its buffers
+   * without searching every buffer name once per node. */
+  g_autofree guint8 *buf_hit = g_new0 (guint8, MAX (g->n_buffers, 1));
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    {
+      g_autofree char *name = g_utf8_casefold (ps_buffer_name (g, b), -1);
+      buf_hit[b] = strstr (name, needle) != NULL;
+    }
+  for (uint32_t v = 0; v < g->n_nodes && out->len < max; v++)
+    {
+      const ps_node *n = &g->nodes[v];
+      g_autofree char *name = g_utf8_casefold (ps_node_name (g, v), -1);
+      gboolean hit = strstr (name, needle) != NULL;
+      if (!hit && n->op == PS_OP_KERNEL && n->aux < g->n_kernels)
+        {
+          g_autofree char *fn = g_utf8_casefold (ps_graph_str (g, g->kernels[n->aux].function)
+                                                 ?: "", -1);
+          hit = strstr (fn, needle) != NULL;
+        }
+      for (uint32_t a = 0; !hit && a < n->reads_count + n->writes_count; a++)
+        {
+          uint32_t idx = a < n->reads_count ? n->reads_begin + a
+                                            : n->writes_begin + (a - n->reads_count);
+          hit = idx < g->n_access && g->access[idx] < g->n_buffers && buf_hit[g->access[idx]];
+        }
+      if (hit)
+        g_array_append_val (out, v);
+    }
+  return out;
+}
+
+guint32
+ps_session_node_color (PsSession *self, guint node)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), 0xcccccc);
+  const ps_plan *p = ps_session_get_plan (self);
+  const ps_graph *g = ps_session_get_graph (self);
+  if (!g || node >= g->n_nodes)
+    return 0xcccccc;
+  switch (self->color_by)
+    {
+    case PS_COLOR_MODE_KIND:
+      return ps_color_kind ((ps_op) g->nodes[node].op);
+    case PS_COLOR_MODE_DURATION:
+      {
+        double d = ps_session_node_duration (self, node);
+        double max = self->state ? self->state->max_duration_ns : 0;
+        if (self->measured)
+          for (uint32_t s = 0; s < self->measured->tl.n_spans; s++)
+            max = MAX (max, self->measured->tl.spans[s].end_ns
+                                - self->measured->tl.spans[s].start_ns);
+        if (d < 0 || max <= 0)
+          return 0xe0e0e0;
+        /* A log scale, so that short kernels do not all look the same. */
+        return ps_color_heat (log1p (d) / log1p (max));
+      }
+    case PS_COLOR_MODE_GROUP:
+      {
+        if (!p || p->node_step[node] >= p->n_steps)
+          return 0xe0e0e0;
+        const ps_step *st = &p->steps[p->node_step[node]];
+        if (st->group == PS_NONE)
+          return 0xe0e0e0;
+        return ps_color_stream ((int32_t) (st->group * 7 + 3));
+      }
+    case PS_COLOR_MODE_STREAM:
+    default:
+      if (!p || p->node_step[node] >= p->n_steps)
+        return 0xe0e0e0;
+      return ps_color_stream (p->steps[p->node_step[node]].stream);
+    }
+}
+
+guint32
+ps_session_span_color (PsSession *self, const ps_timeline *tl, guint span)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self) && tl && span < tl->n_spans, 0xcccccc);
+  const ps_span *s = &tl->spans[span];
+  if (s->nodes_count > 0)
+    return ps_session_node_color (self, tl->span_nodes[s->nodes_begin]);
+  if (self->color_by == PS_COLOR_MODE_KIND)
+    return ps_color_kind (s->kind == PS_SPAN_MEMCPY ? PS_OP_MEMCPY
+                          : s->kind == PS_SPAN_MEMSET ? PS_OP_MEMSET
+                          : s->kind == PS_SPAN_HOST ? PS_OP_HOST : PS_OP_KERNEL);
+  return ps_color_stream ((int32_t) s->stream);
+}
