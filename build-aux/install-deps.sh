@@ -10,6 +10,9 @@ packages=(
   # The desktop app and its tests: GTK 4, libadwaita, an X server for the
   # tests, fonts for its text, and the desktop file and AppStream validators.
   libgtk-4-dev libadwaita-1-dev xvfb xauth fonts-dejavu-core desktop-file-utils appstream
+  # Rendering and exports (render/): Graphviz as a library and its `dot`,
+  # cairo and Pango (text is measured in DejaVu Sans, listed above).
+  libgraphviz-dev graphviz libcairo2-dev libpango1.0-dev
 )
 
 missing=()

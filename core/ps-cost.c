@@ -191,6 +191,10 @@ ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
   }
   if (!(out->ns >= 0) || !isfinite (out->ns))
     out->ns = 0;
+  /* As in ps_analysis_run: a duration of 1e300 is a valid number, but the
+   * sum of two is not, and the simulator adds them up. */
+  if (out->ns > PS_COST_MAX_NS)
+    out->ns = PS_COST_MAX_NS;
   if (n->cond != PS_NONE && branch_skipped (g, v)) {
     out->ns = 0;
     out->skipped = 1;

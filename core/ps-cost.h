@@ -14,13 +14,16 @@
  * outside the group reads it), but never less than its members' compute
  * time.  Nodes of a conditional branch that the graph's `assume` excludes
  * cost nothing.  Durations exclude launch latency, which the simulator
- * adds. */
+ * adds, and are clamped to [0, PS_COST_MAX_NS] (NaN counts as 0), as
+ * ps_analysis_run does, so that sums of them stay finite. */
 #ifndef PS_COST_H
 #define PS_COST_H
 
 #include "ps-device.h"
 #include "ps-graph.h"
 #include "ps-plan.h"
+
+#define PS_COST_MAX_NS 1e15
 
 /* The part of the device a piece of work occupies while it runs. */
 typedef enum ps_resource {

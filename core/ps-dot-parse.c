@@ -446,7 +446,8 @@ attr_lists (parser *p, attr_target target, uint32_t index)
       if (!is_value (val))
         return expected (p, val, "an attribute value");
       if (peek (p).k == T_PLUS)
-        return syntax (p, p->next.line, p->next.col, "string concatenation with '+' is not supported");
+        return syntax (p, p->next.line, p->next.col,
+                       "string concatenation with '+' is not supported");
       apply_attr (p, target, index, key, val);
     }
     if (peek (p).k != T_LBRACK)
@@ -514,7 +515,8 @@ parse_body (parser *p)
         break;
       depth--;
       if (peek (p).k == T_ARROW || p->next.k == T_DASH2)
-        return syntax (p, p->next.line, p->next.col, "edges from or to a subgraph are not supported");
+        return syntax (p, p->next.line, p->next.col,
+                       "edges from or to a subgraph are not supported");
       continue;
     }
     if (is_keyword (p, t, "subgraph") || t.k == T_LBRACE) {
@@ -569,7 +571,8 @@ parse_body (parser *p)
     if (ret < 0)
       return ret;
     if (peek (p).k == T_DASH2)
-      return syntax (p, p->next.line, p->next.col, "'--' is an undirected edge; a CUDA graph dump is a digraph");
+      return syntax (p, p->next.line, p->next.col,
+                     "'--' is an undirected edge; a CUDA graph dump is a digraph");
     if (peek (p).k != T_ARROW) {
       if (peek (p).k == T_LBRACK) {
         next (p);

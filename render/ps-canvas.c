@@ -40,7 +40,8 @@ static PangoFontDescription *
 font_desc (const ps_font *f)
 {
   PangoFontDescription *d = pango_font_description_new ();
-  pango_font_description_set_family (d, f->mono ? "DejaVu Sans Mono,monospace" : "DejaVu Sans,sans");
+  pango_font_description_set_family (d, f->mono ? "DejaVu Sans Mono,monospace"
+                                                : "DejaVu Sans,sans");
   pango_font_description_set_absolute_size (d, f->size * PANGO_SCALE);
   pango_font_description_set_weight (d, f->bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
   return d;

@@ -177,12 +177,18 @@ merge_chains (dag *d, uint32_t nb, uint32_t *out_boxes)
   for (uint32_t b = 0; b < nb; b++)
     if (succ[b] != PS_NONE)
       has_pred[succ[b]] |= 2;
+  /* Long chains are cut into segments, so that a graph that is one long
+   * chain still shows where along it the time goes. */
+  uint32_t seg = n / 250 > 8 ? (n + 249) / 250 : 8;
   uint32_t nc = 0;
   for (uint32_t b = 0; b < nb; b++) {
     if (has_pred[b] & 2)
       continue;
-    for (uint32_t c = b, k = 0; c != PS_NONE && k < nb; c = succ[c], k++)
+    for (uint32_t c = b, k = 0; c != PS_NONE && k < nb; c = succ[c], k++) {
+      if (k > 0 && k % seg == 0)
+        nc++;
       chain[c] = nc;
+    }
     nc++;
   }
   /* Boxes on a cycle of links cannot happen in a DAG; any box not reached
@@ -329,10 +335,11 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
   bool fused = st != PS_NONE && d->unit[bx->last] == d->unit[bx->first] && m != MODE_OVERVIEW;
   if (m == MODE_OVERVIEW) {
     uint32_t l0 = d->a.level[bx->first] / d->band * d->band;
-    ret = bx->stream >= 0 ? ps_scene_strf (s, &sn->label, "stream %d \xc2\xb7 levels %u\xe2\x80\x93%u",
-                                           bx->stream, l0, l0 + d->band - 1)
-                          : ps_scene_strf (s, &sn->label, "levels %u\xe2\x80\x93%u", l0,
-                                           l0 + d->band - 1);
+    if (bx->stream >= 0)
+      ret = ps_scene_strf (s, &sn->label, "stream %d \xc2\xb7 levels %u\xe2\x80\x93%u",
+                           bx->stream, l0, l0 + d->band - 1);
+    else
+      ret = ps_scene_strf (s, &sn->label, "levels %u\xe2\x80\x93%u", l0, l0 + d->band - 1);
     if (ret == 0)
       ret = ps_scene_strf (s, &sn->detail, "%u nodes%s%s", bx->count, t1[0] ? " \xc2\xb7 " : "",
                            t1);
@@ -392,6 +399,34 @@ free_dag (dag *d)
   free (d->unit);
   free (d->box);
   free (d->boxes);
+}
+
+/* Top to bottom, unless the graph is so much wider than deep (few levels
+ * of many nodes) that left to right gives a picture closer to square. */
+static int
+choose_direction (dag *d, ps_scene *s)
+{
+  uint32_t levels = d->a.n_levels ? d->a.n_levels : 1;
+  uint32_t *count = calloc (levels, sizeof *count);
+  if (!count)
+    return PS_ENOMEM;
+  uint32_t widest = 1;
+  double w = 0, h = 0;
+  for (uint32_t b = 0; b < s->n_nodes; b++) {
+    uint32_t l = d->a.level[d->boxes[b].first];
+    if (l < levels && ++count[l] > widest)
+      widest = count[l];
+    w += s->nodes[b].w;
+    h += s->nodes[b].h;
+  }
+  free (count);
+  w = w / s->n_nodes;
+  h = h / s->n_nodes;
+  double tb_w = widest * (w + 18), tb_h = levels * (h + 25);
+  double lr_w = levels * (w + 25), lr_h = widest * (h + 18);
+  double tb = fmax (tb_w, tb_h) / fmin (tb_w, tb_h), lr = fmax (lr_w, lr_h) / fmin (lr_w, lr_h);
+  s->left_to_right = lr * 1.5 < tb;
+  return 0;
 }
 
 /* Places overview boxes on a grid: a column per stream, a row per band
@@ -557,11 +592,12 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   if (ret == 0)
     ret = ps__view_legend (s, o->color, streams, ops, kinds, max_ns);
   s->fast = nb > o->fast_boxes;
-  s->left_to_right = false;
   if (ret == 0) {
     ps_scene_size_nodes (s);
     if (m == MODE_OVERVIEW)
       place_grid (d, s);
+    else
+      ret = choose_direction (d, s);
   }
 
 out:

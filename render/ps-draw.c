@@ -370,7 +370,7 @@ ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c)
 
 #define PNG_MAX_SIDE 16384.0
 #define PNG_SHARP_PIXELS 6e6 /* up to this, 2 pixels per point */
-#define PNG_MAX_PIXELS 24e6  /* at most this many */
+#define PNG_MAX_PIXELS 16e6  /* at most this many */
 
 /* Two pixels a point keeps small pictures sharp; large ones get fewer
  * (not below one a point while under PNG_MAX_PIXELS), since encoding

@@ -177,8 +177,8 @@ buffer_rect (const mem_pic *p, uint32_t b, double *x0, double *x1, double *y0, d
     double pool = (double) m->plan->pool_bytes;
     const ps_graph *g = m->plan->graph;
     *y0 = pool_top (p) + (double) m->plan->offsets[b] / pool * p->pool_h;
-    *y1 = fmax (*y0 + 1, pool_top (p)
-                           + (double) (m->plan->offsets[b] + g->buffers[b].bytes) / pool * p->pool_h);
+    double end = (double) (m->plan->offsets[b] + g->buffers[b].bytes);
+    *y1 = fmax (*y0 + 1, pool_top (p) + end / pool * p->pool_h);
   }
 }
 
@@ -348,7 +348,8 @@ mem_pic_init (mem_pic *p, const ps_memory_map *m)
     ret = ps_scene_strf (s, &s->subtitle,
                          "%u pooled and %u external buffers; offset against the time each is in "
                          "use (first to last work touching it)%s",
-                         m->n_pooled, m->n_external, m->n_unused ? "; unused buffers not shown" : "");
+                         m->n_pooled, m->n_external,
+                         m->n_unused ? "; unused buffers not shown" : "");
   if (ret == 0 && m->n_pooled)
     ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "pooled buffer (one colour each)",
                                buffer_color (0), ps_color_darker (buffer_color (0)), 0);

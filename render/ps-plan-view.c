@@ -367,7 +367,9 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     if (ret == 0)
       ret = ps_scene_strf (s, &s->clusters[c].label, "stream %u", k);
     uint32_t tint = ps_color_stream ((int32_t) k);
-    s->clusters[c].fill = o->color == PS_COLOR_BY_STREAM ? 0xf7f7f7 : (tint & 0xfefefe) / 2 + 0x7f7f7f;
+    /* A pale tint of the stream's colour (halfway to white). */
+    s->clusters[c].fill = o->color == PS_COLOR_BY_STREAM ? 0xf7f7f7
+                                                         : (tint & 0xfefefe) / 2 + 0x7f7f7f;
     s->clusters[c].stroke = ps_color_darker (tint);
     cluster[k] = c;
   }

@@ -97,7 +97,11 @@ typedef struct ps_scene_cluster {
   ps_pt label_pos;       /* layout: top left of the label */
 } ps_scene_cluster;
 
-typedef enum ps_legend_kind { PS_LEGEND_SWATCH = 0, PS_LEGEND_LINE, PS_LEGEND_SHAPE } ps_legend_kind;
+typedef enum ps_legend_kind {
+  PS_LEGEND_SWATCH = 0,
+  PS_LEGEND_LINE,
+  PS_LEGEND_SHAPE
+} ps_legend_kind;
 
 typedef struct ps_legend_item {
   uint32_t label;

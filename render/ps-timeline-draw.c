@@ -315,7 +315,8 @@ tl_pic_init (tl_pic *p, const ps_timeline *tl, const ps_diagnosis *dg,
                          "makespan %s; %u spans on %u stream%s, %u stalls, %u event arrows%s",
                          ps_format_ns (tl->makespan_ns, t, sizeof t), tl->n_spans,
                          tl->n_streams, tl->n_streams == 1 ? "" : "s", tl->n_stalls,
-                         tl->n_flows, dg && dg->n_critical ? "; critical path outlined in red" : "");
+                         tl->n_flows,
+                         dg && dg->n_critical ? "; critical path outlined in red" : "");
   static const ps_span_kind kinds[] = { PS_SPAN_KERNEL, PS_SPAN_MEMCPY, PS_SPAN_MEMSET,
                                         PS_SPAN_HOST, PS_SPAN_OTHER };
   bool present[PS_SPAN__COUNT] = { false };

@@ -38,7 +38,9 @@ ps_format_ns (double ns, char *buf, size_t cap)
   if (ns < 1e3)
     snprintf (buf, cap, "%.0f ns", ns);
   else if (ns < 1e6)
-    snprintf (buf, cap, ns < 1e4 ? "%.2f \xc2\xb5s" : ns < 1e5 ? "%.1f \xc2\xb5s" : "%.0f \xc2\xb5s",
+    snprintf (buf, cap, ns < 1e4   ? "%.2f \xc2\xb5s"
+                        : ns < 1e5 ? "%.1f \xc2\xb5s"
+                                   : "%.0f \xc2\xb5s",
               ns / 1e3);
   else if (ns < 1e9)
     snprintf (buf, cap, ns < 1e7 ? "%.2f ms" : ns < 1e8 ? "%.1f ms" : "%.0f ms", ns / 1e6);
@@ -366,10 +368,11 @@ ps__view_legend (ps_scene *s, ps_color_by color, uint64_t streams, uint32_t ops,
                                  (uint8_t) ps__op_shape ((ps_op) k));
     }
   if (ret == 0 && (ops >> PS_OP__COUNT & 1))
-    ret = ps_scene_add_legend (s, PS_LEGEND_SHAPE, "several nodes", 0xeeeeee, 0x777777,
-                               PS_SHAPE_STACK);
+    ret = ps_scene_add_legend (s, PS_LEGEND_SHAPE, "several nodes (fused group, chain)",
+                               0xeeeeee, 0x777777, PS_SHAPE_STACK);
   static const char *const edge_names[PS_EDGE_VIEW__COUNT] = {
-    "dependency", "dependency across streams (event)", "stream order", "event record \xe2\x86\x92 wait"
+    "dependency", "dependency across streams (event)", "stream order",
+    "event record \xe2\x86\x92 wait"
   };
   static const uint32_t edge_color[PS_EDGE_VIEW__COUNT] = { 0x5a5a5a, PS_COLOR_CROSS, 0x8c8c8c,
                                                             PS_COLOR_EVENT };

@@ -345,5 +345,20 @@ printf 'old' >"$TMP/keep.json"
 expect 0 "gen -o over an existing file" gen chain --nodes 10 -o "$TMP/keep.json"
 "$CLI" gen chain --nodes 10 | cmp -s - "$TMP/keep.json" && ok || bad "gen -o did not replace the file"
 
+# Independent work runs side by side: the mixture-of-experts example must
+# simulate at least 1.6x faster on 4 streams than on 1.
+moe="$PS_SOURCE_ROOT/data/examples/moe-experts.json"
+if "$CLI" simulate "$moe" --streams 1 --json >"$TMP/s1.json" \
+   && "$CLI" simulate "$moe" --streams 4 --json >"$TMP/s4.json"; then
+  python3 - "$TMP/s1.json" "$TMP/s4.json" <<'PY' && ok || bad "moe-experts: 4 streams not 1.6x faster than 1"
+import json, sys
+one = json.load(open(sys.argv[1]))["makespan_ns"]
+four = json.load(open(sys.argv[2]))["makespan_ns"]
+sys.exit(0 if four > 0 and one / four >= 1.6 else 1)
+PY
+else
+  bad "simulate moe-experts failed"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

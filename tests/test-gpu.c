@@ -218,19 +218,22 @@ gpu_fused_equals_unfused (void **state)
 {
   (void) state;
   const char *impls[] = { "scale", "gelu", "add", "tanh", "mul", "relu", "sigmoid", "sub" };
-  const char *dts[] = { "f32", "f16", "bf16", "f32", "i32" };
+  /* The planner fuses kernels over the same element count: a chain mixes
+   * dtypes of one size (f32 and i32, or f16 and bf16). */
+  const char *wide[] = { "f32", "i32", "f32" }, *narrow[] = { "f16", "bf16", "f16" };
   for (uint32_t seed = 0; seed < 12; seed++) {
     char json[16384];
     size_t len = (size_t) snprintf (json, sizeof json,
                                     "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [");
     uint32_t n = 3 + seed % 4;
+    bool two = seed % 2;
     for (uint32_t i = 0; i <= n; i++)
       len += (size_t) snprintf (json + len, sizeof json - len,
                                 "%s{\"name\": \"t%u\", \"bytes\": %u, \"dtype\": \"%s\"%s},"
                                 "{\"name\": \"in%u\", \"bytes\": %u, \"external\": true}",
-                                i ? "," : "", i, (seed % 3 == 0 && i == 2) ? 2048 : 65536,
-                                dts[(seed + i) % 5], i == n || i == 0 ? ", \"external\": true" : "",
-                                i, 1024 + 512 * i);
+                                i ? "," : "", i, two ? 32768 : 65536,
+                                (two ? narrow : wide)[(seed + i) % 3],
+                                i == n || i == 0 ? ", \"external\": true" : "", i, 1024 + 512 * i);
     len += (size_t) snprintf (json + len, sizeof json - len, "], \"nodes\": [");
     for (uint32_t i = 1; i <= n; i++) {
       const char *impl = impls[(seed * 7 + i) % 8];

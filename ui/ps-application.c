@@ -2,7 +2,8 @@
  *
  * `--screenshot OUT.png FILE` opens FILE, waits until the session is ready
  * (loaded, planned, simulated, laid out) and a frame has been painted,
- * saves a PNG of the real window and quits.  `--timing` prints the time to
+ * saves a PNG of the real window and quits; --select and --page choose
+ * what it shows.  `--timing` prints the time to
  * the first complete picture and the time from a re-plan (one stream
  * fewer) to the next painted frame. */
 #include "ps-application.h"
@@ -22,6 +23,8 @@ struct _PsApplication
   int streams;
   gboolean no_fusion;
   char *device;
+  char *select;
+  char *page;
   gboolean timing;
   int exit_status;
   gint64 t_start;
@@ -139,11 +142,22 @@ on_opened (GObject *source, GAsyncResult *result, gpointer data)
 {
   PsApplication *self = data;
   g_autoptr (GError) error = NULL;
-  if (!ps_window_open_finish (PS_WINDOW (source), result, &error)
-      && (self->screenshot || self->timing))
+  if (!ps_window_open_finish (PS_WINDOW (source), result, &error))
     {
-      fprintf (stderr, "%s\n", error->message);
-      finish (self, 1);
+      if (self->screenshot || self->timing)
+        {
+          fprintf (stderr, "%s\n", error->message);
+          finish (self, 1);
+        }
+    }
+  else if (self->select)
+    {
+      PsSession *session = ps_window_get_session (PS_WINDOW (source));
+      const ps_graph *g = ps_session_get_graph (session);
+      g_autoptr (GArray) hits = ps_session_find_nodes (session, self->select, G_MAXUINT);
+      for (guint i = 0; i < hits->len; i++)
+        if (g_str_equal (ps_node_name (g, g_array_index (hits, guint, i)), self->select))
+          ps_session_select (session, PS_SELECTION_NODE, g_array_index (hits, guint, i));
     }
   g_application_release (G_APPLICATION (self));
 }
@@ -198,6 +212,9 @@ ps_application_open (GApplication *app, GFile **files, int n_files, const char *
           self->timeout_id = g_timeout_add_seconds (limit ? (guint) atoi (limit) : 300,
                                                     on_timeout, self);
         }
+      if (self->page)
+        adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (ps_window_get_part (win, "stack")),
+                                               self->page);
       gtk_window_present (GTK_WINDOW (win));
       g_application_hold (app);
       ps_window_open (win, files[i], on_opened, self);
@@ -216,6 +233,13 @@ ps_application_handle_local_options (GApplication *app, GVariantDict *options)
   g_variant_dict_lookup (options, "screenshot", "^ay", &self->screenshot);
   g_variant_dict_lookup (options, "streams", "i", &self->streams);
   g_variant_dict_lookup (options, "device", "s", &self->device);
+  g_variant_dict_lookup (options, "select", "s", &self->select);
+  g_variant_dict_lookup (options, "page", "s", &self->page);
+  if (self->page && !g_str_equal (self->page, "plan") && !g_str_equal (self->page, "memory"))
+    {
+      fprintf (stderr, "planscope: --page must be plan or memory\n");
+      return 2;
+    }
   self->no_fusion = g_variant_dict_contains (options, "no-fusion");
   self->timing = g_variant_dict_contains (options, "timing");
   if (self->streams < 0 || self->streams > 64)
@@ -278,6 +302,8 @@ ps_application_finalize (GObject *object)
   PsApplication *self = PS_APPLICATION (object);
   g_free (self->screenshot);
   g_free (self->device);
+  g_free (self->select);
+  g_free (self->page);
   G_OBJECT_CLASS (ps_application_parent_class)->finalize (object);
 }
 
@@ -303,6 +329,9 @@ ps_application_init (PsApplication *self)
     { "streams", 's', 0, G_OPTION_ARG_INT, NULL, "Maximum streams (1..64, default 4)", "N" },
     { "no-fusion", 0, 0, G_OPTION_ARG_NONE, NULL, "Start with fusion off", NULL },
     { "device", 'd', 0, G_OPTION_ARG_STRING, NULL, "Device profile (default h200)", "NAME" },
+    { "select", 0, 0, G_OPTION_ARG_STRING, NULL, "Select the node named NAME once loaded",
+      "NAME" },
+    { "page", 0, 0, G_OPTION_ARG_STRING, NULL, "Show the plan or the memory page", "PAGE" },
     { "timing", 0, 0, G_OPTION_ARG_NONE, NULL,
       "Print the time to the first picture and of one re-plan, then exit", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and exit", NULL },

@@ -10,6 +10,7 @@
 
 #include "ps-dag-view.h"
 #include "ps-draw.h"
+#include "ps-plan.h"
 #include "ps-session.h"
 
 #define AXIS_H 26.0
@@ -402,15 +403,32 @@ draw (PsTimelineWidget *self, cairo_t *cr, double width, double height)
   cairo_clip (cr);
   /* Stalls under the spans. */
   double t_min = t_of (self, GUTTER_W), t_max = t_of (self, width);
+  /* Stalls that touch within a pixel are hatched as one run per lane. */
+  double run0[PS_MAX_STREAMS], run1[PS_MAX_STREAMS];
+  for (guint i = 0; i < PS_MAX_STREAMS; i++)
+    run1[i] = -1;
   for (uint32_t i = 0; i < tl->n_stalls; i++)
     {
       const ps_stall *st = &tl->stalls[i];
-      if (st->end_ns < t_min || st->start_ns > t_max || st->stream >= tl->n_streams)
+      if (st->end_ns < t_min || st->start_ns > t_max || st->stream >= MIN (tl->n_streams, PS_MAX_STREAMS))
         continue;
       double x0 = MAX (x_of (self, st->start_ns), GUTTER_W - 2);
-      double x1 = MIN (x_of (self, st->end_ns), width + 2);
-      draw_hatch (cr, x0, lane_y (self, st->stream) + 2, MAX (x1 - x0, 1), LANE_H - 4);
+      double x1 = MAX (MIN (x_of (self, st->end_ns), width + 2), x0 + 1);
+      guint lane = st->stream;
+      if (run1[lane] >= 0 && x0 <= run1[lane] + 1 && x1 >= run0[lane] - 1)
+        {
+          run0[lane] = MIN (run0[lane], x0);
+          run1[lane] = MAX (run1[lane], x1);
+          continue;
+        }
+      if (run1[lane] >= 0)
+        draw_hatch (cr, run0[lane], lane_y (self, lane) + 2, run1[lane] - run0[lane], LANE_H - 4);
+      run0[lane] = x0;
+      run1[lane] = x1;
     }
+  for (guint lane = 0; lane < MIN (tl->n_streams, PS_MAX_STREAMS); lane++)
+    if (run1[lane] >= 0)
+      draw_hatch (cr, run0[lane], lane_y (self, lane) + 2, run1[lane] - run0[lane], LANE_H - 4);
   for (uint32_t lane = 0; lane < tl->n_streams; lane++)
     {
       double y = lane_y (self, lane);

@@ -143,6 +143,45 @@ fuzz_check_graph (const ps_graph *g)
   fuzz_check_csr (g->n_nodes, g->n_edges, g->pred_off, g->pred, 0, "predecessors");
 }
 
+/* Every message is one line with no control characters: names quoted
+ * from a hostile file must not break lines or drive a terminal. */
+static inline void
+fuzz_check_diag (const ps_diag *d)
+{
+  for (size_t i = 0; i < d->count; i++) {
+    const char *m = d->entries[i].message;
+    FUZZ_CHECK (m && *m, "message %zu is empty", i);
+    for (const unsigned char *c = (const unsigned char *) m; *c; c++)
+      FUZZ_CHECK (*c >= 0x20 && *c != 0x7f, "message %zu has control character 0x%02x: %s", i,
+                  *c, m);
+  }
+}
+
+/* Text for a terminal: lines of printable characters (and tabs). */
+static inline void
+fuzz_check_text (const char *text, size_t len, const char *what)
+{
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char) text[i];
+    FUZZ_CHECK (c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f),
+                "%s: control character 0x%02x at byte %zu", what, c, i);
+  }
+}
+
+/* Runs write(ctx, stream) into memory and checks the text. */
+#define FUZZ_CHECK_TEXT_OUTPUT(what, call)                                \
+  do {                                                                    \
+    char *text_ = NULL;                                                   \
+    size_t len_ = 0;                                                      \
+    FILE *mem_ = open_memstream (&text_, &len_);                          \
+    FUZZ_CHECK (mem_ != NULL, "open_memstream");                          \
+    FILE *out = mem_;                                                     \
+    (void) (call);                                                        \
+    FUZZ_CHECK (fclose (mem_) == 0, "fclose");                            \
+    fuzz_check_text (text_, len_, what);                                  \
+    free (text_);                                                         \
+  } while (0)
+
 static inline int
 fuzz_time_ok (double t)
 {

@@ -24,6 +24,7 @@ ps_fuzz_dot (const uint8_t *data, size_t size)
     FUZZ_CHECK (g.n_nodes == 0 && g.nodes == NULL && g.strings == NULL,
                 "a failed import left a graph behind");
   }
+  fuzz_check_diag (&d);
   ps_diag_print (&d, ps_fuzz_devnull ());
   ps_graph_free (&g);
   ps_diag_free (&d);

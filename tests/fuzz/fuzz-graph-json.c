@@ -55,6 +55,7 @@ ps_fuzz_graph_json (const uint8_t *data, size_t size)
     FUZZ_CHECK (rc < 0 && d.errors > 0, "failed (%d) without an error message", rc);
     check_empty (&g);
   }
+  fuzz_check_diag (&d);
   ps_diag_print (&d, ps_fuzz_devnull ());
 
   /* The streaming path, in chunks of 1 to 64 bytes. */

@@ -88,7 +88,7 @@ simulate (const ps_plan *p)
         ps_sim_gain (&s, &step, 1, 0.5, tl.makespan_ns, &saved);
     }
     ps_timeline_write_json (&tl, &dg, ps_fuzz_devnull ());
-    ps_timeline_write_text (&tl, &dg, ps_fuzz_devnull ());
+    FUZZ_CHECK_TEXT_OUTPUT ("simulate text", ps_timeline_write_text (&tl, &dg, out));
 
     char *buf = NULL;
     size_t len = 0;
@@ -170,7 +170,7 @@ ps_fuzz_pipeline (const uint8_t *data, size_t size)
     if (rc == 0) {
       check_plan (&p, &g);
       ps_plan_write_json (&p, ps_fuzz_devnull ());
-      ps_plan_write_text (&p, ps_fuzz_devnull ());
+      FUZZ_CHECK_TEXT_OUTPUT ("plan text", ps_plan_write_text (&p, out));
       simulate (&p);
     }
     ps_plan_free (&p);

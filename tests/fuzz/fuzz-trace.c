@@ -73,6 +73,7 @@ ps_fuzz_trace (const uint8_t *data, size_t size)
     rc = ps_trace_import_mem (&tl, (const char *) data, size, &st, &d);
   else
     rc = ps_trace_import_file (&tl, write_tmp (data, size, mode == 2), &st, &d);
+  fuzz_check_diag (&d);
   ps_diag_print (&d, ps_fuzz_devnull ());
   if (rc != 0) {
     FUZZ_CHECK (rc < 0 && d.errors > 0, "failed (%d) without an error message", rc);
@@ -87,7 +88,7 @@ ps_fuzz_trace (const uint8_t *data, size_t size)
       for (uint32_t i = 0; i < dg.n_critical; i++)
         FUZZ_CHECK (dg.critical[i] < tl.n_spans, "critical span %u", dg.critical[i]);
       ps_timeline_write_json (&tl, &dg, ps_fuzz_devnull ());
-      ps_timeline_write_text (&tl, &dg, ps_fuzz_devnull ());
+      FUZZ_CHECK_TEXT_OUTPUT ("analyze text", ps_timeline_write_text (&tl, &dg, out));
       ps_trace_write (&tl, &dg, ps_fuzz_devnull ());
     }
     ps_diagnosis_free (&dg);
