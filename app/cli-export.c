@@ -25,7 +25,7 @@ static const char usage[] =
   "  --color C      dag and plan: kind (default), stream or duration\n"
   "  --device NAME  device profile for durations and the simulation (default: the\n"
   "                 graph's \"device\", else h200)\n"
-  "  --max-boxes N  dag and plan: above N boxes draw an overview (default 1500)\n"
+  "  --max-boxes N  dag and plan: above N boxes draw an overview (default 800)\n"
   "  --streams N    maximum streams (1-64, default 4)\n"
   "  --no-fusion    do not fuse element-wise kernels\n"
   "  --timing       wall time of each stage on stderr\n"
@@ -113,7 +113,7 @@ ps_cli_export (int argc, char **argv)
   if (max_boxes && cli_parse_u32 (max_boxes, 16, 1000000, &eo.view_options.max_boxes) != 0)
     return cli_usage_error (cmd, "--max-boxes needs a whole number from 16 to 1000000, not '%s'",
                             max_boxes);
-  if (eo.view_options.detail_boxes > eo.view_options.max_boxes)
+  if (max_boxes && eo.view_options.detail_boxes > eo.view_options.max_boxes)
     eo.view_options.detail_boxes = eo.view_options.max_boxes;
 
   ps_device dev;
@@ -124,6 +124,7 @@ ps_cli_export (int argc, char **argv)
   }
   ps_graph g;
   ps_plan p;
+  ps_graph_init (&g);
   memset (&p, 0, sizeof p);
   if (cli_load_and_plan (&g, &p, &a) != CLI_OK) {
     ps_plan_free (&p);

@@ -13,6 +13,9 @@ packages=(
   # Rendering and exports (render/): Graphviz as a library and its `dot`,
   # cairo and Pango (text is measured in DejaVu Sans, listed above).
   libgraphviz-dev graphviz libcairo2-dev libpango1.0-dev
+  # Hardening: libFuzzer harnesses (tests/fuzz/run) built with clang and its
+  # sanitizer runtimes, and the CLI under valgrind (tests/valgrind-examples.sh).
+  clang libclang-rt-14-dev valgrind
 )
 
 missing=()

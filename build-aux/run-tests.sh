@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, builds twice (a normal build and an
-# ASan+UBSan build) and runs the whole suite in both.
+# ASan+UBSan build) and runs the whole suite in both (the normal build also
+# runs the CLI on every example under valgrind), then fuzzes every loader
+# for PS_FUZZ_SECONDS (default 20) seconds each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash build-aux/install-deps.sh
@@ -30,6 +32,14 @@ PY
   passed=$((passed + p))
   failed=$((failed + f))
 done
+# Every loader and the pipeline under libFuzzer (ASan+UBSan) for a short
+# while, counted as one test; tests/fuzz/run SECONDS runs them longer.
+echo "== fuzz"
+if bash tests/fuzz/run "${PS_FUZZ_SECONDS:-20}"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] || status=1
 exit $status

@@ -300,27 +300,50 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
 }
 
 int
-ps_cost_plan (const ps_device *d, const ps_plan *p, ps_cost *out)
+ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g)
 {
-  const ps_graph *g = p->graph;
   uint32_t nb = g->n_buffers;
-  uint32_t *readers = calloc ((size_t) nb + 1, sizeof *readers);
-  uint32_t *local = calloc ((size_t) nb + 1, sizeof *local);
-  uint8_t *written = calloc ((size_t) nb + 1, 1);
-  if (!readers || !local || !written) {
-    free (readers);
-    free (local);
-    free (written);
+  s->readers = calloc ((size_t) nb + 1, sizeof *s->readers);
+  s->local = calloc ((size_t) nb + 1, sizeof *s->local);
+  s->written = calloc ((size_t) nb + 1, 1);
+  if (!s->readers || !s->local || !s->written) {
+    ps_cost_scratch_free (s);
     return PS_ENOMEM;
   }
   for (uint32_t v = 0; v < g->n_nodes; v++) {
     const ps_node *n = &g->nodes[v];
     for (uint32_t j = 0; j < n->reads_count; j++) {
       uint32_t b = g->access[n->reads_begin + j];
-      if (b < nb && readers[b] < UINT32_MAX)
-        readers[b]++;
+      if (b < nb && s->readers[b] < UINT32_MAX)
+        s->readers[b]++;
     }
   }
+  return 0;
+}
+
+void
+ps_cost_scratch_free (ps_cost_scratch *s)
+{
+  free (s->readers);
+  free (s->local);
+  free (s->written);
+  memset (s, 0, sizeof *s);
+}
+
+void
+ps_cost_group (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
+               ps_cost_scratch *s, ps_cost *out)
+{
+  group_cost (d, g, nodes, count, s->readers, s->local, s->written, out);
+}
+
+int
+ps_cost_plan (const ps_device *d, const ps_plan *p, ps_cost *out)
+{
+  const ps_graph *g = p->graph;
+  ps_cost_scratch sc;
+  if (ps_cost_scratch_init (&sc, g) < 0)
+    return PS_ENOMEM;
   for (uint32_t s = 0; s < p->n_steps; s++) {
     const ps_step *st = &p->steps[s];
     const uint32_t *nodes = p->step_nodes + st->nodes_begin;
@@ -330,11 +353,9 @@ ps_cost_plan (const ps_device *d, const ps_plan *p, ps_cost *out)
     } else if (st->nodes_count == 1) {
       ps_cost_node (d, g, nodes[0], &out[s]);
     } else {
-      group_cost (d, g, nodes, st->nodes_count, readers, local, written, &out[s]);
+      ps_cost_group (d, g, nodes, st->nodes_count, &sc, &out[s]);
     }
   }
-  free (readers);
-  free (local);
-  free (written);
+  ps_cost_scratch_free (&sc);
   return 0;
 }

@@ -55,6 +55,21 @@ void ps_cost_nodes (const ps_device *d, const ps_graph *g, double *ns);
  * as described above.  Returns 0 or PS_ENOMEM. */
 int ps_cost_plan (const ps_device *d, const ps_plan *p, ps_cost *out);
 
+/* Per-graph scratch for ps_cost_group: how many nodes read each buffer,
+ * and work arrays that ps_cost_group leaves zeroed. */
+typedef struct ps_cost_scratch {
+  uint32_t *readers, *local;
+  uint8_t *written;
+} ps_cost_scratch;
+
+int ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g); /* 0 or PS_ENOMEM */
+void ps_cost_scratch_free (ps_cost_scratch *s);
+
+/* The cost of `count` nodes launched as one fused step (in the order the
+ * step lists them), exactly as ps_cost_plan computes a fused step. */
+void ps_cost_group (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
+                    ps_cost_scratch *s, ps_cost *out);
+
 /* Fraction of the SMs a launch of `blocks` blocks of `threads` threads
  * occupies, and the efficiency of the launch (see above), both in (0, 1]. */
 void ps_cost_occupancy (const ps_device *d, uint64_t blocks, uint64_t threads,

@@ -687,6 +687,48 @@ count_instances (importer *im, const uint32_t *order, uint32_t n_order)
   }
 }
 
+/* Checks, before anything is expanded, that the names of all expanded
+ * nodes (each with the prefixes of its instances) fit the graph's string
+ * pool: a dump of a few kilobytes can launch child graphs millions of
+ * times.  Graphs are visited children first (`order`). */
+static int
+check_name_bytes (importer *im, const uint32_t *order, uint32_t n_order)
+{
+  uint32_t nodes = 0;
+  for (uint32_t gi = 0; gi < im->n_graphs; gi++)
+    if (im->graphs[gi].is_graph && !im->graphs[gi].referenced)
+      nodes = sat_add (nodes, im->graphs[gi].size);
+  if (nodes > PS_MAX_NODES)
+    return 0; /* expand reports that */
+  uint64_t *nb = calloc ((size_t) im->n_graphs + 1, sizeof *nb);
+  if (!nb)
+    return PS_ENOMEM;
+  uint64_t total = 0;
+  for (uint32_t k = 0; k < n_order; k++) {
+    const graph_info *gr = &im->graphs[order[k]];
+    uint64_t b = 0;
+    for (uint32_t j = 0; j < gr->node_count && b < UINT32_MAX; j++) {
+      uint32_t v = im->gnodes[gr->node_begin + j];
+      const info *in = &im->info[v];
+      uint64_t idn = strlen (im->doc.pool + im->doc.nodes[v].id);
+      if (expands (im, in)) {
+        const graph_info *ch = &im->graphs[in->child];
+        b += nb[in->child] + (ch->instances > 1 ? (uint64_t) ch->size * (idn + 1) : 0);
+      } else {
+        b += idn + 1;
+      }
+    }
+    nb[order[k]] = b < UINT32_MAX ? b : UINT32_MAX;
+    if (gr->is_graph && !gr->referenced && total < UINT32_MAX)
+      total += nb[order[k]];
+  }
+  free (nb);
+  if (total >= (uint64_t) UINT32_MAX - im->g->strings_len)
+    return error_at (im, 0, 0, "the dump launches its child graphs so many times that the names "
+                     "of the expanded nodes exceed 4 GiB");
+  return 0;
+}
+
 /* Creates the nodes and edges of every instance. */
 static int
 expand (importer *im, flat *f)
@@ -1176,8 +1218,10 @@ ps__graph_load_dot (ps_graph *g, const char *data, size_t len, const char *path,
     ret = measure_graphs (&im, order, n_order);
   if (ret == 0) {
     count_instances (&im, order, n_order);
-    ret = expand (&im, &f);
+    ret = check_name_bytes (&im, order, n_order);
   }
+  if (ret == 0)
+    ret = expand (&im, &f);
   if (ret == 0)
     ret = build (&im, &f);
   if (ret == 0) {

@@ -376,45 +376,39 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
   return ps__plan_add_string (pl->p, buf, off);
 }
 
-/* Group costs (see PS__LAUNCH_NS) and fused names. */
+/* Group costs and fused names.  A fused group costs what the simulator
+ * charges for its step (ps_cost_group); it runs on the SMs. */
 static int
 group_costs (ps__planner *pl)
 {
   const ps_graph *g = pl->g;
-  uint32_t *bmark = calloc (g->n_buffers ? g->n_buffers : 1, sizeof *bmark);
-  if (!bmark)
-    return ps__planner_nomem (pl);
+  ps_cost_scratch sc;
+  memset (&sc, 0, sizeof sc);
   int rc = 0;
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
     uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];
     pl->gfunc[gi] = PS_NONE;
     if (b1 - b0 == 1) {
-      pl->gcost[gi] = pl->cost[pl->gm[b0]];
+      uint32_t v = pl->gm[b0];
+      pl->gcost[gi] = pl->cost[v];
+      pl->gres[gi] = pl->nres[v];
+      pl->gfrac[gi] = pl->nfrac[v];
       continue;
     }
-    pl->n_fused++;
-    double sum = 0, longest = 0, saved = (double) (b1 - b0 - 1) * PS__LAUNCH_NS;
-    for (uint32_t k = b0; k < b1; k++) {
-      uint32_t m = pl->gm[k];
-      const ps_node *n = &g->nodes[m];
-      sum += pl->cost[m];
-      if (pl->cost[m] > longest)
-        longest = pl->cost[m];
-      uint64_t end = (uint64_t) n->reads_begin + n->reads_count;
-      for (uint64_t i = n->reads_begin; i < end && i < g->n_access; i++) {
-        uint32_t b = g->access[i];
-        if (b < g->n_buffers && bmark[b] == gi + 1)
-          saved += (double) g->buffers[b].bytes / PS__DEVICE_BYTES_PER_NS;
-      }
-      end = (uint64_t) n->writes_begin + n->writes_count;
-      for (uint64_t i = n->writes_begin; i < end && i < g->n_access; i++)
-        if (g->access[i] < g->n_buffers)
-          bmark[g->access[i]] = gi + 1;
+    if (!sc.readers && ps_cost_scratch_init (&sc, g) < 0) {
+      rc = PS_ENOMEM;
+      break;
     }
-    pl->gcost[gi] = sum - saved > longest ? sum - saved : longest;
+    pl->n_fused++;
+    ps_cost c;
+    ps_cost_group (&pl->dev, g, pl->gm + b0, b1 - b0, &sc, &c);
+    pl->gcost[gi] = c.ns;
+    pl->gres[gi] = c.ns > 0 ? PS_RES_SM : PS_RES_NONE;
+    double f = c.sm_fraction;
+    pl->gfrac[gi] = (float) (f > 1e-6 ? (f < 1 ? f : 1) : 1e-6);
     rc = group_name (pl, gi, &pl->gfunc[gi]);
   }
-  free (bmark);
+  ps_cost_scratch_free (&sc);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
 }
 
@@ -564,7 +558,10 @@ ps__fuse (ps__planner *pl)
   pl->gcost = malloc ((ng ? ng : 1) * sizeof *pl->gcost);
   pl->gfunc = malloc ((ng ? ng : 1) * sizeof *pl->gfunc);
   pl->gpin = malloc ((ng ? ng : 1) * sizeof *pl->gpin);
-  if (!pl->gm_off || !pl->gm || !pl->gcost || !pl->gfunc || !pl->gpin) {
+  pl->gres = malloc (ng ? ng : 1);
+  pl->gfrac = malloc ((ng ? ng : 1) * sizeof *pl->gfrac);
+  if (!pl->gm_off || !pl->gm || !pl->gcost || !pl->gfunc || !pl->gpin || !pl->gres
+      || !pl->gfrac) {
     rc = ps__planner_nomem (pl);
     goto out;
   }

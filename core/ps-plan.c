@@ -19,6 +19,7 @@ ps_plan_options_init (ps_plan_options *o)
 {
   o->streams = 4;
   o->fusion = true;
+  o->device = NULL;
 }
 
 void

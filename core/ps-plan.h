@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "ps-device.h"
 #include "ps-graph.h"
 
 #define PS_MAX_STREAMS 64
@@ -14,6 +15,11 @@
 typedef struct ps_plan_options {
   uint32_t streams; /* maximum streams, 1..PS_MAX_STREAMS; default 4 */
   bool fusion;      /* default true */
+  /* The device whose cost model (ps-cost.h) the planner schedules for;
+   * NULL (the default): the graph's "device", else PS_DEVICE_DEFAULT, as
+   * ps_device_find finds them.  ps_plan_build copies the profile into the
+   * plan's `device`; the plan's options keep this pointer as given. */
+  const ps_device *device;
 } ps_plan_options;
 
 void ps_plan_options_init (ps_plan_options *o);
@@ -45,7 +51,8 @@ typedef struct ps_plan {
   uint64_t *offsets;    /* per buffer: pool offset, UINT64_MAX when external */
   uint64_t pool_bytes;
   uint64_t pool_lower_bound; /* peak of simultaneously live pooled bytes */
-  double est_makespan_ns;    /* from the planner's schedule */
+  double est_makespan_ns;    /* from the planner's schedule, on `device` */
+  ps_device device;          /* the profile the plan was scheduled for */
 
   char *strings;        /* fused kernel names etc. */
   uint32_t strings_len, strings_cap;

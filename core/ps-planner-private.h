@@ -16,6 +16,7 @@
 #ifndef PS_PLANNER_PRIVATE_H
 #define PS_PLANNER_PRIVATE_H
 
+#include "ps-cost.h"
 #include "ps-plan-private.h"
 
 /* Fusion limits: a group holds at most this many kernels, and a merge
@@ -28,22 +29,17 @@
 #define PS__FUSE_NAME_PARTS 3u
 #define PS__FUSE_NAME_PART 32u
 
-/* The cost model of a fused group: the sum of its members' durations, less
- * one launch overhead per merged launch and the memory traffic of every
- * read of a buffer an earlier member of the group wrote (served from
- * registers), but never less than its longest member.  The constants match
- * ps_node_cost_default. */
-#define PS__LAUNCH_NS 2000.0
-#define PS__DEVICE_BYTES_PER_NS 3e3
-
-/* Latency the list scheduler charges for a cross-stream dependency (an
- * event record plus wait). */
-#define PS__SYNC_NS 2000.0
+/* Durations and resources come from the device cost model (ps-cost.h),
+ * the same one the simulator uses, and the streams pass models the
+ * simulator's timing rules (ps-sim.h): host issue time, launch latency,
+ * the gap between work on one stream, event latencies, and first-come
+ * sharing of the SMs, each copy direction's engine and the host thread. */
 
 typedef struct ps__planner {
   const ps_graph *g;
   ps_plan *p;
   ps_diag *diag;
+  ps_device dev; /* the cost model's device */
   uint32_t n;    /* nodes */
   uint32_t S;    /* options.streams */
   bool fusion;
@@ -51,13 +47,17 @@ typedef struct ps__planner {
   /* analyse */
   uint32_t *topo; /* node ids in topological order */
   uint32_t *tpos; /* position of each node in topo */
-  double *cost;   /* duration of each node, ns */
+  double *cost;   /* duration of each node, ns (ps_cost_node) */
+  uint8_t *nres;  /* its ps_resource; PS_RES_NONE when it takes no time */
+  float *nfrac;   /* its share of the SMs (1 for other resources) */
 
   /* fuse: groups [0, ng), each a set of nodes that becomes one step */
   uint32_t ng;
   uint32_t *node_group;        /* per node */
   uint32_t *gm_off, *gm;       /* members of each group, in topological order */
-  double *gcost;
+  double *gcost;               /* duration (ps_cost_node, ps_cost_group) */
+  uint8_t *gres;               /* ps_resource, PS_RES_NONE for no device time */
+  float *gfrac;                /* share of the resource requested, (0, 1] */
   int32_t *gpin;               /* the stream every member is pinned to, or -1 */
   uint32_t *gfunc;             /* plan string offset of a fused group's name, else PS_NONE */
   uint32_t n_fused;            /* groups with more than one member */
@@ -74,7 +74,11 @@ typedef struct ps__planner {
   uint32_t *gissue;  /* issue index of each group */
   uint16_t *gstream;
   uint32_t *gpos;    /* 1-based position among the groups of its stream */
-  double *gstart, *gfinish;
+  double *gstart, *gfinish; /* modelled arrival on the stream and end */
+  /* Resource order: a group that must not start before this one on
+   * another stream (it would take the resource first), or PS_NONE.  The
+   * sync pass treats it as one more predecessor. */
+  uint32_t *gafter;
   double makespan;
   uint32_t SC;       /* vector clock width: the highest stream used + 1 */
 

@@ -1,15 +1,13 @@
 /* ps-planner.c: the full compile pipeline (see ps-planner-private.h): runs
  * the passes in order, times them, and owns the shared context.  The
- * analyse pass lives here: a topological order and a duration per node. */
+ * analyse pass lives here: a topological order, and the duration and
+ * resource of every node from the device cost model. */
 #include "ps-planner-private.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-analysis.h"
-
-#define MAX_COST_NS 1e15
 
 int
 ps__planner_nomem (ps__planner *pl)
@@ -25,10 +23,14 @@ planner_free (ps__planner *pl)
   free (pl->topo);
   free (pl->tpos);
   free (pl->cost);
+  free (pl->nres);
+  free (pl->nfrac);
   free (pl->node_group);
   free (pl->gm_off);
   free (pl->gm);
   free (pl->gcost);
+  free (pl->gres);
+  free (pl->gfrac);
   free (pl->gpin);
   free (pl->gfunc);
   free (pl->gsucc_off);
@@ -43,6 +45,7 @@ planner_free (ps__planner *pl)
   free (pl->gpos);
   free (pl->gstart);
   free (pl->gfinish);
+  free (pl->gafter);
   free (pl->gevent);
   free (pl->uwait_of);
   free (pl->wait_off);
@@ -73,8 +76,8 @@ csr_ok (const ps_graph *g)
 }
 
 /* A topological order (the node ids themselves when every edge points
- * forward, as in loaded graphs, else Kahn's algorithm) and the duration of
- * every node. */
+ * forward, as in loaded graphs, else Kahn's algorithm) and the cost of
+ * every node on the device. */
 static int
 analyse (ps__planner *pl)
 {
@@ -83,7 +86,9 @@ analyse (ps__planner *pl)
   pl->topo = malloc (nn * sizeof *pl->topo);
   pl->tpos = malloc (nn * sizeof *pl->tpos);
   pl->cost = malloc (nn * sizeof *pl->cost);
-  if (!pl->topo || !pl->tpos || !pl->cost)
+  pl->nres = malloc (nn * sizeof *pl->nres);
+  pl->nfrac = malloc (nn * sizeof *pl->nfrac);
+  if (!pl->topo || !pl->tpos || !pl->cost || !pl->nres || !pl->nfrac)
     return ps__planner_nomem (pl);
 
   bool forward = true;
@@ -120,13 +125,37 @@ analyse (ps__planner *pl)
   }
 
   for (uint32_t v = 0; v < n; v++) {
-    const ps_node *nd = &g->nodes[v];
-    double c = (nd->flags & PS_NODE_HAS_COST) ? nd->cost_ns : ps_node_cost_default (g, v);
-    if (!(c >= 0)) /* negative or NaN */
-      c = 0;
-    pl->cost[v] = c > MAX_COST_NS ? MAX_COST_NS : c;
+    ps_cost c;
+    ps_cost_node (&pl->dev, g, v, &c);
+    pl->cost[v] = c.ns;
+    pl->nres[v] = c.ns > 0 && c.resource < PS_RES__COUNT ? c.resource : PS_RES_NONE;
+    double f = c.resource == PS_RES_SM ? c.sm_fraction : 1;
+    pl->nfrac[v] = (float) (f > 1e-6 ? (f < 1 ? f : 1) : 1e-6);
   }
   return 0;
+}
+
+/* The device of the cost model: the one given, else the graph's, else
+ * the default.  A graph's device that cannot be found is a warning: the
+ * default profile is used instead. */
+static void
+resolve_device (ps__planner *pl, const ps_plan_options *o)
+{
+  if (o->device) {
+    pl->dev = *o->device;
+    return;
+  }
+  const char *name = pl->g->device && *pl->g->device ? pl->g->device : NULL;
+  ps_diag d;
+  ps_diag_init (&d, name ? name : PS_DEVICE_DEFAULT);
+  int rc = ps_device_find (&pl->dev, name, &d);
+  ps_diag_free (&d);
+  if (rc == 0)
+    return;
+  if (pl->diag && name)
+    ps_diag_warn (pl->diag, 0, 0, "cannot find the graph's device \"%s\"; planning for %s",
+                  name, ps_device_builtin (0)->name);
+  pl->dev = *ps_device_builtin (0);
 }
 
 int
@@ -159,11 +188,13 @@ ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps
   pl.n = g->n_nodes;
   pl.S = o->streams;
   pl.fusion = o->fusion;
+  resolve_device (&pl, o);
 
   if ((rc = ps__plan_begin (p, g, o)) < 0) {
     rc = ps__planner_nomem (&pl);
     goto out;
   }
+  p->device = pl.dev;
   if ((rc = analyse (&pl)) < 0)
     goto out;
   ps__timing_mark ("analyse", &t);

@@ -1,24 +1,40 @@
-/* ps-schedule.c: the streams pass: HEFT-like list scheduling of the
- * contracted graph, with streams as processors.
+/* ps-schedule.c: the streams pass: list scheduling of the contracted
+ * graph with streams as processors, timed by the device model.
  *
- * A group's priority comes from its upward rank (its cost plus the
- * largest rank of its successors), so the critical path goes first, but
- * work never falls far behind program order (see priorities()).  Ready
- * groups leave a binary heap in priority order; each goes on the stream where it would
- * finish earliest, where a predecessor on another stream costs
- * PS__SYNC_NS extra, ties going to the stream of its latest-finishing
- * predecessor (chains stay together), then to the lowest stream.  Groups
- * are only appended, so issue order is scheduling order, which is
- * topological; pinned groups go on their stream.  O((V + E) log V + V S). */
+ * A group's priority comes from its upward rank (its cost plus the largest
+ * rank of its successors), so the critical path goes first, but work never
+ * falls far behind program order (see priorities()).  Ready groups leave a
+ * binary heap in priority order, which is also the issue order, and each
+ * goes on the stream where it would finish earliest.  "Finish" follows the
+ * simulator's rules (ps-sim.h): the host issues steps one after another
+ * (a launch, an event call), work starts no earlier than its issue plus the
+ * launch latency, a dispatch gap after the previous work of its stream and
+ * an event latency after a predecessor on another stream, and then shares
+ * its resource (the SMs, a copy direction's engine, the host thread) first
+ * come, first served with the work that arrived before it.  Every resource
+ * keeps a profile of the capacity the scheduled work holds over time, so a
+ * kernel that fills the GPU delays the next one, copies queue per
+ * direction and overlap with compute, and small kernels share the SMs.
+ *
+ * First come, first served means arrival order, not issue order: a group
+ * that would reach a busy resource before work scheduled earlier (which
+ * then finishes later than planned) instead waits for the last work
+ * scheduled on that resource (gafter, an event like any dependency), or
+ * goes to a stream where it arrives later anyway, whichever finishes
+ * first.  Ties go to the stream of the latest-finishing predecessor
+ * (chains stay together), then to fewer waits, then to the lowest stream.
+ * Pinned groups go on their stream.  O((V + E) log V + V S (S + R)), where
+ * R is the number of resource changes a group's run spans. */
 #include "ps-planner-private.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct heap {
   uint32_t *a;
-  uint32_t n;
+  uint32_t n, cap;
   const double *key; /* smaller first */
 } heap;
 
@@ -32,9 +48,17 @@ heap_before (const heap *h, uint32_t x, uint32_t y)
   return x < y;
 }
 
-static void
+static int
 heap_push (heap *h, uint32_t x)
 {
+  if (h->n == h->cap) {
+    uint32_t cap = h->cap ? h->cap * 2 : 64;
+    uint32_t *a = cap > h->cap ? realloc (h->a, (size_t) cap * sizeof *a) : NULL;
+    if (!a)
+      return PS_ENOMEM;
+    h->a = a;
+    h->cap = cap;
+  }
   uint32_t i = h->n++;
   while (i > 0) {
     uint32_t parent = (i - 1) / 2;
@@ -44,6 +68,7 @@ heap_push (heap *h, uint32_t x)
     i = parent;
   }
   h->a[i] = x;
+  return 0;
 }
 
 static uint32_t
@@ -104,13 +129,14 @@ cycle:
 }
 
 /* The priority of a group: the earlier of its latest start (the makespan
- * estimate M less its upward rank: critical work first) and the time it
- * would start if the groups ran in program order at full width (prefix
- * work / S).  The second term keeps work with a lot of slack from being
- * deferred to the very end, which would keep its buffers alive for the
- * whole run; it never delays work on the critical path. */
+ * m less its upward rank: critical work first) and the time it would start
+ * if the groups ran in program order at full width (prefix work / S).  The
+ * second term keeps work with a lot of slack from being deferred to the
+ * very end, which would keep its buffers alive for the whole run; it never
+ * delays work on the critical path.  m <= 0 stands for the lower bound
+ * max (total work / S, critical path). */
 static void
-priorities (const ps__planner *pl, const double *rank, double *key)
+priorities (const ps__planner *pl, const double *rank, double m, double *key)
 {
   double total = 0, cp = 0;
   for (uint32_t gi = 0; gi < pl->ng; gi++) {
@@ -118,7 +144,9 @@ priorities (const ps__planner *pl, const double *rank, double *key)
     if (rank[gi] > cp)
       cp = rank[gi];
   }
-  double m = total / pl->S > cp ? total / pl->S : cp, prefix = 0;
+  if (m <= 0)
+    m = total / pl->S > cp ? total / pl->S : cp;
+  double prefix = 0;
   for (uint32_t gi = 0; gi < pl->ng; gi++) {
     double latest = m - rank[gi], in_order = prefix / pl->S;
     key[gi] = latest < in_order ? latest : in_order;
@@ -126,126 +154,613 @@ priorities (const ps__planner *pl, const double *rank, double *key)
   }
 }
 
+/* ---- resource profiles ----
+ *
+ * A profile is the share of one resource held by the work scheduled on
+ * it, piecewise constant over time: segment k covers [v[k].t, v[k + 1].t)
+ * (the last one runs forever and is free), `used` is the share held and
+ * `arr` the latest arrival of the work holding it.  Segments before `head`
+ * are in the past of every stream and never read again. */
+typedef struct seg {
+  double t, used, arr;
+} seg;
+
+typedef struct profile {
+  seg *v;
+  uint32_t head, n, cap;
+} profile;
+
+#define SHARE_EPS 1e-9
+
+static int
+profile_init (profile *pr)
+{
+  pr->cap = 16;
+  pr->v = malloc (pr->cap * sizeof *pr->v);
+  if (!pr->v)
+    return PS_ENOMEM;
+  pr->v[0] = (seg) { 0, 0, -INFINITY };
+  pr->head = 0;
+  pr->n = 1;
+  return 0;
+}
+
+/* The segment that holds time t >= v[head].t. */
+static uint32_t
+profile_find (const profile *pr, double t)
+{
+  uint32_t lo = pr->head, hi = pr->n - 1;
+  if (pr->v[hi].t <= t)
+    return hi;
+  while (lo + 1 < hi) { /* v[lo].t <= t < v[hi].t */
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (pr->v[mid].t <= t)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* When work arriving at a (asking for share f, taking d ns alone) would
+ * finish, given the work already on the profile.  *conflict: it would get
+ * less than it asks for where work that arrived after it holds the
+ * resource, so that in arrival order it would have gone first. */
+static double
+profile_eval (const profile *pr, double a, double f, double d, bool *conflict)
+{
+  if (a < pr->v[pr->head].t)
+    a = pr->v[pr->head].t;
+  uint32_t k = profile_find (pr, a);
+  double t = a, rem = d;
+  *conflict = false;
+  for (;; k++) {
+    double end = k + 1 < pr->n ? pr->v[k + 1].t : INFINITY;
+    double left = 1 - pr->v[k].used, got = f < left ? f : left;
+    if (got < SHARE_EPS)
+      got = 0;
+    if (got < f - SHARE_EPS && pr->v[k].arr > a)
+      *conflict = true;
+    if (got > 0) {
+      double rate = got / f, need = rem / rate;
+      if (t + need <= end)
+        return t + need;
+      rem -= (end - t) * rate;
+    }
+    t = end;
+  }
+}
+
+/* Makes room for two more segments. */
+static int
+profile_reserve (profile *pr)
+{
+  if (pr->n + 2 <= pr->cap)
+    return 0;
+  if (pr->head >= pr->n / 2 && pr->head >= 2) {
+    memmove (pr->v, pr->v + pr->head, (pr->n - pr->head) * sizeof *pr->v);
+    pr->n -= pr->head;
+    pr->head = 0;
+    return 0;
+  }
+  if (pr->cap > UINT32_MAX / 4)
+    return PS_ENOMEM;
+  seg *v = realloc (pr->v, (size_t) pr->cap * 2 * sizeof *v);
+  if (!v)
+    return PS_ENOMEM;
+  pr->v = v;
+  pr->cap *= 2;
+  return 0;
+}
+
+/* Inserts a copy of segment k starting at t (v[k].t < t < v[k + 1].t);
+ * profile_reserve made room. */
+static void
+profile_split (profile *pr, uint32_t k, double t)
+{
+  memmove (pr->v + k + 2, pr->v + k + 1, (pr->n - k - 1) * sizeof *pr->v);
+  pr->v[k + 1] = pr->v[k];
+  pr->v[k + 1].t = t;
+  pr->n++;
+}
+
+/* Adds the work of profile_eval (a, f, d), which finishes at `fin`. */
+static int
+profile_add (profile *pr, double a, double f, double fin)
+{
+  if (profile_reserve (pr) < 0)
+    return PS_ENOMEM;
+  if (a < pr->v[pr->head].t)
+    a = pr->v[pr->head].t;
+  if (!(fin > a))
+    return 0;
+  uint32_t k = profile_find (pr, a);
+  if (pr->v[k].t < a)
+    profile_split (pr, k++, a);
+  for (; k < pr->n && pr->v[k].t < fin; k++) {
+    if (k + 1 == pr->n || pr->v[k + 1].t > fin)
+      profile_split (pr, k, fin);
+    double left = 1 - pr->v[k].used, got = f < left ? f : left;
+    if (got < SHARE_EPS)
+      continue;
+    pr->v[k].used += got;
+    if (a > pr->v[k].arr)
+      pr->v[k].arr = a;
+  }
+  return 0;
+}
+
+/* Forgets the segments that end at or before t. */
+static void
+profile_prune (profile *pr, double t)
+{
+  while (pr->head + 1 < pr->n && pr->v[pr->head + 1].t <= t)
+    pr->head++;
+}
+
+/* The first time at or after t from which the resource has `share` free
+ * for at least `span` ns (gaps shorter than that, such as the dispatch gap
+ * between two kernels of one stream, do not count). */
+static double
+profile_next_free (const profile *pr, double t, double span, double share)
+{
+  if (t < pr->v[pr->head].t)
+    t = pr->v[pr->head].t;
+  double from = -1;
+  for (uint32_t k = profile_find (pr, t); k < pr->n; k++) {
+    double at = pr->v[k].t > t ? pr->v[k].t : t;
+    if (pr->v[k].used > 1 - share + SHARE_EPS) {
+      from = -1;
+      continue;
+    }
+    if (from < 0)
+      from = at;
+    if (k + 1 == pr->n || pr->v[k + 1].t - from >= span)
+      return from;
+  }
+  return t; /* not reached: the last segment is free */
+}
+
+/* ---- the list schedule ---- */
+
+/* One candidate placement of a group. */
+typedef struct place {
+  double arrive, finish;
+  uint32_t stream, waits, after; /* after: the resource-order wait, or PS_NONE */
+} place;
+
+typedef struct sched {
+  ps__planner *pl;
+  const ps_device *d;
+  uint32_t S;
+  double host;              /* issue time of the last step */
+  double free_at[PS_MAX_STREAMS], last_end[PS_MAX_STREAMS];
+  uint32_t count[PS_MAX_STREAMS];
+  uint32_t *known;          /* [s * S + t]: latest position of stream t that s waited for */
+  uint8_t *recorded;        /* per group: has an event record after it */
+  profile prof[PS_RES__COUNT];
+  double last_arr[PS_RES__COUNT];
+  uint32_t last_job[PS_RES__COUNT];
+  /* The predecessors of the group being placed, per stream. */
+  double fin_on[PS_MAX_STREAMS];
+  uint32_t lat_on[PS_MAX_STREAMS], touched[PS_MAX_STREAMS], nt;
+} sched;
+
+static bool
+is_event_op (const ps__planner *pl, uint32_t gi)
+{
+  uint32_t b0 = pl->gm_off[gi];
+  if (pl->gm_off[gi + 1] - b0 != 1)
+    return false;
+  uint8_t op = pl->g->nodes[pl->gm[b0]].op;
+  return op == PS_OP_EVENT_RECORD || op == PS_OP_EVENT_WAIT;
+}
+
+/* Host time the waits (and the records they need) on stream s cost, and
+ * their count. */
+static uint32_t
+count_waits (const sched *sc, uint32_t s, uint32_t *records)
+{
+  const ps__planner *pl = sc->pl;
+  uint32_t k = 0, r = 0;
+  for (uint32_t i = 0; i < sc->nt; i++) {
+    uint32_t t = sc->touched[i], u = sc->lat_on[t];
+    if (t == s || pl->gpos[u] <= sc->known[(size_t) s * sc->S + t])
+      continue;
+    k++;
+    r += !sc->recorded[u];
+  }
+  *records = r;
+  return k;
+}
+
+/* Where and when group gi would run on stream s. */
+static void
+evaluate (sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double b2, place *out)
+{
+  const ps__planner *pl = sc->pl;
+  const ps_device *d = sc->d;
+  bool evop = is_event_op (pl, gi);
+  uint32_t recs, waits = count_waits (sc, s, &recs);
+  double ready = sc->free_at[s], other = s1 != s ? b1 : b2;
+  if (other >= 0 && other + d->event_wait_ns > ready)
+    ready = other + d->event_wait_ns;
+  double submit = sc->host + (waits + recs) * d->event_record_ns
+                  + (evop ? d->event_record_ns : d->host_launch_ns);
+  out->stream = s;
+  out->waits = waits;
+  out->after = PS_NONE;
+  if (evop) {
+    out->arrive = out->finish = ready > submit ? ready : submit;
+    return;
+  }
+  if (sc->last_end[s] >= 0 && sc->last_end[s] + d->dispatch_gap_ns > ready)
+    ready = sc->last_end[s] + d->dispatch_gap_ns;
+  double a = ready > submit + d->launch_latency_ns ? ready : submit + d->launch_latency_ns;
+  uint8_t r = pl->gres[gi];
+  double cost = pl->gcost[gi];
+  out->arrive = a;
+  if (r == PS_RES_NONE || r >= PS_RES__COUNT || !(cost > 0)) {
+    out->finish = a + (cost > 0 ? cost : 0);
+    return;
+  }
+  const profile *pr = &sc->prof[r];
+  bool conflict;
+  out->finish = profile_eval (pr, a, pl->gfrac[gi], cost, &conflict);
+  uint32_t x = sc->last_job[r];
+  if (getenv ("PS_NOCONFLICT"))
+    return;
+  if (!conflict || x == PS_NONE || pl->gstream[x] == s)
+    return;
+  /* Arriving first would take the resource from work planned before it:
+   * wait for the last work on the resource instead. */
+  double extra = 0;
+  if (pl->gpos[x] > sc->known[(size_t) s * sc->S + pl->gstream[x]])
+    extra = d->event_record_ns * (sc->recorded[x] ? 1 : 2);
+  double a2 = pl->gfinish[x] + d->event_wait_ns;
+  if (submit + extra + d->launch_latency_ns > a2)
+    a2 = submit + extra + d->launch_latency_ns;
+  if (a > a2)
+    a2 = a;
+  out->arrive = a2;
+  out->finish = profile_eval (pr, a2, pl->gfrac[gi], cost, &conflict);
+  out->after = x;
+  out->waits += extra > 0;
+}
+
+/* Places group gi as chosen: stream state, host time, waits, resources. */
+static int
+commit (sched *sc, uint32_t gi, const place *c)
+{
+  ps__planner *pl = sc->pl;
+  const ps_device *d = sc->d;
+  uint32_t s = c->stream, S = sc->S;
+  bool evop = is_event_op (pl, gi);
+  for (uint32_t i = 0; i < sc->nt; i++) {
+    uint32_t t = sc->touched[i], u = sc->lat_on[t];
+    if (t == s || pl->gpos[u] <= sc->known[(size_t) s * S + t])
+      continue;
+    sc->known[(size_t) s * S + t] = pl->gpos[u];
+    sc->host += d->event_record_ns * (sc->recorded[u] ? 1 : 2);
+    sc->recorded[u] = 1;
+  }
+  uint32_t x = c->after;
+  if (x != PS_NONE && pl->gpos[x] > sc->known[(size_t) s * S + pl->gstream[x]]) {
+    sc->known[(size_t) s * S + pl->gstream[x]] = pl->gpos[x];
+    sc->host += d->event_record_ns * (sc->recorded[x] ? 1 : 2);
+    sc->recorded[x] = 1;
+  }
+  sc->host += evop ? d->event_record_ns : d->host_launch_ns;
+
+  pl->gstream[gi] = (uint16_t) s;
+  pl->gstart[gi] = c->arrive;
+  pl->gfinish[gi] = c->finish;
+  pl->gafter[gi] = x;
+  pl->gpos[gi] = ++sc->count[s];
+  sc->free_at[s] = evop ? c->arrive : c->finish;
+  if (!evop)
+    sc->last_end[s] = c->finish;
+
+  uint8_t r = pl->gres[gi];
+  if (!evop && r != PS_RES_NONE && r < PS_RES__COUNT && pl->gcost[gi] > 0) {
+    profile *pr = &sc->prof[r];
+    if (profile_add (pr, c->arrive, pl->gfrac[gi], c->finish) < 0)
+      return PS_ENOMEM;
+    if (c->arrive >= sc->last_arr[r]) {
+      sc->last_arr[r] = c->arrive;
+      sc->last_job[r] = gi;
+    }
+  }
+  /* No later work arrives before the host has issued it, nor before its
+   * stream is free. */
+  double horizon = sc->free_at[0];
+  for (uint32_t t = 1; t < S; t++)
+    if (sc->free_at[t] < horizon)
+      horizon = sc->free_at[t];
+  if (sc->host + d->launch_latency_ns > horizon)
+    horizon = sc->host + d->launch_latency_ns;
+  for (int k = 0; k < PS_RES__COUNT; k++)
+    profile_prune (&sc->prof[k], horizon);
+  return 0;
+}
+
+/* Chooses the stream of group gi and places it there. */
+static int
+place_group (sched *sc, uint32_t gi)
+{
+  ps__planner *pl = sc->pl;
+  uint32_t S = sc->S;
+  /* Latest finish and latest position per predecessor stream, and the two
+   * latest finishes on distinct streams. */
+  sc->nt = 0;
+  for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++) {
+    uint32_t u = pl->gpred[e], su = pl->gstream[u];
+    if (sc->fin_on[su] < 0) {
+      sc->touched[sc->nt++] = su;
+      sc->lat_on[su] = u;
+    }
+    if (pl->gfinish[u] > sc->fin_on[su])
+      sc->fin_on[su] = pl->gfinish[u];
+    if (pl->gpos[u] > pl->gpos[sc->lat_on[su]])
+      sc->lat_on[su] = u;
+  }
+  double b1 = -1, b2 = -1;
+  uint32_t s1 = PS_NONE;
+  for (uint32_t k = 0; k < sc->nt; k++) {
+    double f = sc->fin_on[sc->touched[k]];
+    if (f > b1) {
+      b2 = b1;
+      b1 = f;
+      s1 = sc->touched[k];
+    } else if (f > b2) {
+      b2 = f;
+    }
+  }
+
+  int32_t pin = pl->gpin[gi];
+  uint32_t lo = 0, hi = S;
+  if (pin >= 0 && (uint32_t) pin < S) {
+    lo = (uint32_t) pin;
+    hi = lo + 1;
+  }
+  place best = { 0 }, c;
+  bool have = false;
+  for (uint32_t s = lo; s < hi; s++) {
+    evaluate (sc, gi, s, b1, s1, b2, &c);
+    if (getenv ("PS_SCHED_DEBUG2"))
+      fprintf (stderr, "   g%u s%u arr %.1f fin %.1f after %d\n", gi, s, c.arrive / 1e3,
+               c.finish / 1e3, (int) c.after);
+    if (!have) {
+      best = c;
+      have = true;
+      continue;
+    }
+    double eps = 1e-9 * (c.finish > 1 ? c.finish : 1);
+    if (c.finish < best.finish - eps)
+      best = c;
+    else if (c.finish <= best.finish + eps && best.stream != s1
+             && (s == s1 || c.waits < best.waits))
+      best = c;
+  }
+  if (getenv ("PS_SCHED_DEBUG"))
+    fprintf (stderr, "g%u res%u f%.2f c%.1f -> s%u arr %.1f fin %.1f after %d waits %u\n", gi,
+             pl->gres[gi], pl->gfrac[gi], pl->gcost[gi] / 1e3, best.stream, best.arrive / 1e3,
+             best.finish / 1e3, (int) best.after, best.waits);
+  int rc = commit (sc, gi, &best);
+  for (uint32_t k = 0; k < sc->nt; k++)
+    sc->fin_on[sc->touched[k]] = -1;
+  return rc;
+}
+
+/* The queues of one pass: groups whose predecessors are all placed wait
+ * in `pending` until their data can be ready (their latest predecessor
+ * finishes), then in the `ready` queue of their resource, by priority. */
+typedef struct queues {
+  heap pending;
+  heap ready[PS_RES__COUNT];
+  double *ready_at;
+} queues;
+
+static int
+make_ready (ps__planner *pl, queues *q, uint32_t gi)
+{
+  double t = 0;
+  for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++)
+    if (pl->gfinish[pl->gpred[e]] > t)
+      t = pl->gfinish[pl->gpred[e]];
+  q->ready_at[gi] = t;
+  return heap_push (&q->pending, gi);
+}
+
+/* One list schedule with the priorities in `key`; fills the schedule
+ * arrays of pl and *makespan.
+ *
+ * Decisions are taken in time order, as a parallel schedule generation
+ * scheme: at decision time T, a group whose data is ready competes with the
+ * other ready groups of its resource, and the best by priority is placed
+ * when some stream is free and the resource has a free share at T; else T
+ * moves on to the next release, stream end or free share.  Groups are
+ * still placed where they finish earliest, which may be before T (a group
+ * issued to a stream that is free early); the resource profiles and the
+ * resource-order wait keep that consistent with arrival order. */
+static int
+run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *indeg,
+          double *makespan)
+{
+  uint32_t ng = pl->ng, S = sc->S;
+  int rc;
+  sc->host = 0;
+  for (uint32_t s = 0; s < S; s++) {
+    sc->free_at[s] = 0;
+    sc->last_end[s] = -1;
+    sc->count[s] = 0;
+    sc->fin_on[s] = -1;
+  }
+  memset (sc->known, 0, (size_t) S * S * sizeof *sc->known);
+  memset (sc->recorded, 0, ng ? ng : 1);
+  for (int k = 0; k < PS_RES__COUNT; k++) {
+    profile *pr = &sc->prof[k];
+    pr->v[0] = (seg) { 0, 0, -INFINITY };
+    pr->head = 0;
+    pr->n = 1;
+    sc->last_arr[k] = -INFINITY;
+    sc->last_job[k] = PS_NONE;
+    q->ready[k].n = 0;
+    q->ready[k].key = key;
+  }
+  q->pending.n = 0;
+  q->pending.key = q->ready_at;
+  for (uint32_t gi = 0; gi < ng; gi++) {
+    indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
+    if (indeg[gi] == 0 && (rc = make_ready (pl, q, gi)) < 0)
+      return ps__planner_nomem (pl);
+  }
+
+  uint32_t issued = 0;
+  double ms = 0, T = 0;
+  double span = sc->d->dispatch_gap_ns + sc->d->event_wait_ns;
+  if (span < 1)
+    span = 1;
+  while (issued < ng) {
+    while (q->pending.n > 0 && q->ready_at[q->pending.a[0]] <= T) {
+      uint32_t gi = heap_pop (&q->pending);
+      if (heap_push (&q->ready[pl->gres[gi]], gi) < 0)
+        return ps__planner_nomem (pl);
+    }
+    double min_free = sc->free_at[0];
+    for (uint32_t s = 1; s < S; s++)
+      if (sc->free_at[s] < min_free)
+        min_free = sc->free_at[s];
+    bool stream_free = min_free <= T;
+    int best = -1;
+    double next = q->pending.n > 0 ? q->ready_at[q->pending.a[0]] : INFINITY;
+    for (int r = 0; r < PS_RES__COUNT; r++) {
+      heap *h = &q->ready[r];
+      if (h->n == 0)
+        continue;
+      double t = r == PS_RES_NONE ? T
+                                  : profile_next_free (&sc->prof[r], T, span,
+                                                       0.5 * pl->gfrac[h->a[0]]);
+      if (t > T) {
+        if (t < next)
+          next = t;
+      } else if (best < 0 || heap_before (h, h->a[0], q->ready[best].a[0])) {
+        best = r;
+      }
+    }
+    if (best < 0 || !stream_free) {
+      if (!stream_free && min_free < next)
+        next = min_free;
+      if (!(next > T) || next == INFINITY) {
+        if (best < 0) { /* nothing can ever become ready */
+          if (pl->diag)
+            ps_diag_error (pl->diag, 0, 0,
+                           "internal error: the event order conflicts with the dependencies");
+          return PS_ECYCLE;
+        }
+        next = T; /* place anyway */
+      } else {
+        T = next;
+        continue;
+      }
+    }
+
+    uint32_t gi = heap_pop (&q->ready[best]);
+    if (getenv ("PS_SCHED_DEBUG"))
+      fprintf (stderr, "T %.1f pick g%u from r%d (%u ready) minfree %.1f\n", T / 1e3, gi, best,
+               q->ready[best].n + 1, min_free / 1e3);
+    if ((rc = place_group (sc, gi)) < 0)
+      return ps__planner_nomem (pl);
+    if (pl->gfinish[gi] > ms)
+      ms = pl->gfinish[gi];
+    pl->gissue[gi] = issued;
+    pl->order[issued++] = gi;
+    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
+      if (--indeg[pl->gsucc[e]] == 0 && make_ready (pl, q, pl->gsucc[e]) < 0)
+        return ps__planner_nomem (pl);
+    uint32_t c = pl->chain_next[gi];
+    if (c != PS_NONE && --indeg[c] == 0 && make_ready (pl, q, c) < 0)
+      return ps__planner_nomem (pl);
+  }
+  *makespan = ms;
+  return 0;
+}
+
 int
 ps__schedule (ps__planner *pl)
 {
   uint32_t ng = pl->ng, S = pl->S, n1 = ng ? ng : 1;
   int rc = 0;
+  sched *sc = calloc (1, sizeof *sc);
+  queues q;
+  memset (&q, 0, sizeof q);
   double *rank = malloc (n1 * sizeof *rank);
   double *key = malloc (n1 * sizeof *key);
   uint32_t *indeg = malloc (n1 * sizeof *indeg);
-  heap h = { malloc (n1 * sizeof (uint32_t)), 0, key };
+  q.ready_at = malloc (n1 * sizeof *q.ready_at);
   pl->order = malloc (n1 * sizeof *pl->order);
   pl->gissue = malloc (n1 * sizeof *pl->gissue);
   pl->gstream = malloc (n1 * sizeof *pl->gstream);
   pl->gpos = malloc (n1 * sizeof *pl->gpos);
   pl->gstart = malloc (n1 * sizeof *pl->gstart);
   pl->gfinish = malloc (n1 * sizeof *pl->gfinish);
-  if (!rank || !key || !indeg || !h.a || !pl->order || !pl->gissue || !pl->gstream || !pl->gpos
-      || !pl->gstart || !pl->gfinish) {
-    rc = ps__planner_nomem (pl);
-    goto out;
-  }
+  pl->gafter = malloc (n1 * sizeof *pl->gafter);
+  if (!sc || !rank || !key || !indeg || !q.ready_at || !pl->order || !pl->gissue
+      || !pl->gstream || !pl->gpos || !pl->gstart || !pl->gfinish || !pl->gafter)
+    goto nomem;
+  sc->pl = pl;
+  sc->d = &pl->dev;
+  sc->S = S;
+  sc->known = calloc ((size_t) S * S, sizeof *sc->known);
+  sc->recorded = calloc (n1, 1);
+  if (!sc->known || !sc->recorded)
+    goto nomem;
+  for (int k = 0; k < PS_RES__COUNT; k++)
+    if (profile_init (&sc->prof[k]) < 0)
+      goto nomem;
   if ((rc = upward_ranks (pl, rank, pl->order)) < 0)
     goto out;
 
-  double avail[PS_MAX_STREAMS], fin_on[PS_MAX_STREAMS];
-  uint32_t count[PS_MAX_STREAMS], touched[PS_MAX_STREAMS];
-  for (uint32_t s = 0; s < S; s++) {
-    avail[s] = 0;
-    fin_on[s] = -1;
-    count[s] = 0;
-  }
-  priorities (pl, rank, key);
-  for (uint32_t gi = 0; gi < ng; gi++) {
-    indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
-    if (indeg[gi] == 0)
-      heap_push (&h, gi);
-  }
-
-  uint32_t issued = 0;
-  double makespan = 0;
-  while (h.n > 0) {
-    uint32_t gi = heap_pop (&h), nt = 0;
-    /* Latest finish per predecessor stream, and the two latest overall on
-     * distinct streams. */
-    double b1 = -1, b2 = -1;
-    uint32_t s1 = PS_NONE;
-    for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++) {
-      uint32_t u = pl->gpred[e], su = pl->gstream[u];
-      if (fin_on[su] < 0)
-        touched[nt++] = su;
-      if (pl->gfinish[u] > fin_on[su])
-        fin_on[su] = pl->gfinish[u];
-    }
-    for (uint32_t k = 0; k < nt; k++) {
-      double f = fin_on[touched[k]];
-      if (f > b1) {
-        b2 = b1;
-        b1 = f;
-        s1 = touched[k];
-      } else if (f > b2) {
-        b2 = f;
-      }
-    }
-
-    int32_t pin = pl->gpin[gi];
-    uint32_t lo = 0, hi = S;
-    if (pin >= 0 && (uint32_t) pin < S) {
-      lo = (uint32_t) pin;
-      hi = lo + 1;
-    }
-    double cost = pl->gcost[gi], best_eft = INFINITY, best_est = 0;
-    uint32_t best = lo;
-    for (uint32_t s = lo; s < hi; s++) {
-      double other = s1 != s ? b1 : b2;
-      double ready = fin_on[s] > 0 ? fin_on[s] : 0;
-      if (other >= 0 && other + PS__SYNC_NS > ready)
-        ready = other + PS__SYNC_NS;
-      double est = avail[s] > ready ? avail[s] : ready, eft = est + cost;
-      double eps = 1e-9 * (eft > 1 ? eft : 1);
-      if (eft < best_eft - eps || (eft <= best_eft + eps && s == s1 && best != s1)) {
-        best_eft = eft;
-        best_est = est;
-        best = s;
-      }
-    }
-    for (uint32_t k = 0; k < nt; k++)
-      fin_on[touched[k]] = -1;
-
-    pl->gstream[gi] = (uint16_t) best;
-    pl->gstart[gi] = best_est;
-    pl->gfinish[gi] = best_eft;
-    pl->gpos[gi] = ++count[best];
-    avail[best] = best_eft;
-    if (best_eft > makespan)
-      makespan = best_eft;
-    pl->gissue[gi] = issued;
-    pl->order[issued++] = gi;
-
-    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
-      if (--indeg[pl->gsucc[e]] == 0)
-        heap_push (&h, pl->gsucc[e]);
-    uint32_t c = pl->chain_next[gi];
-    if (c != PS_NONE && --indeg[c] == 0)
-      heap_push (&h, c);
-  }
-  if (issued != ng) {
-    if (pl->diag)
-      ps_diag_error (pl->diag, 0, 0,
-                     "internal error: the event order conflicts with the dependencies");
-    rc = PS_ECYCLE;
+  /* Pass 1 ranks against the makespan's lower bound; when the resources
+   * make the schedule much longer than that, pass 2 ranks against the
+   * makespan pass 1 reached, which trusts the critical path less and
+   * program order more.  The better one is kept. */
+  double m1, m2;
+  priorities (pl, rank, 0, key);
+  if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
     goto out;
+  priorities (pl, rank, m1, key);
+  if ((rc = run_pass (pl, sc, &q, key, indeg, &m2)) < 0)
+    goto out;
+  if (m2 > m1 * (1 + 1e-9)) {
+    priorities (pl, rank, 0, key);
+    if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
+      goto out;
+    pl->makespan = m1;
+  } else {
+    pl->makespan = m2;
   }
-  pl->makespan = makespan;
   pl->SC = 1;
   for (uint32_t s = 0; s < S; s++)
-    if (count[s] > 0)
+    if (sc->count[s] > 0)
       pl->SC = s + 1;
+  goto out;
+nomem:
+  rc = ps__planner_nomem (pl);
 out:
+  if (sc) {
+    for (int k = 0; k < PS_RES__COUNT; k++)
+      free (sc->prof[k].v);
+    free (sc->known);
+    free (sc->recorded);
+    free (sc);
+  }
+  free (q.pending.a);
+  for (int k = 0; k < PS_RES__COUNT; k++)
+    free (q.ready[k].a);
+  free (q.ready_at);
   free (rank);
   free (key);
   free (indeg);
-  free (h.a);
   return rc;
 }

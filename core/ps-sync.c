@@ -11,7 +11,8 @@
  * with a successor on another stream).  u's record goes right after u on
  * its stream, one record however many waits use it; a group's waits go
  * right before its launch.  A user event_wait merges its own record's
- * snapshot first, so planner waits it already implies are skipped. */
+ * snapshot first, so planner waits it already implies are skipped.  The
+ * streams pass's resource-order wait (gafter) counts as a predecessor. */
 #include "ps-planner-private.h"
 
 #include <stdlib.h>
@@ -46,7 +47,7 @@ decide (ps__planner *pl)
   pl->gevent = malloc (n1 * sizeof *pl->gevent);
   pl->snap_of = malloc (n1 * sizeof *pl->snap_of);
   pl->wait_off = malloc (((size_t) ng + 1) * sizeof *pl->wait_off);
-  pl->waits = malloc ((n_edges ? n_edges : 1) * sizeof *pl->waits);
+  pl->waits = malloc (((size_t) n_edges + ng + 1) * sizeof *pl->waits);
   uint32_t *clk = calloc ((size_t) S * S, sizeof *clk);
   if (!pl->gevent || !pl->snap_of || !pl->wait_off || !pl->waits || !clk) {
     free (clk);
@@ -66,6 +67,9 @@ decide (ps__planner *pl)
         break;
       }
     uint32_t r = pl->uwait_of[gi];
+    if (r != PS_NONE && pl->gstream[r] != pl->gstream[gi])
+      pl->snap_of[r] = 0;
+    r = pl->gafter[gi];
     if (r != PS_NONE && pl->gstream[r] != pl->gstream[gi])
       pl->snap_of[r] = 0;
   }
@@ -90,8 +94,13 @@ decide (ps__planner *pl)
     if (r != PS_NONE && pl->gstream[r] != s && pl->snap_of[r] != PS_NONE)
       merge (c, pl->snaps + (size_t) pl->snap_of[r] * S, S);
 
-    for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++) {
-      uint32_t u = pl->gpred[e], t = pl->gstream[u];
+    /* The predecessors, and the resource-order wait as one more. */
+    uint32_t e0 = pl->gpred_off[gi], e1 = pl->gpred_off[gi + 1];
+    for (uint32_t e = e0; e <= e1; e++) {
+      uint32_t u = e < e1 ? pl->gpred[e] : pl->gafter[gi];
+      if (u == PS_NONE)
+        continue;
+      uint32_t t = pl->gstream[u];
       if (t == s || pl->gpos[u] <= best_pos[t])
         continue;
       if (best_pos[t] == 0)

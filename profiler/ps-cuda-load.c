@@ -107,7 +107,8 @@ ps__cu_result_text (CUresult r)
   X (CUPTI_ERROR_INVALID_KIND) X (CUPTI_ERROR_NOT_SUPPORTED)                        \
   X (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) X (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) \
   X (CUPTI_ERROR_CUDA_COMPILER_NOT_COMPATIBLE) X (CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED) \
-  X (CUPTI_ERROR_MAX_LIMIT_REACHED) X (CUPTI_ERROR_DISABLED) X (CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED) \
+  X (CUPTI_ERROR_MAX_LIMIT_REACHED) X (CUPTI_ERROR_DISABLED)                         \
+  X (CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED)                                          \
   X (CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED) X (CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED) \
   X (CUPTI_ERROR_UNKNOWN)
 
@@ -195,7 +196,8 @@ cuda_load_locked (ps_gpu_error *err)
     return ps_gpu_error_set (err, PS_GPU_NO_DRIVER, 0, "%s could not be loaded (%s)", name,
                              e ? e : "unknown error");
   }
-  __typeof__ (&cuGetProcAddress) gpa = (__typeof__ (&cuGetProcAddress)) dlsym (h, "cuGetProcAddress_v2");
+  __typeof__ (&cuGetProcAddress) gpa;
+  *(void **) &gpa = dlsym (h, "cuGetProcAddress_v2");
   if (!gpa) {
     dlclose (h);
     return ps_gpu_error_set (err, PS_GPU_DRIVER_FAILED, 0,

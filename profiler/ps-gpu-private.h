@@ -124,6 +124,10 @@ int ps__run_fill (ps__run *run, ps_gpu_error *err);
 int ps__run_issue (ps__run *run, bool tracing, ps_gpu_error *err);
 /* Captures the submission into a CUDA graph and instantiates it. */
 int ps__run_capture (ps__run *run, ps_gpu_error *err);
+/* Instantiates the captured graph again (for the traced runs: the new
+ * nodes are tied to steps through the clone callbacks while run->map is
+ * set). */
+int ps__run_reinstantiate (ps__run *run, ps_gpu_error *err);
 /* One iteration in the given mode, waiting for it; *wall_ns the host time. */
 int ps__run_once (ps__run *run, ps_profile_mode mode, bool tracing, uint32_t iteration,
                   double *wall_ns, ps_gpu_error *err);

@@ -254,8 +254,8 @@ setup_kernel_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32
           rc = PS_ENOMEM;
       }
       int sink = 0;
-      if (rc || push_val (ab, &pt->n, sizeof pt->n) || push_val (ab, &pt->pad_ns, sizeof pt->pad_ns) ||
-          push_val (ab, &sink, sizeof sink))
+      if (rc || push_val (ab, &pt->n, sizeof pt->n) ||
+          push_val (ab, &pt->pad_ns, sizeof pt->pad_ns) || push_val (ab, &sink, sizeof sink))
         rc = ps_gpu_error_set (err, PS_GPU_NO_MEMORY, 0, "out of memory");
     } else {
       rc = user_args (run, ab, pt->node, fn, what, err);
@@ -711,6 +711,24 @@ ps__run_capture (ps__run *run, ps_gpu_error *err)
     rc = ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "cuGraphInstantiateWithFlags");
   ps__gpu_set_capture_run (NULL);
   return rc;
+}
+
+int
+ps__run_reinstantiate (ps__run *run, ps_gpu_error *err)
+{
+  const ps__cuda *cu = run->gpu->cu;
+  CUresult r;
+  if (run->graph_exec)
+    cu->cuGraphExecDestroy (run->graph_exec);
+  run->graph_exec = NULL;
+  ps__gpu_set_capture_run (run);
+  r = cu->cuGraphInstantiateWithFlags (&run->graph_exec, run->graph, 0);
+  ps__gpu_set_capture_run (NULL);
+  if (r != CUDA_SUCCESS) {
+    run->graph_exec = NULL;
+    return ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "cuGraphInstantiateWithFlags");
+  }
+  return 0;
 }
 
 int

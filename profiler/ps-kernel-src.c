@@ -90,7 +90,8 @@ emit_dtype_helpers (ps__sb *b, ps_dtype dt)
                  "{\n  p[i] = %s;\n}\n",
                  n, t, dt_info[dt].store);
   ps__sb_printf (b,
-                 "static __device__ __forceinline__ float\nps_rt_%s (float v)\n{\n  return %s;\n}\n",
+                 "static __device__ __forceinline__ float\nps_rt_%s (float v)\n{\n"
+                 "  return %s;\n}\n",
                  n, dt_info[dt].round);
 }
 
@@ -811,7 +812,8 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
         inside[param (c, k, node_read (g, k->nodes[m], r))]++;
     }
     for (uint32_t j = 0; j < nbufs; j++)
-      st.store[j] = (g->buffers[bufs[j]].flags & PS_BUF_EXTERNAL) || c->readers[bufs[j]] > inside[j];
+      st.store[j] =
+        (g->buffers[bufs[j]].flags & PS_BUF_EXTERNAL) || c->readers[bufs[j]] > inside[j];
 
     uint32_t members[PS__FUSE_MAX_MEMBERS];
     for (uint32_t m = m0; m < m1; m++)

@@ -86,10 +86,10 @@ ps__nvrtc_compile (const char *code, const char *name, const char *arch, const c
   if (r != NVRTC_SUCCESS) {
     char ex[600];
     log_excerpt (text, ex, sizeof ex);
-    ps_gpu_error_set (err, PS_GPU_COMPILE_FAILED, (int) r, "NVRTC could not compile %s for %s: %s%s%s",
-                      name, arch, ex[0] ? ex : nv->nvrtcGetErrorString (r),
-                      have_tk ? "" : " (the CUDA toolkit headers were not found: set CUDA_HOME)",
-                      "");
+    ps_gpu_error_set (err, PS_GPU_COMPILE_FAILED, (int) r,
+                      "NVRTC could not compile %s for %s: %s%s", name, arch,
+                      ex[0] ? ex : nv->nvrtcGetErrorString (r),
+                      have_tk ? "" : " (the CUDA toolkit headers were not found: set CUDA_HOME)");
     if (log)
       *log = text;
     else

@@ -76,11 +76,15 @@ ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
   if (rc == 0 && (rc = ps__trace_begin (gpu, err)) == 0) {
     tracing = true;
     run.map = &map;
+    /* A graph made while CUPTI traced: its launches are reported node by
+     * node for certain. */
+    if (o.mode == PS_PROFILE_GRAPH)
+      rc = ps__run_reinstantiate (&run, err);
     /* One traced run first: CUPTI's first records carry set-up costs.  Its
      * iteration number is past the measured ones, so it is not mapped. */
-    if (!keep_going (&o, "traced warm-up", (double) done++ / total))
+    if (rc == 0 && !keep_going (&o, "traced warm-up", (double) done++ / total))
       rc = cancelled (err);
-    else
+    else if (rc == 0)
       rc = ps__run_once (&run, o.mode, true, n, NULL, err);
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
       if (!keep_going (&o, "traced runs", (double) done++ / total))

@@ -113,7 +113,7 @@ map_units (dag *d)
  * successor box has it as its only predecessor box joins that box.
  * Degrees are counted over distinct neighbour boxes (a stamp per box). */
 static int
-merge_chains (dag *d, uint32_t nb, uint32_t *out_boxes)
+merge_chains (dag *d, uint32_t nb, uint32_t seg, uint32_t *out_boxes)
 {
   const ps_graph *g = d->g;
   uint32_t n = g->n_nodes;
@@ -177,9 +177,6 @@ merge_chains (dag *d, uint32_t nb, uint32_t *out_boxes)
   for (uint32_t b = 0; b < nb; b++)
     if (succ[b] != PS_NONE)
       has_pred[succ[b]] |= 2;
-  /* Long chains are cut into segments, so that a graph that is one long
-   * chain still shows where along it the time goes. */
-  uint32_t seg = n / 250 > 8 ? (n + 249) / 250 : 8;
   uint32_t nc = 0;
   for (uint32_t b = 0; b < nb; b++) {
     if (has_pred[b] & 2)
@@ -619,8 +616,17 @@ map_mode (dag *d, mode m, uint32_t *nb)
   }
   if (m == MODE_OVERVIEW)
     return map_overview (d, d->o->max_boxes / 4 > 64 ? d->o->max_boxes / 4 : 64, nb);
-  *nb = map_units (d);
-  return merge_chains (d, *nb, nb);
+  /* A graph that is mostly one long chain would become a handful of
+   * boxes: then chains are cut into segments of `seg` boxes, so that the
+   * picture still shows where along them the time goes. */
+  uint32_t units = map_units (d);
+  int ret = merge_chains (d, units, UINT32_MAX, nb);
+  if (ret == 0 && *nb < 40 && units > 40) {
+    uint32_t seg = units / 200 > 4 ? (units + 199) / 200 : 4;
+    units = map_units (d);
+    ret = merge_chains (d, units, seg, nb);
+  }
+  return ret;
 }
 
 int

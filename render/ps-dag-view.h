@@ -27,9 +27,9 @@ typedef enum ps_color_by {
 typedef struct ps_view_options {
   ps_color_by color;
   uint32_t detail_boxes; /* more units than this: collapse chains (default 1000) */
-  uint32_t max_boxes;    /* more boxes than this after collapsing: overview (default 1500) */
+  uint32_t max_boxes;    /* more boxes than this after collapsing: overview (default 800) */
   uint32_t fast_boxes;   /* more boxes than this: cheaper layout (default 600) */
-  uint32_t max_edges;    /* more edges than this: collapse further (default 2000) */
+  uint32_t max_edges;    /* more edges than this: collapse further (default 1600) */
   const double *node_ns; /* duration per graph node; NULL: the default cost model */
   const double *step_ns; /* duration per plan step; NULL: sum of its nodes */
   double gap_ns;         /* added to each work node for the critical path: the time it

@@ -276,8 +276,10 @@ ps_export_write (const ps_plan *p, const ps_export_options *o, const char *path,
     } else {
       char why[256] = "";
       ret = ps_file_write_atomic (path, write_job, &j, why, sizeof why);
-      if (ret < 0)
-        snprintf (err, errlen, "cannot write %s: %s", path, why[0] ? why : ps_strerror (ret));
+      if (ret < 0 && why[0])
+        snprintf (err, errlen, "%s", why);
+      else if (ret < 0)
+        snprintf (err, errlen, "cannot write %s: %s", path, ps_strerror (ret));
     }
     st->write_s = now () - t3;
   }

@@ -132,7 +132,7 @@ static uint32_t
 buffer_color (uint32_t b)
 {
   static const uint32_t pal[12] = { 0x8dd3c7, 0xffffb3, 0xbebada, 0xfb8072, 0x80b1d3, 0xfdb462,
-                                    0xb3de69, 0xfccde5, 0xd9d9d9, 0xbc80bd, 0xccebc5, 0xffed6f };
+                                    0xb3de69, 0xfccde5, 0x9edae5, 0xbc80bd, 0xccebc5, 0xffed6f };
   return pal[(b * 7u) % 12];
 }
 

@@ -428,9 +428,10 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
   char t[32], t2[32], note[400];
   const ps_graph *g = p->graph;
   ret = ps_scene_strf (s, &s->title,
-                       "%s \xe2\x80\x94 plan: %u steps on %u stream%s, %u events, pool %s",
-                       g->name && *g->name ? g->name : "graph", n, p->streams_used,
-                       p->streams_used == 1 ? "" : "s", p->n_events,
+                       "%s \xe2\x80\x94 plan: %u step%s on %u stream%s, %u event%s, pool %s",
+                       g->name && *g->name ? g->name : "graph", n, n == 1 ? "" : "s",
+                       p->streams_used, p->streams_used == 1 ? "" : "s", p->n_events,
+                       p->n_events == 1 ? "" : "s",
                        ps_format_bytes ((double) p->pool_bytes, t2, sizeof t2));
   int k = snprintf (note, sizeof note, "issue order left to right; critical path %s (red)",
                     ps_format_ns (length, t, sizeof t));

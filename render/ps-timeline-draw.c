@@ -292,8 +292,10 @@ tl_pic_init (tl_pic *p, const ps_timeline *tl, const ps_diagnosis *dg,
         p->critical[dg->critical[i]] = 1;
   p->t_max = tl->makespan_ns > 0 ? tl->makespan_ns : 1;
   p->plot_w = o && o->width > 0 ? o->width : 1100;
-  ps_font lf = { 9.5, true, false };
+  ps_font lf = { 9.5, true, false }, sf = { 7.5, false, false };
   p->gutter = 70;
+  if (dg)
+    p->gutter = ps_text_width ("busy 100%, stalled 100%", &sf) + 10;
   for (uint32_t k = 0; k < tl->n_streams; k++) {
     char name[64];
     ps_timeline_stream_label (tl, k, name, sizeof name);
@@ -312,10 +314,11 @@ tl_pic_init (tl_pic *p, const ps_timeline *tl, const ps_diagnosis *dg,
   int ret = ps_scene_str (s, title, &s->title);
   if (ret == 0)
     ret = ps_scene_strf (s, &s->subtitle,
-                         "makespan %s; %u spans on %u stream%s, %u stalls, %u event arrows%s",
+                         "makespan %s; %u span%s on %u stream%s, %u stall%s, %u event arrow%s%s",
                          ps_format_ns (tl->makespan_ns, t, sizeof t), tl->n_spans,
-                         tl->n_streams, tl->n_streams == 1 ? "" : "s", tl->n_stalls,
-                         tl->n_flows,
+                         tl->n_spans == 1 ? "" : "s", tl->n_streams, tl->n_streams == 1 ? "" : "s",
+                         tl->n_stalls, tl->n_stalls == 1 ? "" : "s", tl->n_flows,
+                         tl->n_flows == 1 ? "" : "s",
                          dg && dg->n_critical ? "; critical path outlined in red" : "");
   static const ps_span_kind kinds[] = { PS_SPAN_KERNEL, PS_SPAN_MEMCPY, PS_SPAN_MEMSET,
                                         PS_SPAN_HOST, PS_SPAN_OTHER };

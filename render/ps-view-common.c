@@ -13,9 +13,9 @@ ps_view_options_init (ps_view_options *o)
   memset (o, 0, sizeof *o);
   o->color = PS_COLOR_BY_KIND;
   o->detail_boxes = 1000;
-  o->max_boxes = 1500;
+  o->max_boxes = 800;
   o->fast_boxes = 600;
-  o->max_edges = 2000;
+  o->max_edges = 1600;
 }
 
 int

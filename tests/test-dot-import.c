@@ -473,9 +473,8 @@ core_dot_deep_children (void **state)
   for (uint32_t i = 0; i < depth; i++)
     n += (size_t) snprintf (buf + n, cap - n,
                             "subgraph cluster_%u { label=\"graph_%u\"; \"g%u_k\" [shape=octagon "
-                            "label=\"0\n_Z1kv\"]; \"g%u_c\" [shape=rectangle label=\"1\ngraph_%u\""
-                            "]; "
-                            "\"g%u_k\" -> \"g%u_c\"; }\n",
+                            "label=\"0\n_Z1kv\"]; \"g%u_c\" [shape=rectangle "
+                            "label=\"1\ngraph_%u\"]; \"g%u_k\" -> \"g%u_c\"; }\n",
                             i, i, i, i, i + 1, i, i);
   n += (size_t) snprintf (buf + n, cap - n, "subgraph cluster_%u { label=\"graph_%u\"; "
                                             "last [shape=octagon label=\"0\n_Z4lastv\"]; }\n}\n",

@@ -223,8 +223,8 @@ gpu_fused_equals_unfused (void **state)
   const char *wide[] = { "f32", "i32", "f32" }, *narrow[] = { "f16", "bf16", "f16" };
   for (uint32_t seed = 0; seed < 12; seed++) {
     char json[16384];
-    size_t len = (size_t) snprintf (json, sizeof json,
-                                    "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [");
+    size_t len = (size_t) snprintf (json, sizeof json, "{\"format\": \"planscope-graph\", "
+                                                       "\"version\": 1, \"buffers\": [");
     uint32_t n = 3 + seed % 4;
     bool two = seed % 2;
     for (uint32_t i = 0; i <= n; i++)
@@ -245,14 +245,16 @@ gpu_fused_equals_unfused (void **state)
         snprintf (reads, sizeof reads, "\"t%u\"", i - 1);
       len += (size_t) snprintf (json + len, sizeof json - len,
                                 "%s{\"name\": \"k%u\", \"op\": \"kernel\", \"function\": \"%s\", "
-                                "\"impl\": \"%s\", \"fusible\": true, \"grid\": %u, \"block\": 128%s,"
+                                "\"impl\": \"%s\", \"fusible\": true, \"grid\": %u, "
+                                "\"block\": 128%s,"
                                 " \"reads\": [%s], \"writes\": [\"t%u\"]}",
                                 i > 1 ? "," : "", i, impl, impl, 8 + i,
                                 !strcmp (impl, "scale") ? ", \"params\": {\"alpha\": 0.75}" : "",
                                 reads, i);
     }
     snprintf (json + len, sizeof json - len,
-              ", {\"name\": \"down\", \"op\": \"memcpy\", \"dir\": \"d2h\", \"reads\": [\"t%u\"]}]}",
+              ", {\"name\": \"down\", \"op\": \"memcpy\", \"dir\": \"d2h\", "
+              "\"reads\": [\"t%u\"]}]}",
               n);
     ps_graph g;
     ps_graph_init (&g);

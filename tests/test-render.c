@@ -459,27 +459,28 @@ static const char two_streams[] =
   "{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"two\",\n"
   " \"buffers\": [{\"name\": \"x\", \"bytes\": 1048576, \"external\": true},\n"
   "   {\"name\": \"a\", \"bytes\": 1048576}, {\"name\": \"b\", \"bytes\": 1048576},\n"
-  "   {\"name\": \"c\", \"bytes\": 1048576}, {\"name\": \"y\", \"bytes\": 1048576, "
-  "\"external\": true}],\n"
+  "   {\"name\": \"c\", \"bytes\": 1048576},\n"
+  "   {\"name\": \"y\", \"bytes\": 1048576, \"external\": true}],\n"
   " \"nodes\": [\n"
-  "  {\"name\": \"load\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"x\"], \"stream\": 0"
-  "},\n"
-  "  {\"name\": \"left\", \"op\": \"kernel\", \"function\": \"gemm\", \"grid\": 64, \"block\": 256,"
-  "   \"reads\": [\"x\"], \"writes\": [\"a\"], \"stream\": 0, \"cost_ns\": 50000},\n"
-  "  {\"name\": \"right\", \"op\": \"kernel\", \"function\": \"conv\", \"grid\": 64, \"block\": 25"
-  "6,"
-  "   \"reads\": [\"x\"], \"writes\": [\"b\"], \"stream\": 1, \"cost_ns\": 5000},\n"
-  "  {\"name\": \"act\", \"op\": \"kernel\", \"function\": \"relu\", \"impl\": \"relu\", \"fusibl"
-  "e\": true,"
-  "   \"grid\": 64, \"block\": 256, \"reads\": [\"a\"], \"writes\": [\"a\"], \"stream\": 0},\n"
-  "  {\"name\": \"scale\", \"op\": \"kernel\", \"function\": \"scale\", \"impl\": \"scale\", "
-  "\"fusible\": true, \"grid\": 64, \"block\": 256, \"reads\": [\"a\"], \"writes\": [\"c\"], "
-  "\"stream\": 0},\n"
-  "  {\"name\": \"join\", \"op\": \"kernel\", \"function\": \"add\", \"impl\": \"add\", \"grid\": "
-  "64,"
-  "   \"block\": 256, \"reads\": [\"c\", \"b\"], \"writes\": [\"y\"], \"stream\": 0},\n"
-  "  {\"name\": \"store\", \"op\": \"memcpy\", \"dir\": \"d2h\", \"reads\": [\"y\"], \"stream\": 0"
-  "}\n"
+  "  {\"name\": \"load\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"x\"],\n"
+  "   \"stream\": 0},\n"
+  "  {\"name\": \"left\", \"op\": \"kernel\", \"function\": \"gemm\", \"grid\": 64,\n"
+  "   \"block\": 256, \"reads\": [\"x\"], \"writes\": [\"a\"], \"stream\": 0,\n"
+  "   \"cost_ns\": 50000},\n"
+  "  {\"name\": \"right\", \"op\": \"kernel\", \"function\": \"conv\", \"grid\": 64,\n"
+  "   \"block\": 256, \"reads\": [\"x\"], \"writes\": [\"b\"], \"stream\": 1,\n"
+  "   \"cost_ns\": 5000},\n"
+  "  {\"name\": \"act\", \"op\": \"kernel\", \"function\": \"relu\", \"impl\": \"relu\",\n"
+  "   \"fusible\": true, \"grid\": 64, \"block\": 256, \"reads\": [\"a\"],\n"
+  "   \"writes\": [\"a\"], \"stream\": 0},\n"
+  "  {\"name\": \"scale\", \"op\": \"kernel\", \"function\": \"scale\", \"impl\": \"scale\",\n"
+  "   \"fusible\": true, \"grid\": 64, \"block\": 256, \"reads\": [\"a\"],\n"
+  "   \"writes\": [\"c\"], \"stream\": 0},\n"
+  "  {\"name\": \"join\", \"op\": \"kernel\", \"function\": \"add\", \"impl\": \"add\",\n"
+  "   \"grid\": 64, \"block\": 256, \"reads\": [\"c\", \"b\"], \"writes\": [\"y\"],\n"
+  "   \"stream\": 0},\n"
+  "  {\"name\": \"store\", \"op\": \"memcpy\", \"dir\": \"d2h\", \"reads\": [\"y\"],\n"
+  "   \"stream\": 0}\n"
   " ]}\n";
 
 static uint32_t
@@ -796,7 +797,7 @@ render_write_failures (void **state)
   ps_export_options o;
   ps_export_options_init (&o);
   o.format = PS_EXPORT_SVG;
-  char path[600], err[512];
+  char path[700], err[512];
   /* A folder that does not exist: an error that says why, and no file. */
   snprintf (path, sizeof path, "%s/missing/out.svg", tmp_dir);
   assert_int_not_equal (ps_export_write (&p, &o, path, NULL, err, sizeof err), 0);

@@ -8,12 +8,15 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
 
+#include "ps-application.h"
 #include "ps-dag-pane.h"
+#include "ps-gen.h"
 #include "ps-dag-widget.h"
 #include "ps-inspector.h"
 #include "ps-session.h"
@@ -46,6 +49,23 @@ tmp_path (const char *name)
   return g_build_filename (tmpdir, name, NULL);
 }
 
+static gboolean
+set_flag (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the main loop for ms milliseconds, so that frames get drawn. */
+static void
+pump (guint ms)
+{
+  gboolean done = FALSE;
+  g_timeout_add (ms, set_flag, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
 /* Runs the main loop until cond (polled) or the time runs out. */
 static gboolean
 wait_for (gboolean (*cond) (gpointer), gpointer data, double seconds)
@@ -58,9 +78,7 @@ wait_for (gboolean (*cond) (gpointer), gpointer data, double seconds)
       g_main_context_iteration (NULL, FALSE);
       g_usleep (1000);
     }
-  /* Let the views draw. */
-  for (int i = 0; i < 20; i++)
-    g_main_context_iteration (NULL, FALSE);
+  pump (150);
   return TRUE;
 }
 
@@ -112,8 +130,7 @@ close_window (PsWindow *win)
   /* Let the jobs of the session finish before the window goes. */
   wait_for (session_ready, ps_window_get_session (win), 60);
   gtk_window_destroy (GTK_WINDOW (win));
-  for (int i = 0; i < 20; i++)
-    g_main_context_iteration (NULL, FALSE);
+  pump (20);
 }
 
 /* Opens path in win and waits until every view is ready. */
@@ -195,7 +212,8 @@ plan_has_streams (gpointer data)
 static void
 ui_streams_replan (void **state)
 {
-  PsWindow *win = open_example ("transformer-block.json");
+  /* Four independent pipelines: the planner uses every stream it gets. */
+  PsWindow *win = open_example ("copy-compute-overlap.json");
   PsSession *s = ps_window_get_session (win);
   g_autofree char *before = g_strdup (status_text (win));
   const ps_plan *p = ps_session_get_plan (s);
@@ -498,21 +516,167 @@ ui_zoom_keeps_range (void **state)
   ps_timeline_widget_zoom (tl, 4);
   ps_timeline_widget_get_range (tl, &b0, &b1);
   assert_true ((b1 - b0) < (a1 - a0) / 3);
+  /* The keyboard's actions: "0" shows the whole run again, "+" zooms. */
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (tl), "timeline.zoom-fit", NULL));
+  ps_timeline_widget_get_range (tl, &b0, &b1);
+  assert_true (fabs ((b1 - b0) - (a1 - a0)) < (a1 - a0) * 1e-6);
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (tl), "timeline.zoom-in", NULL));
+  ps_timeline_widget_get_range (tl, &b0, &b1);
+  assert_true ((b1 - b0) < (a1 - a0) * 0.9);
+
   PsDagWidget *dag = PS_DAG_WIDGET (ps_window_get_part (win, "dag"));
-  for (int i = 0; i < 5; i++)
-    g_main_context_iteration (NULL, FALSE);
   double z = ps_dag_widget_get_zoom (dag);
+  assert_true (z > 0);
   ps_dag_widget_zoom (dag, 2);
   assert_true (ps_dag_widget_get_zoom (dag) > z * 1.5);
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (dag), "dag.zoom-fit", NULL));
+  pump (100);
+  assert_true (fabs (ps_dag_widget_get_zoom (dag) - z) < z * 1e-6);
   close_window (win);
 }
+
+static gboolean
+recent_has (gpointer data)
+{
+  return gtk_recent_manager_has_item (gtk_recent_manager_get_default (), data);
+}
+
+static void
+ui_recent_files (void **state)
+{
+  PsWindow *win = open_example ("long-kernel-wait.json");
+  g_autofree char *path = example ("long-kernel-wait.json");
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autofree char *uri = g_file_get_uri (file);
+  assert_true (wait_for (recent_has, uri, 10));
+  GtkRecentInfo *info = gtk_recent_manager_lookup_item (gtk_recent_manager_get_default (), uri,
+                                                        NULL);
+  assert_non_null (info);
+  assert_true (gtk_recent_info_has_application (info, "planscope"));
+  gtk_recent_info_unref (info);
+  close_window (win);
+}
+
+/* A big graph loads off the main thread: the window answers at once, and
+ * cancelling keeps the current document without an error dialog. */
+static void
+ui_cancel_load (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  g_autofree char *big = tmp_path ("big.json");
+  FILE *f = fopen (big, "w");
+  assert_non_null (f);
+  ps_gen_options o;
+  ps_gen_options_init (&o);
+  o.nodes = 60000;
+  assert_int_equal (ps_gen_write (&o, f), 0);
+  fclose (f);
+  g_autoptr (GFile) file = g_file_new_for_path (big);
+  Result r = { 0 };
+  gint64 t0 = g_get_monotonic_time ();
+  ps_window_open (win, file, on_opened, &r);
+  /* ps_window_open returned without loading. */
+  assert_true (g_get_monotonic_time () - t0 < 200000);
+  assert_true (ps_session_get_busy (s));
+  ps_session_cancel (s);
+  assert_true (wait_for (result_done, &r, 120));
+  assert_false (r.ok);
+  assert_true (g_error_matches (r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED));
+  g_clear_error (&r.error);
+  assert_null (ps_window_get_last_error (win));
+  assert_string_equal (ps_session_get_title (s), "transformer-block");
+  close_window (win);
+}
+
+/* The application's own window has the shortcuts window and the about
+ * dialog. */
+static void
+ui_app_window (void **state)
+{
+  g_autoptr (PsApplication) app = ps_application_new ();
+  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN
+                                                    | G_APPLICATION_NON_UNIQUE);
+  assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  PsWindow *win = ps_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (g_action_group_has_action (G_ACTION_GROUP (win), "show-help-overlay"));
+  assert_non_null (gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (win)));
+  assert_true (g_action_group_has_action (G_ACTION_GROUP (app), "about"));
+  g_action_group_activate_action (G_ACTION_GROUP (app), "about", NULL);
+  pump (50);
+  GtkWindow *about = NULL;
+  GListModel *tops = gtk_window_get_toplevels ();
+  for (guint i = 0; i < g_list_model_get_n_items (tops) && !about; i++)
+    {
+      g_autoptr (GObject) w = g_list_model_get_item (tops, i);
+      if (ADW_IS_ABOUT_WINDOW (w))
+        about = GTK_WINDOW (w);
+    }
+  assert_non_null (about);
+  assert_ptr_equal (gtk_window_get_transient_for (about), GTK_WINDOW (win));
+  gtk_window_destroy (about);
+  gtk_window_destroy (GTK_WINDOW (win));
+  pump (50);
+}
+
+#ifdef PS_TEST_FAKE_CUDA
+static gboolean
+gpu_button_ready (gpointer data)
+{
+  PsWindow *win = data;
+  return gtk_widget_get_sensitive (ps_window_get_part (win, "gpu"));
+}
+
+static gboolean
+measured_ready (gpointer data)
+{
+  PsSession *s = data;
+  return ps_session_get_measured (s) != NULL && ps_session_get_ready (s);
+}
+
+/* "Run on GPU" with the fake driver of tests/fake-cuda.c: the measured
+ * timeline arrives, the timeline says so, and the inspector shows the
+ * measured time next to the predicted one. */
+static void
+ui_gpu_measured (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  assert_true (wait_for (gpu_button_ready, win, 30));
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "window.run-gpu", NULL));
+  if (!wait_for (measured_ready, s, 300))
+    fail_msg ("no measured timeline: %s", ps_window_get_last_error (win));
+  const ps_timeline *m = ps_session_get_measured (s);
+  assert_int_equal (m->source, PS_TL_MEASURED);
+  guint v = node_named (s, "attention");
+  assert_int_not_equal (ps_session_node_span (s, v, TRUE), PS_NONE);
+  ps_session_select (s, PS_SELECTION_NODE, v);
+  g_autofree char *text = ps_inspector_get_text (PS_INSPECTOR (ps_window_get_part (win,
+                                                                                   "inspector")));
+  assert_non_null (strstr (text, "Measured: "));
+  assert_null (strstr (text, "no GPU run yet"));
+  /* A re-plan makes the measurement stale: it goes. */
+  ps_session_set_streams (s, 2);
+  assert_true (wait_for (session_ready, s, 60));
+  assert_null (ps_session_get_measured (s));
+  close_window (win);
+}
+#endif
 
 int
 main (int argc, char **argv)
 {
   g_setenv ("GTK_A11Y", "none", FALSE);
   g_setenv ("GSK_RENDERER", "cairo", FALSE);
-  g_setenv ("PS_NO_GPU", "1", FALSE);
+#ifdef PS_TEST_FAKE_CUDA
+  /* GPU runs go to the fake driver, never to a real GPU. */
+  g_setenv ("PLANSCOPE_LIBCUDA", PS_TEST_FAKE_CUDA, TRUE);
+  g_setenv ("PLANSCOPE_LIBCUPTI", PS_TEST_FAKE_CUDA, TRUE);
+  g_unsetenv ("PS_NO_GPU");
+#else
+  g_setenv ("PS_NO_GPU", "1", TRUE);
+#endif
   gtk_init ();
   adw_init ();
   tmpdir = g_dir_make_tmp ("planscope-ui-XXXXXX", NULL);
@@ -528,6 +692,12 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_screenshot_command),
     cmocka_unit_test (ui_search),
     cmocka_unit_test (ui_zoom_keeps_range),
+    cmocka_unit_test (ui_recent_files),
+    cmocka_unit_test (ui_cancel_load),
+    cmocka_unit_test (ui_app_window),
+#ifdef PS_TEST_FAKE_CUDA
+    cmocka_unit_test (ui_gpu_measured),
+#endif
   };
   int r = cmocka_run_group_tests_name ("/ui", tests, NULL, NULL);
   /* Leave no files behind. */

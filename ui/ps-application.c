@@ -10,8 +10,6 @@
 
 #include <stdio.h>
 
-#include <glib/gstdio.h>
-
 #include "ps-session.h"
 #include "ps-window.h"
 
@@ -61,6 +59,30 @@ finish (PsApplication *self, int status)
   g_application_quit (G_APPLICATION (self));
 }
 
+/* Seconds to draw a widget and render it into a texture, as a frame
+ * would (the memory map at the timeline's size when it is not shown). */
+static double
+time_redraw (GtkWidget *w)
+{
+  int width = gtk_widget_get_width (w), height = gtk_widget_get_height (w);
+  if (width <= 0 || height <= 0)
+    return 0;
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (w));
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (w);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  if (node && renderer)
+    {
+      GdkTexture *tex = gsk_renderer_render_texture (renderer, node,
+                                                     &GRAPHENE_RECT_INIT (0, 0, width, height));
+      g_object_unref (tex);
+    }
+  g_clear_pointer (&node, gsk_render_node_unref);
+  return (g_get_monotonic_time () - t0) / 1e6;
+}
+
 static void
 on_after_paint (GdkFrameClock *clock, gpointer data)
 {
@@ -74,13 +96,11 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
       if (self->timing)
         {
           fprintf (stderr, "planscope: first complete picture after %.3f s\n", now);
-          /* One full redraw of every view, rendered off screen. */
-          gint64 t0 = g_get_monotonic_time ();
-          g_autofree char *tmp = g_build_filename (g_get_tmp_dir (), "planscope-timing.png", NULL);
-          if (ps_window_save_png (self->window, tmp, NULL))
-            fprintf (stderr, "planscope: one full redraw (to PNG) %.3f s\n",
-                     (g_get_monotonic_time () - t0) / 1e6);
-          g_unlink (tmp);
+          /* One redraw of each view, rendered off screen. */
+          static const char *const views[] = { "dag", "timeline", "memory" };
+          for (guint i = 0; i < G_N_ELEMENTS (views); i++)
+            fprintf (stderr, "planscope: redraw of the %s view %.1f ms\n", views[i],
+                     time_redraw (ps_window_get_part (self->window, views[i])) * 1e3);
         }
       if (self->screenshot)
         {

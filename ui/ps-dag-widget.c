@@ -157,8 +157,8 @@ shape_path (cairo_t *cr, const ps_scene *s, const ps_scene_node *n)
 }
 
 static void
-draw_labels (PsDagWidget *self, cairo_t *cr, PangoLayout *layout, const ps_scene *s,
-             const ps_scene_node *n, guint32 fill)
+draw_labels (PsDagWidget *self, cairo_t *cr, PangoLayout *layout, PangoFontDescription **fonts,
+             const ps_scene *s, const ps_scene_node *n, guint32 fill)
 {
   const char *lines[3] = { ps_scene_text (s, n->label), ps_scene_text (s, n->detail),
                            ps_scene_text (s, n->detail2) };
@@ -173,11 +173,7 @@ draw_labels (PsDagWidget *self, cairo_t *cr, PangoLayout *layout, const ps_scene
     {
       if (!lines[i])
         continue;
-      PangoFontDescription *fd = pango_font_description_from_string (i == 0 ? "Sans Bold 9"
-                                                                            : "Sans 8");
-      pango_font_description_set_absolute_size (fd, (i == 0 ? 10 : 8.5) * PANGO_SCALE);
-      pango_layout_set_font_description (layout, fd);
-      pango_font_description_free (fd);
+      pango_layout_set_font_description (layout, i == 0 ? fonts[0] : fonts[1]);
       pango_layout_set_text (layout, lines[i], -1);
       int lw, lh;
       pango_layout_get_pixel_size (layout, &lw, &lh);
@@ -338,6 +334,11 @@ draw (PsDagWidget *self, cairo_t *cr, double width, double height)
   if (self->session && ps_session_get_selection (self->session, &sel_id) == PS_SELECTION_NODE)
     sel_box = ps_session_node_box (self->session, sel_id);
   gboolean text = self->zoom >= 0.45;
+  /* Label fonts in diagram points, so that they scale with the zoom. */
+  PangoFontDescription *fonts[2] = { pango_font_description_from_string ("Sans Bold"),
+                                     pango_font_description_from_string ("Sans") };
+  pango_font_description_set_absolute_size (fonts[0], 10 * PANGO_SCALE);
+  pango_font_description_set_absolute_size (fonts[1], 8.5 * PANGO_SCALE);
   for (uint32_t i = 0; i < s->n_nodes; i++)
     {
       const ps_scene_node *n = &s->nodes[i];
@@ -387,8 +388,10 @@ draw (PsDagWidget *self, cairo_t *cr, double width, double height)
           cairo_stroke (cr);
         }
       if (text && n->h * self->zoom >= 14)
-        draw_labels (self, cr, layout, s, n, fill);
+        draw_labels (self, cr, layout, fonts, s, n, fill);
     }
+  pango_font_description_free (fonts[0]);
+  pango_font_description_free (fonts[1]);
   cairo_restore (cr);
   g_object_unref (layout);
 }

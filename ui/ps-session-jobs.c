@@ -238,11 +238,24 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
       st->graph.nodes = st->nodes;
     }
 
-  const char *path = src->path ? src->path : "graph";
+  /* The device first: the planner schedules with its cost model. */
   ps_diag diag;
+  ps_diag_init (&diag, in->device);
+  int r = ps_device_find (&st->device, in->device, &diag);
+  if (r < 0)
+    {
+      st->error = diag_text (&diag);
+      ps_diag_free (&diag);
+      return g_steal_pointer (&st);
+    }
+  ps_diag_free (&diag);
+
+  const char *path = src->path ? src->path : "graph";
   ps_diag_init (&diag, path);
+  ps_plan_options options = in->options;
+  options.device = &st->device;
   double t0 = now_seconds ();
-  int r = ps_plan_build (&st->plan, &st->graph, &in->options, &diag);
+  r = ps_plan_build (&st->plan, &st->graph, &options, &diag);
   st->plan_seconds = now_seconds () - t0;
   if (r < 0)
     {
@@ -255,20 +268,9 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
 
-  ps_device dev;
-  ps_diag_init (&diag, in->device);
-  r = ps_device_find (&dev, in->device, &diag);
-  if (r < 0)
-    {
-      st->error = diag_text (&diag);
-      ps_diag_free (&diag);
-      return g_steal_pointer (&st);
-    }
-  ps_diag_free (&diag);
-
   t0 = now_seconds ();
   ps_timeline_init (&st->tl, PS_TL_SIMULATED);
-  r = ps_simulate (&st->plan, &dev, &st->tl);
+  r = ps_simulate (&st->plan, &st->device, &st->tl);
   if (r < 0)
     {
       st->error = g_strdup_printf ("simulation failed: %s", ps_strerror (r));

@@ -26,6 +26,7 @@ typedef struct {
    * array but the nodes, which carry the what-if choices. */
   ps_graph graph;
   ps_node *nodes; /* owned when the graph is a copy, else NULL */
+  ps_device device; /* the profile planned and simulated for (plan.options.device) */
   ps_plan plan;
   ps_timeline tl;
   ps_diagnosis dg;

@@ -12,7 +12,7 @@ ps__window_update_actions (PsWindow *self)
   GtkWidget *w = GTK_WIDGET (self);
   PsSession *s = self->session;
   gboolean plan = s && ps_session_get_plan (s) != NULL;
-  gboolean gpu = ps_session_gpu_available (NULL);
+  gboolean gpu = self->gpu_ok;
   gboolean busy = s && ps_session_get_busy (s);
   gboolean doc = s && ps_session_get_title (s) != NULL;
   gtk_widget_action_set_enabled (w, "window.export", plan);

@@ -90,7 +90,9 @@ open_done (GObject *source, GAsyncResult *result, gpointer data)
   GFile *file = g_task_get_task_data (task);
   if (!ps_session_load_finish (PS_SESSION (source), result, &error))
     {
-      ps__window_show_error (self, "The graph could not be opened", error->message);
+      /* Cancelling is not an error worth a dialog. */
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        ps__window_show_error (self, "The graph could not be opened", error->message);
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }

@@ -32,6 +32,7 @@ struct _PsWindow
   PsSession *session;
   GStrv device_names;
   gboolean updating;
+  gboolean gpu_ok; /* known once the GPU probe, run off the main thread, is back */
   char *last_error;
 };
 

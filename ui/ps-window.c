@@ -140,6 +140,24 @@ on_measured (PsWindow *self)
 }
 
 static void
+gpu_probe_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  char *reason = NULL;
+  gboolean ok = ps_session_gpu_available (&reason);
+  g_task_set_task_data (task, reason, g_free);
+  g_task_return_boolean (task, ok);
+}
+
+static void
+gpu_probed (GObject *source, GAsyncResult *result, gpointer data)
+{
+  PsWindow *self = PS_WINDOW (source);
+  self->gpu_ok = g_task_propagate_boolean (G_TASK (result), NULL);
+  gtk_widget_set_tooltip_text (self->gpu_button, g_task_get_task_data (G_TASK (result)));
+  ps__window_update_actions (self);
+}
+
+static void
 ps_window_dispose (GObject *object)
 {
   PsWindow *self = PS_WINDOW (object);
@@ -237,10 +255,11 @@ ps_window_init (PsWindow *self)
   g_signal_connect_swapped (self->session, "notify::busy",
                             G_CALLBACK (ps__window_update_actions), self);
 
-  char *reason = NULL;
-  ps_session_gpu_available (&reason);
-  gtk_widget_set_tooltip_text (self->gpu_button, reason);
-  g_free (reason);
+  /* Probing loads the CUDA driver, which can take a while: off the main
+   * thread, like every other job. */
+  gtk_widget_set_tooltip_text (self->gpu_button, "Looking for a usable GPU…");
+  g_autoptr (GTask) probe = g_task_new (self, NULL, gpu_probed, NULL);
+  g_task_run_in_thread (probe, gpu_probe_thread);
 
   g_autoptr (GtkCssProvider) css = gtk_css_provider_new ();
   gtk_css_provider_load_from_resource (css, "/io/github/planscope/Planscope/style.css");
