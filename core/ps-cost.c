@@ -112,7 +112,8 @@ kernel_parts (const ps_device *d, const ps_graph *g, const ps_node *n, double *c
   if (k) {
     blocks = (uint64_t) k->grid[0] * k->grid[1];
     blocks = blocks > UINT64_MAX / k->grid[2] ? UINT64_MAX : blocks * k->grid[2];
-    threads = (uint64_t) k->block[0] * k->block[1] * k->block[2];
+    threads = (uint64_t) k->block[0] * k->block[1];
+    threads = threads > UINT64_MAX / k->block[2] ? UINT64_MAX : threads * k->block[2];
   }
   ps_cost_occupancy (d, blocks, threads, frac, eff);
 }

@@ -8,7 +8,12 @@
  * (flattened in place, once per launch); node types planscope does not
  * model are kept as opaque nodes with a warning.  Edges are the dump's
  * edges; nodes are renumbered into a topological order, and a cycle is an
- * error that lists the nodes on it. */
+ * error that lists the nodes on it.  As for JSON graphs, an event wait
+ * depends on the latest earlier record of its event; a wait that no
+ * earlier node records becomes an empty node (with a warning).  Besides
+ * the limits of ps-graph.h, the names of the expanded nodes (each
+ * instance's nodes are named with the ids of all its launches) may take at
+ * most 1 GiB, so that a small dump cannot expand into gigabytes. */
 #ifndef PS_DOT_IMPORT_H
 #define PS_DOT_IMPORT_H
 

@@ -35,6 +35,27 @@
  * the gap between work on one stream, event latencies, and first-come
  * sharing of the SMs, each copy direction's engine and the host thread. */
 
+/* Variants of the streams pass (ps-schedule.c).  `order`: what a group
+ * does that would reach a busy resource before work placed earlier:
+ * nothing (it goes first, as the hardware would let it), wait for that
+ * work when it is no longer than the group (shortest first), or always
+ * wait.  `rank`: the makespan that priorities rank against: the lower
+ * bound, the makespan of a first pass, or whichever of the two gives the
+ * shorter modelled makespan. */
+enum { PS__ORDER_NONE, PS__ORDER_SHORTER, PS__ORDER_ALL };
+enum { PS__RANK_BOUND, PS__RANK_PASS, PS__RANK_BEST };
+typedef struct ps__variant {
+  uint8_t order, rank;
+  /* Serial list scheduling by priority alone, without resource profiles
+   * or time order: the device's latencies but no sharing. */
+  uint8_t untimed;
+} ps__variant;
+
+/* Graphs with at most this many groups are scheduled with every variant
+ * of PS__VARIANTS, each simulated (ps-sim.h), and the fastest is kept;
+ * larger ones get PS__VARIANT_LARGE. */
+#define PS__SEARCH_MAX_GROUPS 20000u
+
 typedef struct ps__planner {
   const ps_graph *g;
   ps_plan *p;
@@ -70,6 +91,7 @@ typedef struct ps__planner {
   uint8_t *chain_in;
 
   /* streams: the list schedule */
+  ps__variant var;
   uint32_t *order;   /* groups in issue order */
   uint32_t *gissue;  /* issue index of each group */
   uint16_t *gstream;
@@ -96,6 +118,10 @@ int ps__fuse (ps__planner *pl);
 int ps__schedule (ps__planner *pl);
 int ps__sync (ps__planner *pl);
 int ps__pool (ps__planner *pl);
+
+/* Undoes ps__sync: frees its arrays and empties the plan's steps and
+ * events, and its strings back to strings_len, for another schedule. */
+void ps__sync_undo (ps__planner *pl, uint32_t strings_len);
 
 /* Replays the vector clock of the group at issue index i: applies its
  * waits (planner waits, then a user wait's own record) to the clock of its

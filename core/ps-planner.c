@@ -8,6 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-sim.h"
+
+/* The variants the search tries, in order (ties keep the earlier one). */
+static const ps__variant variants[] = {
+  { PS__ORDER_SHORTER, PS__RANK_BOUND },
+  { PS__ORDER_SHORTER, PS__RANK_PASS },
+  { PS__ORDER_NONE, PS__RANK_BOUND },
+  { PS__ORDER_NONE, PS__RANK_PASS },
+  { PS__ORDER_NONE, PS__RANK_BOUND, 1 },
+};
+static const ps__variant variant_large = { PS__ORDER_SHORTER, PS__RANK_BOUND, 0 };
+
 
 int
 ps__planner_nomem (ps__planner *pl)
@@ -158,6 +170,67 @@ resolve_device (ps__planner *pl, const ps_plan_options *o)
   pl->dev = *ps_device_builtin (0);
 }
 
+/* The simulated makespan of the plan the sync pass has just emitted, or
+ * INFINITY when it cannot be simulated. */
+static double
+simulated (ps__planner *pl, int *rc)
+{
+  ps_sim s;
+  double ms = INFINITY;
+  *rc = ps_sim_init (&s, pl->p, &pl->dev);
+  if (*rc == PS_ENOMEM)
+    return ms;
+  if (*rc == 0 && ps_sim_run (&s, NULL, &ms) != 0)
+    ms = INFINITY;
+  if (*rc == 0)
+    ps_sim_free (&s);
+  *rc = 0;
+  return ms;
+}
+
+/* The streams pass, and for small graphs the search over its variants:
+ * each is scheduled, synchronised and simulated, and the fastest is
+ * scheduled again (the pass is deterministic).  *sim_ms: the simulated
+ * makespan of the chosen schedule, or -1 when there was no search. */
+static int
+streams (ps__planner *pl, double *sim_ms)
+{
+  *sim_ms = -1;
+  uint32_t lim = getenv ("PS_SEARCH_MAX") ? (uint32_t) atoi (getenv ("PS_SEARCH_MAX")) : PS__SEARCH_MAX_GROUPS;
+  if (pl->ng > lim) {
+    pl->var = variant_large;
+    if (getenv ("PS_LARGE")) {
+      const char *e = getenv ("PS_LARGE");
+      pl->var.order = e[0] - '0';
+      pl->var.rank = e[1] - '0';
+      pl->var.untimed = e[2] - '0';
+    }
+    return ps__schedule (pl);
+  }
+  uint32_t strings_len = pl->p->strings_len, n = sizeof variants / sizeof variants[0], best = 0;
+  double best_ms = INFINITY;
+  int rc;
+  for (uint32_t i = 0; i < n; i++) {
+    pl->var = variants[i];
+    if ((rc = ps__schedule (pl)) < 0 || (rc = ps__sync (pl)) < 0)
+      return rc;
+    double ms = simulated (pl, &rc);
+    ps__sync_undo (pl, strings_len);
+    if (rc < 0)
+      return ps__planner_nomem (pl);
+    if (ms < best_ms * (1 - 1e-9)) {
+      best_ms = ms;
+      best = i;
+    }
+  }
+  pl->var = variants[best];
+  if ((rc = ps__schedule (pl)) < 0)
+    return rc;
+  if (isfinite (best_ms))
+    *sim_ms = best_ms;
+  return 0;
+}
+
 int
 ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
 {
@@ -201,7 +274,8 @@ ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps
   if ((rc = ps__fuse (&pl)) < 0)
     goto out;
   ps__timing_mark ("fuse", &t);
-  if ((rc = ps__schedule (&pl)) < 0)
+  double sim_ms;
+  if ((rc = streams (&pl, &sim_ms)) < 0)
     goto out;
   ps__timing_mark ("streams", &t);
   if ((rc = ps__sync (&pl)) < 0)
@@ -209,7 +283,7 @@ ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps
   ps__timing_mark ("sync", &t);
   if ((rc = ps__pool (&pl)) < 0)
     goto out;
-  p->est_makespan_ns = pl.makespan;
+  p->est_makespan_ns = sim_ms >= 0 ? sim_ms : pl.makespan;
   ps__timing_mark ("memory", &t);
 out:
   planner_free (&pl);

@@ -28,7 +28,6 @@
 #include "ps-planner-private.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,6 +337,7 @@ typedef struct sched {
   uint32_t count[PS_MAX_STREAMS];
   uint32_t *known;          /* [s * S + t]: latest position of stream t that s waited for */
   uint8_t *recorded;        /* per group: has an event record after it */
+  uint8_t *evop;            /* per group: is_event_op */
   profile prof[PS_RES__COUNT];
   double last_arr[PS_RES__COUNT];
   uint32_t last_job[PS_RES__COUNT];
@@ -346,6 +346,8 @@ typedef struct sched {
   uint32_t lat_on[PS_MAX_STREAMS], touched[PS_MAX_STREAMS], nt;
 } sched;
 
+/* True for a user event_record or event_wait: the host issues it as an
+ * event call, and it takes no device time nor dispatch gap. */
 static bool
 is_event_op (const ps__planner *pl, uint32_t gi)
 {
@@ -380,7 +382,7 @@ evaluate (sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double b2,
 {
   const ps__planner *pl = sc->pl;
   const ps_device *d = sc->d;
-  bool evop = is_event_op (pl, gi);
+  bool evop = sc->evop[gi];
   uint32_t recs, waits = count_waits (sc, s, &recs);
   double ready = sc->free_at[s], other = s1 != s ? b1 : b2;
   if (other >= 0 && other + d->event_wait_ns > ready)
@@ -400,7 +402,7 @@ evaluate (sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double b2,
   uint8_t r = pl->gres[gi];
   double cost = pl->gcost[gi];
   out->arrive = a;
-  if (r == PS_RES_NONE || r >= PS_RES__COUNT || !(cost > 0)) {
+  if (r == PS_RES_NONE || r >= PS_RES__COUNT || !(cost > 0) || pl->var.untimed) {
     out->finish = a + (cost > 0 ? cost : 0);
     return;
   }
@@ -408,9 +410,8 @@ evaluate (sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double b2,
   bool conflict;
   out->finish = profile_eval (pr, a, pl->gfrac[gi], cost, &conflict);
   uint32_t x = sc->last_job[r];
-  if (getenv ("PS_NOCONFLICT"))
-    return;
-  if (!conflict || x == PS_NONE || pl->gstream[x] == s)
+  if (!conflict || x == PS_NONE || pl->gstream[x] == s || pl->var.order == PS__ORDER_NONE
+      || (pl->var.order == PS__ORDER_SHORTER && pl->gcost[x] > cost))
     return;
   /* Arriving first would take the resource from work planned before it:
    * wait for the last work on the resource instead. */
@@ -435,7 +436,7 @@ commit (sched *sc, uint32_t gi, const place *c)
   ps__planner *pl = sc->pl;
   const ps_device *d = sc->d;
   uint32_t s = c->stream, S = sc->S;
-  bool evop = is_event_op (pl, gi);
+  bool evop = sc->evop[gi];
   for (uint32_t i = 0; i < sc->nt; i++) {
     uint32_t t = sc->touched[i], u = sc->lat_on[t];
     if (t == s || pl->gpos[u] <= sc->known[(size_t) s * S + t])
@@ -462,7 +463,7 @@ commit (sched *sc, uint32_t gi, const place *c)
     sc->last_end[s] = c->finish;
 
   uint8_t r = pl->gres[gi];
-  if (!evop && r != PS_RES_NONE && r < PS_RES__COUNT && pl->gcost[gi] > 0) {
+  if (!evop && r != PS_RES_NONE && r < PS_RES__COUNT && pl->gcost[gi] > 0 && !pl->var.untimed) {
     profile *pr = &sc->prof[r];
     if (profile_add (pr, c->arrive, pl->gfrac[gi], c->finish) < 0)
       return PS_ENOMEM;
@@ -527,9 +528,6 @@ place_group (sched *sc, uint32_t gi)
   bool have = false;
   for (uint32_t s = lo; s < hi; s++) {
     evaluate (sc, gi, s, b1, s1, b2, &c);
-    if (getenv ("PS_SCHED_DEBUG2"))
-      fprintf (stderr, "   g%u s%u arr %.1f fin %.1f after %d\n", gi, s, c.arrive / 1e3,
-               c.finish / 1e3, (int) c.after);
     if (!have) {
       best = c;
       have = true;
@@ -542,10 +540,6 @@ place_group (sched *sc, uint32_t gi)
              && (s == s1 || c.waits < best.waits))
       best = c;
   }
-  if (getenv ("PS_SCHED_DEBUG"))
-    fprintf (stderr, "g%u res%u f%.2f c%.1f -> s%u arr %.1f fin %.1f after %d waits %u\n", gi,
-             pl->gres[gi], pl->gfrac[gi], pl->gcost[gi] / 1e3, best.stream, best.arrive / 1e3,
-             best.finish / 1e3, (int) best.after, best.waits);
   int rc = commit (sc, gi, &best);
   for (uint32_t k = 0; k < sc->nt; k++)
     sc->fin_on[sc->touched[k]] = -1;
@@ -617,7 +611,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
   }
 
   uint32_t issued = 0;
-  double ms = 0, T = 0;
+  double ms = 0, T = pl->var.untimed ? INFINITY : 0;
   double span = sc->d->dispatch_gap_ns + sc->d->event_wait_ns;
   if (span < 1)
     span = 1;
@@ -638,8 +632,8 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       heap *h = &q->ready[r];
       if (h->n == 0)
         continue;
-      double t = r == PS_RES_NONE ? T
-                                  : profile_next_free (&sc->prof[r], T, span,
+      double t = r == PS_RES_NONE || pl->var.untimed ? T
+                                                     : profile_next_free (&sc->prof[r], T, span,
                                                        0.5 * pl->gfrac[h->a[0]]);
       if (t > T) {
         if (t < next)
@@ -666,9 +660,6 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
     }
 
     uint32_t gi = heap_pop (&q->ready[best]);
-    if (getenv ("PS_SCHED_DEBUG"))
-      fprintf (stderr, "T %.1f pick g%u from r%d (%u ready) minfree %.1f\n", T / 1e3, gi, best,
-               q->ready[best].n + 1, min_free / 1e3);
     if ((rc = place_group (sc, gi)) < 0)
       return ps__planner_nomem (pl);
     if (pl->gfinish[gi] > ms)
@@ -698,6 +689,13 @@ ps__schedule (ps__planner *pl)
   double *key = malloc (n1 * sizeof *key);
   uint32_t *indeg = malloc (n1 * sizeof *indeg);
   q.ready_at = malloc (n1 * sizeof *q.ready_at);
+  free (pl->order);
+  free (pl->gissue);
+  free (pl->gstream);
+  free (pl->gpos);
+  free (pl->gstart);
+  free (pl->gfinish);
+  free (pl->gafter);
   pl->order = malloc (n1 * sizeof *pl->order);
   pl->gissue = malloc (n1 * sizeof *pl->gissue);
   pl->gstream = malloc (n1 * sizeof *pl->gstream);
@@ -713,32 +711,33 @@ ps__schedule (ps__planner *pl)
   sc->S = S;
   sc->known = calloc ((size_t) S * S, sizeof *sc->known);
   sc->recorded = calloc (n1, 1);
-  if (!sc->known || !sc->recorded)
+  sc->evop = malloc (n1);
+  if (!sc->known || !sc->recorded || !sc->evop)
     goto nomem;
+  for (uint32_t gi = 0; gi < ng; gi++)
+    sc->evop[gi] = is_event_op (pl, gi);
   for (int k = 0; k < PS_RES__COUNT; k++)
     if (profile_init (&sc->prof[k]) < 0)
       goto nomem;
   if ((rc = upward_ranks (pl, rank, pl->order)) < 0)
     goto out;
 
-  /* Pass 1 ranks against the makespan's lower bound; when the resources
-   * make the schedule much longer than that, pass 2 ranks against the
-   * makespan pass 1 reached, which trusts the critical path less and
-   * program order more.  The better one is kept. */
   double m1, m2;
   priorities (pl, rank, 0, key);
   if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
     goto out;
-  priorities (pl, rank, m1, key);
-  if ((rc = run_pass (pl, sc, &q, key, indeg, &m2)) < 0)
-    goto out;
-  if (m2 > m1 * (1 + 1e-9)) {
-    priorities (pl, rank, 0, key);
-    if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
+  pl->makespan = m1;
+  if (pl->var.rank != PS__RANK_BOUND) {
+    priorities (pl, rank, m1, key);
+    if ((rc = run_pass (pl, sc, &q, key, indeg, &m2)) < 0)
       goto out;
-    pl->makespan = m1;
-  } else {
     pl->makespan = m2;
+    if (pl->var.rank == PS__RANK_BEST && m2 > m1 * (1 + 1e-9)) {
+      priorities (pl, rank, 0, key);
+      if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
+        goto out;
+      pl->makespan = m1;
+    }
   }
   pl->SC = 1;
   for (uint32_t s = 0; s < S; s++)
@@ -753,6 +752,7 @@ out:
       free (sc->prof[k].v);
     free (sc->known);
     free (sc->recorded);
+    free (sc->evop);
     free (sc);
   }
   free (q.pending.a);

@@ -187,3 +187,23 @@ ps__sync (ps__planner *pl)
   int rc = decide (pl);
   return rc < 0 ? rc : emit (pl);
 }
+
+void
+ps__sync_undo (ps__planner *pl, uint32_t strings_len)
+{
+  free (pl->gevent);
+  free (pl->snap_of);
+  free (pl->wait_off);
+  free (pl->waits);
+  free (pl->snaps);
+  pl->gevent = pl->snap_of = pl->wait_off = pl->waits = pl->snaps = NULL;
+  ps_plan *p = pl->p;
+  for (uint32_t i = 0; i < p->n_step_nodes; i++)
+    if (p->step_nodes[i] < pl->n)
+      p->node_step[p->step_nodes[i]] = PS_NONE;
+  p->n_steps = 0;
+  p->n_step_nodes = 0;
+  p->n_events = pl->g->n_events;
+  p->n_event_pairs = 0;
+  p->strings_len = strings_len;
+}

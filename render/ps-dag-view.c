@@ -313,8 +313,21 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
     ret = ps_scene_str (s, ps_node_name (g, v), &sn->label);
     if (ret == 0)
       ret = ps_scene_str (s, node_detail (g, v, buf, sizeof buf), &sn->detail);
-    if (ret == 0)
+    if (ret == 0 && g->nodes[v].op == PS_OP_KERNEL && !t1[0]) {
+      /* No duration (an imported kernel): its launch configuration. */
+      const ps_kernel *k = &g->kernels[g->nodes[v].aux];
+      char dims[2][48];
+      const uint32_t *d3[2] = { k->grid, k->block };
+      for (int q = 0; q < 2; q++)
+        if (d3[q][1] == 1 && d3[q][2] == 1)
+          snprintf (dims[q], sizeof dims[q], "%u", d3[q][0]);
+        else
+          snprintf (dims[q], sizeof dims[q], "(%u,%u,%u)", d3[q][0], d3[q][1], d3[q][2]);
+      ret = ps_scene_strf (s, &sn->detail2, "<<<%s, %s, %u>>>%s%s", dims[0], dims[1], k->smem,
+                           t2[0] ? " \xc2\xb7 " : "", t2);
+    } else if (ret == 0) {
       ret = ps_scene_strf (s, &sn->detail2, "%s%s", t1, t2);
+    }
     if (ret == 0 && g->nodes[v].op == PS_OP_KERNEL) {
       const ps_kernel *k = &g->kernels[g->nodes[v].aux];
       ret = ps_scene_strf (s, &sn->tooltip, "%s: %s <<<(%u,%u,%u), (%u,%u,%u), %u>>> %s%s",
@@ -567,8 +580,9 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   char t[32];
   ps_format_ns (d->a.length_ns, t, sizeof t);
   char title[512];
-  int tk = snprintf (title, sizeof title, "%s \xe2\x80\x94 DAG: %u nodes, %u edges",
-                     g->name && *g->name ? g->name : "graph", n, g->n_edges);
+  int tk = snprintf (title, sizeof title, "%s \xe2\x80\x94 DAG: %u node%s, %u edge%s",
+                     g->name && *g->name ? g->name : "graph", n, n == 1 ? "" : "s", g->n_edges,
+                     g->n_edges == 1 ? "" : "s");
   if (d->p && tk > 0 && (size_t) tk < sizeof title)
     snprintf (title + tk, sizeof title - (size_t) tk, ", %u stream%s", d->p->streams_used,
               d->p->streams_used == 1 ? "" : "s");

@@ -6,11 +6,15 @@
  * event) dashed.  Plan view: the plan's steps clustered per stream in
  * issue order, with event record -> wait edges.
  *
- * Large graphs stay readable and fast: past `detail_boxes` boxes, fused
- * groups and straight chains (on one stream) become single boxes; past
- * `max_boxes`, the view becomes an overview with one box per stream and
- * band of levels (plan view: per stream and run of steps), with edge
- * counts.  Every box says how many nodes it stands for. */
+ * Large graphs stay readable and fast.  DAG view: past `detail_boxes`
+ * nodes, fused groups and straight chains (on one stream) become single
+ * boxes; past `max_boxes` boxes or `max_edges` edges (what Graphviz lays
+ * out in about a second), an overview with one box per stream and band of
+ * levels, placed on a grid without Graphviz.  Plan view: at most 240
+ * boxes, runs of steps between events merged, else one box per stream and
+ * chunk of consecutive steps; past 200 boxes it is laid out in lanes by
+ * issue order without Graphviz.  Every box says how many nodes or steps
+ * it stands for, merged edges how many they stand for. */
 #ifndef PS_DAG_VIEW_H
 #define PS_DAG_VIEW_H
 

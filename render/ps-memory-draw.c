@@ -13,7 +13,7 @@
 #define PLOT_W 1000.0
 #define POOL_H 380.0
 #define ROW_H 16.0
-#define MAX_ROWS 40
+#define MAX_ROWS 64
 #define AXIS_H 24.0
 #define GUTTER 70.0
 
@@ -144,6 +144,7 @@ typedef struct mem_pic {
   double pool_h;   /* 0 when nothing is pooled */
   uint32_t rows;   /* external rows */
   uint32_t *row;   /* per buffer: external row, or PS_NONE */
+  uint8_t crowded[MAX_ROWS]; /* rows where buffers had to overlap: no labels */
 } mem_pic;
 
 static double
@@ -239,7 +240,7 @@ draw_memory (ps_canvas *c, void *ctx)
     ps_paint pt = ps_paint_both (fill, ps_color_darker (fill), 0.6);
     pt.fill_alpha = 0.9;
     ps_canvas_rect (c, rx0, ry0, rx1 - rx0, ry1 - ry0, 0, &pt);
-    if (rx1 - rx0 > 30 && ry1 - ry0 > 10) {
+    if (rx1 - rx0 > 30 && ry1 - ry0 > 10 && !(ext && p->crowded[p->row[b]])) {
       char label[300];
       snprintf (label, sizeof label, "%s %s", ps_buffer_name (g, b),
                 ps_format_bytes ((double) g->buffers[b].bytes, a, sizeof a));
@@ -326,10 +327,16 @@ mem_pic_init (mem_pic *p, const ps_memory_map *m)
     while (r < p->rows && row_end[r] > x0 - 2)
       r++;
     if (r == p->rows) {
-      if (p->rows < MAX_ROWS)
+      if (p->rows < MAX_ROWS) {
         p->rows++;
-      else
-        r = i % MAX_ROWS; /* out of rows: overlap rather than grow */
+      } else {
+        /* Out of rows: overlap in the row that frees first. */
+        r = 0;
+        for (uint32_t k = 1; k < MAX_ROWS; k++)
+          if (row_end[k] < row_end[r])
+            r = k;
+        p->crowded[r] = 1;
+      }
     }
     row_end[r] = fmax (x1, x0 + 1);
     p->row[b] = r;
@@ -437,8 +444,12 @@ ps_memory_write_dot (const ps_memory_map *m, FILE *out)
     char label[300], sz[32];
     snprintf (label, sizeof label, "%s %s", ps_buffer_name (g, b),
               ps_format_bytes ((double) g->buffers[b].bytes, sz, sizeof sz));
+    ps_font f8 = { 8, false, false };
+    char fit[300];
     fprintf (out, "  b%u [label=", b);
-    dot_str (out, x1 - x0 > 30 && y1 - y0 > 10 ? label : "");
+    dot_str (out, x1 - x0 > 30 && y1 - y0 > 10 ? ps_text_fit (label, &f8, x1 - x0 - 8, fit,
+                                                               sizeof fit)
+                                               : "");
     fputs (", tooltip=", out);
     dot_str (out, label);
     fprintf (out, ", pos=\"%.2f,%.2f!\", width=%.4f, height=%.4f, fillcolor=\"#%06x\"];\n",

@@ -96,12 +96,15 @@ map_boxes (const ps_plan *p, mode m, uint32_t max_boxes, uint32_t *box, uint32_t
   for (uint32_t s = 0; s < p->n_steps; s++)
     len[p->steps[s].stream < ns ? p->steps[s].stream : 0]++;
   uint32_t per_stream = max_boxes / ns > 8 ? max_boxes / ns : 8;
+  if (per_stream > 24)
+    per_stream = 24; /* columns of the overview */
   *chunk = 1;
   for (uint32_t k = 0; k < ns; k++) {
     uint32_t c = (len[k] + per_stream - 1) / per_stream;
     if (c > *chunk)
       *chunk = c;
   }
+  uint32_t run = p->n_steps / 40 > 16 ? (p->n_steps + 39) / 40 : 16;
   uint32_t nb = 0;
   for (uint32_t s = 0; s < p->n_steps; s++) {
     const ps_step *st = &p->steps[s];
@@ -113,10 +116,14 @@ map_boxes (const ps_plan *p, mode m, uint32_t max_boxes, uint32_t *box, uint32_t
         box[s] = nb++;
         run_open[k] = 0;
       } else {
-        if (!run_open[k]) {
+        /* Runs are cut every `run` steps, so that a plan without events
+         * is not one box. */
+        if (!run_open[k] || pos[k] % run == 0) {
           last_box[k] = nb++;
           run_open[k] = 1;
+          pos[k] = 0;
         }
+        pos[k]++;
         box[s] = last_box[k];
       }
     } else {
@@ -137,12 +144,17 @@ map_boxes (const ps_plan *p, mode m, uint32_t max_boxes, uint32_t *box, uint32_t
  * planscope itself: Graphviz takes seconds on hundreds of boxes in
  * clusters. */
 #define LANES_ABOVE 200
+#define PLAN_BOXES 240
 
 /* One lane per stream cluster; columns by the longest path of stream
  * order and event edges that go forward in box order (boxes are numbered
- * in issue order of their first step, so that is nearly all of them). */
+ * in issue order of their first step, so that is nearly all of them).
+ * The overview (first != NULL) places boxes by issue order instead: a box
+ * whose first step is step i sits at i / chunk columns; chunk consecutive
+ * steps of one stream span at least chunk steps of the plan, so boxes of
+ * one lane stay a column apart. */
 static int
-place_lanes (ps_scene *s)
+place_lanes (ps_scene *s, const ps__vbox *first, uint32_t chunk)
 {
   uint32_t n = s->n_nodes, nc = s->n_clusters ? s->n_clusters : 1;
   uint32_t *rank = calloc (n, sizeof *rank);
@@ -163,9 +175,13 @@ place_lanes (ps_scene *s)
       if (s->edges[e].from < s->edges[e].to)
         in[off[s->edges[e].to + 1]++] = s->edges[e].from;
     for (uint32_t v = 0; v < n; v++) {
-      for (uint32_t i = off[v]; i < off[v + 1]; i++)
-        if (rank[in[i]] + 1 > rank[v])
-          rank[v] = rank[in[i]] + 1;
+      if (first) {
+        rank[v] = first[v].first / (chunk ? chunk : 1);
+      } else {
+        for (uint32_t i = off[v]; i < off[v + 1]; i++)
+          if (rank[in[i]] + 1 > rank[v])
+            rank[v] = rank[in[i]] + 1;
+      }
       if (rank[v] + 1 > ranks)
         ranks = rank[v] + 1;
     }
@@ -180,8 +196,17 @@ place_lanes (ps_scene *s)
       col_w[rank[v]] = fmax (col_w[rank[v]], s->nodes[v].w);
       lane_h[lane] = fmax (lane_h[lane], s->nodes[v].h);
     }
-    for (uint32_t r = 1; r < ranks; r++)
-      col_x[r] = col_x[r - 1] + col_w[r - 1] / 2 + 30 + col_w[r] / 2;
+    if (first) {
+      /* Even columns, as wide as the widest box. */
+      double w = 0;
+      for (uint32_t r = 0; r < ranks; r++)
+        w = fmax (w, col_w[r]);
+      for (uint32_t r = 0; r < ranks; r++)
+        col_x[r] = r * (w + 30);
+    } else {
+      for (uint32_t r = 1; r < ranks; r++)
+        col_x[r] = col_x[r - 1] + col_w[r - 1] / 2 + 30 + col_w[r] / 2;
+    }
     for (uint32_t k = 1; k < nc; k++)
       lane_y[k] = lane_y[k - 1] + lane_h[k - 1] / 2 + 60 + lane_h[k] / 2;
     for (uint32_t v = 0; v < n; v++) {
@@ -320,17 +345,14 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
   if (ret < 0)
     goto out;
 
-  mode m = MODE_FULL;
-  uint32_t nb;
-  if (n > o->detail_boxes) {
-    m = MODE_COLLAPSED;
-    nb = map_boxes (p, m, o->max_boxes, box, &chunk);
-    if (nb != PS_NONE && nb > o->max_boxes) {
-      m = MODE_OVERVIEW;
-      nb = map_boxes (p, m, o->max_boxes / 4 > 64 ? o->max_boxes / 4 : 64, box, &chunk);
-    }
-  } else {
-    nb = map_boxes (p, m, o->max_boxes, box, &chunk);
+  /* A plan reads along its streams, so a picture much wider than a
+   * screen helps nobody: at most PLAN_BOXES boxes, else the overview. */
+  uint32_t most = o->max_boxes < PLAN_BOXES ? o->max_boxes : PLAN_BOXES;
+  mode m = n > most ? MODE_COLLAPSED : MODE_FULL;
+  uint32_t nb = map_boxes (p, m, most, box, &chunk);
+  if (nb != PS_NONE && m == MODE_COLLAPSED && nb > most) {
+    m = MODE_OVERVIEW;
+    nb = map_boxes (p, m, most, box, &chunk);
   }
   if (nb == PS_NONE) {
     ret = PS_ENOMEM;
@@ -424,6 +446,9 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     ret = ps__view_add_edges (s, edges, ne);
   if (ret < 0)
     goto out;
+  if (m == MODE_OVERVIEW)
+    for (uint32_t e = 0; e < s->n_edges; e++)
+      s->edges[e].label = PS_NONE; /* widths tell the counts */
 
   char t[32], t2[32], note[400];
   const ps_graph *g = p->graph;
@@ -451,8 +476,8 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
   s->fast = nb > o->fast_boxes;
   if (ret == 0)
     ps_scene_size_nodes (s);
-  if (ret == 0 && nb > LANES_ABOVE)
-    ret = place_lanes (s);
+  if (ret == 0 && (nb > LANES_ABOVE || m == MODE_OVERVIEW))
+    ret = place_lanes (s, m == MODE_OVERVIEW ? boxes : NULL, chunk);
 
 out:
   free (crit);

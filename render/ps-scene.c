@@ -316,8 +316,20 @@ dot_label (FILE *out, const ps_scene *s, const ps_scene_node *n)
   fputc ('"', out);
 }
 
+/* For pinned scenes: the top of the drawing, to flip y (DOT's y points
+ * up). */
+static double
+pinned_top (const ps_scene *s)
+{
+  double top = 0;
+  for (uint32_t i = 0; i < s->n_nodes; i++)
+    if (s->nodes[i].y + s->nodes[i].h / 2 > top)
+      top = s->nodes[i].y + s->nodes[i].h / 2;
+  return top;
+}
+
 static void
-dot_node (FILE *out, const ps_scene *s, uint32_t i, const char *indent)
+dot_node (FILE *out, const ps_scene *s, uint32_t i, const char *indent, double top)
 {
   const ps_scene_node *n = &s->nodes[i];
   fprintf (out, "%sn%u [label=", indent, i);
@@ -339,12 +351,19 @@ dot_node (FILE *out, const ps_scene *s, uint32_t i, const char *indent)
   }
   if (n->rank_group != PS_NONE)
     fprintf (out, ", group=g%u", n->rank_group);
+  if (s->pinned)
+    fprintf (out, ", pos=\"%.1f,%.1f!\"", n->x, top - n->y);
   fputs ("];\n", out);
 }
 
 int
 ps_scene_write_dot (const ps_scene *s, FILE *out)
 {
+  double top = s->pinned ? pinned_top (s) : 0;
+  if (s->pinned)
+    fputs ("// An overview with positions pinned: neato -n2 draws it as planscope does;\n"
+           "// dot lays it out anew.\n",
+           out);
   fputs ("digraph planscope {\n  graph [", out);
   if (s->title != PS_NONE) {
     fputs ("label=", out);
@@ -387,7 +406,7 @@ ps_scene_write_dot (const ps_scene *s, FILE *out)
     nfirst[c] = i;
   }
   for (uint32_t i = nfirst[nc]; i != PS_NONE; i = nnext[i])
-    dot_node (out, s, i, "  ");
+    dot_node (out, s, i, "  ", top);
   uint32_t sp = 0;
   stack[sp++] = nc;
   stack[sp++] = first[nc];
@@ -410,7 +429,7 @@ ps_scene_write_dot (const ps_scene *s, FILE *out)
     char indent[160];
     snprintf (indent, sizeof indent, "%*s", ind + 2 < 150 ? ind + 2 : 150, "");
     for (uint32_t i = nfirst[k]; i != PS_NONE; i = nnext[i])
-      dot_node (out, s, i, indent);
+      dot_node (out, s, i, indent, top);
     stack[sp++] = k;
     stack[sp++] = first[k];
   }

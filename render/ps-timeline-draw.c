@@ -449,8 +449,11 @@ ps_timeline_write_dot (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out)
     char label[256];
     ps_timeline_span_label (tl, i, label, sizeof label);
     uint32_t fill = ps_color_span_kind ((ps_span_kind) s->kind);
+    /* Labels cut to the box, as in the pictures (8 pt in the DOT too). */
+    ps_font f8 = { 8, false, false };
+    char fit[300];
     fprintf (out, "  s%u [label=", i);
-    dot_str (out, w > 24 ? label : "");
+    dot_str (out, w > 24 ? ps_text_fit (label, &f8, w - 8, fit, sizeof fit) : "");
     fputs (", tooltip=", out);
     dot_str (out, label);
     fprintf (out, ", pos=\"%.2f,%.2f!\", width=%.4f, height=%.4f, fillcolor=\"#%06x\"%s];\n",

@@ -370,12 +370,13 @@ core_limits_dot_expansion (void **state)
   expect_error (dot, o, "more nodes than the limit", 0);
   free (dot);
 
-  /* 2^21 nodes is within the limit, but their names (each with the ids of
-   * 21 nested instances) would need over 4 GiB: refused at once too, with
-   * a clear message, rather than after filling memory. */
+  /* 2^21 nodes is within the node limit, but their names (each with the
+   * ids of 21 nested instances) would need over 4 GiB, over the 1 GiB that
+   * the importer allows for them: refused at once too, with a clear
+   * message, rather than after filling memory. */
   size_t len;
   dot = doubling_dump (22, 100, &len);
-  expect_error (dot, len, "names of the expanded nodes exceed 4 GiB", 0);
+  expect_error (dot, len, "names of the expanded nodes exceed 1 GiB", 0);
   free (dot);
 
   /* 2^10 nodes: fine. */

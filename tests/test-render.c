@@ -602,12 +602,14 @@ render_dag_structure (void **state)
 /* ---- large graphs -------------------------------------------------------- */
 
 static void
-gen_plan (ps_gen_shape shape, uint32_t nodes, ps_graph *g, ps_plan *p)
+gen_plan (ps_gen_shape shape, uint32_t nodes, bool extras, ps_graph *g, ps_plan *p)
 {
   ps_gen_options go;
   ps_gen_options_init (&go);
   go.shape = shape;
   go.nodes = nodes;
+  if (!extras)
+    go.events = go.barriers = go.conditionals = go.pins = false;
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream (&text, &len);
@@ -645,17 +647,23 @@ static void
 render_large_graphs (void **state)
 {
   (void) state;
+  /* collapsed: the DAG view is laid out by Graphviz with fused groups and
+   * chains as boxes (else it is the overview grid). */
   static const struct {
     ps_gen_shape shape;
     uint32_t nodes;
-  } cases[] = { { PS_GEN_LAYERED, 10000 }, { PS_GEN_CHAIN, 3000 }, { PS_GEN_TRANSFORMER, 10000 },
-                { PS_GEN_LAYERED, 100000 } };
+    bool extras, collapsed;
+  } cases[] = { { PS_GEN_LAYERED, 10000, true, false },
+                { PS_GEN_CHAIN, 3000, true, false },
+                { PS_GEN_CHAIN, 3000, false, true },
+                { PS_GEN_TRANSFORMER, 10000, true, false },
+                { PS_GEN_LAYERED, 100000, true, false } };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     if (SANITIZED && cases[c].nodes > 10000)
       continue; /* the same code as 10k; only slower under ASan */
     ps_graph g;
     ps_plan p;
-    gen_plan (cases[c].shape, cases[c].nodes, &g, &p);
+    gen_plan (cases[c].shape, cases[c].nodes, cases[c].extras, &g, &p);
     ps_view_options o;
     ps_view_options_init (&o);
     for (int view = 0; view < 2; view++) {
@@ -676,6 +684,9 @@ render_large_graphs (void **state)
                ps_gen_shape_name (cases[c].shape), view ? "plan" : "dag", g.n_nodes, s.n_nodes,
                s.n_edges, t, s.layout_seconds);
       assert_true (s.n_nodes <= o.max_boxes);
+      assert_true (s.n_nodes < (view == 0 ? g.n_nodes : p.n_steps));
+      if (view == 0)
+        assert_int_equal (s.pinned, !cases[c].collapsed);
       check_counts (&s, view == 0 ? g.n_nodes : p.n_steps);
       /* The target: a 10k-node graph in at most 2 s. */
       if (!SANITIZED)

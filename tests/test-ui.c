@@ -450,7 +450,12 @@ ui_screenshot_in_process (void **state)
   assert_true (w >= 1000 && h >= 600);
   /* A window with a drawn DAG and timeline has many colours (text
    * anti-aliasing, stream colours); a blank one has a handful. */
-  assert_true (colours > 100);
+  if (colours <= 100)
+    {
+      g_autofree char *keep = g_build_filename (g_get_current_dir (), "ui-blank-window.png", NULL);
+      g_rename (path, keep);
+      fail_msg ("only %u colours in the window (kept as %s)", colours, keep);
+    }
   close_window (win);
 }
 
@@ -699,6 +704,8 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_gpu_measured),
 #endif
   };
+  if (g_getenv ("PS_UI_TEST_FILTER"))
+    cmocka_set_test_filter (g_getenv ("PS_UI_TEST_FILTER"));
   int r = cmocka_run_group_tests_name ("/ui", tests, NULL, NULL);
   /* Leave no files behind. */
   g_autoptr (GDir) d = g_dir_open (tmpdir, 0, NULL);

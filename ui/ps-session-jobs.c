@@ -371,6 +371,8 @@ ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
   ps_timeline_init (&res.timeline, PS_TL_MEASURED);
   ps_profile_result_free (&res);
   m->node_span = ps__node_spans (&m->tl, state->graph.n_nodes);
+  for (uint32_t i = 0; i < m->tl.n_spans; i++)
+    m->max_duration_ns = MAX (m->max_duration_ns, m->tl.spans[i].end_ns - m->tl.spans[i].start_ns);
   m->gpu_name = name;
   return m;
 }

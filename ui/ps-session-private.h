@@ -45,6 +45,7 @@ typedef struct {
   PsPlanState *state;
   ps_timeline tl; /* moved out of the profiler's result */
   guint32 *node_span;
+  double max_duration_ns;
   char *gpu_name;
 } PsMeasured;
 

@@ -274,9 +274,7 @@ ps_session_node_color (PsSession *self, guint node)
         double d = ps_session_node_duration (self, node);
         double max = self->state ? self->state->max_duration_ns : 0;
         if (self->measured)
-          for (uint32_t s = 0; s < self->measured->tl.n_spans; s++)
-            max = MAX (max, self->measured->tl.spans[s].end_ns
-                                - self->measured->tl.spans[s].start_ns);
+          max = MAX (max, self->measured->max_duration_ns);
         if (d < 0 || max <= 0)
           return 0xe0e0e0;
         /* A log scale, so that short kernels do not all look the same. */
