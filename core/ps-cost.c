@@ -118,10 +118,15 @@ kernel_parts (const ps_device *d, const ps_graph *g, const ps_node *n, double *c
   ps_cost_occupancy (d, blocks, threads, frac, eff);
 }
 
-void
-ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
+/* The cost of node v; for a kernel also its roofline's compute time and
+ * its launch's efficiency (kernel_parts), which fused groups need. */
+static void
+node_cost (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out, double *compute_ns,
+           double *efficiency)
 {
   memset (out, 0, sizeof *out);
+  *compute_ns = 0;
+  *efficiency = 1;
   if (v >= g->n_nodes)
     return;
   const ps_node *n = &g->nodes[v];
@@ -135,6 +140,8 @@ ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
     out->resource = PS_RES_SM;
     out->sm_fraction = frac;
     out->ns = given ? given_ns : fmax (c, m) / eff;
+    *compute_ns = c;
+    *efficiency = eff;
     break;
   }
   case PS_OP_MEMCPY: {
@@ -203,6 +210,13 @@ ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
 }
 
 void
+ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
+{
+  double c, e;
+  node_cost (d, g, v, out, &c, &e);
+}
+
+void
 ps_cost_nodes (const ps_device *d, const ps_graph *g, double *ns)
 {
   for (uint32_t v = 0; v < g->n_nodes; v++) {
@@ -225,18 +239,17 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
       continue;
     const ps_node *n = &g->nodes[v];
     ps_cost c;
-    ps_cost_node (d, g, v, &c);
+    double cc, e;
+    node_cost (d, g, v, &c, &cc, &e);
     if (c.skipped)
       continue;
     sum += c.ns;
     flops += c.flops;
     bytes += c.bytes;
     if (n->op == PS_OP_KERNEL) {
-      double cc, m, f, e, fl, by;
-      kernel_parts (d, g, n, &cc, &m, &fl, &by, &f, &e);
       compute += (n->flags & PS_NODE_HAS_COST) ? 0 : cc / e;
-      if (f > frac)
-        frac = f;
+      if (c.sm_fraction > frac)
+        frac = c.sm_fraction;
       if (!any_eff || e > eff)
         eff = e;
       any_eff = true;

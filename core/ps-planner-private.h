@@ -49,12 +49,20 @@ typedef struct ps__variant {
   /* Serial list scheduling by priority alone, without resource profiles
    * or time order: the device's latencies but no sharing. */
   uint8_t untimed;
+  uint16_t streams; /* streams to use, <= options.streams; 0: all */
 } ps__variant;
 
-/* Graphs with at most this many groups are scheduled with every variant
- * of PS__VARIANTS, each simulated (ps-sim.h), and the fastest is kept;
- * larger ones get PS__VARIANT_LARGE. */
+/* The search of ps-planner.c: graphs of at most PS__SEARCH_MAX_GROUPS
+ * groups are scheduled with several variants, each simulated (ps-sim.h),
+ * and the fastest is kept; larger ones get one variant.  The variants are
+ * the first PS__SEARCH_FEW_VARIANTS of the list, all of them for at most
+ * PS__SEARCH_ALL_VARIANTS groups; each runs on the stream count asked for
+ * and on one fewer, or on every count from 1 when groups x streams is at
+ * most PS__SEARCH_ALL_STREAMS. */
 #define PS__SEARCH_MAX_GROUPS 20000u
+#define PS__SEARCH_ALL_VARIANTS 1024u
+#define PS__SEARCH_FEW_VARIANTS 3u
+#define PS__SEARCH_ALL_STREAMS 1024u
 
 typedef struct ps__planner {
   const ps_graph *g;

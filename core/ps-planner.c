@@ -12,11 +12,11 @@
 
 /* The variants the search tries, in order (ties keep the earlier one). */
 static const ps__variant variants[] = {
-  { PS__ORDER_SHORTER, PS__RANK_BOUND },
-  { PS__ORDER_SHORTER, PS__RANK_PASS },
-  { PS__ORDER_NONE, PS__RANK_BOUND },
-  { PS__ORDER_NONE, PS__RANK_PASS },
-  { PS__ORDER_NONE, PS__RANK_BOUND, 1 },
+  { PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 },
+  { PS__ORDER_NONE, PS__RANK_BOUND, 0, 0 },
+  { PS__ORDER_NONE, PS__RANK_BOUND, 1, 0 },
+  { PS__ORDER_SHORTER, PS__RANK_PASS, 0, 0 },
+  { PS__ORDER_NONE, PS__RANK_PASS, 0, 0 },
 };
 static const ps__variant variant_large = { PS__ORDER_SHORTER, PS__RANK_BOUND, 0 };
 
@@ -188,42 +188,73 @@ simulated (ps__planner *pl, int *rc)
   return ms;
 }
 
-/* The streams pass, and for small graphs the search over its variants:
- * each is scheduled, synchronised and simulated, and the fastest is
- * scheduled again (the pass is deterministic).  *sim_ms: the simulated
+/* A fingerprint of the schedule in pl: issue order, streams and
+ * resource-order waits (FNV-1a over their values). */
+static uint64_t
+schedule_hash (const ps__planner *pl)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t i = 0; i < pl->ng; i++) {
+    uint32_t gi = pl->order[i];
+    uint64_t x = ((uint64_t) gi << 32) ^ ((uint64_t) pl->gstream[gi] << 16) ^ pl->gafter[gi];
+    h = (h ^ x) * 1099511628211ull;
+  }
+  return h;
+}
+
+/* The streams pass, and for graphs of at most PS__SEARCH_MAX_GROUPS groups
+ * the search: every variant, on the given stream count and one fewer (on
+ * every stream count from 1 up for small graphs, so that more streams never
+ * simulate slower), is scheduled, synchronised and simulated, and the
+ * fastest is scheduled again (the pass is deterministic).  Schedules equal
+ * to one already simulated are not simulated again.  *sim_ms: the simulated
  * makespan of the chosen schedule, or -1 when there was no search. */
 static int
 streams (ps__planner *pl, double *sim_ms)
 {
   *sim_ms = -1;
-  uint32_t lim = getenv ("PS_SEARCH_MAX") ? (uint32_t) atoi (getenv ("PS_SEARCH_MAX")) : PS__SEARCH_MAX_GROUPS;
-  if (pl->ng > lim) {
+  if (pl->ng > PS__SEARCH_MAX_GROUPS) {
     pl->var = variant_large;
-    if (getenv ("PS_LARGE")) {
-      const char *e = getenv ("PS_LARGE");
-      pl->var.order = e[0] - '0';
-      pl->var.rank = e[1] - '0';
-      pl->var.untimed = e[2] - '0';
-    }
     return ps__schedule (pl);
   }
-  uint32_t strings_len = pl->p->strings_len, n = sizeof variants / sizeof variants[0], best = 0;
+  uint32_t n_var = sizeof variants / sizeof variants[0];
+  if (pl->ng > PS__SEARCH_ALL_VARIANTS)
+    n_var = PS__SEARCH_FEW_VARIANTS;
+  uint32_t lo = (uint64_t) pl->ng * pl->S <= PS__SEARCH_ALL_STREAMS ? 1 : pl->S - (pl->S > 1);
+  for (uint32_t gi = 0; gi < pl->ng; gi++)
+    if (pl->gpin[gi] >= 0 && (uint32_t) pl->gpin[gi] + 1 > lo)
+      lo = (uint32_t) pl->gpin[gi] + 1;
+
+  uint32_t strings_len = pl->p->strings_len, n_seen = 0;
+  uint64_t seen[PS_MAX_STREAMS * (sizeof variants / sizeof variants[0])];
+  ps__variant best = variants[0];
   double best_ms = INFINITY;
   int rc;
-  for (uint32_t i = 0; i < n; i++) {
-    pl->var = variants[i];
-    if ((rc = ps__schedule (pl)) < 0 || (rc = ps__sync (pl)) < 0)
-      return rc;
-    double ms = simulated (pl, &rc);
-    ps__sync_undo (pl, strings_len);
-    if (rc < 0)
-      return ps__planner_nomem (pl);
-    if (ms < best_ms * (1 - 1e-9)) {
-      best_ms = ms;
-      best = i;
+  for (uint32_t S = pl->S; S >= lo; S--)
+    for (uint32_t i = 0; i < n_var; i++) {
+      pl->var = variants[i];
+      pl->var.streams = (uint16_t) S;
+      if ((rc = ps__schedule (pl)) < 0)
+        return rc;
+      uint64_t h = schedule_hash (pl);
+      bool dup = false;
+      for (uint32_t k = 0; k < n_seen && !dup; k++)
+        dup = seen[k] == h;
+      if (dup)
+        continue;
+      seen[n_seen++] = h;
+      if ((rc = ps__sync (pl)) < 0)
+        return rc;
+      double ms = simulated (pl, &rc);
+      ps__sync_undo (pl, strings_len);
+      if (rc < 0)
+        return ps__planner_nomem (pl);
+      if (ms < best_ms * (1 - 1e-9)) {
+        best_ms = ms;
+        best = pl->var;
+      }
     }
-  }
-  pl->var = variants[best];
+  pl->var = best;
   if ((rc = ps__schedule (pl)) < 0)
     return rc;
   if (isfinite (best_ms))

@@ -137,6 +137,7 @@ cycle:
 static void
 priorities (const ps__planner *pl, const double *rank, double m, double *key)
 {
+  uint32_t S = pl->var.streams ? pl->var.streams : pl->S;
   double total = 0, cp = 0;
   for (uint32_t gi = 0; gi < pl->ng; gi++) {
     total += pl->gcost[gi];
@@ -144,10 +145,10 @@ priorities (const ps__planner *pl, const double *rank, double m, double *key)
       cp = rank[gi];
   }
   if (m <= 0)
-    m = total / pl->S > cp ? total / pl->S : cp;
+    m = total / S > cp ? total / S : cp;
   double prefix = 0;
   for (uint32_t gi = 0; gi < pl->ng; gi++) {
-    double latest = m - rank[gi], in_order = prefix / pl->S;
+    double latest = m - rank[gi], in_order = prefix / S;
     key[gi] = latest < in_order ? latest : in_order;
     prefix += pl->gcost[gi];
   }
@@ -376,11 +377,12 @@ count_waits (const sched *sc, uint32_t s, uint32_t *records)
   return k;
 }
 
-/* Where and when group gi would run on stream s. */
+/* When group gi would arrive on stream s, ready to take its resource, and
+ * the host time of its issue. */
 static void
-evaluate (sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double b2, place *out)
+arrive (const sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double b2, place *out,
+        double *submit_out)
 {
-  const ps__planner *pl = sc->pl;
   const ps_device *d = sc->d;
   bool evop = sc->evop[gi];
   uint32_t recs, waits = count_waits (sc, s, &recs);
@@ -392,24 +394,57 @@ evaluate (sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double b2,
   out->stream = s;
   out->waits = waits;
   out->after = PS_NONE;
+  *submit_out = submit;
   if (evop) {
-    out->arrive = out->finish = ready > submit ? ready : submit;
+    out->arrive = ready > submit ? ready : submit;
     return;
   }
   if (sc->last_end[s] >= 0 && sc->last_end[s] + d->dispatch_gap_ns > ready)
     ready = sc->last_end[s] + d->dispatch_gap_ns;
-  double a = ready > submit + d->launch_latency_ns ? ready : submit + d->launch_latency_ns;
+  out->arrive = ready > submit + d->launch_latency_ns ? ready : submit + d->launch_latency_ns;
+}
+
+/* Recently evaluated arrivals on the profile of the group being placed. */
+typedef struct eval_cache {
+  double a[4], fin[4];
+  bool conflict[4];
+  uint32_t n;
+} eval_cache;
+
+static double
+cached_eval (eval_cache *ec, const profile *pr, double a, double f, double d, bool *conflict)
+{
+  for (uint32_t i = 0; i < ec->n && i < 4; i++)
+    if (ec->a[i] == a) {
+      *conflict = ec->conflict[i];
+      return ec->fin[i];
+    }
+  double fin = profile_eval (pr, a, f, d, conflict);
+  uint32_t i = ec->n++ % 4;
+  ec->a[i] = a;
+  ec->fin[i] = fin;
+  ec->conflict[i] = *conflict;
+  return fin;
+}
+
+/* When group gi, arriving as c says, would finish: it shares its resource
+ * with the work already placed; see the top of the file for the
+ * resource-order wait. */
+static void
+finish (const sched *sc, uint32_t gi, double submit, eval_cache *ec, place *c)
+{
+  const ps__planner *pl = sc->pl;
+  const ps_device *d = sc->d;
   uint8_t r = pl->gres[gi];
-  double cost = pl->gcost[gi];
-  out->arrive = a;
-  if (r == PS_RES_NONE || r >= PS_RES__COUNT || !(cost > 0) || pl->var.untimed) {
-    out->finish = a + (cost > 0 ? cost : 0);
+  double cost = pl->gcost[gi], a = c->arrive;
+  if (sc->evop[gi] || r == PS_RES_NONE || r >= PS_RES__COUNT || !(cost > 0) || pl->var.untimed) {
+    c->finish = a + (cost > 0 && !sc->evop[gi] ? cost : 0);
     return;
   }
   const profile *pr = &sc->prof[r];
   bool conflict;
-  out->finish = profile_eval (pr, a, pl->gfrac[gi], cost, &conflict);
-  uint32_t x = sc->last_job[r];
+  c->finish = cached_eval (ec, pr, a, pl->gfrac[gi], cost, &conflict);
+  uint32_t x = sc->last_job[r], s = c->stream;
   if (!conflict || x == PS_NONE || pl->gstream[x] == s || pl->var.order == PS__ORDER_NONE
       || (pl->var.order == PS__ORDER_SHORTER && pl->gcost[x] > cost))
     return;
@@ -423,10 +458,10 @@ evaluate (sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double b2,
     a2 = submit + extra + d->launch_latency_ns;
   if (a > a2)
     a2 = a;
-  out->arrive = a2;
-  out->finish = profile_eval (pr, a2, pl->gfrac[gi], cost, &conflict);
-  out->after = x;
-  out->waits += extra > 0;
+  c->arrive = a2;
+  c->finish = cached_eval (ec, pr, a2, pl->gfrac[gi], cost, &conflict);
+  c->after = x;
+  c->waits += extra > 0;
 }
 
 /* Places group gi as chosen: stream state, host time, waits, resources. */
@@ -473,7 +508,9 @@ commit (sched *sc, uint32_t gi, const place *c)
     }
   }
   /* No later work arrives before the host has issued it, nor before its
-   * stream is free. */
+   * stream is free: what lies before that is forgotten, now and then. */
+  if ((sc->count[s] & 31) != 0)
+    return 0;
   double horizon = sc->free_at[0];
   for (uint32_t t = 1; t < S; t++)
     if (sc->free_at[t] < horizon)
@@ -524,20 +561,45 @@ place_group (sched *sc, uint32_t gi)
     lo = (uint32_t) pin;
     hi = lo + 1;
   }
-  place best = { 0 }, c;
-  bool have = false;
+  /* Arrivals first; then finishes in order of arrival, which stops at
+   * the first stream that cannot finish by the best finish so far (a
+   * group never finishes earlier than its arrival plus its cost). */
+  place cand[PS_MAX_STREAMS];
+  double submit[PS_MAX_STREAMS];
+  uint32_t idx[PS_MAX_STREAMS], n = 0;
+  bool fresh = false;
   for (uint32_t s = lo; s < hi; s++) {
-    evaluate (sc, gi, s, b1, s1, b2, &c);
-    if (!have) {
+    /* Unused streams are all alike: the lowest stands for them all. */
+    if (sc->count[s] == 0) {
+      if (fresh)
+        continue;
+      fresh = true;
+    }
+    arrive (sc, gi, s, b1, s1, b2, &cand[n], &submit[n]);
+    uint32_t j = n;
+    for (; j > 0 && cand[idx[j - 1]].arrive > cand[n].arrive; j--)
+      idx[j] = idx[j - 1];
+    idx[j] = n++;
+  }
+  if (n == 0) /* a pin beyond the streams: ps__plan_check_options refused it */
+    return PS_EINVAL;
+  double cost = sc->evop[gi] || !(pl->gcost[gi] > 0) ? 0 : pl->gcost[gi];
+  eval_cache ec = { .n = 0 };
+  place best = cand[idx[0]];
+  for (uint32_t k = 0; k < n; k++) {
+    place c = cand[idx[k]];
+    double eps = 1e-9 * (best.finish > 1 ? best.finish : 1);
+    if (k > 0 && c.arrive + cost > best.finish + eps)
+      break;
+    finish (sc, gi, submit[idx[k]], &ec, &c);
+    if (k == 0) {
       best = c;
-      have = true;
       continue;
     }
-    double eps = 1e-9 * (c.finish > 1 ? c.finish : 1);
     if (c.finish < best.finish - eps)
       best = c;
     else if (c.finish <= best.finish + eps && best.stream != s1
-             && (s == s1 || c.waits < best.waits))
+             && (c.stream == s1 || c.waits < best.waits))
       best = c;
   }
   int rc = commit (sc, gi, &best);
@@ -661,7 +723,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
 
     uint32_t gi = heap_pop (&q->ready[best]);
     if ((rc = place_group (sc, gi)) < 0)
-      return ps__planner_nomem (pl);
+      return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
     if (pl->gfinish[gi] > ms)
       ms = pl->gfinish[gi];
     pl->gissue[gi] = issued;
@@ -680,7 +742,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
 int
 ps__schedule (ps__planner *pl)
 {
-  uint32_t ng = pl->ng, S = pl->S, n1 = ng ? ng : 1;
+  uint32_t ng = pl->ng, S = pl->var.streams ? pl->var.streams : pl->S, n1 = ng ? ng : 1;
   int rc = 0;
   sched *sc = calloc (1, sizeof *sc);
   queues q;

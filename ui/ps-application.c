@@ -60,7 +60,7 @@ finish (PsApplication *self, int status)
 }
 
 /* Seconds to draw a widget and render it into a texture, as a frame
- * would (the memory map at the timeline's size when it is not shown). */
+ * would. */
 static double
 time_redraw (GtkWidget *w)
 {
@@ -93,24 +93,31 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
   double now = (g_get_monotonic_time () - self->t_start) / 1e6;
   if (self->phase == 1)
     {
-      if (self->timing)
-        {
-          fprintf (stderr, "planscope: first complete picture after %.3f s\n", now);
-          /* One redraw of each view, rendered off screen. */
-          static const char *const views[] = { "dag", "timeline", "memory" };
-          for (guint i = 0; i < G_N_ELEMENTS (views); i++)
-            fprintf (stderr, "planscope: redraw of the %s view %.1f ms\n", views[i],
-                     time_redraw (ps_window_get_part (self->window, views[i])) * 1e3);
-        }
       if (self->screenshot)
         {
           g_autoptr (GError) error = NULL;
-          if (!ps_window_save_png (self->window, self->screenshot, &error))
+          if (!ps_window_save_png (self->window, self->screenshot, &error)
+              && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PENDING))
+            {
+              /* Not drawn yet after all: try after the next frame. */
+              gtk_widget_queue_draw (GTK_WIDGET (self->window));
+              return;
+            }
+          if (error)
             {
               fprintf (stderr, "planscope: %s\n", error->message);
               finish (self, 1);
               return;
             }
+        }
+      if (self->timing)
+        {
+          fprintf (stderr, "planscope: first complete picture after %.3f s\n", now);
+          /* One redraw of each view, rendered off screen. */
+          static const char *const views[] = { "dag", "timeline" };
+          for (guint i = 0; i < G_N_ELEMENTS (views); i++)
+            fprintf (stderr, "planscope: redraw of the %s view %.1f ms\n", views[i],
+                     time_redraw (ps_window_get_part (self->window, views[i])) * 1e3);
         }
       if (!self->timing)
         {

@@ -16,17 +16,22 @@ ps_window_save_png (PsWindow *self, const char *path, GError **error)
       return FALSE;
     }
   g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (w);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  /* An opaque background, as a window manager would show the window. */
-  gtk_snapshot_append_color (snapshot, &(GdkRGBA){ 1, 1, 1, 1 },
-                             &GRAPHENE_RECT_INIT (0, 0, width, height));
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
-  if (!node)
+  GtkSnapshot *content = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, content, width, height);
+  GskRenderNode *window = gtk_snapshot_free_to_node (content);
+  if (!window)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the window drew nothing");
+      /* GTK has no picture of a window that is waiting for its size. */
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PENDING, "the window has not been drawn yet");
       return FALSE;
     }
+  /* An opaque background, as a window manager would show the window. */
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gtk_snapshot_append_color (snapshot, &(GdkRGBA){ 1, 1, 1, 1 },
+                             &GRAPHENE_RECT_INIT (0, 0, width, height));
+  gtk_snapshot_append_node (snapshot, window);
+  gsk_render_node_unref (window);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
   GdkTexture *texture = gsk_renderer_render_texture (renderer, node,
                                                      &GRAPHENE_RECT_INIT (0, 0, width, height));
   gsk_render_node_unref (node);
