@@ -6,19 +6,22 @@
 #include "ps-verify.h"
 
 static const char plan_usage[] =
-  "Usage: planscope-cli plan FILE [--streams N] [--no-fusion] [--timing] [--json]\n"
+  "Usage: planscope-cli plan FILE [--streams N] [--no-fusion] [--device NAME] [--timing]\n"
+  "                          [--json]\n"
   "\n"
   "Compile a graph (planscope JSON; FILE '-' reads standard input) into an\n"
   "execution plan and print it.\n"
   "\n"
   "  --streams N    use at most N streams (1-64, default 4)\n"
   "  --no-fusion    do not fuse element-wise kernels\n"
+  "  --device NAME  schedule for this device profile: h200, a100, rtx4090 or a\n"
+  "                 .json profile; default: the graph's \"device\", else h200\n"
   "  --timing       print the wall time of every pass on stderr\n"
   "  --json         print the plan document of spec/cli.md instead of text\n"
   "  -h, --help     show this help\n";
 
 static const char verify_usage[] =
-  "Usage: planscope-cli verify FILE [--streams N] [--no-fusion] [--timing]\n"
+  "Usage: planscope-cli verify FILE [--streams N] [--no-fusion] [--device NAME] [--timing]\n"
   "\n"
   "Build the plan and check it independently of the planner: every dependency\n"
   "ordered by stream order or events, pins and the stream count honoured, and\n"
@@ -27,15 +30,32 @@ static const char verify_usage[] =
   "\n"
   "  --streams N    use at most N streams (1-64, default 4)\n"
   "  --no-fusion    do not fuse element-wise kernels\n"
+  "  --device NAME  schedule for this device profile: h200, a100, rtx4090 or a\n"
+  "                 .json profile; default: the graph's \"device\", else h200\n"
   "  --timing       print the wall time of every pass on stderr\n"
   "  -h, --help     show this help\n";
 
-/* Parses FILE, the plan options and (for plan) --json.  Returns -1 when
- * the arguments are fine, else the exit code. */
+/* Finds the profile --device names (errors on stderr). */
+static int
+find_device (ps_device *dev, const char *name)
+{
+  ps_diag diag;
+  ps_diag_init (&diag, name);
+  int rc = ps_device_find (dev, name, &diag);
+  ps_diag_print (&diag, stderr);
+  if (rc < 0 && diag.errors == 0)
+    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
+  ps_diag_free (&diag);
+  return rc;
+}
+
+/* Parses FILE, the plan options, --device (into *dev) and (for plan)
+ * --json.  Returns -1 when the arguments are fine, else the exit code. */
 static int
 parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
-            bool *json)
+            ps_device *dev, bool *json)
 {
+  const char *device = NULL;
   bool opts_done = false;
   cli_plan_args_init (a);
   for (int i = 1; i < argc; i++) {
@@ -63,10 +83,22 @@ parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_
       *json = true;
       continue;
     }
+    const char *val;
+    if ((m = cli_option_value (cmd, argc, argv, &i, "--device", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      device = val;
+      continue;
+    }
     return cli_usage_error (cmd, "unknown option '%s'", arg);
   }
   if (!a->file)
     return cli_usage_error (cmd, "missing FILE");
+  if (device) {
+    if (find_device (dev, device) < 0)
+      return CLI_FAILED;
+    a->options.device = dev;
+  }
   return -1;
 }
 
@@ -74,8 +106,9 @@ int
 cli_plan_main (int argc, char **argv)
 {
   cli_plan_args a;
+  ps_device dev;
   bool json = false;
-  int ret = parse_args ("plan", plan_usage, argc, argv, &a, &json);
+  int ret = parse_args ("plan", plan_usage, argc, argv, &a, &dev, &json);
   if (ret >= 0)
     return ret;
 
@@ -123,7 +156,8 @@ int
 cli_verify_main (int argc, char **argv)
 {
   cli_plan_args a;
-  int ret = parse_args ("verify", verify_usage, argc, argv, &a, NULL);
+  ps_device dev;
+  int ret = parse_args ("verify", verify_usage, argc, argv, &a, &dev, NULL);
   if (ret >= 0)
     return ret;
 

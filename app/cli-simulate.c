@@ -24,8 +24,8 @@ static const char usage[] =
   "  --streams N          maximum streams (1-64, default 4)\n"
   "  --no-fusion          do not fuse element-wise kernels\n"
   "  --timing             per-pass wall time on stderr\n"
-  "  --device NAME        device profile: h200 (default), a100, rtx4090, or a .json\n"
-  "                       profile; default: the graph's \"device\", else h200\n"
+  "  --device NAME        device profile to plan for and simulate: h200, a100, rtx4090,\n"
+  "                       or a .json profile; default: the graph's \"device\", else h200\n"
   "  --json               print the timeline document (planscope-timeline)\n"
   "  --trace OUT          also write a Chrome trace (opens in Perfetto)\n"
   "  --sweep-streams A..B print the makespan for A to B streams, with and without\n"
@@ -216,15 +216,23 @@ ps_cli_simulate (int argc, char **argv)
   memset (&p, 0, sizeof p);
   int rc = CLI_FAILED;
   ps_device dev;
+  /* The planner schedules for the device simulated: the one named, else
+   * the graph's, which the planner finds the same way. */
   if (range) {
     if (cli_load_graph (&g, a.file, a.timing) != CLI_OK || load_device (&dev, device, &g) < 0)
       goto out;
+    a.options.device = &dev;
     rc = sweep (&g, &a, &dev, lo, hi, json);
     if (rc == CLI_OK)
       rc = cli_finish_stdout ();
     goto out;
   }
-  if (cli_load_and_plan (&g, &p, &a) != CLI_OK || load_device (&dev, device, &g) < 0)
+  if (device) {
+    if (load_device (&dev, device, &g) < 0)
+      goto out;
+    a.options.device = &dev;
+  }
+  if (cli_load_and_plan (&g, &p, &a) != CLI_OK || (!device && load_device (&dev, NULL, &g) < 0))
     goto out;
 
   double t0 = cli_now ();

@@ -9,8 +9,8 @@
 
 /* The default cost model.  It is deliberately crude: a roofline for
  * kernels and a bandwidth per copy direction, plus a fixed launch overhead.
- * The device model of the simulator replaces it; only relative sizes
- * matter for the critical path and slack. */
+ * The planner and the simulator use the device model (ps-cost.h); for
+ * the critical path and slack only relative sizes matter. */
 #define KERNEL_FLOPS_PER_NS 50e3     /* 50 TFLOP/s */
 #define DEVICE_BYTES_PER_NS 3e3      /* 3 TB/s: kernel traffic, memset */
 #define HOST_LINK_BYTES_PER_NS 50.0  /* 50 GB/s: h2d, d2h */

@@ -19,8 +19,11 @@ typedef struct ps_analysis {
   uint32_t n_levels;
 } ps_analysis;
 
-/* The default duration of a node when the graph gives no cost_ns: a simple
- * bandwidth/throughput model (replaced by the device model later).
+/* A crude default duration of a node when the graph gives no cost_ns: a
+ * simple bandwidth/throughput model with no device.  The planner and the
+ * simulator use the device model of ps-cost.h instead (ps_cost_nodes gives
+ * a `cost` array for ps_analysis_run); this one serves callers that have
+ * no device at hand.
  *   kernel:  max(flops / 50 TFLOP/s, traffic / 3 TB/s) + 2 us launch, where
  *            traffic is traffic_bytes or else the bytes of every read and
  *            written buffer;

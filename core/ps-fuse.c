@@ -376,8 +376,9 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
   return ps__plan_add_string (pl->p, buf, off);
 }
 
-/* Group costs and fused names.  A fused group costs what the simulator
- * charges for its step (ps_cost_group); it runs on the SMs. */
+/* Group costs and fused names: what the simulator charges for each step
+ * (ps_cost_node, or ps_cost_group for a fused one, which runs on the SMs),
+ * computed here once per node rather than per node and again per group. */
 static int
 group_costs (ps__planner *pl)
 {
@@ -389,10 +390,12 @@ group_costs (ps__planner *pl)
     uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];
     pl->gfunc[gi] = PS_NONE;
     if (b1 - b0 == 1) {
-      uint32_t v = pl->gm[b0];
-      pl->gcost[gi] = pl->cost[v];
-      pl->gres[gi] = pl->nres[v];
-      pl->gfrac[gi] = pl->nfrac[v];
+      ps_cost c;
+      ps_cost_node (&pl->dev, g, pl->gm[b0], &c);
+      double f = c.resource == PS_RES_SM ? c.sm_fraction : 1;
+      pl->gcost[gi] = c.ns;
+      pl->gres[gi] = c.ns > 0 && c.resource < PS_RES__COUNT ? c.resource : PS_RES_NONE;
+      pl->gfrac[gi] = (float) (f > 1e-6 ? (f < 1 ? f : 1) : 1e-6);
       continue;
     }
     if (!sc.readers && ps_cost_scratch_init (&sc, g) < 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ps-analysis.h"
+#include "ps-cost.h"
 #include "ps-jsonw.h"
 
 /* ---- JSON ---- */
@@ -353,12 +354,18 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   if (p->pool_lower_bound > 0)
     fprintf (out, ", %.2fx", (double) p->pool_bytes / (double) p->pool_lower_bound);
   fputs (")\n", out);
+  /* Both from the device model the plan was scheduled for. */
+  const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
   fputs ("  est. makespan   ", out);
   put_time (out, p->est_makespan_ns);
-  fputc ('\n', out);
+  fprintf (out, " on %s (%s)\n", dev->name,
+           p->est_simulated ? "simulated" : "list schedule; simulate refines it");
 
   ps_analysis a;
-  if (ps_analysis_run (&a, g, NULL) == 0) {
+  double *cost = malloc ((g->n_nodes ? g->n_nodes : 1) * sizeof *cost);
+  if (cost)
+    ps_cost_nodes (dev, g, cost);
+  if (cost && ps_analysis_run (&a, g, cost) == 0) {
     fputs ("  critical path   ", out);
     put_name_list (out, g, a.critical, a.n_critical, " -> ", 12);
     fprintf (out, " (%u node%s, ", a.n_critical, a.n_critical == 1 ? "" : "s");
@@ -366,6 +373,7 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
     fputs (")\n", out);
     ps_analysis_free (&a);
   }
+  free (cost);
 out:
   free (link);
   free (order);

@@ -51,7 +51,8 @@ typedef struct ps_plan {
   uint64_t *offsets;    /* per buffer: pool offset, UINT64_MAX when external */
   uint64_t pool_bytes;
   uint64_t pool_lower_bound; /* peak of simultaneously live pooled bytes */
-  double est_makespan_ns;    /* from the planner's schedule, on `device` */
+  double est_makespan_ns;    /* on `device`: simulated, or the schedule's estimate */
+  bool est_simulated;        /* est_makespan_ns is this plan's simulated makespan (ps-sim.h) */
   ps_device device;          /* the profile the plan was scheduled for */
 
   char *strings;        /* fused kernel names etc. */

@@ -2,17 +2,24 @@
  *
  * The passes share one ps__planner context of dense arrays:
  *
- *   analyse  (ps-planner.c)   a topological order and a duration per node;
+ *   analyse  (ps-planner.c)   a topological order;
  *   fuse     (ps-fuse.c)      convex element-wise groups, contracted into a
- *                             graph of groups with deduplicated CSR edges;
- *   streams  (ps-schedule.c)  HEFT-like list scheduling of the groups on at
- *                             most options.streams streams, pins honoured;
+ *                             graph of groups with deduplicated CSR edges,
+ *                             and each group's duration and resource on
+ *                             the device;
+ *   streams  (ps-schedule.c)  resource-aware list scheduling of the groups
+ *                             on at most options.streams streams, pins
+ *                             honoured; for graphs that are not too large,
+ *                             several variants simulated, the fastest kept
+ *                             (ps-planner.c);
  *   sync     (ps-sync.c)      the minimal event set by vector clocks, and
  *                             the plan's steps in issue order;
  *   memory   (ps-pool.c)      pool offsets that share bytes only across
  *                             happens-before, and the lower bound.
  *
- * Every pass is O((V + E) log V) or better.  Not installed; core/ only. */
+ * Every pass is O((V + E) log V) or better (the streams pass times the
+ * streams; the search a bounded number of times).  Not installed; core/
+ * only. */
 #ifndef PS_PLANNER_PRIVATE_H
 #define PS_PLANNER_PRIVATE_H
 
@@ -37,13 +44,14 @@
 
 /* Variants of the streams pass (ps-schedule.c).  `order`: what a group
  * does that would reach a busy resource before work placed earlier:
- * nothing (it goes first, as the hardware would let it), wait for that
- * work when it is no longer than the group (shortest first), or always
- * wait.  `rank`: the makespan that priorities rank against: the lower
- * bound, the makespan of a first pass, or whichever of the two gives the
- * shorter modelled makespan. */
-enum { PS__ORDER_NONE, PS__ORDER_SHORTER, PS__ORDER_ALL };
-enum { PS__RANK_BOUND, PS__RANK_PASS, PS__RANK_BEST };
+ * nothing (it goes first, as the hardware lets it), or wait for the last
+ * work on the resource when that work is no longer than the group
+ * (shortest first).  `rank`: the makespan the priorities
+ * rank against: the lower bound, or the makespan of a first pass (which
+ * trusts the critical path less and program order more when the resources
+ * stretch the schedule). */
+enum { PS__ORDER_NONE, PS__ORDER_SHORTER };
+enum { PS__RANK_BOUND, PS__RANK_PASS };
 typedef struct ps__variant {
   uint8_t order, rank;
   /* Serial list scheduling by priority alone, without resource profiles
@@ -56,9 +64,12 @@ typedef struct ps__variant {
  * groups are scheduled with several variants, each simulated (ps-sim.h),
  * and the fastest is kept; larger ones get one variant.  The variants are
  * the first PS__SEARCH_FEW_VARIANTS of the list, all of them for at most
- * PS__SEARCH_ALL_VARIANTS groups; each runs on the stream count asked for
- * and on one fewer, or on every count from 1 when groups x streams is at
- * most PS__SEARCH_ALL_STREAMS. */
+ * PS__SEARCH_ALL_VARIANTS groups.  Each runs on the stream count asked for
+ * and on one fewer, and on fewer still while fewer streams keep winning;
+ * when groups x streams is at most PS__SEARCH_ALL_STREAMS, on every count
+ * from 1 up, so that more streams never simulate slower.  (Fewer streams
+ * can win: every cross-stream dependency costs event calls on the host and
+ * an event latency, and the greedy placement is not optimal.) */
 #define PS__SEARCH_MAX_GROUPS 20000u
 #define PS__SEARCH_ALL_VARIANTS 1024u
 #define PS__SEARCH_FEW_VARIANTS 3u
@@ -76,9 +87,6 @@ typedef struct ps__planner {
   /* analyse */
   uint32_t *topo; /* node ids in topological order */
   uint32_t *tpos; /* position of each node in topo */
-  double *cost;   /* duration of each node, ns (ps_cost_node) */
-  uint8_t *nres;  /* its ps_resource; PS_RES_NONE when it takes no time */
-  float *nfrac;   /* its share of the SMs (1 for other resources) */
 
   /* fuse: groups [0, ng), each a set of nodes that becomes one step */
   uint32_t ng;

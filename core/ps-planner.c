@@ -1,7 +1,7 @@
 /* ps-planner.c: the full compile pipeline (see ps-planner-private.h): runs
- * the passes in order, times them, and owns the shared context.  The
- * analyse pass lives here: a topological order, and the duration and
- * resource of every node from the device cost model. */
+ * the passes in order, times them, owns the shared context, resolves the
+ * device of the cost model and searches the variants of the streams pass.
+ * The analyse pass lives here: a topological order. */
 #include "ps-planner-private.h"
 
 #include <math.h>
@@ -18,8 +18,7 @@ static const ps__variant variants[] = {
   { PS__ORDER_SHORTER, PS__RANK_PASS, 0, 0 },
   { PS__ORDER_NONE, PS__RANK_PASS, 0, 0 },
 };
-static const ps__variant variant_large = { PS__ORDER_SHORTER, PS__RANK_BOUND, 0 };
-
+static const ps__variant variant_large = { PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 };
 
 int
 ps__planner_nomem (ps__planner *pl)
@@ -34,9 +33,6 @@ planner_free (ps__planner *pl)
 {
   free (pl->topo);
   free (pl->tpos);
-  free (pl->cost);
-  free (pl->nres);
-  free (pl->nfrac);
   free (pl->node_group);
   free (pl->gm_off);
   free (pl->gm);
@@ -87,9 +83,9 @@ csr_ok (const ps_graph *g)
   return true;
 }
 
-/* A topological order (the node ids themselves when every edge points
- * forward, as in loaded graphs, else Kahn's algorithm) and the cost of
- * every node on the device. */
+/* A topological order: the node ids themselves when every edge points
+ * forward, as in loaded graphs, else Kahn's algorithm.  (Durations come
+ * with the groups, in ps-fuse.c.) */
 static int
 analyse (ps__planner *pl)
 {
@@ -97,10 +93,7 @@ analyse (ps__planner *pl)
   uint32_t n = pl->n, nn = n ? n : 1;
   pl->topo = malloc (nn * sizeof *pl->topo);
   pl->tpos = malloc (nn * sizeof *pl->tpos);
-  pl->cost = malloc (nn * sizeof *pl->cost);
-  pl->nres = malloc (nn * sizeof *pl->nres);
-  pl->nfrac = malloc (nn * sizeof *pl->nfrac);
-  if (!pl->topo || !pl->tpos || !pl->cost || !pl->nres || !pl->nfrac)
+  if (!pl->topo || !pl->tpos)
     return ps__planner_nomem (pl);
 
   bool forward = true;
@@ -134,15 +127,6 @@ analyse (ps__planner *pl)
     }
     for (uint32_t i = 0; i < n; i++)
       pl->tpos[pl->topo[i]] = i;
-  }
-
-  for (uint32_t v = 0; v < n; v++) {
-    ps_cost c;
-    ps_cost_node (&pl->dev, g, v, &c);
-    pl->cost[v] = c.ns;
-    pl->nres[v] = c.ns > 0 && c.resource < PS_RES__COUNT ? c.resource : PS_RES_NONE;
-    double f = c.resource == PS_RES_SM ? c.sm_fraction : 1;
-    pl->nfrac[v] = (float) (f > 1e-6 ? (f < 1 ? f : 1) : 1e-6);
   }
   return 0;
 }
@@ -203,11 +187,10 @@ schedule_hash (const ps__planner *pl)
 }
 
 /* The streams pass, and for graphs of at most PS__SEARCH_MAX_GROUPS groups
- * the search: every variant, on the given stream count and one fewer (on
- * every stream count from 1 up for small graphs, so that more streams never
- * simulate slower), is scheduled, synchronised and simulated, and the
- * fastest is scheduled again (the pass is deterministic).  Schedules equal
- * to one already simulated are not simulated again.  *sim_ms: the simulated
+ * the search (ps-planner-private.h): each variant on each stream count
+ * tried is scheduled, synchronised and simulated, and the fastest is
+ * scheduled again (the pass is deterministic).  Schedules equal to one
+ * already simulated are not simulated again.  *sim_ms: the simulated
  * makespan of the chosen schedule, or -1 when there was no search. */
 static int
 streams (ps__planner *pl, double *sim_ms)
@@ -221,16 +204,19 @@ streams (ps__planner *pl, double *sim_ms)
   if (pl->ng > PS__SEARCH_ALL_VARIANTS)
     n_var = PS__SEARCH_FEW_VARIANTS;
   uint32_t lo = (uint64_t) pl->ng * pl->S <= PS__SEARCH_ALL_STREAMS ? 1 : pl->S - (pl->S > 1);
+  uint32_t floor = 1; /* pins need their stream */
   for (uint32_t gi = 0; gi < pl->ng; gi++)
-    if (pl->gpin[gi] >= 0 && (uint32_t) pl->gpin[gi] + 1 > lo)
-      lo = (uint32_t) pl->gpin[gi] + 1;
+    if (pl->gpin[gi] >= 0 && (uint32_t) pl->gpin[gi] + 1 > floor)
+      floor = (uint32_t) pl->gpin[gi] + 1;
 
   uint32_t strings_len = pl->p->strings_len, n_seen = 0;
   uint64_t seen[PS_MAX_STREAMS * (sizeof variants / sizeof variants[0])];
   ps__variant best = variants[0];
   double best_ms = INFINITY;
   int rc;
-  for (uint32_t S = pl->S; S >= lo; S--)
+  bool improved = true;
+  for (uint32_t S = pl->S; S >= floor && (S >= lo || improved); S--) {
+    improved = false;
     for (uint32_t i = 0; i < n_var; i++) {
       pl->var = variants[i];
       pl->var.streams = (uint16_t) S;
@@ -252,8 +238,10 @@ streams (ps__planner *pl, double *sim_ms)
       if (ms < best_ms * (1 - 1e-9)) {
         best_ms = ms;
         best = pl->var;
+        improved = S < pl->S;
       }
     }
+  }
   pl->var = best;
   if ((rc = ps__schedule (pl)) < 0)
     return rc;
@@ -285,6 +273,7 @@ ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps
   }
 
   ps__planner pl;
+  double sim_ms = -1;
   memset (&pl, 0, sizeof pl);
   pl.g = g;
   pl.p = p;
@@ -305,7 +294,6 @@ ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps
   if ((rc = ps__fuse (&pl)) < 0)
     goto out;
   ps__timing_mark ("fuse", &t);
-  double sim_ms;
   if ((rc = streams (&pl, &sim_ms)) < 0)
     goto out;
   ps__timing_mark ("streams", &t);
@@ -315,6 +303,7 @@ ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps
   if ((rc = ps__pool (&pl)) < 0)
     goto out;
   p->est_makespan_ns = sim_ms >= 0 ? sim_ms : pl.makespan;
+  p->est_simulated = sim_ms >= 0;
   ps__timing_mark ("memory", &t);
 out:
   planner_free (&pl);

@@ -1,67 +1,80 @@
 /* ps-schedule.c: the streams pass: list scheduling of the contracted
  * graph with streams as processors, timed by the device model.
  *
- * A group's priority comes from its upward rank (its cost plus the largest
- * rank of its successors), so the critical path goes first, but work never
- * falls far behind program order (see priorities()).  Ready groups leave a
- * binary heap in priority order, which is also the issue order, and each
- * goes on the stream where it would finish earliest.  "Finish" follows the
- * simulator's rules (ps-sim.h): the host issues steps one after another
- * (a launch, an event call), work starts no earlier than its issue plus the
- * launch latency, a dispatch gap after the previous work of its stream and
- * an event latency after a predecessor on another stream, and then shares
- * its resource (the SMs, a copy direction's engine, the host thread) first
- * come, first served with the work that arrived before it.  Every resource
- * keeps a profile of the capacity the scheduled work holds over time, so a
- * kernel that fills the GPU delays the next one, copies queue per
- * direction and overlap with compute, and small kernels share the SMs.
+ * Timing follows the simulator's rules (ps-sim.h): the host issues steps
+ * one after another (a launch, an event call), work starts no earlier
+ * than its issue plus the launch latency, a dispatch gap after the
+ * previous work of its stream and an event latency after a predecessor on
+ * another stream, and then shares its resource (the SMs, a copy
+ * direction's engine, the host thread) first come, first served with the
+ * work that arrived before it.  Every resource keeps a profile of the
+ * share the placed work holds over time, so a kernel that fills the GPU
+ * delays the next one, copies queue per direction and overlap with
+ * compute, and small kernels share the SMs.
  *
- * First come, first served means arrival order, not issue order: a group
- * that would reach a busy resource before work scheduled earlier (which
- * then finishes later than planned) instead waits for the last work
- * scheduled on that resource (gafter, an event like any dependency), or
- * goes to a stream where it arrives later anyway, whichever finishes
- * first.  Ties go to the stream of the latest-finishing predecessor
- * (chains stay together), then to fewer waits, then to the lowest stream.
- * Pinned groups go on their stream.  O((V + E) log V + V S (S + R)), where
- * R is the number of resource changes a group's run spans. */
+ * Groups are placed in time order (run_pass): at each decision time the
+ * ready groups of a resource compete by priority, which comes from the
+ * upward rank (cost plus the largest rank of the successors: critical
+ * work first) but never falls far behind program order (priorities()).
+ * The group goes on the stream where it would finish earliest; ties go to
+ * the stream of its latest-finishing predecessor (chains stay together),
+ * then to fewer waits, then to the earliest arrival.  Pinned groups go on
+ * their stream.
+ *
+ * First come, first served is arrival order, not placement order: a group
+ * whose data was ready long ago may reach a busy resource before work
+ * placed earlier.  Depending on the variant (ps-planner-private.h) it then
+ * waits for the last work placed on the resource (gafter, an event like
+ * any dependency) when that work is no longer than itself (shortest
+ * first), or it simply goes first, as the hardware would let it.
+ *
+ * O((V + E) log V + V S (S + R)), R being the number of share changes a
+ * group's run spans on its resource's profile. */
 #include "ps-planner-private.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A binary heap of groups by key, smaller first; the keys live in the
+ * entries, which keeps the sifting in cache on large graphs. */
+typedef struct hent {
+  double key;
+  uint32_t id;
+} hent;
+
 typedef struct heap {
-  uint32_t *a;
+  hent *a;
   uint32_t n, cap;
-  const double *key; /* smaller first */
+  const double *key; /* where a pushed group's key comes from */
 } heap;
 
 /* Groups are numbered in topological order of their first member, so the
  * id breaks ties in program order. */
 static inline bool
-heap_before (const heap *h, uint32_t x, uint32_t y)
+hent_before (hent x, hent y)
 {
-  if (h->key[x] != h->key[y])
-    return h->key[x] < h->key[y];
-  return x < y;
+  if (x.key != y.key)
+    return x.key < y.key;
+  return x.id < y.id;
 }
 
 static int
-heap_push (heap *h, uint32_t x)
+heap_push (heap *h, uint32_t id)
 {
   if (h->n == h->cap) {
     uint32_t cap = h->cap ? h->cap * 2 : 64;
-    uint32_t *a = cap > h->cap ? realloc (h->a, (size_t) cap * sizeof *a) : NULL;
+    hent *a = cap > h->cap ? realloc (h->a, (size_t) cap * sizeof *a) : NULL;
     if (!a)
       return PS_ENOMEM;
     h->a = a;
     h->cap = cap;
   }
+  hent x = { h->key[id], id };
   uint32_t i = h->n++;
   while (i > 0) {
     uint32_t parent = (i - 1) / 2;
-    if (!heap_before (h, x, h->a[parent]))
+    if (!hent_before (x, h->a[parent]))
       break;
     h->a[i] = h->a[parent];
     i = parent;
@@ -73,14 +86,15 @@ heap_push (heap *h, uint32_t x)
 static uint32_t
 heap_pop (heap *h)
 {
-  uint32_t top = h->a[0], x = h->a[--h->n], i = 0;
+  uint32_t top = h->a[0].id, i = 0;
+  hent x = h->a[--h->n];
   for (;;) {
     uint32_t c = 2 * i + 1;
     if (c >= h->n)
       break;
-    if (c + 1 < h->n && heap_before (h, h->a[c + 1], h->a[c]))
+    if (c + 1 < h->n && hent_before (h->a[c + 1], h->a[c]))
       c++;
-    if (!heap_before (h, h->a[c], x))
+    if (!hent_before (h->a[c], x))
       break;
     h->a[i] = h->a[c];
     i = c;
@@ -185,11 +199,15 @@ profile_init (profile *pr)
   return 0;
 }
 
-/* The segment that holds time t >= v[head].t. */
+/* The segment that holds time t >= v[head].t.  Most times asked for are
+ * near the end, so the last few segments are tried first. */
 static uint32_t
 profile_find (const profile *pr, double t)
 {
   uint32_t lo = pr->head, hi = pr->n - 1;
+  for (uint32_t k = 0; k < 4 && hi > lo; k++, hi--)
+    if (pr->v[hi].t <= t)
+      return hi;
   if (pr->v[hi].t <= t)
     return hi;
   while (lo + 1 < hi) { /* v[lo].t <= t < v[hi].t */
@@ -290,12 +308,14 @@ profile_add (profile *pr, double a, double f, double fin)
   return 0;
 }
 
-/* Forgets the segments that end at or before t. */
-static void
+/* Forgets the segments that end at or before t; true if any. */
+static bool
 profile_prune (profile *pr, double t)
 {
+  uint32_t head = pr->head;
   while (pr->head + 1 < pr->n && pr->v[pr->head + 1].t <= t)
     pr->head++;
+  return pr->head != head;
 }
 
 /* The first time at or after t from which the resource has `share` free
@@ -340,11 +360,14 @@ typedef struct sched {
   uint8_t *recorded;        /* per group: has an event record after it */
   uint8_t *evop;            /* per group: is_event_op */
   profile prof[PS_RES__COUNT];
+  uint64_t version[PS_RES__COUNT]; /* changes whenever its profile does */
   double last_arr[PS_RES__COUNT];
   uint32_t last_job[PS_RES__COUNT];
   /* The predecessors of the group being placed, per stream. */
   double fin_on[PS_MAX_STREAMS];
   uint32_t lat_on[PS_MAX_STREAMS], touched[PS_MAX_STREAMS], nt;
+  uint32_t lat_pos[PS_MAX_STREAMS]; /* gpos and recorded of lat_on */
+  uint8_t lat_rec[PS_MAX_STREAMS];
 } sched;
 
 /* True for a user event_record or event_wait: the host issues it as an
@@ -364,14 +387,14 @@ is_event_op (const ps__planner *pl, uint32_t gi)
 static uint32_t
 count_waits (const sched *sc, uint32_t s, uint32_t *records)
 {
-  const ps__planner *pl = sc->pl;
+  const uint32_t *known = sc->known + (size_t) s * sc->S;
   uint32_t k = 0, r = 0;
   for (uint32_t i = 0; i < sc->nt; i++) {
-    uint32_t t = sc->touched[i], u = sc->lat_on[t];
-    if (t == s || pl->gpos[u] <= sc->known[(size_t) s * sc->S + t])
+    uint32_t t = sc->touched[i];
+    if (t == s || sc->lat_pos[t] <= known[t])
       continue;
     k++;
-    r += !sc->recorded[u];
+    r += !sc->lat_rec[t];
   }
   *records = r;
   return k;
@@ -394,6 +417,7 @@ arrive (const sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double
   out->stream = s;
   out->waits = waits;
   out->after = PS_NONE;
+  out->finish = INFINITY;
   *submit_out = submit;
   if (evop) {
     out->arrive = ready > submit ? ready : submit;
@@ -446,7 +470,7 @@ finish (const sched *sc, uint32_t gi, double submit, eval_cache *ec, place *c)
   c->finish = cached_eval (ec, pr, a, pl->gfrac[gi], cost, &conflict);
   uint32_t x = sc->last_job[r], s = c->stream;
   if (!conflict || x == PS_NONE || pl->gstream[x] == s || pl->var.order == PS__ORDER_NONE
-      || (pl->var.order == PS__ORDER_SHORTER && pl->gcost[x] > cost))
+      || pl->gcost[x] > cost)
     return;
   /* Arriving first would take the resource from work planned before it:
    * wait for the last work on the resource instead. */
@@ -502,6 +526,7 @@ commit (sched *sc, uint32_t gi, const place *c)
     profile *pr = &sc->prof[r];
     if (profile_add (pr, c->arrive, pl->gfrac[gi], c->finish) < 0)
       return PS_ENOMEM;
+    sc->version[r]++;
     if (c->arrive >= sc->last_arr[r]) {
       sc->last_arr[r] = c->arrive;
       sc->last_job[r] = gi;
@@ -518,7 +543,8 @@ commit (sched *sc, uint32_t gi, const place *c)
   if (sc->host + d->launch_latency_ns > horizon)
     horizon = sc->host + d->launch_latency_ns;
   for (int k = 0; k < PS_RES__COUNT; k++)
-    profile_prune (&sc->prof[k], horizon);
+    if (profile_prune (&sc->prof[k], horizon))
+      sc->version[k]++;
   return 0;
 }
 
@@ -532,16 +558,21 @@ place_group (sched *sc, uint32_t gi)
    * latest finishes on distinct streams. */
   sc->nt = 0;
   for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++) {
-    uint32_t u = pl->gpred[e], su = pl->gstream[u];
+    uint32_t u = pl->gpred[e], su = pl->gstream[u], pos = pl->gpos[u];
     if (sc->fin_on[su] < 0) {
       sc->touched[sc->nt++] = su;
       sc->lat_on[su] = u;
+      sc->lat_pos[su] = pos;
     }
     if (pl->gfinish[u] > sc->fin_on[su])
       sc->fin_on[su] = pl->gfinish[u];
-    if (pl->gpos[u] > pl->gpos[sc->lat_on[su]])
+    if (pos > sc->lat_pos[su]) {
       sc->lat_on[su] = u;
+      sc->lat_pos[su] = pos;
+    }
   }
+  for (uint32_t k = 0; k < sc->nt; k++)
+    sc->lat_rec[sc->touched[k]] = sc->recorded[sc->lat_on[sc->touched[k]]];
   double b1 = -1, b2 = -1;
   uint32_t s1 = PS_NONE;
   for (uint32_t k = 0; k < sc->nt; k++) {
@@ -561,12 +592,12 @@ place_group (sched *sc, uint32_t gi)
     lo = (uint32_t) pin;
     hi = lo + 1;
   }
-  /* Arrivals first; then finishes in order of arrival, which stops at
-   * the first stream that cannot finish by the best finish so far (a
-   * group never finishes earlier than its arrival plus its cost). */
+  /* Arrivals first; the finish on the stream of the earliest arrival
+   * then bounds the others: a group never finishes earlier than its
+   * arrival plus its cost, so streams that cannot match it are skipped. */
   place cand[PS_MAX_STREAMS];
   double submit[PS_MAX_STREAMS];
-  uint32_t idx[PS_MAX_STREAMS], n = 0;
+  uint32_t n = 0, first = 0;
   bool fresh = false;
   for (uint32_t s = lo; s < hi; s++) {
     /* Unused streams are all alike: the lowest stands for them all. */
@@ -576,31 +607,37 @@ place_group (sched *sc, uint32_t gi)
       fresh = true;
     }
     arrive (sc, gi, s, b1, s1, b2, &cand[n], &submit[n]);
-    uint32_t j = n;
-    for (; j > 0 && cand[idx[j - 1]].arrive > cand[n].arrive; j--)
-      idx[j] = idx[j - 1];
-    idx[j] = n++;
+    if (cand[n].arrive < cand[first].arrive)
+      first = n;
+    n++;
   }
   if (n == 0) /* a pin beyond the streams: ps__plan_check_options refused it */
     return PS_EINVAL;
+  /* When the host is behind (a stream sits idle waiting for it), the
+   * event calls a stream's waits add delay all later work, not just this
+   * group: they count against the stream. */
   double cost = sc->evop[gi] || !(pl->gcost[gi] > 0) ? 0 : pl->gcost[gi];
+  double base = sc->host + (sc->evop[gi] ? sc->d->event_record_ns : sc->d->host_launch_ns);
+  bool host_bound = false;
+  for (uint32_t s = 0; s < S && !host_bound; s++)
+    host_bound = sc->free_at[s] <= base + sc->d->launch_latency_ns;
   eval_cache ec = { .n = 0 };
-  place best = cand[idx[0]];
+  place best = cand[first];
+  finish (sc, gi, submit[first], &ec, &best);
+  double best_key = best.finish + (host_bound ? submit[first] - base : 0);
   for (uint32_t k = 0; k < n; k++) {
-    place c = cand[idx[k]];
-    double eps = 1e-9 * (best.finish > 1 ? best.finish : 1);
-    if (k > 0 && c.arrive + cost > best.finish + eps)
-      break;
-    finish (sc, gi, submit[idx[k]], &ec, &c);
-    if (k == 0) {
-      best = c;
+    place c = cand[k];
+    double pen = host_bound ? submit[k] - base : 0;
+    double eps = 1e-9 * (best_key > 1 ? best_key : 1);
+    if (k == first || c.arrive + cost + pen > best_key + eps)
       continue;
+    finish (sc, gi, submit[k], &ec, &c);
+    double key = c.finish + pen;
+    if (key < best_key - eps || (key <= best_key + eps && best.stream != s1
+                                 && (c.stream == s1 || c.waits < best.waits))) {
+      best = c;
+      best_key = key;
     }
-    if (c.finish < best.finish - eps)
-      best = c;
-    else if (c.finish <= best.finish + eps && best.stream != s1
-             && (c.stream == s1 || c.waits < best.waits))
-      best = c;
   }
   int rc = commit (sc, gi, &best);
   for (uint32_t k = 0; k < sc->nt; k++)
@@ -616,17 +653,6 @@ typedef struct queues {
   heap ready[PS_RES__COUNT];
   double *ready_at;
 } queues;
-
-static int
-make_ready (ps__planner *pl, queues *q, uint32_t gi)
-{
-  double t = 0;
-  for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++)
-    if (pl->gfinish[pl->gpred[e]] > t)
-      t = pl->gfinish[pl->gpred[e]];
-  q->ready_at[gi] = t;
-  return heap_push (&q->pending, gi);
-}
 
 /* One list schedule with the priorities in `key`; fills the schedule
  * arrays of pl and *makespan.
@@ -664,21 +690,33 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
     q->ready[k].n = 0;
     q->ready[k].key = key;
   }
+  /* ready_at: the latest finish of the predecessors placed so far; a
+   * group is pending once they all are. */
   q->pending.n = 0;
   q->pending.key = q->ready_at;
   for (uint32_t gi = 0; gi < ng; gi++) {
+    q->ready_at[gi] = 0;
     indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
-    if (indeg[gi] == 0 && (rc = make_ready (pl, q, gi)) < 0)
+    if (indeg[gi] == 0 && heap_push (&q->pending, gi) < 0)
       return ps__planner_nomem (pl);
   }
 
   uint32_t issued = 0;
+  /* Per resource, the last answer of profile_next_free (at, for share,
+   * asked at time, on profile version): it holds for later times up to
+   * the answer while the profile is unchanged. */
+  double nf_at[PS_RES__COUNT], nf_share[PS_RES__COUNT], nf_asked[PS_RES__COUNT];
+  uint64_t nf_ver[PS_RES__COUNT];
+  for (int r = 0; r < PS_RES__COUNT; r++) {
+    nf_ver[r] = UINT64_MAX;
+    nf_at[r] = nf_share[r] = nf_asked[r] = 0;
+  }
   double ms = 0, T = pl->var.untimed ? INFINITY : 0;
   double span = sc->d->dispatch_gap_ns + sc->d->event_wait_ns;
   if (span < 1)
     span = 1;
   while (issued < ng) {
-    while (q->pending.n > 0 && q->ready_at[q->pending.a[0]] <= T) {
+    while (q->pending.n > 0 && q->pending.a[0].key <= T) {
       uint32_t gi = heap_pop (&q->pending);
       if (heap_push (&q->ready[pl->gres[gi]], gi) < 0)
         return ps__planner_nomem (pl);
@@ -689,18 +727,29 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
         min_free = sc->free_at[s];
     bool stream_free = min_free <= T;
     int best = -1;
-    double next = q->pending.n > 0 ? q->ready_at[q->pending.a[0]] : INFINITY;
+    double next = q->pending.n > 0 ? q->pending.a[0].key : INFINITY;
     for (int r = 0; r < PS_RES__COUNT; r++) {
       heap *h = &q->ready[r];
       if (h->n == 0)
         continue;
-      double t = r == PS_RES_NONE || pl->var.untimed ? T
-                                                     : profile_next_free (&sc->prof[r], T, span,
-                                                       0.5 * pl->gfrac[h->a[0]]);
+      double t = T;
+      if (r != PS_RES_NONE && !pl->var.untimed) {
+        double share = 0.5 * pl->gfrac[h->a[0].id];
+        if (nf_ver[r] == sc->version[r] && nf_share[r] == share && nf_asked[r] <= T
+            && T <= nf_at[r]) {
+          t = nf_at[r];
+        } else {
+          t = profile_next_free (&sc->prof[r], T, span, share);
+          nf_ver[r] = sc->version[r];
+          nf_share[r] = share;
+          nf_asked[r] = T;
+          nf_at[r] = t;
+        }
+      }
       if (t > T) {
         if (t < next)
           next = t;
-      } else if (best < 0 || heap_before (h, h->a[0], q->ready[best].a[0])) {
+      } else if (best < 0 || hent_before (h->a[0], q->ready[best].a[0])) {
         best = r;
       }
     }
@@ -728,11 +777,16 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       ms = pl->gfinish[gi];
     pl->gissue[gi] = issued;
     pl->order[issued++] = gi;
-    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
-      if (--indeg[pl->gsucc[e]] == 0 && make_ready (pl, q, pl->gsucc[e]) < 0)
+    double f = pl->gfinish[gi];
+    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++) {
+      uint32_t w = pl->gsucc[e];
+      if (f > q->ready_at[w])
+        q->ready_at[w] = f;
+      if (--indeg[w] == 0 && heap_push (&q->pending, w) < 0)
         return ps__planner_nomem (pl);
+    }
     uint32_t c = pl->chain_next[gi];
-    if (c != PS_NONE && --indeg[c] == 0 && make_ready (pl, q, c) < 0)
+    if (c != PS_NONE && --indeg[c] == 0 && heap_push (&q->pending, c) < 0)
       return ps__planner_nomem (pl);
   }
   *makespan = ms;
@@ -789,17 +843,11 @@ ps__schedule (ps__planner *pl)
   if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
     goto out;
   pl->makespan = m1;
-  if (pl->var.rank != PS__RANK_BOUND) {
+  if (pl->var.rank == PS__RANK_PASS) {
     priorities (pl, rank, m1, key);
     if ((rc = run_pass (pl, sc, &q, key, indeg, &m2)) < 0)
       goto out;
     pl->makespan = m2;
-    if (pl->var.rank == PS__RANK_BEST && m2 > m1 * (1 + 1e-9)) {
-      priorities (pl, rank, 0, key);
-      if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
-        goto out;
-      pl->makespan = m1;
-    }
   }
   pl->SC = 1;
   for (uint32_t s = 0; s < S; s++)
