@@ -35,20 +35,6 @@ static const char verify_usage[] =
   "  --timing       print the wall time of every pass on stderr\n"
   "  -h, --help     show this help\n";
 
-/* Finds the profile --device names (errors on stderr). */
-static int
-find_device (ps_device *dev, const char *name)
-{
-  ps_diag diag;
-  ps_diag_init (&diag, name);
-  int rc = ps_device_find (dev, name, &diag);
-  ps_diag_print (&diag, stderr);
-  if (rc < 0 && diag.errors == 0)
-    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
-  ps_diag_free (&diag);
-  return rc;
-}
-
 /* Parses FILE, the plan options, --device (into *dev) and (for plan)
  * --json.  Returns -1 when the arguments are fine, else the exit code. */
 static int
@@ -95,7 +81,7 @@ parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_
   if (!a->file)
     return cli_usage_error (cmd, "missing FILE");
   if (device) {
-    if (find_device (dev, device) < 0)
+    if (cli_find_device (dev, device, NULL) < 0)
       return CLI_FAILED;
     a->options.device = dev;
   }

@@ -63,13 +63,8 @@ predict (const ps_plan *p, const char *device, double *step_ns, double *makespan
          char *dev_name, size_t cap)
 {
   const ps_graph *g = p->graph;
-  const char *name = device ? device : (g->device && *g->device ? g->device : NULL);
   ps_device dev;
-  ps_diag diag;
-  ps_diag_init (&diag, name ? name : PS_DEVICE_DEFAULT);
-  int rc = ps_device_find (&dev, name, &diag);
-  ps_diag_print (&diag, stderr);
-  ps_diag_free (&diag);
+  int rc = cli_find_device (&dev, device, g);
   if (rc < 0)
     return false;
   snprintf (dev_name, cap, "%s", dev.name);

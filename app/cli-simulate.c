@@ -58,21 +58,6 @@ parse_range (const char *s, uint32_t *a, uint32_t *b)
   return 0;
 }
 
-static int
-load_device (ps_device *dev, const char *name, const ps_graph *g)
-{
-  if (!name)
-    name = g->device && *g->device ? g->device : NULL;
-  ps_diag diag;
-  ps_diag_init (&diag, name ? name : PS_DEVICE_DEFAULT);
-  int rc = ps_device_find (dev, name, &diag);
-  ps_diag_print (&diag, stderr);
-  if (rc < 0 && diag.errors == 0)
-    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
-  ps_diag_free (&diag);
-  return rc;
-}
-
 /* The makespan of g planned with o, or a negative code (reported). */
 static int
 sweep_point (const ps_graph *g, const ps_plan_options *o, const ps_device *dev, double *ms)
@@ -219,7 +204,7 @@ ps_cli_simulate (int argc, char **argv)
   /* The planner schedules for the device simulated: the one named, else
    * the graph's, which the planner finds the same way. */
   if (range) {
-    if (cli_load_graph (&g, a.file, a.timing) != CLI_OK || load_device (&dev, device, &g) < 0)
+    if (cli_load_graph (&g, a.file, a.timing) != CLI_OK || cli_find_device (&dev, device, &g) < 0)
       goto out;
     a.options.device = &dev;
     rc = sweep (&g, &a, &dev, lo, hi, json);
@@ -228,11 +213,11 @@ ps_cli_simulate (int argc, char **argv)
     goto out;
   }
   if (device) {
-    if (load_device (&dev, device, &g) < 0)
+    if (cli_find_device (&dev, device, &g) < 0)
       goto out;
     a.options.device = &dev;
   }
-  if (cli_load_and_plan (&g, &p, &a) != CLI_OK || (!device && load_device (&dev, NULL, &g) < 0))
+  if (cli_load_and_plan (&g, &p, &a) != CLI_OK || (!device && cli_find_device (&dev, NULL, &g) < 0))
     goto out;
 
   double t0 = cli_now ();

@@ -54,6 +54,9 @@ void cli_timing (const char *what, double seconds);
 /* Loads FILE ("-" reads standard input), printing the loader's
  * diagnostics to stderr.  Returns CLI_OK or CLI_FAILED. */
 int cli_load_graph (ps_graph *g, const char *file, bool timing);
+/* Finds a device profile: `name` when given, else the graph's "device"
+ * (when g is not NULL), else the default.  Problems go to stderr. */
+int cli_find_device (ps_device *dev, const char *name, const ps_graph *g);
 /* Loads and plans; on failure prints why and returns CLI_FAILED. */
 int cli_load_and_plan (ps_graph *g, ps_plan *p, const cli_plan_args *a);
 

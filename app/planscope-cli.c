@@ -223,6 +223,21 @@ looks_like_json (const char *data, size_t len)
 }
 
 int
+cli_find_device (ps_device *dev, const char *name, const ps_graph *g)
+{
+  if (!name && g && g->device && *g->device)
+    name = g->device;
+  ps_diag diag;
+  ps_diag_init (&diag, name ? name : PS_DEVICE_DEFAULT);
+  int rc = ps_device_find (dev, name, &diag);
+  ps_diag_print (&diag, stderr);
+  if (rc < 0 && diag.errors == 0)
+    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
+  ps_diag_free (&diag);
+  return rc;
+}
+
+int
 cli_load_graph (ps_graph *g, const char *file, bool timing)
 {
   bool from_stdin = strcmp (file, "-") == 0;
