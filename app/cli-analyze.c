@@ -101,7 +101,7 @@ ps_cli_analyze (int argc, char **argv)
     char err[256] = "";
     trace_ctx tc = { &tl, &dg };
     if (ps_file_write_atomic (trace, write_trace, &tc, err, sizeof err) != 0) {
-      fprintf (stderr, "planscope-cli analyze: cannot write %s: %s\n", trace, err);
+      fprintf (stderr, "planscope-cli analyze: %s\n", err);
       goto out;
     }
   }

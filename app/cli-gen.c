@@ -118,8 +118,7 @@ cli_gen_main (int argc, char **argv)
     char err[256] = "";
     int r = ps_file_write_atomic (output, write_graph, &ctx, err, sizeof err);
     if (r != 0) {
-      fprintf (stderr, "planscope-cli gen: cannot write %s: %s\n", output,
-               err[0] ? err : ps_strerror (r));
+      fprintf (stderr, "planscope-cli gen: %s\n", err);
       return CLI_FAILED;
     }
     return CLI_OK;

@@ -131,7 +131,7 @@ report_violation (void *ctx, const char *message)
 {
   report_ctx *rc = ctx;
   rc->printed++;
-  fputs (message, stdout);
+  ps_put_printable (stdout, message);
   fputc ('\n', stdout);
 }
 

@@ -422,7 +422,7 @@ ps_cli_profile (int argc, char **argv)
     char msg[256] = "";
     trace_ctx tc = { &r.timeline, &dg };
     if (ps_file_write_atomic (trace, write_trace, &tc, msg, sizeof msg) != 0) {
-      fprintf (stderr, "planscope-cli profile: cannot write %s: %s\n", trace, msg);
+      fprintf (stderr, "planscope-cli profile: %s\n", msg);
       rc = CLI_FAILED;
       goto out;
     }

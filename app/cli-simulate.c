@@ -245,7 +245,7 @@ ps_cli_simulate (int argc, char **argv)
     char err[256] = "";
     trace_ctx tc = { &tl, &dg };
     if (trace && ps_file_write_atomic (trace, write_trace, &tc, err, sizeof err) != 0) {
-      fprintf (stderr, "planscope-cli simulate: cannot write %s: %s\n", trace, err);
+      fprintf (stderr, "planscope-cli simulate: %s\n", err);
     } else {
       if (json)
         ps_timeline_write_json (&tl, &dg, stdout);

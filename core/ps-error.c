@@ -99,3 +99,10 @@ ps_diag_print (const ps_diag *d, FILE *stream)
     fprintf (stream, "%s: warning: %zu more warnings not shown\n", d->file,
              d->warnings - d->max_warnings);
 }
+
+void
+ps_put_printable (FILE *out, const char *s)
+{
+  for (const unsigned char *c = (const unsigned char *) s; *c; c++)
+    fputc (*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+}

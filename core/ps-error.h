@@ -76,4 +76,9 @@ void ps_diag_print_entry(const ps_diag *d, const ps_diag_entry *e, FILE *stream)
 /* Prints errors first, then warnings, each on one line. */
 void ps_diag_print(const ps_diag *d, FILE *stream);
 
+/* Prints text from an input file (a name, a message quoting names) with
+ * control characters replaced by '?', so that it stays on its line and
+ * cannot drive the terminal it is printed on. */
+void ps_put_printable(FILE *out, const char *s);
+
 #endif

@@ -4,11 +4,80 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- inputs ------------------------------------------------------------- */
+
+#define N_INPUTS 1024
+
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+} file_id;
+
+static pthread_mutex_t inputs_lock = PTHREAD_MUTEX_INITIALIZER;
+static file_id inputs[N_INPUTS];
+static size_t n_inputs, next_input;
+
+static bool
+is_noted (const struct stat *st)
+{
+  for (size_t i = 0; i < n_inputs; i++)
+    if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
+      return true;
+  return false;
+}
+
+/* Only regular files are noted: a pipe or a terminal is no file to keep. */
+static void
+note (const struct stat *st)
+{
+  if (!S_ISREG (st->st_mode))
+    return;
+  pthread_mutex_lock (&inputs_lock);
+  if (!is_noted (st)) {
+    inputs[next_input] = (file_id){ st->st_dev, st->st_ino };
+    next_input = (next_input + 1) % N_INPUTS;
+    if (n_inputs < N_INPUTS)
+      n_inputs++;
+  }
+  pthread_mutex_unlock (&inputs_lock);
+}
+
+void
+ps_file_note_input_fd (int fd)
+{
+  struct stat st;
+  if (fstat (fd, &st) == 0)
+    note (&st);
+}
+
+void
+ps_file_note_input (const char *path)
+{
+  struct stat st;
+  if (stat (path, &st) == 0)
+    note (&st);
+}
+
+bool
+ps_file_is_input (const char *path)
+{
+  struct stat st;
+  if (stat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return false;
+  pthread_mutex_lock (&inputs_lock);
+  bool found = is_noted (&st);
+  pthread_mutex_unlock (&inputs_lock);
+  return found;
+}
+
+/* ---- reading ------------------------------------------------------------ */
 
 int
 ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
@@ -27,6 +96,7 @@ ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, 
     close (fd);
     return PS_EIO;
   }
+  note (&st);
   if (S_ISDIR (st.st_mode)) {
     ps_diag_error (diag, 0, 0, "cannot read %s: it is a folder", path);
     close (fd);
@@ -97,6 +167,8 @@ ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, 
   return 0;
 }
 
+/* ---- writing ------------------------------------------------------------ */
+
 /* Syncs the folder so that the rename itself survives a crash.  Failure
  * is not an error: some file systems do not support syncing folders. */
 static void
@@ -115,6 +187,10 @@ ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *
 {
   if (errlen)
     errbuf[0] = '\0';
+  if (ps_file_is_input (path)) {
+    snprintf (errbuf, errlen, "refusing to write %s: it is an input of this run", path);
+    return PS_EINVAL;
+  }
   const char *slash = strrchr (path, '/');
   size_t dlen = slash ? (size_t) (slash - path) + 1 : 0;
   const char *base = path + dlen;
@@ -179,4 +255,23 @@ ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *
   free (tmp);
   free (dir);
   return ret;
+}
+
+typedef struct {
+  const void *data;
+  size_t len;
+} bytes_ctx;
+
+static int
+write_block (FILE *out, void *ctx)
+{
+  const bytes_ctx *b = ctx;
+  return b->len && fwrite (b->data, 1, b->len, out) != b->len ? PS_EIO : 0;
+}
+
+int
+ps_file_write_bytes (const char *path, const void *data, size_t len, char *errbuf, size_t errlen)
+{
+  bytes_ctx b = { data, len };
+  return ps_file_write_atomic (path, write_block, &b, errbuf, errlen);
 }

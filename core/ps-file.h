@@ -2,8 +2,10 @@
 #ifndef PS_FILE_H
 #define PS_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "ps-error.h"
 
@@ -11,12 +13,26 @@
  * caller frees.  Errors go to diag (without position). */
 int ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);
 
+/* Inputs.  Every file planscope reads is noted by device and inode (the
+ * readers in core and the profiler do it themselves), and
+ * ps_file_write_atomic refuses to replace a noted file, under any of its
+ * names, so that an output can never overwrite what it was made from.
+ * The record is process-wide, thread-safe and holds the last 1,024
+ * inputs. */
+void ps_file_note_input_fd (int fd);
+void ps_file_note_input (const char *path);
+bool ps_file_is_input (const char *path);
+
 /* Writes a file all or nothing: `write` writes to a temporary file in the
  * same folder, which is flushed, synced and renamed over `path` only when
  * write returns 0.  On failure the old file is untouched and errbuf says
- * why. */
+ * why.  A path that names an input (see above) is refused with PS_EINVAL
+ * before anything is written. */
 typedef int (*ps_file_writer) (FILE *out, void *ctx);
 int ps_file_write_atomic (const char *path, ps_file_writer write, void *ctx, char *errbuf,
                           size_t errlen);
+/* The same for a block of bytes already in memory. */
+int ps_file_write_bytes (const char *path, const void *data, size_t len, char *errbuf,
+                         size_t errlen);
 
 #endif

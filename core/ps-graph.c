@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ps-file.h"
 #include "ps-graph-private.h"
 
 void
@@ -140,6 +141,7 @@ ps_graph_load_file (ps_graph *g, const char *path, ps_diag *diag)
     ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (e));
     return e == ENOMEM ? PS_ENOMEM : PS_EIO;
   }
+  ps_file_note_input_fd (f.fd);
   struct stat st;
   int ret = 0;
   char *head = NULL;

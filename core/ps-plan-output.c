@@ -85,15 +85,6 @@ ps_plan_write_json (const ps_plan *p, FILE *out)
 
 /* ---- text ---- */
 
-/* Names come from input files; control characters are replaced so that a
- * hostile name cannot drive the terminal. */
-static void
-put_name (FILE *out, const char *s)
-{
-  for (const unsigned char *c = (const unsigned char *) s; *c; c++)
-    fputc (*c < 0x20 || *c == 0x7f ? '?' : *c, out);
-}
-
 static void
 put_bytes (FILE *out, uint64_t bytes)
 {
@@ -144,13 +135,13 @@ put_name_list (FILE *out, const ps_graph *g, const uint32_t *ids, uint32_t n, co
   for (uint32_t k = 0; k < head; k++) {
     if (k)
       fputs (sep, out);
-    put_name (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
+    ps_put_printable (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
   }
   if (n > max)
     fprintf (out, "%s... (%u more) ...", sep, n - head - tail);
   for (uint32_t k = n - tail; k < n; k++) {
     fputs (sep, out);
-    put_name (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
+    ps_put_printable (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
   }
 }
 
@@ -162,7 +153,7 @@ put_step_label (FILE *out, const ps_plan *p, uint32_t s)
   const ps_step *st = &p->steps[s];
   const char *fn = ps__plan_str (p, st->function);
   if (st->nodes_count > 1 && fn)
-    put_name (out, fn);
+    ps_put_printable (out, fn);
   else if (st->nodes_count > 0)
     put_name_list (out, p->graph, p->step_nodes + st->nodes_begin + st->nodes_count - 1, 1, "",
                    1);
@@ -190,7 +181,7 @@ put_user_event (FILE *out, const ps_graph *g, uint32_t e)
 {
   fputs ("event \"", out);
   if (e < g->n_events && g->event_names)
-    put_name (out, ps_graph_str (g, g->event_names[e]));
+    ps_put_printable (out, ps_graph_str (g, g->event_names[e]));
   fprintf (out, "\" e%u", e);
 }
 
@@ -215,7 +206,7 @@ write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, 
         fputc (')', out);
       }
     } else {
-      put_name (out, ps_node_name (g, v));
+      ps_put_printable (out, ps_node_name (g, v));
       fputs (" (", out);
       put_user_event (out, g, st->event);
       if (wait) {
@@ -225,16 +216,16 @@ write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, 
       fputc (')', out);
     }
   } else if (st->nodes_count > 1) {
-    put_name (out, fn ? fn : "fused");
+    ps_put_printable (out, fn ? fn : "fused");
     fputs (" = ", out);
     put_name_list (out, g, nodes, st->nodes_count, " + ", 12);
   } else if (n) {
-    put_name (out, ps_node_name (g, v));
+    ps_put_printable (out, ps_node_name (g, v));
     switch ((ps_op) st->op) {
     case PS_OP_KERNEL:
       if (fn) {
         fputs (" [", out);
-        put_name (out, fn);
+        ps_put_printable (out, fn);
         fputc (']', out);
       }
       break;
@@ -257,7 +248,7 @@ write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, 
     case PS_OP_HOST:
       if (n->aux != PS_NONE && n->aux < g->strings_len) {
         fputs (" [", out);
-        put_name (out, ps_graph_str (g, n->aux));
+        ps_put_printable (out, ps_graph_str (g, n->aux));
         fputc (']', out);
       }
       break;
@@ -323,7 +314,7 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   fputs ("plan", out);
   if (g->name && g->name[0]) {
     fputs (" for \"", out);
-    put_name (out, g->name);
+    ps_put_printable (out, g->name);
     fputc ('"', out);
   }
   fputs (": ", out);

@@ -249,15 +249,6 @@ bound_text (ps_bound b)
   }
 }
 
-/* Names come from input files; control characters are replaced so that a
- * hostile name cannot drive the terminal (as in ps-plan-output.c). */
-static void
-put_name (FILE *out, const char *s)
-{
-  for (const unsigned char *c = (const unsigned char *) s; *c; c++)
-    fputc (*c < 0x20 || *c == 0x7f ? '?' : *c, out);
-}
-
 static void
 print_span (FILE *out, const ps_timeline *tl, uint32_t x)
 {
@@ -270,7 +261,7 @@ print_span (FILE *out, const ps_timeline *tl, uint32_t x)
       cut--;
     strcpy (label + cut, "...");
   }
-  put_name (out, label);
+  ps_put_printable (out, label);
 }
 
 int
@@ -278,7 +269,7 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
 {
   char a[32], b[32], c[32], sl_[64], sl2[64];
   fprintf (out, "%s timeline on ", ps_timeline_source_name (tl->source));
-  put_name (out, tl->device[0] ? tl->device : "?");
+  ps_put_printable (out, tl->device[0] ? tl->device : "?");
   fprintf (out, ": makespan %s, %u spans on %u streams, %u event waits, %u stalls\n",
            dur (a, sizeof a, tl->makespan_ns), tl->n_spans, tl->n_streams, tl->event_waits,
            tl->n_stalls);
@@ -358,7 +349,7 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
         const char *fn = ps_timeline_span_function (tl, h->span);
         if (h->count > 1 && fn) {
           fputs ("shorten kernel ", out);
-          put_name (out, fn);
+          ps_put_printable (out, fn);
         } else {
           fputs ("shorten ", out);
           print_span (out, tl, h->span);

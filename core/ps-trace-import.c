@@ -9,16 +9,20 @@
  * stream's work is known and sorted. */
 #include "ps-trace-import.h"
 
+#include "ps-file.h"
 #include "ps-json.h"
 #include "ps-strmap.h"
 #include "ps-trace-private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 typedef struct {
@@ -35,6 +39,9 @@ typedef struct {
   char *name;
   size_t name_len, name_cap;
   char device[64];
+  ps_json_reader *r;
+  const char *read_failure; /* set by the file's reader when it gives up */
+  uint32_t max_records;
 } importer;
 
 /* The fields of one trace event that matter here. */
@@ -45,17 +52,26 @@ typedef struct {
   int64_t pid, tid, stream, device, corr, other_stream, event, rec_corr;
 } event;
 
+/* Appends one record; each kind of record is limited to max_records. */
 static int
-push (void *arrp, size_t *n, size_t *cap, size_t elem, const void *item)
+push (importer *im, const char *what, void *arrp, size_t *n, size_t *cap, size_t elem,
+      const void *item)
 {
+  if (*n >= im->max_records) {
+    ps_diag_error (im->diag, im->r->line, im->r->col, "the trace has more than %u %s (the limit)",
+                   im->max_records, what);
+    return PS_ELIMIT;
+  }
   if (*n == *cap) {
     size_t c = *cap ? *cap * 2 : 256;
-    if (c > SIZE_MAX / elem || c > UINT32_MAX - 1)
-      return PS_ELIMIT;
+    if (c > SIZE_MAX / elem)
+      return PS_ENOMEM;
     void **pp = arrp;
     void *p = realloc (*pp, c * elem);
-    if (!p)
+    if (!p) {
+      ps_diag_error (im->diag, im->r->line, im->r->col, "out of memory after %zu %s", *n, what);
       return PS_ENOMEM;
+    }
     *pp = p;
     *cap = c;
   }
@@ -67,6 +83,10 @@ push (void *arrp, size_t *n, size_t *cap, size_t elem, const void *item)
 static int
 json_error (importer *im, ps_json_reader *r)
 {
+  if (im->read_failure && im->read_failure[0]) {
+    ps_diag_error (im->diag, r->error_line, r->error_col, "%s", im->read_failure);
+    return PS_ELIMIT;
+  }
   ps_diag_error (im->diag, r->error_line, r->error_col, "%s", r->error);
   return PS_ESYNTAX;
 }
@@ -250,7 +270,7 @@ store_event (importer *im, const event *e)
       im->st->others++;
       break;
     }
-    return push (&im->ops, &im->n_ops, &im->ops_cap, sizeof op, &op);
+    return push (im, "GPU operations", &im->ops, &im->n_ops, &im->ops_cap, sizeof op, &op);
   }
   if (!strcasecmp (e->cat, "cuda_sync")) {
     const char *k = e->sync_kind[0] ? e->sync_kind : (e->has_name ? im->name : "");
@@ -271,19 +291,21 @@ store_event (importer *im, const event *e)
     } else {
       return 0;
     }
-    return push (&im->syncs, &im->n_syncs, &im->syncs_cap, sizeof s, &s);
+    return push (im, "synchronisation records", &im->syncs, &im->n_syncs, &im->syncs_cap,
+                 sizeof s, &s);
   }
   if (!strcmp (e->cat, "stall")) {
     ps__sync_rec s = { e->ts, dur, e->stream, device, e->other_stream, e->event, PS__NO_ID,
                    PS__SY_OWN_STALL };
-    return push (&im->syncs, &im->n_syncs, &im->syncs_cap, sizeof s, &s);
+    return push (im, "synchronisation records", &im->syncs, &im->n_syncs, &im->syncs_cap,
+                 sizeof s, &s);
   }
   if ((!strcasecmp (e->cat, "cuda_runtime") || !strcasecmp (e->cat, "cuda_driver")
        || !strcasecmp (e->cat, "runtime"))
       && e->corr > 0) {
     ps__rt_call c = { (uint64_t) e->corr, e->ts, dur };
     im->st->runtime_calls++;
-    return push (&im->rts, &im->n_rts, &im->rts_cap, sizeof c, &c);
+    return push (im, "runtime calls", &im->rts, &im->n_rts, &im->rts_cap, sizeof c, &c);
   }
   return 0;
 }
@@ -487,7 +509,8 @@ importer_free (importer *im)
 }
 
 static int
-import (ps_timeline *tl, ps_json_reader *r, ps_trace_stats *stats, ps_diag *diag)
+import (ps_timeline *tl, ps_json_reader *r, const char *read_failure, uint32_t max_records,
+        ps_trace_stats *stats, ps_diag *diag)
 {
   ps_trace_stats local;
   importer im;
@@ -496,6 +519,9 @@ import (ps_timeline *tl, ps_json_reader *r, ps_trace_stats *stats, ps_diag *diag
   im.tl = tl;
   im.st = stats ? stats : &local;
   im.diag = diag;
+  im.r = r;
+  im.read_failure = read_failure;
+  im.max_records = max_records;
   tl->source = PS_TL_IMPORTED;
   tl->graph = NULL;
   int rc = ps__strmap_init (&im.names, 256);
@@ -511,15 +537,35 @@ import (ps_timeline *tl, ps_json_reader *r, ps_trace_stats *stats, ps_diag *diag
   return rc;
 }
 
+static const ps__trace_limits default_limits = { PS_TRACE_MAX_TEXT, PS_TRACE_MAX_RECORDS };
+
 int
 ps_trace_import_mem (ps_timeline *tl, const char *data, size_t len, ps_trace_stats *stats,
                      ps_diag *diag)
 {
+  return ps__trace_import_mem (tl, data, len, &default_limits, stats, diag);
+}
+
+int
+ps_trace_import_file (ps_timeline *tl, const char *path, ps_trace_stats *stats, ps_diag *diag)
+{
+  return ps__trace_import_file (tl, path, &default_limits, stats, diag);
+}
+
+int
+ps__trace_import_mem (ps_timeline *tl, const char *data, size_t len,
+                      const ps__trace_limits *lim, ps_trace_stats *stats, ps_diag *diag)
+{
+  if (len > lim->max_text) {
+    ps_diag_error (diag, 0, 0, "the trace is larger than %llu bytes (the limit)",
+                   (unsigned long long) lim->max_text);
+    return PS_ELIMIT;
+  }
   ps_json_reader r;
   int rc = ps_json_init_mem (&r, data, len);
   if (rc < 0)
     return rc;
-  rc = import (tl, &r, stats, diag);
+  rc = import (tl, &r, NULL, lim->max_records, stats, diag);
   ps_json_close (&r);
   return rc;
 }
@@ -527,6 +573,8 @@ ps_trace_import_mem (ps_timeline *tl, const char *data, size_t len, ps_trace_sta
 typedef struct {
   gzFile f;
   bool failed;
+  uint64_t total, max; /* bytes after decompression, so far and at most */
+  char too_large[128]; /* why reading stopped, when it was the size */
 } gz_ctx;
 
 static long
@@ -539,18 +587,37 @@ gz_pull (void *ctx, char *buf, size_t cap)
     g->failed = true;
     return -1;
   }
+  g->total += (uint64_t) got;
+  if (g->total > g->max) {
+    /* A small .gz file can expand without end: stop at the limit. */
+    snprintf (g->too_large, sizeof g->too_large,
+              "the trace is larger than %llu bytes (the limit, after decompression)",
+              (unsigned long long) g->max);
+    return -1;
+  }
   return got;
 }
 
 int
-ps_trace_import_file (ps_timeline *tl, const char *path, ps_trace_stats *stats, ps_diag *diag)
+ps__trace_import_file (ps_timeline *tl, const char *path, const ps__trace_limits *lim,
+                       ps_trace_stats *stats, ps_diag *diag)
 {
-  errno = 0;
-  gz_ctx g = { gzopen (path, "rb"), false };
-  if (!g.f)
-  {
-    ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (errno ? errno : ENOENT));
+  int fd = open (path, O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) != 0 || S_ISDIR (st.st_mode)) {
+    int e = fd < 0 ? errno : (S_ISDIR (st.st_mode) ? EISDIR : errno);
+    ps_diag_error (diag, 0, 0, "cannot open %s: %s", path,
+                   e == EISDIR ? "it is a folder" : strerror (e));
+    if (fd >= 0)
+      close (fd);
     return PS_EIO;
+  }
+  ps_file_note_input_fd (fd);
+  gz_ctx g = { gzdopen (fd, "rb"), false, 0, lim->max_text, "" };
+  if (!g.f) {
+    ps_diag_error (diag, 0, 0, "cannot open %s: out of memory", path);
+    close (fd);
+    return PS_ENOMEM;
   }
   gzbuffer (g.f, 256 * 1024);
   ps_json_reader r;
@@ -559,8 +626,8 @@ ps_trace_import_file (ps_timeline *tl, const char *path, ps_trace_stats *stats, 
     gzclose (g.f);
     return rc;
   }
-  rc = import (tl, &r, stats, diag);
-  if (g.failed || (rc == PS_ESYNTAX && gzeof (g.f) == 0)) {
+  rc = import (tl, &r, g.too_large, lim->max_records, stats, diag);
+  if (!g.too_large[0] && (g.failed || (rc == PS_ESYNTAX && gzeof (g.f) == 0))) {
     int zerr = 0;
     const char *m = gzerror (g.f, &zerr);
     if (zerr != Z_OK && zerr != Z_STREAM_END) {

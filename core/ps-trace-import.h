@@ -32,6 +32,11 @@
 #include "ps-error.h"
 #include "ps-timeline.h"
 
+/* Limits: the JSON text, after decompression, and each kind of record
+ * kept (GPU operations, synchronisation records, runtime calls). */
+#define PS_TRACE_MAX_TEXT ((uint64_t) 2 << 30)
+#define PS_TRACE_MAX_RECORDS (16u << 20)
+
 /* What an import found, besides the timeline itself. */
 typedef struct ps_trace_stats {
   uint64_t events;       /* trace events read */

@@ -42,6 +42,22 @@ typedef struct {
   double ts, dur;
 } ps__rt_call;
 
+/* The importer with its limits as parameters; ps_trace_import_file and
+ * _mem pass PS_TRACE_MAX_TEXT and PS_TRACE_MAX_RECORDS.  Tests reach the
+ * limits with small inputs through these. */
+typedef struct {
+  uint64_t max_text;    /* bytes of JSON text, after decompression */
+  uint32_t max_records; /* of each kind kept */
+} ps__trace_limits;
+
+struct ps_trace_stats;
+struct ps_diag;
+int ps__trace_import_file (ps_timeline *tl, const char *path, const ps__trace_limits *lim,
+                           struct ps_trace_stats *stats, struct ps_diag *diag);
+int ps__trace_import_mem (ps_timeline *tl, const char *data, size_t len,
+                          const ps__trace_limits *lim, struct ps_trace_stats *stats,
+                          struct ps_diag *diag);
+
 /* Builds the timeline from what was read (rts is sorted in place). */
 int ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
                        const ps__sync_rec *syncs, size_t n_syncs, ps__rt_call *rts, size_t n_rts);

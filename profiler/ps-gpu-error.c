@@ -112,6 +112,7 @@ ps__read_file (const char *path, size_t max, char **data, size_t *len)
   FILE *f = fopen (path, "rb");
   if (!f)
     return PS_EIO;
+  ps_file_note_input_fd (fileno (f));
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc (cap + 1);
   if (!buf) {
@@ -151,26 +152,6 @@ ps__read_file (const char *path, size_t max, char **data, size_t *len)
   buf[n] = '\0';
   *data = buf;
   *len = n;
-  return 0;
-}
-
-int
-ps__write_file (const char *path, const void *data, size_t len)
-{
-  FILE *f = fopen (path, "wb");
-  if (!f)
-    return PS_EIO;
-  size_t put = fwrite (data, 1, len, f);
-  int bad = put != len || ferror (f);
-  int saved = errno;
-  if (fclose (f) != 0 && !bad) {
-    bad = 1;
-    saved = errno;
-  }
-  if (bad) {
-    errno = saved ? saved : EIO;
-    return PS_EIO;
-  }
   return 0;
 }
 

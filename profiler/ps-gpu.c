@@ -326,14 +326,10 @@ ps__gpu_module (ps_gpu *gpu, const ps_ksrc *k, CUmodule *mod, const char **lower
         return user ? ps_gpu_status_code (err ? err->status : PS_GPU_BAD_MODULE) : rc;
       }
       if (path[0]) {
-        /* Written under a temporary name and renamed, so that a reader
-         * never sees half a file. */
-        char tmp[4400];
-        snprintf (tmp, sizeof tmp, "%s.%ld.tmp", path, (long) getpid ());
-        if (ps__write_file (tmp, blob, blob_len) == 0)
-          rename (tmp, path);
-        else
-          unlink (tmp);
+        /* All or nothing, so that a reader never sees half a file; the
+         * cache is only a cache, so a failure to write it is no error. */
+        char why[256];
+        ps_file_write_bytes (path, blob, blob_len, why, sizeof why);
       }
     }
     image = blob;

@@ -23,20 +23,14 @@ make_dir (const char *dir, ps_gpu_error *err)
                            e == EEXIST ? "a file of that name exists" : strerror (e));
 }
 
+/* Each file is written all or nothing (temporary file and rename), and
+ * never over an input such as the user's own module. */
 static int
-write_part (const char *path, const char *a, size_t alen, const char *b, size_t blen,
-            ps_gpu_error *err)
+write_part (const char *path, const char *data, size_t len, ps_gpu_error *err)
 {
-  FILE *f = fopen (path, "wb");
-  if (!f)
-    return ps_gpu_error_set (err, PS_GPU_IO, errno, "cannot write %s: %s", path, strerror (errno));
-  bool ok = fwrite (a, 1, alen, f) == alen && (!blen || fwrite (b, 1, blen, f) == blen);
-  ok = !ferror (f) && ok;
-  if (fclose (f) != 0)
-    ok = false;
-  if (!ok)
-    return ps_gpu_error_set (err, PS_GPU_IO, errno, "cannot write %s: %s", path,
-                             strerror (errno ? errno : EIO));
+  char why[512];
+  if (ps_file_write_bytes (path, data, len, why, sizeof why) != 0)
+    return ps_gpu_error_set (err, PS_GPU_IO, 0, "%s", why);
   return 0;
 }
 
@@ -130,7 +124,7 @@ ps_kernels_write (const ps_plan *p, const char *dir, const char *arch, FILE *lis
       break;
     case PS_KSRC_USER_PTX:
       snprintf (path, dl + 256, "%s/%s.ptx", dir, base);
-      r = write_part (path, k.code, k.code_len, NULL, 0, &e);
+      r = write_part (path, k.code, k.code_len, &e);
       keep_first (&first, err, r, &e);
       if (listing)
         fprintf (listing, ".ptx (copy of %s)\n", k.module_path);
@@ -146,7 +140,7 @@ ps_kernels_write (const ps_plan *p, const char *dir, const char *arch, FILE *lis
       keep_first (&first, err, ps_gpu_error_set (&e, PS_GPU_NO_MEMORY, 0, "out of memory"), &e);
     } else if (src) {
       snprintf (path, dl + 256, "%s/%s.cu", dir, base);
-      r = write_part (path, src, src_len, NULL, 0, &e);
+      r = write_part (path, src, src_len, &e);
       keep_first (&first, err, r, &e);
       if (r == 0 && have_nvrtc) {
         char *ptx = NULL, *log = NULL;
@@ -156,10 +150,11 @@ ps_kernels_write (const ps_plan *p, const char *dir, const char *arch, FILE *lis
                                &ptx_len, &log, &e);
         if (r == 0) {
           snprintf (path, dl + 256, "%s/%s.ptx", dir, base);
-          r = write_part (path, ptx, ptx_len, NULL, 0, &e);
+          r = write_part (path, ptx, ptx_len, &e);
         } else if (log && log[0]) {
           snprintf (path, dl + 256, "%s/%s.log", dir, base);
-          write_part (path, log, strlen (log), NULL, 0, &e);
+          ps_gpu_error log_err; /* the compiler's error is the one to report */
+          write_part (path, log, strlen (log), &log_err);
         }
         keep_first (&first, err, r, &e);
         if (listing)

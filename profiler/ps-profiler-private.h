@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ps-file.h"
 #include "ps-profiler.h"
 
 /* A growing string; `oom` is set (and further output dropped) when memory
@@ -28,7 +29,6 @@ void ps__sb_printf (ps__sb *b, const char *fmt, ...)
 int ps__read_file (const char *path, size_t max, char **data, size_t *len);
 
 /* Writes len bytes to path (replacing it).  Returns 0 or PS_EIO (errno set). */
-int ps__write_file (const char *path, const void *data, size_t len);
 
 /* The CUDA toolkit's include folder (for cuda_fp16.h and cuda_bf16.h):
  * $CUDA_HOME, $CUDA_PATH, the toolkit_root of the build, /usr/local/cuda,

@@ -345,6 +345,36 @@ printf 'old' >"$TMP/keep.json"
 expect 0 "gen -o over an existing file" gen chain --nodes 10 -o "$TMP/keep.json"
 "$CLI" gen chain --nodes 10 | cmp -s - "$TMP/keep.json" && ok || bad "gen -o did not replace the file"
 
+# ---- never over an input -----------------------------------------------------
+
+# Every output is refused when it names a file the run read, under any name
+# (the same path, a hard link, a symbolic link), and the input is untouched.
+cp "$ROOT/data/examples/transformer-block.json" "$TMP/in.json"
+cp "$TMP/in.json" "$TMP/in.orig"
+ln "$TMP/in.json" "$TMP/in-hard.json"
+ln -s in.json "$TMP/in-sym.json"
+"$CLI" simulate "$TMP/in.json" --trace "$TMP/in-trace.json" >/dev/null
+cp "$TMP/in-trace.json" "$TMP/in-trace.orig"
+refused () {
+  local desc=$1 file=$2 orig=$3
+  shift 3
+  expect 1 "$desc" "$@"
+  grep -q "refusing to write" "$TMP/err" && ok || bad "$desc: no 'refusing to write' message"
+  cmp -s "$file" "$orig" && ok || bad "$desc: the input was changed"
+}
+refused "export over its input" "$TMP/in.json" "$TMP/in.orig" \
+  export "$TMP/in.json" --view dag -o "$TMP/in.json"
+refused "export over a hard link to its input" "$TMP/in.json" "$TMP/in.orig" \
+  export "$TMP/in.json" --format json -o "$TMP/in-hard.json"
+refused "export over its input through a symbolic link" "$TMP/in.json" "$TMP/in.orig" \
+  export "$TMP/in-sym.json" --view plan -o "$TMP/in.json"
+refused "simulate --trace over its input" "$TMP/in.json" "$TMP/in.orig" \
+  simulate "$TMP/in.json" --trace "$TMP/in.json"
+refused "analyze --trace over its input" "$TMP/in-trace.json" "$TMP/in-trace.orig" \
+  analyze "$TMP/in-trace.json" --trace "$TMP/in-trace.json"
+[ -z "$(find "$TMP" -name '.in*' -newer "$TMP/in.orig")" ] && ok || bad "a refused write left a temporary file"
+expect 0 "export next to its input" export "$TMP/in.json" --view dag -o "$TMP/in.svg"
+
 # Independent work runs side by side: the mixture-of-experts example must
 # simulate at least 1.6x faster on 4 streams than on 1.
 moe="$PS_SOURCE_ROOT/data/examples/moe-experts.json"

@@ -1102,6 +1102,10 @@ core_loader_files (void **state)
   char err[256];
   assert_int_equal (ps_file_write_atomic (path, write_hello, (void *) spec_example, err,
                                           sizeof err), 0);
+  /* A failing writer leaves the old file and no temporary behind. */
+  assert_int_equal (ps_file_write_atomic (path, write_fail, NULL, err, sizeof err), PS_EIO);
+  assert_true (err[0] != '\0');
+  assert_int_equal (count_files (dir), 1);
   char *data;
   size_t len;
   ps_diag d;
@@ -1111,13 +1115,27 @@ core_loader_files (void **state)
   assert_string_equal (data, spec_example);
   free (data);
 
-  /* A failing writer leaves the old file and no temporary behind. */
-  assert_int_equal (ps_file_write_atomic (path, write_fail, NULL, err, sizeof err), PS_EIO);
-  assert_true (err[0] != '\0');
-  assert_int_equal (count_files (dir), 1);
+  /* Once read, the file is an input: no write may replace it, under any
+   * of its names, while a new file beside it is written as usual. */
+  assert_true (ps_file_is_input (path));
+  assert_int_equal (ps_file_write_bytes (path, "x", 1, err, sizeof err), PS_EINVAL);
+  assert_non_null (strstr (err, "refusing to write"));
+  char link_path[300];
+  snprintf (link_path, sizeof link_path, "%s/link.json", dir);
+  assert_int_equal (link (path, link_path), 0);
+  assert_int_equal (ps_file_write_bytes (link_path, "x", 1, err, sizeof err), PS_EINVAL);
+  assert_int_equal (unlink (link_path), 0);
   assert_int_equal (ps_file_read_all (path, 1 << 20, &data, &len, &d), 0);
   assert_string_equal (data, spec_example);
   free (data);
+  assert_int_equal (count_files (dir), 1);
+  snprintf (link_path, sizeof link_path, "%s/other.json", dir);
+  assert_false (ps_file_is_input (link_path));
+  assert_int_equal (ps_file_write_bytes (link_path, "xy", 2, err, sizeof err), 0);
+  assert_int_equal (ps_file_read_all (link_path, 1 << 20, &data, &len, &d), 0);
+  assert_int_equal (len, 2);
+  free (data);
+  assert_int_equal (unlink (link_path), 0);
 
   /* The size limit, and loading through the file. */
   assert_int_equal (ps_file_read_all (path, 10, &data, &len, &d), PS_ELIMIT);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <math.h>
+#include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -19,6 +20,7 @@
 #include "ps-test-sim.h"
 #include "ps-trace-export.h"
 #include "ps-trace-import.h"
+#include "ps-trace-private.h"
 
 static const char *
 real_path (const char *rel)
@@ -625,6 +627,78 @@ core_trace_import_truncated_gzip (void **state)
   ps_timeline_free (&tl);
 }
 
+/* A small .gz file that expands past the text limit stops with a located
+ * error at the limit, and a trace with more records of a kind than the
+ * limit names the kind; the real limits (2 GiB, 16M) are reached the same
+ * way through ps__trace_import_file with smaller figures. */
+static void
+core_trace_import_limits (void **state)
+{
+  (void) state;
+  char path[] = "/tmp/ps-trace-XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  close (fd);
+  gzFile out = gzopen (path, "wb9");
+  gzputs (out, "{\"traceEvents\": [");
+  static char spaces[1 << 16];
+  memset (spaces, ' ', sizeof spaces);
+  for (int i = 0; i < 64; i++) /* 4 MiB of white space */
+    gzwrite (out, spaces, sizeof spaces);
+  gzputs (out, "]}");
+  gzclose (out);
+
+  ps__trace_limits lim = { 1u << 20, 1000 };
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  ps_diag d;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps__trace_import_file (&tl, path, &lim, NULL, &d), PS_ELIMIT);
+  assert_int_equal (d.errors, 1);
+  assert_true (d.entries[0].line >= 1);
+  assert_non_null (strstr (d.entries[0].message, "larger than 1048576 bytes"));
+  ps_diag_free (&d);
+  ps_timeline_free (&tl);
+  /* Under the limit, the same file is read. */
+  lim.max_text = 8u << 20;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  ps_diag_init (&d, path);
+  assert_int_equal (ps__trace_import_file (&tl, path, &lim, NULL, &d), 0);
+  ps_diag_free (&d);
+  ps_timeline_free (&tl);
+  unlink (path);
+
+  /* 1,001 kernels against a limit of 1,000. */
+  size_t cap = 200 * 1024, n = 0;
+  char *doc = malloc (cap);
+  assert_non_null (doc);
+  n += (size_t) snprintf (doc + n, cap - n, "{\"traceEvents\": [\n");
+  for (int i = 0; i <= 1000; i++)
+    n += (size_t) snprintf (doc + n, cap - n,
+                            "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                            "\"ts\": %d, \"dur\": 1, \"pid\": 0, \"tid\": 7}\n",
+                            i ? "," : "", i * 2);
+  n += (size_t) snprintf (doc + n, cap - n, "]}");
+  assert_true (n < cap - 1);
+  lim.max_records = 1000;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  ps_diag_init (&d, "many.json");
+  assert_int_equal (ps__trace_import_mem (&tl, doc, n, &lim, NULL, &d), PS_ELIMIT);
+  assert_int_equal (d.errors, 1);
+  assert_int_equal (d.entries[0].line, 1002);
+  assert_non_null (strstr (d.entries[0].message, "more than 1000 GPU operations"));
+  ps_diag_free (&d);
+  ps_timeline_free (&tl);
+  lim.max_records = 1001;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  ps_diag_init (&d, "many.json");
+  assert_int_equal (ps__trace_import_mem (&tl, doc, n, &lim, NULL, &d), 0);
+  assert_int_equal (tl.n_spans, 1001);
+  ps_diag_free (&d);
+  ps_timeline_free (&tl);
+  free (doc);
+}
+
 int
 main (void)
 {
@@ -637,6 +711,7 @@ main (void)
     cmocka_unit_test (core_trace_critical_path_agrees_with_hta),
     cmocka_unit_test (core_trace_import_odd_input),
     cmocka_unit_test (core_trace_import_truncated_gzip),
+    cmocka_unit_test (core_trace_import_limits),
   };
   return cmocka_run_group_tests_name ("/core/trace", tests, NULL, NULL);
 }

@@ -1,6 +1,9 @@
 /* ps-screenshot.c: saves a PNG of the window as GTK draws it: the window's
- * render nodes are rendered into a texture by the window's own renderer. */
+ * render nodes are rendered into a texture by the window's own renderer,
+ * encoded in memory and written through ps_file_write_bytes. */
 #include "ps-window-private.h"
+
+#include "ps-file.h"
 
 gboolean
 ps_window_save_png (PsWindow *self, const char *path, GError **error)
@@ -35,9 +38,16 @@ ps_window_save_png (PsWindow *self, const char *path, GError **error)
   GdkTexture *texture = gsk_renderer_render_texture (renderer, node,
                                                      &GRAPHENE_RECT_INIT (0, 0, width, height));
   gsk_render_node_unref (node);
-  gboolean ok = gdk_texture_save_to_png (texture, path);
+  g_autoptr (GBytes) png = gdk_texture_save_to_png_bytes (texture);
   g_object_unref (texture);
-  if (!ok)
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: cannot write the PNG", path);
-  return ok;
+  /* Written all or nothing, and never over an input. */
+  gsize len = 0;
+  const void *data = g_bytes_get_data (png, &len);
+  char why[512];
+  if (ps_file_write_bytes (path, data, len, why, sizeof why) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", why);
+      return FALSE;
+    }
+  return TRUE;
 }
