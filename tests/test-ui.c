@@ -441,6 +441,37 @@ ui_export (void **state)
   close_window (win);
 }
 
+/* An export over the file the document came from is refused with the
+ * reason, and the file stays as it was. */
+static void
+ui_export_never_over_input (void **state)
+{
+  g_autofree char *src = example ("transformer-block.json");
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  assert_true (g_file_get_contents (src, &text, &len, NULL));
+  g_autofree char *path = tmp_path ("opened.json");
+  assert_true (g_file_set_contents (path, text, (gssize) len, NULL));
+  PsWindow *win = new_window ();
+  g_autoptr (GError) error = NULL;
+  if (!open_and_wait (win, path, &error))
+    fail_msg ("%s: %s", path, error->message);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  Result r = { 0 };
+  ps_window_export (win, "plan", "json", file, on_exported, &r);
+  assert_true (wait_for (result_done, &r, 120));
+  assert_false (r.ok);
+  assert_non_null (r.error);
+  assert_non_null (strstr (r.error->message, "refusing to write"));
+  g_error_free (r.error);
+  g_autofree char *after = NULL;
+  gsize after_len = 0;
+  assert_true (g_file_get_contents (path, &after, &after_len, NULL));
+  assert_int_equal (after_len, len);
+  assert_memory_equal (after, text, len);
+  close_window (win);
+}
+
 /* Distinct colours of a PNG, and its size. */
 static guint
 png_colours (const char *path, int *width, int *height)
@@ -728,6 +759,7 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_whatif_baseline),
     cmocka_unit_test (ui_bad_file_keeps_document),
     cmocka_unit_test (ui_export),
+    cmocka_unit_test (ui_export_never_over_input),
     cmocka_unit_test (ui_screenshot_in_process),
     cmocka_unit_test (ui_screenshot_command),
     cmocka_unit_test (ui_search),
