@@ -23,8 +23,8 @@ static const char usage[] =
   "                 trace of the simulated run); default: from OUT's extension\n"
   "  -o, --output OUT  the file to write\n"
   "  --color C      dag and plan: kind (default), stream or duration\n"
-  "  --device NAME  device profile for durations and the simulation (default: the\n"
-  "                 graph's \"device\", else h200)\n"
+  "  --device NAME  device profile to plan for, and for durations and the\n"
+  "                 simulation (default: the graph's \"device\", else h200)\n"
   "  --max-boxes N  dag and plan: above N boxes draw an overview (default 800)\n"
   "  --streams N    maximum streams (1-64, default 4)\n"
   "  --no-fusion    do not fuse element-wise kernels\n"
@@ -34,19 +34,6 @@ static const char usage[] =
   "Large graphs: above 1000 nodes, fused groups and straight chains are drawn as one\n"
   "box each; above --max-boxes boxes, one box per stream and band of levels.\n";
 
-static int
-load_device (ps_device *dev, const char *name)
-{
-  ps_diag diag;
-  ps_diag_init (&diag, name);
-  int rc = ps_device_find (dev, name, &diag);
-  ps_diag_print (&diag, stderr);
-  if (rc < 0 && diag.errors == 0)
-    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
-  ps_diag_free (&diag);
-  return rc;
-}
-
 int
 ps_cli_export (int argc, char **argv)
 {
@@ -55,7 +42,7 @@ ps_cli_export (int argc, char **argv)
   cli_plan_args_init (&a);
   ps_export_options eo;
   ps_export_options_init (&eo);
-  const char *view = NULL, *format = NULL, *out = NULL, *color = NULL, *device = NULL;
+  const char *view = NULL, *format = NULL, *out = NULL, *color = NULL;
   const char *max_boxes = NULL;
   bool opts_done = false;
   for (int i = 1; i < argc; i++) {
@@ -80,8 +67,8 @@ ps_cli_export (int argc, char **argv)
     if (m > 0)
       continue;
     static const char *const names[] = { "--view", "--format", "-o", "--output", "--color",
-                                         "--device", "--max-boxes" };
-    const char **slots[] = { &view, &format, &out, &out, &color, &device, &max_boxes };
+                                         "--max-boxes" };
+    const char **slots[] = { &view, &format, &out, &out, &color, &max_boxes };
     bool matched = false;
     for (size_t k = 0; k < sizeof names / sizeof names[0] && !matched; k++) {
       m = cli_option_value (cmd, argc, argv, &i, names[k], &val);
@@ -116,12 +103,6 @@ ps_cli_export (int argc, char **argv)
   if (max_boxes && eo.view_options.detail_boxes > eo.view_options.max_boxes)
     eo.view_options.detail_boxes = eo.view_options.max_boxes;
 
-  ps_device dev;
-  if (device) {
-    if (load_device (&dev, device) < 0)
-      return CLI_FAILED;
-    eo.device = &dev;
-  }
   ps_graph g;
   ps_plan p;
   ps_graph_init (&g);
@@ -131,6 +112,7 @@ ps_cli_export (int argc, char **argv)
     ps_graph_free (&g);
     return CLI_FAILED;
   }
+  eo.device = &a.device;
   char err[512];
   ps_export_stats st;
   double t0 = cli_now ();

@@ -35,13 +35,12 @@ static const char verify_usage[] =
   "  --timing       print the wall time of every pass on stderr\n"
   "  -h, --help     show this help\n";
 
-/* Parses FILE, the plan options, --device (into *dev) and (for plan)
- * --json.  Returns -1 when the arguments are fine, else the exit code. */
+/* Parses FILE, the plan options and (for plan) --json.  Returns -1 when
+ * the arguments are fine, else the exit code. */
 static int
 parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
-            ps_device *dev, bool *json)
+            bool *json)
 {
-  const char *device = NULL;
   bool opts_done = false;
   cli_plan_args_init (a);
   for (int i = 1; i < argc; i++) {
@@ -69,22 +68,10 @@ parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_
       *json = true;
       continue;
     }
-    const char *val;
-    if ((m = cli_option_value (cmd, argc, argv, &i, "--device", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      device = val;
-      continue;
-    }
     return cli_usage_error (cmd, "unknown option '%s'", arg);
   }
   if (!a->file)
     return cli_usage_error (cmd, "missing FILE");
-  if (device) {
-    if (cli_find_device (dev, device, NULL) < 0)
-      return CLI_FAILED;
-    a->options.device = dev;
-  }
   return -1;
 }
 
@@ -92,9 +79,8 @@ int
 cli_plan_main (int argc, char **argv)
 {
   cli_plan_args a;
-  ps_device dev;
   bool json = false;
-  int ret = parse_args ("plan", plan_usage, argc, argv, &a, &dev, &json);
+  int ret = parse_args ("plan", plan_usage, argc, argv, &a, &json);
   if (ret >= 0)
     return ret;
 
@@ -142,8 +128,7 @@ int
 cli_verify_main (int argc, char **argv)
 {
   cli_plan_args a;
-  ps_device dev;
-  int ret = parse_args ("verify", verify_usage, argc, argv, &a, &dev, NULL);
+  int ret = parse_args ("verify", verify_usage, argc, argv, &a, NULL);
   if (ret >= 0)
     return ret;
 

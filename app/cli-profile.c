@@ -39,7 +39,8 @@ static const char usage[] =
   "  --trace OUT      also write the measured timeline as a Chrome trace\n"
   "  --check          also run the fused and the unfused plan once each from the same\n"
   "                   inputs and compare their outputs (exit 1 when they differ)\n"
-  "  --device NAME    device profile for the prediction (default: the graph's, else h200)\n"
+  "  --device NAME    device profile to plan for and predict with (default: the\n"
+  "                   graph's, else h200)\n"
   "\n"
   "Exit status: 0 success, 1 bad input or a failed check, 2 usage error, 3 no usable\n"
   "GPU (no driver, no device, NVRTC or CUPTI missing, ...; the reason is printed).\n";
@@ -59,18 +60,13 @@ write_trace (FILE *out, void *ctx)
 /* The model's view of the same plan: predicted step durations and
  * makespan.  Returns false (after a warning) when it cannot be had. */
 static bool
-predict (const ps_plan *p, const char *device, double *step_ns, double *makespan,
+predict (const ps_plan *p, const ps_device *dev, double *step_ns, double *makespan,
          char *dev_name, size_t cap)
 {
-  const ps_graph *g = p->graph;
-  ps_device dev;
-  int rc = cli_find_device (&dev, device, g);
-  if (rc < 0)
-    return false;
-  snprintf (dev_name, cap, "%s", dev.name);
+  snprintf (dev_name, cap, "%s", dev->name);
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
-  rc = ps_simulate (p, &dev, &tl);
+  int rc = ps_simulate (p, dev, &tl);
   if (rc == 0) {
     for (uint32_t s = 0; s < p->n_steps; s++)
       step_ns[s] = -1;
@@ -300,7 +296,7 @@ ps_cli_profile (int argc, char **argv)
   cli_plan_args_init (&a);
   ps_profile_options po;
   ps_profile_options_init (&po);
-  const char *device = NULL, *trace = NULL;
+  const char *trace = NULL;
   bool json = false, check = false;
   for (int i = 1; i < argc; i++) {
     const char *val;
@@ -338,10 +334,6 @@ ps_cli_profile (int argc, char **argv)
       if (m < 0)
         return CLI_USAGE;
       trace = val;
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--device", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      device = val;
     } else if (strcmp (argv[i], "--json") == 0) {
       json = true;
     } else if (strcmp (argv[i], "--check") == 0) {
@@ -409,7 +401,7 @@ ps_cli_profile (int argc, char **argv)
   pred = malloc ((p.n_steps ? p.n_steps : 1) * sizeof *pred);
   char pred_dev[PS_DEVICE_NAME_MAX] = "";
   double pred_makespan = 0;
-  bool have_pred = pred && predict (&p, device, pred, &pred_makespan, pred_dev, sizeof pred_dev);
+  bool have_pred = pred && predict (&p, &a.device, pred, &pred_makespan, pred_dev, sizeof pred_dev);
   int d = ps_diagnose (&dg, &r.timeline);
   report rp = { &p, &r, ps_gpu_get_info (gpu), ps_profile_mode_name (po.mode), po.warmup,
                 have_pred, pred_dev, pred, pred_makespan, check ? &cr : NULL };

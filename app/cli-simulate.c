@@ -151,7 +151,7 @@ ps_cli_simulate (int argc, char **argv)
   const char *cmd = "simulate";
   cli_plan_args a;
   cli_plan_args_init (&a);
-  const char *device = NULL, *trace = NULL, *range = NULL;
+  const char *trace = NULL, *range = NULL;
   bool json = false;
   for (int i = 1; i < argc; i++) {
     const char *val;
@@ -164,11 +164,7 @@ ps_cli_simulate (int argc, char **argv)
       return CLI_USAGE;
     if (m > 0)
       continue;
-    if ((m = cli_option_value (cmd, argc, argv, &i, "--device", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      device = val;
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--trace", &val)) != 0) {
+    if ((m = cli_option_value (cmd, argc, argv, &i, "--trace", &val)) != 0) {
       if (m < 0)
         return CLI_USAGE;
       trace = val;
@@ -200,25 +196,19 @@ ps_cli_simulate (int argc, char **argv)
   ps_plan p;
   memset (&p, 0, sizeof p);
   int rc = CLI_FAILED;
-  ps_device dev;
-  /* The planner schedules for the device simulated: the one named, else
-   * the graph's, which the planner finds the same way. */
+  /* The planner schedules for the device simulated: --device, else the
+   * graph's, else the default. */
   if (range) {
-    if (cli_load_graph (&g, a.file, a.timing) != CLI_OK || cli_find_device (&dev, device, &g) < 0)
+    if (cli_load_graph (&g, a.file, a.timing) != CLI_OK || cli_plan_device (&a, &g) != CLI_OK)
       goto out;
-    a.options.device = &dev;
-    rc = sweep (&g, &a, &dev, lo, hi, json);
+    rc = sweep (&g, &a, &a.device, lo, hi, json);
     if (rc == CLI_OK)
       rc = cli_finish_stdout ();
     goto out;
   }
-  if (device) {
-    if (cli_find_device (&dev, device, &g) < 0)
-      goto out;
-    a.options.device = &dev;
-  }
-  if (cli_load_and_plan (&g, &p, &a) != CLI_OK || (!device && cli_find_device (&dev, NULL, &g) < 0))
+  if (cli_load_and_plan (&g, &p, &a) != CLI_OK)
     goto out;
+  const ps_device *dev = &a.device;
 
   double t0 = cli_now ();
   ps_sim s;
@@ -226,7 +216,7 @@ ps_cli_simulate (int argc, char **argv)
   ps_diagnosis dg;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
   memset (&dg, 0, sizeof dg);
-  int r = ps_sim_init (&s, &p, &dev);
+  int r = ps_sim_init (&s, &p, dev);
   if (r == 0)
     r = ps_sim_run (&s, &tl, NULL);
   if (a.timing)

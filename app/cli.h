@@ -39,12 +39,14 @@ typedef struct cli_plan_args {
   const char *file;
   ps_plan_options options;
   bool timing;
+  const char *device_name; /* --device, or NULL */
+  ps_device device;        /* found by cli_load_and_plan; options.device points here */
 } cli_plan_args;
 
 void cli_plan_args_init (cli_plan_args *a);
-/* Consumes a plan option (--streams N, --no-fusion, --timing) at argv[*i].
- * Returns 1 when consumed, 0 when argv[*i] is not one, -1 after a usage
- * error. */
+/* Consumes a plan option (--streams N, --no-fusion, --device NAME,
+ * --timing) at argv[*i].  Returns 1 when consumed, 0 when argv[*i] is not
+ * one, -1 after a usage error. */
 int cli_plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a);
 
 /* Seconds on a monotonic clock. */
@@ -57,8 +59,12 @@ int cli_load_graph (ps_graph *g, const char *file, bool timing);
 /* Finds a device profile: `name` when given, else the graph's "device"
  * (when g is not NULL), else the default.  Problems go to stderr. */
 int cli_find_device (ps_device *dev, const char *name, const ps_graph *g);
-/* Loads and plans; on failure prints why and returns CLI_FAILED. */
-int cli_load_and_plan (ps_graph *g, ps_plan *p, const cli_plan_args *a);
+/* Finds the device to plan for (--device, else the graph's, else the
+ * default) into a->device and points a->options.device at it. */
+int cli_plan_device (cli_plan_args *a, const ps_graph *g);
+/* Loads, finds the device (cli_plan_device) and plans; on failure prints
+ * why and returns CLI_FAILED. */
+int cli_load_and_plan (ps_graph *g, ps_plan *p, cli_plan_args *a);
 
 /* Flushes stdout; on a write error prints why and returns CLI_FAILED. */
 int cli_finish_stdout (void);

@@ -151,6 +151,12 @@ cli_plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *
     a->options.fusion = false;
     return 1;
   }
+  if ((m = cli_option_value (cmd, argc, argv, i, "--device", &val)) != 0) {
+    if (m < 0)
+      return -1;
+    a->device_name = val;
+    return 1;
+  }
   if (strcmp (argv[*i], "--timing") == 0) {
     a->timing = true;
     return 1;
@@ -277,9 +283,18 @@ cli_load_graph (ps_graph *g, const char *file, bool timing)
 }
 
 int
-cli_load_and_plan (ps_graph *g, ps_plan *p, const cli_plan_args *a)
+cli_plan_device (cli_plan_args *a, const ps_graph *g)
 {
-  if (cli_load_graph (g, a->file, a->timing) != CLI_OK)
+  if (cli_find_device (&a->device, a->device_name, g) < 0)
+    return CLI_FAILED;
+  a->options.device = &a->device;
+  return CLI_OK;
+}
+
+int
+cli_load_and_plan (ps_graph *g, ps_plan *p, cli_plan_args *a)
+{
+  if (cli_load_graph (g, a->file, a->timing) != CLI_OK || cli_plan_device (a, g) != CLI_OK)
     return CLI_FAILED;
   ps_diag diag;
   ps_diag_init (&diag, strcmp (a->file, "-") == 0 ? "<stdin>" : a->file);

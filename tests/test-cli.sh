@@ -345,6 +345,38 @@ printf 'old' >"$TMP/keep.json"
 expect 0 "gen -o over an existing file" gen chain --nodes 10 -o "$TMP/keep.json"
 "$CLI" gen chain --nodes 10 | cmp -s - "$TMP/keep.json" && ok || bad "gen -o did not replace the file"
 
+# ---- --device, one of the PLAN-OPTIONS ------------------------------------------
+
+# Every planning command plans for the device named, so the makespan the
+# plan estimates, the simulation and the exported timeline agree, and
+# differ from the default device's.
+moe_dev="$ROOT/data/examples/moe-experts.json"
+spans=()
+for d in h200 a100; do
+  "$CLI" plan "$moe_dev" --device "$d" --json >"$TMP/dp.json" &&
+  "$CLI" simulate "$moe_dev" --device "$d" --json >"$TMP/ds.json" &&
+  "$CLI" export "$moe_dev" --device "$d" --view timeline --format json -o "$TMP/dt.json" ||
+    bad "--device $d: plan, simulate or export failed"
+  m=$(python3 - "$TMP/dp.json" "$TMP/ds.json" "$TMP/dt.json" "$d" <<'PY'
+import json, sys
+plan, sim, tl = (json.load(open(f)) for f in sys.argv[1:4])
+same = plan["estimated_makespan_ns"] == sim["makespan_ns"] == tl["makespan_ns"]
+ok = same and sim["device"] == tl["device"] == sys.argv[4]
+print(sim["makespan_ns"] if ok else "mismatch")
+PY
+)
+  [ "$m" != mismatch ] && [ -n "$m" ] && ok || bad "--device $d: plan, simulate and export disagree"
+  spans+=("$m")
+done
+[ "${spans[0]}" != "${spans[1]}" ] && ok || bad "--device a100 plans the same as h200"
+for c in plan verify simulate export kernels profile; do
+  extra=()
+  case $c in export) extra=(-o "$TMP/nodev.svg") ;; kernels) extra=(-o "$TMP/nodev") ;; esac
+  expect 1 "$c --device unknown" $c "$moe_dev" --device no-such-gpu "${extra[@]}"
+  grep -q 'unknown device "no-such-gpu"' "$TMP/err" && ok || bad "$c --device unknown: no message"
+done
+expect 2 "--device without a name" plan "$moe_dev" --device
+
 # ---- never over an input -----------------------------------------------------
 
 # Every output is refused when it names a file the run read, under any name
