@@ -80,6 +80,17 @@ push_val (args_builder *ab, const void *v, size_t size)
 
 /* ---- kernel steps ------------------------------------------------------- */
 
+/* x * y * z, saturated: each dimension may be up to 2^31 - 1, so a plain
+ * 64-bit product can wrap to a small count and pass the limits below. */
+static uint64_t
+dim_product (const uint32_t d[3])
+{
+  uint64_t t = 1;
+  for (int i = 0; i < 3; i++)
+    t = d[i] && t > UINT64_MAX / d[i] ? UINT64_MAX : t * d[i];
+  return t;
+}
+
 static int
 setup_launch (ps__run *run, ps__launch *l, CUfunction fn, const ps_ksrc_part *pt,
               const char *what, ps_gpu_error *err)
@@ -92,7 +103,7 @@ setup_launch (ps__run *run, ps__launch *l, CUfunction fn, const ps_ksrc_part *pt
   memcpy (l->grid, kr->grid, sizeof l->grid);
   memcpy (l->block, kr->block, sizeof l->block);
   l->smem = kr->smem;
-  uint64_t threads = (uint64_t) l->block[0] * l->block[1] * l->block[2];
+  uint64_t threads = dim_product (l->block);
   int max_threads = 0;
   if (CU (cu->cuFuncGetAttribute (&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)) &&
       threads > (uint64_t) max_threads)
@@ -116,7 +127,7 @@ setup_launch (ps__run *run, ps__launch *l, CUfunction fn, const ps_ksrc_part *pt
         per_sm < 1)
       per_sm = 1;
     uint64_t cap = (uint64_t) per_sm * (gpu->info.sm_count ? gpu->info.sm_count : 1);
-    uint64_t blocks = (uint64_t) l->grid[0] * l->grid[1] * l->grid[2];
+    uint64_t blocks = dim_product (l->grid);
     if (blocks > cap) {
       l->grid[0] = (uint32_t) cap;
       l->grid[1] = l->grid[2] = 1;

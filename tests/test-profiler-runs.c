@@ -265,6 +265,32 @@ profiler_fake_text_report (void **state)
   fclose (f);
   remove_dir (dir);
 }
+
+/* A block of 2^22 x 2^21 x 2^21 threads is 2^64: a wrapping product would
+ * make it 0 threads, within the kernel's 1024, and launch it. */
+static void
+profiler_fake_block_product_saturates (void **state)
+{
+  (void) state;
+  char *dir = make_temp_dir ();
+  char path[4300], args[4400];
+  snprintf (path, sizeof path, "%s/wrap.json", dir);
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs ("{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"wrap\",\n"
+         " \"buffers\": [{\"name\": \"x\", \"bytes\": 4096, \"external\": true}],\n"
+         " \"nodes\": [{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"relu\",\n"
+         "   \"impl\": \"relu\", \"grid\": 1, \"block\": [4194304, 2097152, 2097152],\n"
+         "   \"reads\": [\"x\"], \"writes\": [\"x\"]}]}\n",
+         f);
+  assert_int_equal (fclose (f), 0);
+  snprintf (args, sizeof args, "profile '%s'", path);
+  expect_cli ("PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA
+              " XDG_CACHE_HOME=/nonexistent",
+              args, 1,
+              "a block of 18446744073709551615 threads is more than this kernel can have");
+  remove_dir (dir);
+}
 #endif
 
 int
@@ -278,6 +304,7 @@ main (void)
     cmocka_unit_test (profiler_fake_profile_examples),
     cmocka_unit_test (profiler_fake_check_catches_differences),
     cmocka_unit_test (profiler_fake_text_report),
+    cmocka_unit_test (profiler_fake_block_product_saturates),
 #endif
   };
   return cmocka_run_group_tests_name ("/profiler/runs", tests, NULL, NULL);
