@@ -219,6 +219,8 @@ num (FILE *out, double v)
 {
   if (!isfinite (v))
     v = 0;
+  /* Coordinates are far smaller; the clamp keeps llround defined. */
+  v = fmax (-1e15, fmin (1e15, v));
   long long c = llround (v * 100.0);
   if (c < 0) {
     fputc ('-', out);

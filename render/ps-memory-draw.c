@@ -16,6 +16,14 @@
 #define MAX_ROWS 64
 #define AXIS_H 24.0
 #define GUTTER 70.0
+/* In maps of more than MERGE_ABOVE pooled buffers, those under SMALL
+ * points in width or height are not drawn one by one: they are marked in a
+ * grid of CELL-point cells and drawn as runs of marked cells, so that a map
+ * of 100,000 buffers stays a few thousand shapes.  Smaller maps show every
+ * buffer with its tooltip. */
+#define MERGE_ABOVE 1000
+#define SMALL 2.0
+#define CELL 2.0
 
 int
 ps_memory_map_build (ps_memory_map *m, const ps_plan *p, const ps_timeline *tl)
@@ -138,6 +146,7 @@ buffer_color (uint32_t b)
 
 typedef struct mem_pic {
   const ps_memory_map *m;
+  uint32_t n_small;  /* pooled buffers drawn merged (see SMALL) */
   ps_scene deco;
   ps_frame frame;
   double t_max;
@@ -183,6 +192,65 @@ buffer_rect (const mem_pic *p, uint32_t b, double *x0, double *x1, double *y0, d
   }
 }
 
+static bool
+is_small (double x0, double x1, double y0, double y1)
+{
+  return x1 - x0 < SMALL || y1 - y0 < SMALL;
+}
+
+/* The small pooled buffers, as runs of grid cells they touch.  Without
+ * memory for the grid they are left out, and the legend still counts them. */
+static void
+draw_small (const mem_pic *p, ps_canvas *c)
+{
+  const ps_memory_map *m = p->m;
+  size_t gw = (size_t) ceil (PLOT_W / CELL) + 1, gh = (size_t) ceil (p->pool_h / CELL) + 1;
+  uint8_t *grid = calloc (gw * gh, 1);
+  if (!grid)
+    return;
+  double left = mx (p, 0), top = pool_top (p);
+  for (uint32_t b = 0; b < m->n_buffers; b++) {
+    if (m->first_ns[b] < 0 || p->row[b] != PS_NONE)
+      continue;
+    double x0, x1, y0, y1;
+    buffer_rect (p, b, &x0, &x1, &y0, &y1);
+    if (!is_small (x0, x1, y0, y1))
+      continue;
+    size_t c0 = (size_t) fmax (0, floor ((x0 - left) / CELL));
+    size_t c1 = (size_t) fmin ((double) gw, ceil ((x1 - left) / CELL));
+    size_t r0 = (size_t) fmax (0, floor ((y0 - top) / CELL));
+    size_t r1 = (size_t) fmin ((double) gh, ceil ((y1 - top) / CELL));
+    for (size_t r = r0; r < r1; r++)
+      memset (grid + r * gw + c0, 1, c1 > c0 ? c1 - c0 : 0);
+  }
+  char title[160];
+  snprintf (title, sizeof title,
+            "%u buffers under %.0f points wide or high, drawn merged (the JSON export lists "
+            "each)", p->n_small, SMALL);
+  ps_canvas_begin_group (c, "small-buffers", title);
+  ps_paint pt = ps_paint_fill (0x9fb7cc);
+  for (size_t r = 0; r < gh; r++) {
+    const uint8_t *row = grid + r * gw;
+    for (size_t i = 0; i < gw;) {
+      if (!row[i]) {
+        i++;
+        continue;
+      }
+      size_t j = i;
+      while (j < gw && row[j])
+        j++;
+      double x = left + (double) i * CELL, y = top + (double) r * CELL;
+      double w = fmin ((double) (j - i) * CELL, left + PLOT_W - x);
+      double h = fmin (CELL, top + p->pool_h - y);
+      if (w > 0 && h > 0)
+        ps_canvas_rect (c, x, y, w, h, 0, &pt);
+      i = j;
+    }
+  }
+  ps_canvas_end_group (c);
+  free (grid);
+}
+
 static void
 draw_memory (ps_canvas *c, void *ctx)
 {
@@ -219,6 +287,8 @@ draw_memory (ps_canvas *c, void *ctx)
     }
     ps_canvas_text (c, p->frame.diagram_x, top - 12, "offset", &lf, PS_ALIGN_LEFT, 0x555555, 0);
   }
+  if (p->n_small > 0)
+    draw_small (p, c);
   ps_canvas_begin_group (c, "buffers", NULL);
   for (uint32_t b = 0; b < m->n_buffers; b++) {
     if (m->first_ns[b] < 0 || (p->row[b] == PS_NONE && p->pool_h <= 0))
@@ -226,6 +296,8 @@ draw_memory (ps_canvas *c, void *ctx)
     double rx0, rx1, ry0, ry1;
     buffer_rect (p, b, &rx0, &rx1, &ry0, &ry1);
     bool ext = p->row[b] != PS_NONE;
+    if (p->n_small > 0 && !ext && is_small (rx0, rx1, ry0, ry1))
+      continue;
     uint32_t fill = ext ? 0xd0d0d0 : buffer_color (b);
     {
       char t1[32], off[32];
@@ -344,6 +416,14 @@ mem_pic_init (mem_pic *p, const ps_memory_map *m)
   free (key);
   free (order);
   p->pool_h = m->n_pooled > 0 && pl->pool_bytes > 0 ? POOL_H : 0;
+  /* Sizes do not depend on where the frame puts the plot. */
+  for (uint32_t b = 0; b < m->n_buffers && p->pool_h > 0 && m->n_pooled > MERGE_ABOVE; b++) {
+    double x0, x1, y0, y1;
+    if (m->first_ns[b] < 0 || p->row[b] != PS_NONE)
+      continue;
+    buffer_rect (p, b, &x0, &x1, &y0, &y1);
+    p->n_small += is_small (x0, x1, y0, y1);
+  }
 
   ps_scene *s = &p->deco;
   char a[32], b2[32];
@@ -360,6 +440,9 @@ mem_pic_init (mem_pic *p, const ps_memory_map *m)
   if (ret == 0 && m->n_pooled)
     ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "pooled buffer (one colour each)",
                                buffer_color (0), ps_color_darker (buffer_color (0)), 0);
+  if (ret == 0 && p->n_small)
+    ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "small buffers, merged", 0x9fb7cc, 0x9fb7cc,
+                               0);
   if (ret == 0 && m->n_external)
     ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "external buffer", 0xd0d0d0,
                                ps_color_darker (0xd0d0d0), 0);

@@ -111,10 +111,24 @@ draw (PsMemoryWidget *self, cairo_t *cr, double width, double height)
     }
   guint sel;
   PsSelectionKind kind = ps_session_get_selection (self->session, &sel);
+  /* Buffers under two pixels wide or high go into one path, filled once:
+   * a pool of 100,000 buffers is mostly such slivers, and one fill and
+   * stroke each would make every frame slow. */
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    {
+      double x, y, w, h;
+      if (buffer_rect (self, &f, b, &x, &y, &w, &h) && (w < 2 || h < 2)
+          && !(kind == PS_SELECTION_BUFFER && sel == b))
+        cairo_rectangle (cr, x, y, MAX (w, 1), MAX (h, 1));
+    }
+  set_rgb (cr, 0x9fb7cc, 1);
+  cairo_fill (cr);
   for (uint32_t b = 0; b < g->n_buffers; b++)
     {
       double x, y, w, h;
       if (!buffer_rect (self, &f, b, &x, &y, &w, &h))
+        continue;
+      if ((w < 2 || h < 2) && !(kind == PS_SELECTION_BUFFER && sel == b))
         continue;
       guint32 rgb = ps_color_stream ((int32_t) (b % 10));
       set_rgb (cr, rgb, 0.75);
