@@ -559,6 +559,33 @@ ui_screenshot_command (void **state)
   assert_false (g_file_test (out2, G_FILE_TEST_EXISTS));
 }
 
+typedef struct {
+  PsDagPane *pane;
+  guint want;
+} MatchWait;
+
+static gboolean
+match_count_is (gpointer data)
+{
+  MatchWait *mw = data;
+  return ps_dag_pane_get_match_count (mw->pane) == mw->want;
+}
+
+/* The first widget of type t below w, depth first. */
+static GtkWidget *
+find_descendant (GtkWidget *w, GType t)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (w, t))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_descendant (c, t);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
 static void
 ui_search (void **state)
 {
@@ -574,6 +601,27 @@ ui_search (void **state)
   const ps_graph *g = ps_session_get_graph (s);
   assert_true (ps_dag_pane_search (pane, ps_buffer_name (g, 0)) >= 1);
   assert_int_equal (ps_dag_pane_search (pane, "no-such-thing-anywhere"), 0);
+
+  /* Typing searches on a worker thread, ignoring case; the matches land
+   * when it ends, and a newer text replaces an older one. */
+  guint want = ps_dag_pane_search (pane, "fc1");
+  ps_dag_pane_search (pane, "");
+  ps_dag_pane_start_search (pane);
+  /* The entry of the search bar (a drop-down's popover has one too). */
+  GtkWidget *bar = find_descendant (GTK_WIDGET (pane), GTK_TYPE_SEARCH_BAR);
+  assert_non_null (bar);
+  GtkWidget *entry = find_descendant (bar, GTK_TYPE_SEARCH_ENTRY);
+  assert_non_null (entry);
+  /* search-changed comes after GtkSearchEntry's typing delay; emitting it
+   * at once is what the delay ends in. */
+  gtk_editable_set_text (GTK_EDITABLE (entry), "no-such");
+  g_signal_emit_by_name (entry, "search-changed");
+  gtk_editable_set_text (GTK_EDITABLE (entry), "FC1");
+  g_signal_emit_by_name (entry, "search-changed");
+  MatchWait mw = { pane, want };
+  assert_true (wait_for (match_count_is, &mw, 30));
+  pump (20); /* nothing late may replace it */
+  assert_int_equal (ps_dag_pane_get_match_count (pane), want);
   close_window (win);
 }
 
@@ -645,11 +693,10 @@ ui_cancel_load (void **state)
   fclose (f);
   g_autoptr (GFile) file = g_file_new_for_path (big);
   Result r = { 0 };
-  gint64 t0 = g_get_monotonic_time ();
   ps_window_open (win, file, on_opened, &r);
-  /* ps_window_open returned without loading. */
-  assert_true (g_get_monotonic_time () - t0 < 200000);
+  /* ps_window_open returned while the load still runs. */
   assert_true (ps_session_get_busy (s));
+  assert_false (r.done);
   ps_session_cancel (s);
   assert_true (wait_for (result_done, &r, 120));
   assert_false (r.ok);

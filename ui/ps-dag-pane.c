@@ -19,18 +19,20 @@ struct _PsDagPane
   PsSession *session;
   GArray *matches;
   guint current;
+  GCancellable *search_cancel; /* the search running for the text typed, if any */
 };
 
 G_DEFINE_FINAL_TYPE (PsDagPane, ps_dag_pane, GTK_TYPE_WIDGET)
 
-guint
-ps_dag_pane_search (PsDagPane *self, const char *text)
+#define MAX_MATCHES 100000
+
+/* Shows matches (owned, or NULL) for text and selects the first. */
+static guint
+show_matches (PsDagPane *self, const char *text, GArray *matches)
 {
-  g_return_val_if_fail (PS_IS_DAG_PANE (self), 0);
   g_clear_pointer (&self->matches, g_array_unref);
+  self->matches = matches;
   self->current = 0;
-  if (self->session && text && *text)
-    self->matches = ps_session_find_nodes (self->session, text, 100000);
   ps_dag_widget_set_matches (self->view, self->matches);
   guint n = self->matches ? self->matches->len : 0;
   g_autofree char *label = !text || !*text ? g_strdup ("")
@@ -42,10 +44,53 @@ ps_dag_pane_search (PsDagPane *self, const char *text)
   return n;
 }
 
+guint
+ps_dag_pane_search (PsDagPane *self, const char *text)
+{
+  g_return_val_if_fail (PS_IS_DAG_PANE (self), 0);
+  g_cancellable_cancel (self->search_cancel);
+  g_clear_object (&self->search_cancel);
+  GArray *found = self->session && text && *text
+                    ? ps_session_find_nodes (self->session, text, MAX_MATCHES) : NULL;
+  return show_matches (self, text, found);
+}
+
+static void
+on_found (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  GArray *found = ps_session_find_nodes_finish (PS_SESSION (source), result, &error);
+  if (!found)
+    return; /* cancelled: a newer search or the pane's end replaced it */
+  PsDagPane *self = data;
+  g_clear_object (&self->search_cancel);
+  show_matches (self, gtk_editable_get_text (GTK_EDITABLE (self->search_entry)), found);
+}
+
+/* Typing searches on a worker thread; each change cancels the search
+ * before it. */
 static void
 on_search_changed (PsDagPane *self)
 {
-  ps_dag_pane_search (self, gtk_editable_get_text (GTK_EDITABLE (self->search_entry)));
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
+  g_cancellable_cancel (self->search_cancel);
+  g_clear_object (&self->search_cancel);
+  if (!self->session || !*text)
+    {
+      show_matches (self, text, NULL);
+      return;
+    }
+  gtk_label_set_text (self->match_label, "Searching\u2026");
+  self->search_cancel = g_cancellable_new ();
+  ps_session_find_nodes_async (self->session, text, MAX_MATCHES, self->search_cancel, on_found,
+                               self);
+}
+
+guint
+ps_dag_pane_get_match_count (PsDagPane *self)
+{
+  g_return_val_if_fail (PS_IS_DAG_PANE (self), 0);
+  return self->matches ? self->matches->len : 0;
 }
 
 static void
@@ -76,6 +121,8 @@ on_previous (PsDagPane *self)
 static void
 on_stop (PsDagPane *self)
 {
+  g_cancellable_cancel (self->search_cancel);
+  g_clear_object (&self->search_cancel);
   gtk_search_bar_set_search_mode (self->search_bar, FALSE);
   ps_dag_widget_set_matches (self->view, NULL);
 }
@@ -146,6 +193,8 @@ ps_dag_pane_dispose (GObject *object)
   if (self->session)
     g_signal_handlers_disconnect_by_data (self->session, self);
   g_clear_object (&self->session);
+  g_cancellable_cancel (self->search_cancel);
+  g_clear_object (&self->search_cancel);
   g_clear_pointer (&self->matches, g_array_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), PS_TYPE_DAG_PANE);
   GtkWidget *child;

@@ -20,6 +20,9 @@ PsDagWidget *ps_dag_pane_get_view (PsDagPane *self);
 void ps_dag_pane_start_search (PsDagPane *self);
 /* Searches for text (as typed in the search bar); returns the matches. */
 guint ps_dag_pane_search (PsDagPane *self, const char *text);
+/* How many nodes the last search found (typed searches run on a worker
+ * thread and land later). */
+guint ps_dag_pane_get_match_count (PsDagPane *self);
 
 G_END_DECLS
 
