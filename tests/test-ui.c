@@ -296,6 +296,40 @@ node_named (PsSession *s, const char *name)
   return PS_NONE;
 }
 
+/* In a large graph's DAG a straight chain is one box: selecting a node in
+ * it says which nodes share the box. */
+static void
+ui_inspector_box_members (void **state)
+{
+  g_autofree char *path = tmp_path ("chain.json");
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  ps_gen_options o;
+  ps_gen_options_init (&o);
+  o.shape = PS_GEN_CHAIN;
+  o.nodes = 3000;
+  o.events = o.barriers = o.conditionals = o.pins = false;
+  assert_int_equal (ps_gen_write (&o, f), 0);
+  fclose (f);
+  PsWindow *win = new_window ();
+  g_autoptr (GError) error = NULL;
+  if (!open_and_wait (win, path, &error))
+    fail_msg ("%s: %s", path, error->message);
+  PsSession *s = ps_window_get_session (win);
+  const ps_scene *scene = ps_session_get_scene (s);
+  assert_non_null (scene);
+  guint box = ps_session_node_box (s, 10);
+  assert_true (box < scene->n_nodes && scene->nodes[box].count > 1);
+  ps_session_select (s, PS_SELECTION_NODE, 10);
+  g_autofree char *text = ps_inspector_get_text (PS_INSPECTOR (ps_window_get_part (win,
+                                                                                   "inspector")));
+  g_autofree char *want = g_strdup_printf ("One box for %u nodes: ", scene->nodes[box].count);
+  if (!strstr (text, want))
+    fail_msg ("the inspector does not say '%s':\n%s", want, text);
+  assert_non_null (strstr (text, ps_node_name (ps_session_get_graph (s), 10)));
+  close_window (win);
+}
+
 static void
 ui_select_inspector (void **state)
 {
@@ -803,6 +837,7 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_streams_replan),
     cmocka_unit_test (ui_fusion_toggle),
     cmocka_unit_test (ui_select_inspector),
+    cmocka_unit_test (ui_inspector_box_members),
     cmocka_unit_test (ui_whatif_baseline),
     cmocka_unit_test (ui_bad_file_keeps_document),
     cmocka_unit_test (ui_export),

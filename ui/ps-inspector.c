@@ -189,6 +189,27 @@ show_node (PsInspector *self, guint v, GString *body)
         g_string_append (body, "<span foreground=\"#e6850e\">Changed since the baseline</span>\n");
     }
 
+  /* A large graph's DAG draws fused groups and chains as one box: say
+   * which nodes share the box the selection is in. */
+  const ps_scene *scene = ps_session_get_scene (session);
+  guint box = ps_session_node_box (session, v);
+  if (scene && box < scene->n_nodes && scene->nodes[box].count > 1)
+    {
+      guint total = 0;
+      g_autoptr (GArray) members = ps_session_box_nodes (session, box, 12, &total);
+      heading (body, "In the DAG");
+      g_string_append_printf (body, "One box for %u nodes: ", total);
+      for (guint k = 0; k < members->len; k++)
+        {
+          g_autofree char *esc = g_markup_escape_text (
+              ps_node_name (g, g_array_index (members, guint, k)), -1);
+          g_string_append_printf (body, "%s%s", k ? ", " : "", esc);
+        }
+      if (total > members->len)
+        g_string_append_printf (body, " and %u more", total - members->len);
+      g_string_append_c (body, '\n');
+    }
+
   heading (body, "Times");
   const ps_timeline *pred = ps_session_get_predicted (session);
   const ps_timeline *meas = ps_session_get_measured (session);

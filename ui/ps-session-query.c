@@ -17,6 +17,24 @@ ps_session_node_box (PsSession *self, guint node)
   return self->layout->node_box[node];
 }
 
+GArray *
+ps_session_box_nodes (PsSession *self, guint box, guint max, guint *total)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint n = 0;
+  if (self->layout && box < self->layout->scene.n_nodes)
+    {
+      const PsLayout *l = self->layout;
+      for (uint32_t v = 0; v < l->doc->graph.n_nodes; v++)
+        if (l->node_box[v] == box && n++ < max)
+          g_array_append_val (out, v);
+    }
+  if (total)
+    *total = n;
+  return out;
+}
+
 guint
 ps_session_box_node (PsSession *self, guint box)
 {

@@ -84,6 +84,9 @@ const ps_scene *ps_session_get_scene (PsSession *self);
  * when unknown (overview boxes stand for bands of nodes). */
 guint ps_session_node_box (PsSession *self, guint node);
 guint ps_session_box_node (PsSession *self, guint box);
+/* The nodes a box shows, in node order, at most max; *total (may be NULL)
+ * gets how many there are.  One pass over the nodes. */
+GArray *ps_session_box_nodes (PsSession *self, guint box, guint max, guint *total);
 
 /* Why the last plan failed (e.g. a pin that cannot be honoured), or NULL. */
 const char *ps_session_get_plan_error (PsSession *self);
