@@ -109,6 +109,13 @@ core_regressions_pipeline (void **state)
   assert_true (replay ("pipeline", ps_fuzz_pipeline, 0) > 0);
 }
 
+static void
+core_regressions_device (void **state)
+{
+  (void) state;
+  assert_true (replay ("device", ps_fuzz_device, 0) > 0);
+}
+
 /* ---- limits ---- */
 
 /* Loads text (JSON or DOT) and expects it to fail with an error whose
@@ -399,6 +406,7 @@ main (void)
     cmocka_unit_test (core_regressions_dot),
     cmocka_unit_test (core_regressions_trace),
     cmocka_unit_test (core_regressions_pipeline),
+    cmocka_unit_test (core_regressions_device),
   };
   const struct CMUnitTest limits[] = {
     cmocka_unit_test (core_limits_file_size),

@@ -20,6 +20,7 @@ int ps_fuzz_dot (const uint8_t *data, size_t size);
  * them apart), 2 the rest gzip-compressed into a file. */
 int ps_fuzz_trace (const uint8_t *data, size_t size);
 int ps_fuzz_pipeline (const uint8_t *data, size_t size);
+int ps_fuzz_device (const uint8_t *data, size_t size);
 
 /* Shared by the harnesses: a stream that discards what is written. */
 FILE *ps_fuzz_devnull (void);
