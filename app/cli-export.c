@@ -44,46 +44,12 @@ ps_cli_export (int argc, char **argv)
   ps_export_options_init (&eo);
   const char *view = NULL, *format = NULL, *out = NULL, *color = NULL;
   const char *max_boxes = NULL;
-  bool opts_done = false;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *val;
-    if (!opts_done && strcmp (arg, "--") == 0) {
-      opts_done = true;
-      continue;
-    }
-    if (opts_done || arg[0] != '-' || arg[1] == '\0') {
-      if (a.file)
-        return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a.file, arg);
-      a.file = arg;
-      continue;
-    }
-    if (cli_is_help (arg)) {
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
-    }
-    int m = cli_plan_option (cmd, argc, argv, &i, &a);
-    if (m < 0)
-      return CLI_USAGE;
-    if (m > 0)
-      continue;
-    static const char *const names[] = { "--view", "--format", "-o", "--output", "--color",
-                                         "--max-boxes" };
-    const char **slots[] = { &view, &format, &out, &out, &color, &max_boxes };
-    bool matched = false;
-    for (size_t k = 0; k < sizeof names / sizeof names[0] && !matched; k++) {
-      m = cli_option_value (cmd, argc, argv, &i, names[k], &val);
-      if (m < 0)
-        return CLI_USAGE;
-      if (m > 0) {
-        *slots[k] = val;
-        matched = true;
-      }
-    }
-    if (!matched)
-      return cli_usage_error (cmd, "unknown option '%s'", arg);
-  }
-  if (!a.file)
-    return cli_usage_error (cmd, "missing FILE");
+  const cli_opt opts[] = { { "--view", NULL, &view, NULL },    { "--format", NULL, &format, NULL },
+                           { "-o", "--output", &out, NULL },    { "--color", NULL, &color, NULL },
+                           { "--max-boxes", NULL, &max_boxes, NULL } };
+  int parsed = cli_parse_command (cmd, usage, argc, argv, &a, opts, sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
   if (!out)
     return cli_usage_error (cmd, "missing -o OUT");
   if (view && ps_export_view_parse (view, &eo.view) < 0)

@@ -33,39 +33,13 @@ ps_cli_kernels (int argc, char **argv)
   cli_plan_args a;
   cli_plan_args_init (&a);
   const char *dir = NULL, *arch = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *val;
-    if (cli_is_help (argv[i])) {
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
-    }
-    int m = cli_plan_option (cmd, argc, argv, &i, &a);
-    if (m < 0)
-      return CLI_USAGE;
-    if (m > 0)
-      continue;
-    if ((m = cli_option_value (cmd, argc, argv, &i, "-o", &val)) != 0 ||
-        (m = cli_option_value (cmd, argc, argv, &i, "--output", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      dir = val;
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--arch", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      if (strncmp (val, "compute_", 8) != 0 || strlen (val) < 10 || strlen (val) > 16)
-        return cli_usage_error (cmd, "--arch needs a virtual architecture like compute_90, "
-                                     "not '%s'", val);
-      arch = val;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
-    } else if (a.file) {
-      return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a.file, argv[i]);
-    } else {
-      a.file = argv[i];
-    }
-  }
-  if (!a.file)
-    return cli_usage_error (cmd, "a graph FILE is required");
+  const cli_opt opts[] = { { "-o", "--output", &dir, NULL }, { "--arch", NULL, &arch, NULL } };
+  int parsed = cli_parse_command (cmd, usage, argc, argv, &a, opts, sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
+  if (arch && (strncmp (arch, "compute_", 8) != 0 || strlen (arch) < 10 || strlen (arch) > 16))
+    return cli_usage_error (cmd, "--arch needs a virtual architecture like compute_90, not '%s'",
+                            arch);
   if (!dir || !dir[0])
     return cli_usage_error (cmd, "-o DIR is required");
 

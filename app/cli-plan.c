@@ -41,38 +41,9 @@ static int
 parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
             bool *json)
 {
-  bool opts_done = false;
   cli_plan_args_init (a);
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (!opts_done && strcmp (arg, "--") == 0) {
-      opts_done = true;
-      continue;
-    }
-    if (opts_done || arg[0] != '-' || arg[1] == '\0') {
-      if (a->file)
-        return cli_usage_error (cmd, "unexpected argument '%s'", arg);
-      a->file = arg;
-      continue;
-    }
-    if (cli_is_help (arg)) {
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
-    }
-    int m = cli_plan_option (cmd, argc, argv, &i, a);
-    if (m < 0)
-      return CLI_USAGE;
-    if (m > 0)
-      continue;
-    if (json && strcmp (arg, "--json") == 0) {
-      *json = true;
-      continue;
-    }
-    return cli_usage_error (cmd, "unknown option '%s'", arg);
-  }
-  if (!a->file)
-    return cli_usage_error (cmd, "missing FILE");
-  return -1;
+  const cli_opt opts[] = { { "--json", NULL, NULL, json } };
+  return cli_parse_command (cmd, usage, argc, argv, a, opts, json ? 1 : 0);
 }
 
 int

@@ -297,57 +297,29 @@ ps_cli_profile (int argc, char **argv)
   ps_profile_options po;
   ps_profile_options_init (&po);
   const char *trace = NULL;
+  const char *mode = NULL, *iterations = NULL, *warmup = NULL;
   bool json = false, check = false;
-  for (int i = 1; i < argc; i++) {
-    const char *val;
-    if (cli_is_help (argv[i])) {
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
-    }
-    int m = cli_plan_option (cmd, argc, argv, &i, &a);
-    if (m < 0)
-      return CLI_USAGE;
-    if (m > 0)
-      continue;
-    if ((m = cli_option_value (cmd, argc, argv, &i, "--mode", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      if (strcmp (val, "streams") == 0)
-        po.mode = PS_PROFILE_STREAMS;
-      else if (strcmp (val, "graph") == 0)
-        po.mode = PS_PROFILE_GRAPH;
-      else
-        return cli_usage_error (cmd, "--mode is streams or graph, not '%s'", val);
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--iterations", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      if (cli_parse_u32 (val, 1, 100000, &po.iterations) != 0)
-        return cli_usage_error (cmd, "--iterations needs a whole number from 1 to 100000, "
-                                     "not '%s'", val);
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--warmup", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      if (cli_parse_u32 (val, 0, 10000, &po.warmup) != 0)
-        return cli_usage_error (cmd, "--warmup needs a whole number from 0 to 10000, not '%s'",
-                                val);
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--trace", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      trace = val;
-    } else if (strcmp (argv[i], "--json") == 0) {
-      json = true;
-    } else if (strcmp (argv[i], "--check") == 0) {
-      check = true;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
-    } else if (a.file) {
-      return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a.file, argv[i]);
-    } else {
-      a.file = argv[i];
-    }
-  }
-  if (!a.file)
-    return cli_usage_error (cmd, "a graph FILE is required");
+  const cli_opt opts[] = { { "--mode", NULL, &mode, NULL },
+                           { "--iterations", NULL, &iterations, NULL },
+                           { "--warmup", NULL, &warmup, NULL },
+                           { "--trace", NULL, &trace, NULL },
+                           { "--json", NULL, NULL, &json },
+                           { "--check", NULL, NULL, &check } };
+  int parsed = cli_parse_command (cmd, usage, argc, argv, &a, opts, sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
+  if (mode && strcmp (mode, "streams") == 0)
+    po.mode = PS_PROFILE_STREAMS;
+  else if (mode && strcmp (mode, "graph") == 0)
+    po.mode = PS_PROFILE_GRAPH;
+  else if (mode)
+    return cli_usage_error (cmd, "--mode is streams or graph, not '%s'", mode);
+  if (iterations && cli_parse_u32 (iterations, 1, 100000, &po.iterations) != 0)
+    return cli_usage_error (cmd, "--iterations needs a whole number from 1 to 100000, not '%s'",
+                            iterations);
+  if (warmup && cli_parse_u32 (warmup, 0, 10000, &po.warmup) != 0)
+    return cli_usage_error (cmd, "--warmup needs a whole number from 0 to 10000, not '%s'",
+                            warmup);
 
   ps_graph g;
   ps_plan p, pf, pu;

@@ -153,37 +153,12 @@ ps_cli_simulate (int argc, char **argv)
   cli_plan_args_init (&a);
   const char *trace = NULL, *range = NULL;
   bool json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *val;
-    if (cli_is_help (argv[i])) {
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
-    }
-    int m = cli_plan_option (cmd, argc, argv, &i, &a);
-    if (m < 0)
-      return CLI_USAGE;
-    if (m > 0)
-      continue;
-    if ((m = cli_option_value (cmd, argc, argv, &i, "--trace", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      trace = val;
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--sweep-streams", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      range = val;
-    } else if (strcmp (argv[i], "--json") == 0) {
-      json = true;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
-    } else if (a.file) {
-      return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a.file, argv[i]);
-    } else {
-      a.file = argv[i];
-    }
-  }
-  if (!a.file)
-    return cli_usage_error (cmd, "a graph FILE is required");
+  const cli_opt opts[] = { { "--trace", NULL, &trace, NULL },
+                           { "--sweep-streams", NULL, &range, NULL },
+                           { "--json", NULL, NULL, &json } };
+  int parsed = cli_parse_command (cmd, usage, argc, argv, &a, opts, sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
   uint32_t lo = 0, hi = 0;
   if (range && trace)
     return cli_usage_error (cmd, "--trace writes one simulation; leave it out with --sweep-streams");

@@ -49,6 +49,22 @@ void cli_plan_args_init (cli_plan_args *a);
  * one, -1 after a usage error. */
 int cli_plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a);
 
+/* A command's own option, for cli_parse_command: a flag sets *flag, an
+ * option with a value ("--name V" or "--name=V") stores it in *value;
+ * checking the value is the command's business.  alias may be NULL. */
+typedef struct cli_opt {
+  const char *name, *alias;
+  const char **value;
+  bool *flag;
+} cli_opt;
+
+/* Parses a planning command's arguments: one FILE, the PLAN-OPTIONS,
+ * --help (prints usage), "--" (what follows is FILE) and the command's
+ * own options.  Returns -1 when the command should go on, else its exit
+ * code (0 after --help, CLI_USAGE after a usage message). */
+int cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
+                       const cli_opt *opts, size_t n_opts);
+
 /* Seconds on a monotonic clock. */
 double cli_now (void);
 void cli_timing (const char *what, double seconds);

@@ -164,6 +164,50 @@ cli_plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *
   return 0;
 }
 
+int
+cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
+                   const cli_opt *opts, size_t n_opts)
+{
+  bool opts_done = false;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (!opts_done && strcmp (arg, "--") == 0) {
+      opts_done = true;
+      continue;
+    }
+    if (opts_done || arg[0] != '-' || arg[1] == '\0') {
+      if (a->file)
+        return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a->file, arg);
+      a->file = arg;
+      continue;
+    }
+    if (cli_is_help (arg)) {
+      fputs (usage, stdout);
+      return cli_finish_stdout ();
+    }
+    int m = cli_plan_option (cmd, argc, argv, &i, a);
+    for (size_t k = 0; k < n_opts && m == 0; k++) {
+      const cli_opt *o = &opts[k];
+      if (o->flag) {
+        if (strcmp (arg, o->name) == 0 || (o->alias && strcmp (arg, o->alias) == 0)) {
+          *o->flag = true;
+          m = 1;
+        }
+      } else if ((m = cli_option_value (cmd, argc, argv, &i, o->name, o->value)) == 0
+                 && o->alias) {
+        m = cli_option_value (cmd, argc, argv, &i, o->alias, o->value);
+      }
+    }
+    if (m < 0)
+      return CLI_USAGE;
+    if (m == 0)
+      return cli_usage_error (cmd, "unknown option '%s'", arg);
+  }
+  if (!a->file)
+    return cli_usage_error (cmd, "a graph FILE is required");
+  return -1;
+}
+
 double
 cli_now (void)
 {
