@@ -1,5 +1,8 @@
 /* ps-file.c: whole-file reads with a size limit, and all-or-nothing writes
  * (temporary file in the same folder, flushed, synced, renamed). */
+/* realpath is X/Open, beyond the POSIX level the build asks for. */
+#define _XOPEN_SOURCE 700
+
 #include "ps-file.h"
 
 #include <errno.h>
@@ -181,16 +184,13 @@ sync_dir (const char *dir)
   }
 }
 
-int
-ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *errbuf,
-                      size_t errlen)
+/* Writes to a temporary file next to `path` and renames it over `path`,
+ * which is a regular file or does not exist; `shown` names it in
+ * messages. */
+static int
+write_replacing (const char *path, const char *shown, ps_file_writer writer, void *ctx,
+                 char *errbuf, size_t errlen)
 {
-  if (errlen)
-    errbuf[0] = '\0';
-  if (ps_file_is_input (path)) {
-    snprintf (errbuf, errlen, "refusing to write %s: it is an input of this run", path);
-    return PS_EINVAL;
-  }
   const char *slash = strrchr (path, '/');
   size_t dlen = slash ? (size_t) (slash - path) + 1 : 0;
   const char *base = path + dlen;
@@ -200,7 +200,7 @@ ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *
   if (!tmp || !dir) {
     free (tmp);
     free (dir);
-    snprintf (errbuf, errlen, "cannot write %s: out of memory", path);
+    snprintf (errbuf, errlen, "cannot write %s: out of memory", shown);
     return PS_ENOMEM;
   }
   snprintf (tmp, tlen, "%.*s.%s.XXXXXX", (int) dlen, path, base);
@@ -211,7 +211,7 @@ ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *
 
   int fd = mkstemp (tmp);
   if (fd < 0) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
     free (tmp);
     free (dir);
     return PS_EIO;
@@ -224,7 +224,7 @@ ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *
 
   FILE *out = fdopen (fd, "w");
   if (!out) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
     close (fd);
     unlink (tmp);
     free (tmp);
@@ -235,17 +235,17 @@ ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *
   if (ret > 0)
     ret = PS_EIO;
   if (ret < 0 && errlen && !errbuf[0])
-    snprintf (errbuf, errlen, "cannot write %s: %s", path, ps_strerror (ret));
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, ps_strerror (ret));
   if (ret == 0 && (fflush (out) != 0 || ferror (out) || fsync (fileno (out)) != 0)) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
     ret = PS_EIO;
   }
   if (fclose (out) != 0 && ret == 0) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
     ret = PS_EIO;
   }
   if (ret == 0 && rename (tmp, path) != 0) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", path, strerror (errno));
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
     ret = PS_EIO;
   }
   if (ret != 0)
@@ -254,6 +254,94 @@ ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *
     sync_dir (dir);
   free (tmp);
   free (dir);
+  return ret;
+}
+
+/* Writes straight into a device or a pipe (/dev/null, a FIFO): such a
+ * file cannot be replaced, and must not be. */
+static int
+write_in_place (const char *path, const char *shown, ps_file_writer writer, void *ctx,
+                char *errbuf, size_t errlen)
+{
+  FILE *out = fopen (path, "w");
+  if (!out) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
+    return PS_EIO;
+  }
+  int ret = writer (out, ctx);
+  if (ret > 0)
+    ret = PS_EIO;
+  if (ret < 0 && errlen && !errbuf[0])
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, ps_strerror (ret));
+  if (ret == 0 && (fflush (out) != 0 || ferror (out))) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
+    ret = PS_EIO;
+  }
+  if (fclose (out) != 0 && ret == 0) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
+    ret = PS_EIO;
+  }
+  return ret;
+}
+
+/* The file a symbolic link names, even when it does not exist yet (one
+ * level of link, relative to the link's folder); NULL when it cannot be
+ * read.  The caller frees it. */
+static char *
+link_target (const char *path)
+{
+  char *real = realpath (path, NULL);
+  if (real)
+    return real;
+  char buf[4096];
+  ssize_t n = readlink (path, buf, sizeof buf - 1);
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  const char *slash = strrchr (path, '/');
+  if (buf[0] == '/' || !slash)
+    return strdup (buf);
+  size_t dl = (size_t) (slash - path) + 1, len = dl + (size_t) n + 1;
+  char *out = malloc (len);
+  if (out)
+    snprintf (out, len, "%.*s%s", (int) dl, path, buf);
+  return out;
+}
+
+int
+ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *errbuf,
+                      size_t errlen)
+{
+  if (errlen)
+    errbuf[0] = '\0';
+  if (ps_file_is_input (path)) {
+    snprintf (errbuf, errlen, "refusing to write %s: it is an input of this run", path);
+    return PS_EINVAL;
+  }
+  /* A symbolic link keeps pointing where it did: the file it names is
+   * replaced, not the link. */
+  char *resolved = NULL;
+  const char *target = path;
+  struct stat st;
+  if (lstat (path, &st) == 0 && S_ISLNK (st.st_mode)) {
+    resolved = link_target (path);
+    if (!resolved) {
+      snprintf (errbuf, errlen, "cannot write %s: cannot read the symbolic link: %s", path,
+                strerror (errno));
+      return PS_EIO;
+    }
+    target = resolved;
+  }
+  int ret;
+  if (stat (target, &st) == 0 && S_ISDIR (st.st_mode)) {
+    snprintf (errbuf, errlen, "cannot write %s: it is a folder", path);
+    ret = PS_EIO;
+  } else if (stat (target, &st) == 0 && !S_ISREG (st.st_mode)) {
+    ret = write_in_place (target, path, writer, ctx, errbuf, errlen);
+  } else {
+    ret = write_replacing (target, path, writer, ctx, errbuf, errlen);
+  }
+  free (resolved);
   return ret;
 }
 

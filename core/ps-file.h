@@ -27,7 +27,9 @@ bool ps_file_is_input (const char *path);
  * same folder, which is flushed, synced and renamed over `path` only when
  * write returns 0.  On failure the old file is untouched and errbuf says
  * why.  A path that names an input (see above) is refused with PS_EINVAL
- * before anything is written. */
+ * before anything is written.  A symbolic link stays: the file it names is
+ * replaced.  A device or a pipe (/dev/null, a FIFO) is written in place,
+ * never replaced; a folder is an error. */
 typedef int (*ps_file_writer) (FILE *out, void *ctx);
 int ps_file_write_atomic (const char *path, ps_file_writer write, void *ctx, char *errbuf,
                           size_t errlen);

@@ -407,6 +407,19 @@ refused "analyze --trace over its input" "$TMP/in-trace.json" "$TMP/in-trace.ori
 [ -z "$(find "$TMP" -name '.in*' -newer "$TMP/in.orig")" ] && ok || bad "a refused write left a temporary file"
 expect 0 "export next to its input" export "$TMP/in.json" --view dag -o "$TMP/in.svg"
 
+# An output through a symbolic link replaces the file it names and keeps
+# the link; a pipe is written into, not replaced by a regular file.
+ln -s in.svg "$TMP/out-link.svg"
+expect 0 "export through a symbolic link" export "$TMP/in.json" --view plan -o "$TMP/out-link.svg"
+[ -L "$TMP/out-link.svg" ] && grep -q "<svg" "$TMP/in.svg" && ok || bad "export replaced the symbolic link"
+mkfifo "$TMP/pipe"
+timeout 60 cat "$TMP/pipe" >"$TMP/pipe.out" &
+reader=$!
+expect 0 "export into a pipe" export "$TMP/in.json" --view plan --format json -o "$TMP/pipe"
+wait "$reader"
+[ -p "$TMP/pipe" ] && grep -q planscope-plan "$TMP/pipe.out" && ok || bad "export replaced the pipe"
+expect 1 "export onto a folder" export "$TMP/in.json" --view dag --format svg -o "$TMP"
+
 # Independent work runs side by side: the mixture-of-experts example must
 # simulate at least 1.6x faster on 4 streams than on 1.
 moe="$PS_SOURCE_ROOT/data/examples/moe-experts.json"

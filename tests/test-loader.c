@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1136,6 +1137,39 @@ core_loader_files (void **state)
   assert_int_equal (len, 2);
   free (data);
   assert_int_equal (unlink (link_path), 0);
+
+  /* A symbolic link stays a link: the file it names is replaced. */
+  char target[300], link_to[300];
+  snprintf (target, sizeof target, "%s/target.json", dir);
+  snprintf (link_to, sizeof link_to, "%s/link-to.json", dir);
+  assert_int_equal (symlink ("target.json", link_to), 0);
+  assert_int_equal (ps_file_write_bytes (link_to, "abc", 3, err, sizeof err), 0);
+  struct stat lst;
+  assert_int_equal (lstat (link_to, &lst), 0);
+  assert_true (S_ISLNK (lst.st_mode));
+  assert_int_equal (ps_file_read_all (target, 1 << 20, &data, &len, &d), 0);
+  assert_string_equal (data, "abc");
+  free (data);
+  assert_int_equal (unlink (link_to), 0);
+  assert_int_equal (unlink (target), 0);
+
+  /* A pipe (like /dev/null, a device) is written in place, not replaced
+   * by a regular file; a folder is refused. */
+  char fifo[300];
+  snprintf (fifo, sizeof fifo, "%s/pipe", dir);
+  assert_int_equal (mkfifo (fifo, 0600), 0);
+  int rfd = open (fifo, O_RDONLY | O_NONBLOCK);
+  assert_true (rfd >= 0);
+  assert_int_equal (ps_file_write_bytes (fifo, "through", 7, err, sizeof err), 0);
+  char got[16] = "";
+  assert_int_equal (read (rfd, got, sizeof got - 1), 7);
+  assert_string_equal (got, "through");
+  close (rfd);
+  assert_int_equal (lstat (fifo, &lst), 0);
+  assert_true (S_ISFIFO (lst.st_mode));
+  assert_int_equal (unlink (fifo), 0);
+  assert_int_equal (ps_file_write_bytes (dir, "x", 1, err, sizeof err), PS_EIO);
+  assert_non_null (strstr (err, "it is a folder"));
 
   /* The size limit, and loading through the file. */
   assert_int_equal (ps_file_read_all (path, 10, &data, &len, &d), PS_ELIMIT);
