@@ -184,6 +184,28 @@ sync_dir (const char *dir)
   }
 }
 
+/* Runs the writer on `out`, flushes (and, when `sync`, syncs) and closes
+ * it; returns 0 or why not in errbuf. */
+static int
+run_writer (FILE *out, bool sync, const char *shown, ps_file_writer writer, void *ctx,
+            char *errbuf, size_t errlen)
+{
+  int ret = writer (out, ctx);
+  if (ret > 0)
+    ret = PS_EIO;
+  if (ret < 0 && errlen && !errbuf[0])
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, ps_strerror (ret));
+  if (ret == 0 && (fflush (out) != 0 || ferror (out) || (sync && fsync (fileno (out)) != 0))) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
+    ret = PS_EIO;
+  }
+  if (fclose (out) != 0 && ret == 0) {
+    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
+    ret = PS_EIO;
+  }
+  return ret;
+}
+
 /* Writes to a temporary file next to `path` and renames it over `path`,
  * which is a regular file or does not exist; `shown` names it in
  * messages. */
@@ -231,19 +253,7 @@ write_replacing (const char *path, const char *shown, ps_file_writer writer, voi
     free (dir);
     return PS_EIO;
   }
-  int ret = writer (out, ctx);
-  if (ret > 0)
-    ret = PS_EIO;
-  if (ret < 0 && errlen && !errbuf[0])
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, ps_strerror (ret));
-  if (ret == 0 && (fflush (out) != 0 || ferror (out) || fsync (fileno (out)) != 0)) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    ret = PS_EIO;
-  }
-  if (fclose (out) != 0 && ret == 0) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    ret = PS_EIO;
-  }
+  int ret = run_writer (out, true, shown, writer, ctx, errbuf, errlen);
   if (ret == 0 && rename (tmp, path) != 0) {
     snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
     ret = PS_EIO;
@@ -268,20 +278,7 @@ write_in_place (const char *path, const char *shown, ps_file_writer writer, void
     snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
     return PS_EIO;
   }
-  int ret = writer (out, ctx);
-  if (ret > 0)
-    ret = PS_EIO;
-  if (ret < 0 && errlen && !errbuf[0])
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, ps_strerror (ret));
-  if (ret == 0 && (fflush (out) != 0 || ferror (out))) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    ret = PS_EIO;
-  }
-  if (fclose (out) != 0 && ret == 0) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    ret = PS_EIO;
-  }
-  return ret;
+  return run_writer (out, false, shown, writer, ctx, errbuf, errlen);
 }
 
 /* The file a symbolic link names, even when it does not exist yet (one
