@@ -57,16 +57,15 @@ write_trace (FILE *out, void *ctx)
   return ps_trace_write (t->tl, t->dg, out);
 }
 
-/* The model's view of the same plan: predicted step durations and
- * makespan.  Returns false (after a warning) when it cannot be had. */
+/* The model's view of the same plan, on the device it was planned for:
+ * predicted step durations and makespan.  Returns false (after a
+ * warning) when it cannot be had. */
 static bool
-predict (const ps_plan *p, const ps_device *dev, double *step_ns, double *makespan,
-         char *dev_name, size_t cap)
+predict (const ps_plan *p, double *step_ns, double *makespan)
 {
-  snprintf (dev_name, cap, "%s", dev->name);
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
-  int rc = ps_simulate (p, dev, &tl);
+  int rc = ps_simulate (p, &p->device, &tl);
   if (rc == 0) {
     for (uint32_t s = 0; s < p->n_steps; s++)
       step_ns[s] = -1;
@@ -109,7 +108,6 @@ typedef struct report {
   const char *mode;
   uint32_t warmup;
   bool have_pred;
-  const char *pred_device;
   const double *pred_step;
   double pred_makespan;
   const ps_check_result *check; /* NULL without --check */
@@ -127,7 +125,7 @@ write_text (const report *rp, const ps_diagnosis *dg)
   printf ("  makespan      measured %s", dur (a, sizeof a, r->timeline.makespan_ns));
   if (rp->have_pred)
     printf ("   predicted %s (%s model)   error %+.1f%%", dur (b, sizeof b, rp->pred_makespan),
-            rp->pred_device, 100 * rel_error (rp->pred_makespan, r->timeline.makespan_ns));
+            rp->p->device.name, 100 * rel_error (rp->pred_makespan, r->timeline.makespan_ns));
   printf ("\n");
   if (r->wall_untraced_ns >= 0 && r->wall_traced_ns >= 0)
     printf ("  CUPTI         a run takes %s traced, %s untraced (overhead %+.1f%%)\n",
@@ -205,7 +203,7 @@ write_json (const report *rp, const ps_diagnosis *dg)
   fprintf (out, ", \"mode\": \"%s\", \"warmup\": %u,\n  \"prediction\": ", rp->mode, rp->warmup);
   if (rp->have_pred) {
     fprintf (out, "{\"device\": ");
-    ps_jsonw_string (out, rp->pred_device);
+    ps_jsonw_string (out, rp->p->device.name);
     fprintf (out, ", \"makespan_ns\": ");
     num (out, round (rp->pred_makespan));
     double e = rel_error (rp->pred_makespan, r->timeline.makespan_ns);
@@ -371,12 +369,11 @@ ps_cli_profile (int argc, char **argv)
     cli_timing ("profile", cli_now () - t0);
 
   pred = malloc ((p.n_steps ? p.n_steps : 1) * sizeof *pred);
-  char pred_dev[PS_DEVICE_NAME_MAX] = "";
   double pred_makespan = 0;
-  bool have_pred = pred && predict (&p, &a.device, pred, &pred_makespan, pred_dev, sizeof pred_dev);
+  bool have_pred = pred && predict (&p, pred, &pred_makespan);
   int d = ps_diagnose (&dg, &r.timeline);
   report rp = { &p, &r, ps_gpu_get_info (gpu), ps_profile_mode_name (po.mode), po.warmup,
-                have_pred, pred_dev, pred, pred_makespan, check ? &cr : NULL };
+                have_pred, pred, pred_makespan, check ? &cr : NULL };
   if (d != 0) {
     fprintf (stderr, "planscope-cli profile: cannot diagnose the timeline: %s\n", ps_strerror (d));
     rc = CLI_FAILED;

@@ -52,22 +52,6 @@ note (const struct stat *st)
   pthread_mutex_unlock (&inputs_lock);
 }
 
-void
-ps_file_note_input_fd (int fd)
-{
-  struct stat st;
-  if (fstat (fd, &st) == 0)
-    note (&st);
-}
-
-void
-ps_file_note_input (const char *path)
-{
-  struct stat st;
-  if (stat (path, &st) == 0)
-    note (&st);
-}
-
 bool
 ps_file_is_input (const char *path)
 {
@@ -83,34 +67,43 @@ ps_file_is_input (const char *path)
 /* ---- reading ------------------------------------------------------------ */
 
 int
-ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
+ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag)
 {
-  *data = NULL;
-  *len = 0;
   int fd = open (path, O_RDONLY);
   if (fd < 0) {
     int e = errno;
     ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (e));
     return e == ENOMEM ? PS_ENOMEM : PS_EIO;
   }
-  struct stat st;
-  if (fstat (fd, &st) < 0) {
+  int ret = 0;
+  if (fstat (fd, st) < 0) {
     ps_diag_error (diag, 0, 0, "cannot read %s: %s", path, strerror (errno));
-    close (fd);
-    return PS_EIO;
-  }
-  note (&st);
-  if (S_ISDIR (st.st_mode)) {
+    ret = PS_EIO;
+  } else if (S_ISDIR (st->st_mode)) {
     ps_diag_error (diag, 0, 0, "cannot read %s: it is a folder", path);
-    close (fd);
-    return PS_EIO;
-  }
-  if (S_ISREG (st.st_mode) && (uint64_t) st.st_size > max_bytes) {
+    ret = PS_EIO;
+  } else if (S_ISREG (st->st_mode) && (uint64_t) st->st_size > max_bytes) {
     ps_diag_error (diag, 0, 0, "%s is too large (%llu bytes; the limit is %zu)", path,
-                   (unsigned long long) st.st_size, max_bytes);
-    close (fd);
-    return PS_ELIMIT;
+                   (unsigned long long) st->st_size, max_bytes);
+    ret = PS_ELIMIT;
   }
+  if (ret < 0) {
+    close (fd);
+    return ret;
+  }
+  note (st);
+  return fd;
+}
+
+int
+ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
+{
+  *data = NULL;
+  *len = 0;
+  struct stat st;
+  int fd = ps_file_open_input (path, max_bytes, &st, diag);
+  if (fd < 0)
+    return fd;
 
   /* Regular files are read in one buffer of their size; pipes and other
    * streams grow the buffer by doubling.  Either way the size limit is

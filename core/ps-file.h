@@ -5,22 +5,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "ps-error.h"
+
+/* Opens a file to read as an input: refuses folders and regular files
+ * larger than max_bytes, and notes it (see "Inputs" below).  Returns the
+ * descriptor (*st gets its status), or a negative code after an error in
+ * diag (without position). */
+int ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag);
 
 /* Reads a whole file (at most max_bytes) into a NUL-terminated buffer the
  * caller frees.  Errors go to diag (without position). */
 int ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);
 
-/* Inputs.  Every file planscope reads is noted by device and inode (the
- * readers in core and the profiler do it themselves), and
- * ps_file_write_atomic refuses to replace a noted file, under any of its
- * names, so that an output can never overwrite what it was made from.
- * The record is process-wide, thread-safe and holds the last 1,024
- * inputs. */
-void ps_file_note_input_fd (int fd);
-void ps_file_note_input (const char *path);
+/* Inputs.  Every file opened by ps_file_open_input (every reader of
+ * planscope's) is noted by device and inode, and ps_file_write_atomic
+ * refuses to replace a noted file, under any of its names, so that an
+ * output can never overwrite what it was made from.  The record is
+ * process-wide, thread-safe and holds the last 1,024 inputs. */
 bool ps_file_is_input (const char *path);
 
 /* Writes a file all or nothing: `write` writes to a temporary file in the

@@ -3,7 +3,6 @@
 #include "ps-graph.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,29 +134,14 @@ ps_graph_load_file (ps_graph *g, const char *path, ps_diag *diag)
 {
   ps_graph_init (g);
   size_t errors0 = diag->errors;
-  file_src f = { .fd = open (path, O_RDONLY), .path = path };
-  if (f.fd < 0) {
-    int e = errno;
-    ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (e));
-    return e == ENOMEM ? PS_ENOMEM : PS_EIO;
-  }
-  ps_file_note_input_fd (f.fd);
   struct stat st;
+  file_src f = { .fd = ps_file_open_input (path, PS_MAX_FILE_BYTES, &st, diag), .path = path };
+  if (f.fd < 0)
+    return f.fd;
   int ret = 0;
-  char *head = NULL;
-  if (fstat (f.fd, &st) < 0) {
-    ps_diag_error (diag, 0, 0, "cannot read %s: %s", path, strerror (errno));
-    ret = PS_EIO;
-  } else if (S_ISDIR (st.st_mode)) {
-    ps_diag_error (diag, 0, 0, "cannot read %s: it is a folder", path);
-    ret = PS_EIO;
-  } else if (S_ISREG (st.st_mode) && (uint64_t) st.st_size > PS_MAX_FILE_BYTES) {
-    ps_diag_error (diag, 0, 0, "%s is too large (%llu bytes; the limit is %llu)", path,
-                   (unsigned long long) st.st_size, (unsigned long long) PS_MAX_FILE_BYTES);
-    ret = PS_ELIMIT;
-  } else if (!(head = malloc (HEAD_BYTES))) {
+  char *head = malloc (HEAD_BYTES);
+  if (!head)
     ret = PS_ENOMEM;
-  }
 
   /* Read ahead (up to HEAD_BYTES) to see what the file holds. */
   size_t n = 0;

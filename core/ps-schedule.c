@@ -149,9 +149,8 @@ cycle:
  * delays work on the critical path.  m <= 0 stands for the lower bound
  * max (total work / S, critical path). */
 static void
-priorities (const ps__planner *pl, const double *rank, double m, double *key)
+priorities (const ps__planner *pl, uint32_t S, const double *rank, double m, double *key)
 {
-  uint32_t S = pl->var.streams ? pl->var.streams : pl->S;
   double total = 0, cp = 0;
   for (uint32_t gi = 0; gi < pl->ng; gi++) {
     total += pl->gcost[gi];
@@ -839,12 +838,12 @@ ps__schedule (ps__planner *pl)
     goto out;
 
   double m1, m2;
-  priorities (pl, rank, 0, key);
+  priorities (pl, S, rank, 0, key);
   if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
     goto out;
   pl->makespan = m1;
   if (pl->var.rank == PS__RANK_PASS) {
-    priorities (pl, rank, m1, key);
+    priorities (pl, S, rank, m1, key);
     if ((rc = run_pass (pl, sc, &q, key, indeg, &m2)) < 0)
       goto out;
     pl->makespan = m2;

@@ -15,7 +15,6 @@
 #include "ps-trace-private.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -602,17 +601,11 @@ int
 ps__trace_import_file (ps_timeline *tl, const char *path, const ps__trace_limits *lim,
                        ps_trace_stats *stats, ps_diag *diag)
 {
-  int fd = open (path, O_RDONLY);
+  /* No limit on the file itself: its text is counted as it is inflated. */
   struct stat st;
-  if (fd < 0 || fstat (fd, &st) != 0 || S_ISDIR (st.st_mode)) {
-    int e = fd < 0 ? errno : (S_ISDIR (st.st_mode) ? EISDIR : errno);
-    ps_diag_error (diag, 0, 0, "cannot open %s: %s", path,
-                   e == EISDIR ? "it is a folder" : strerror (e));
-    if (fd >= 0)
-      close (fd);
-    return PS_EIO;
-  }
-  ps_file_note_input_fd (fd);
+  int fd = ps_file_open_input (path, SIZE_MAX, &st, diag);
+  if (fd < 0)
+    return fd;
   gz_ctx g = { gzdopen (fd, "rb"), false, 0, lim->max_text, "" };
   if (!g.f) {
     ps_diag_error (diag, 0, 0, "cannot open %s: out of memory", path);

@@ -2,7 +2,6 @@
  * lookup shared by every build of the profiler. */
 #include "ps-profiler-private.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,59 +99,6 @@ ps_profile_options_init (ps_profile_options *o)
   o->iterations = 10;
   o->warmup = 2;
   o->overhead = true;
-}
-
-/* ---- files -------------------------------------------------------------- */
-
-int
-ps__read_file (const char *path, size_t max, char **data, size_t *len)
-{
-  *data = NULL;
-  *len = 0;
-  FILE *f = fopen (path, "rb");
-  if (!f)
-    return PS_EIO;
-  ps_file_note_input_fd (fileno (f));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc (cap + 1);
-  if (!buf) {
-    fclose (f);
-    return PS_ENOMEM;
-  }
-  for (;;) {
-    if (n == cap) {
-      if (cap >= max) {
-        free (buf);
-        fclose (f);
-        return PS_ELIMIT;
-      }
-      char *p = realloc (buf, cap * 2 + 1);
-      if (!p) {
-        free (buf);
-        fclose (f);
-        return PS_ENOMEM;
-      }
-      buf = p;
-      cap *= 2;
-    }
-    size_t got = fread (buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0)
-      break;
-  }
-  int err = ferror (f);
-  fclose (f);
-  if (err || n > max) {
-    free (buf);
-    if (!err)
-      return PS_ELIMIT;
-    errno = EIO;
-    return PS_EIO;
-  }
-  buf[n] = '\0';
-  *data = buf;
-  *len = n;
-  return 0;
 }
 
 /* ---- the toolkit -------------------------------------------------------- */

@@ -296,8 +296,11 @@ ps__gpu_module (ps_gpu *gpu, const ps_ksrc *k, CUmodule *mod, const char **lower
     if (k->kind == PS_KSRC_GENERATED && cache_dir (dir, sizeof dir)) {
       snprintf (path, sizeof path, "%s/%016llx-%s.%s", dir, (unsigned long long) key, arch,
                 gpu->cubin ? "cubin" : "ptx");
-      if (ps__read_file (path, (size_t) 64 << 20, &blob, &blob_len) != 0)
+      ps_diag quiet; /* a missing or bad cache entry is compiled again */
+      ps_diag_init (&quiet, path);
+      if (ps_file_read_all (path, (size_t) 64 << 20, &blob, &blob_len, &quiet) != 0)
         blob = NULL;
+      ps_diag_free (&quiet);
     }
     if (!blob) {
       char *inc = NULL;

@@ -3,7 +3,6 @@
  * semantics).  Plain text: this file needs no CUDA headers. */
 #include "ps-kernel-src.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -569,15 +568,19 @@ read_module (ps_ksrc *k, const ps_graph *g, uint32_t v, ps_gpu_error *err)
   memcpy (k->module_path, gp, dl);
   memcpy (k->module_path + dl, m, ml + 1);
 
-  int r = ps__read_file (k->module_path, (size_t) 256 << 20, &k->code, &k->code_len);
+  ps_diag d;
+  ps_diag_init (&d, k->module_path);
+  int r = ps_file_read_all (k->module_path, (size_t) 256 << 20, &k->code, &k->code_len, &d);
   if (r == PS_ELIMIT)
-    return ps_gpu_error_set (err, PS_GPU_BAD_MODULE, 0,
-                             "node \"%s\": module %s is larger than 256 MiB", node,
-                             k->module_path);
+    r = ps_gpu_error_set (err, PS_GPU_BAD_MODULE, 0,
+                          "node \"%s\": module %s is larger than 256 MiB", node, k->module_path);
+  else if (r != 0)
+    r = ps_gpu_error_set (err, r == PS_ENOMEM ? PS_GPU_NO_MEMORY : PS_GPU_BAD_MODULE, 0,
+                          "node \"%s\": module: %s", node,
+                          d.count ? d.entries[0].message : ps_strerror (r));
+  ps_diag_free (&d);
   if (r != 0)
-    return ps_gpu_error_set (err, r == PS_ENOMEM ? PS_GPU_NO_MEMORY : PS_GPU_BAD_MODULE, 0,
-                             "node \"%s\": cannot read module %s: %s", node, k->module_path,
-                             strerror (errno));
+    return r;
   snprintf (k->function, sizeof k->function, "%s", ps_graph_str (g, kr->function));
   k->n_parts = 1;
   k->parts = calloc (1, sizeof *k->parts);

@@ -24,11 +24,6 @@ void ps__sb_printf (ps__sb *b, const char *fmt, ...)
 #endif
     ;
 
-/* Reads a whole file (at most max bytes) into a malloc'd, NUL-terminated
- * buffer.  Returns 0, PS_EIO (errno set), PS_ELIMIT or PS_ENOMEM. */
-int ps__read_file (const char *path, size_t max, char **data, size_t *len);
-
-/* Writes len bytes to path (replacing it).  Returns 0 or PS_EIO (errno set). */
 
 /* The CUDA toolkit's include folder (for cuda_fp16.h and cuda_bf16.h):
  * $CUDA_HOME, $CUDA_PATH, the toolkit_root of the build, /usr/local/cuda,

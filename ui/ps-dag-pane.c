@@ -26,6 +26,15 @@ G_DEFINE_FINAL_TYPE (PsDagPane, ps_dag_pane, GTK_TYPE_WIDGET)
 
 #define MAX_MATCHES 100000
 
+/* Stops the search running on a worker thread, if any: its result is
+ * dropped (on_found sees it cancelled). */
+static void
+cancel_search (PsDagPane *self)
+{
+  g_cancellable_cancel (self->search_cancel);
+  g_clear_object (&self->search_cancel);
+}
+
 /* Shows matches (owned, or NULL) for text and selects the first. */
 static guint
 show_matches (PsDagPane *self, const char *text, GArray *matches)
@@ -48,8 +57,7 @@ guint
 ps_dag_pane_search (PsDagPane *self, const char *text)
 {
   g_return_val_if_fail (PS_IS_DAG_PANE (self), 0);
-  g_cancellable_cancel (self->search_cancel);
-  g_clear_object (&self->search_cancel);
+  cancel_search (self);
   GArray *found = self->session && text && *text
                     ? ps_session_find_nodes (self->session, text, MAX_MATCHES) : NULL;
   return show_matches (self, text, found);
@@ -73,8 +81,7 @@ static void
 on_search_changed (PsDagPane *self)
 {
   const char *text = gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
-  g_cancellable_cancel (self->search_cancel);
-  g_clear_object (&self->search_cancel);
+  cancel_search (self);
   if (!self->session || !*text)
     {
       show_matches (self, text, NULL);
@@ -121,8 +128,7 @@ on_previous (PsDagPane *self)
 static void
 on_stop (PsDagPane *self)
 {
-  g_cancellable_cancel (self->search_cancel);
-  g_clear_object (&self->search_cancel);
+  cancel_search (self);
   gtk_search_bar_set_search_mode (self->search_bar, FALSE);
   ps_dag_widget_set_matches (self->view, NULL);
 }
@@ -193,8 +199,7 @@ ps_dag_pane_dispose (GObject *object)
   if (self->session)
     g_signal_handlers_disconnect_by_data (self->session, self);
   g_clear_object (&self->session);
-  g_cancellable_cancel (self->search_cancel);
-  g_clear_object (&self->search_cancel);
+  cancel_search (self);
   g_clear_pointer (&self->matches, g_array_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), PS_TYPE_DAG_PANE);
   GtkWidget *child;
