@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-plan-private.h"
+#include "model/ps-plan-private.h"
 #include "ps-verify.h"
 
 #define MAX_KEPT 64

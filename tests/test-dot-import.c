@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-dot-import.h"
+#include "import/dot/ps-dot-import.h"
 #include "ps-file.h"
 #include "ps-graph.h"
 #include "ps-plan.h"

@@ -20,7 +20,7 @@
 #include "ps-test-sim.h"
 #include "ps-trace-export.h"
 #include "ps-trace-import.h"
-#include "ps-trace-private.h"
+#include "import/trace/ps-trace-private.h"
 
 static const char *
 real_path (const char *rel)

@@ -6,7 +6,7 @@
 #include "fuzz-harness.h"
 
 #include "fuzz-check.h"
-#include "ps-dot-import.h"
+#include "import/dot/ps-dot-import.h"
 
 int
 ps_fuzz_dot (const uint8_t *data, size_t size)

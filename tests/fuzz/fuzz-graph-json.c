@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "fuzz-check.h"
-#include "ps-dot-import.h"
-#include "ps-graph-private.h"
+#include "import/dot/ps-dot-import.h"
+#include "import/json/ps-json-load.h"
 #include "ps-graph.h"
 
 typedef struct {

@@ -6,7 +6,7 @@
 
 #include "ps-dot-label.h"
 #include "ps-dot-private.h"
-#include "ps-graph-private.h"
+#include "import/json/ps-json-load.h"
 
 /* What a DOT node is. */
 enum { K_KERNEL, K_MEMCPY, K_MEMSET, K_HOST, K_EMPTY, K_RECORD, K_WAIT, K_CHILD, K_OPAQUE };

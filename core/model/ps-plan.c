@@ -4,7 +4,7 @@
  * stream or stream 0, one event record after a node that has successors on
  * other streams, a wait before each cross-stream consumer, no fusion and
  * buffers laid end to end in the pool. */
-#include "ps-planner-private.h"
+#include "planner/ps-planner-private.h"
 
 #include <stdlib.h>
 #include <string.h>

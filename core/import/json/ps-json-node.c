@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-graph-private.h"
+#include "ps-json-load.h"
 
 const char *const ps__node_keys[PS__NK__COUNT] = {
   "name",     "op",     "reads",         "writes", "after",      "stream",

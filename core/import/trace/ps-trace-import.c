@@ -11,7 +11,7 @@
 
 #include "ps-file.h"
 #include "ps-json.h"
-#include "ps-strmap.h"
+#include "util/ps-strmap.h"
 #include "ps-trace-private.h"
 
 #include <errno.h>

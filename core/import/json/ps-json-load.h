@@ -6,7 +6,7 @@
 
 #include "ps-graph.h"
 #include "ps-json.h"
-#include "ps-strmap.h"
+#include "util/ps-strmap.h"
 
 /* The loader stops after this many errors. */
 #define PS__MAX_ERRORS 25

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "ps-file.h"
-#include "ps-graph-private.h"
+#include "import/json/ps-json-load.h"
 
 void
 ps_graph_init (ps_graph *g)

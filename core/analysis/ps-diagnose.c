@@ -2,7 +2,7 @@
  * suggestions for a timeline (see ps-diagnose.h). */
 #include "ps-diagnose.h"
 
-#include "ps-strmap.h"
+#include "util/ps-strmap.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
 #define PS_PLANNER_PRIVATE_H
 
 #include "ps-cost.h"
-#include "ps-plan-private.h"
+#include "model/ps-plan-private.h"
 
 /* Fusion limits: a group holds at most this many kernels, and a merge
  * whose members have more edges than PS__FUSE_EDGE_BUDGET in all is not

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ps-dot-private.h"
-#include "ps-graph-private.h"
+#include "import/json/ps-json-load.h"
 
 #define MAX_DEPTH 256
 

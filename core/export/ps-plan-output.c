@@ -1,7 +1,7 @@
 /* ps-plan-output.c: the plan as the JSON document of spec/cli.md and as
  * human text for a terminal.  Both are one pass over the steps, linear in
  * the size of the plan. */
-#include "ps-plan-private.h"
+#include "model/ps-plan-private.h"
 
 #include <inttypes.h>
 #include <math.h>

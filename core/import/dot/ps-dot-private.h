@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "ps-error.h"
-#include "ps-strmap.h"
+#include "util/ps-strmap.h"
 
 /* A span of the input: the text of a quoted string without its quotes
  * (escapes still in it), of a bare identifier or of an HTML string. */

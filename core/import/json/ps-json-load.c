@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-dot-import.h"
-#include "ps-graph-private.h"
+#include "import/dot/ps-dot-import.h"
+#include "ps-json-load.h"
 
 /* Diagnostics and token helpers */
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-graph-private.h"
+#include "import/json/ps-json-load.h"
 
 typedef struct builder {
   uint32_t v;        /* the node being visited */
