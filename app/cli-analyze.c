@@ -8,6 +8,7 @@
 
 #include "ps-diagnose.h"
 #include "ps-file.h"
+#include "ps-timeline-output.h"
 #include "ps-trace-export.h"
 #include "ps-trace-import.h"
 
@@ -24,20 +25,8 @@ static const char usage[] =
   "                marked\n"
   "  --timing      wall time of reading and analysing on stderr\n";
 
-typedef struct {
-  const ps_timeline *tl;
-  const ps_diagnosis *dg;
-} trace_ctx;
-
-static int
-write_trace (FILE *out, void *ctx)
-{
-  trace_ctx *t = ctx;
-  return ps_trace_write (t->tl, t->dg, out);
-}
-
 int
-ps_cli_analyze (int argc, char **argv)
+cli_analyze_main (int argc, char **argv)
 {
   const char *cmd = "analyze";
   const char *file = NULL, *trace = NULL;
@@ -76,10 +65,10 @@ ps_cli_analyze (int argc, char **argv)
   memset (&dg, 0, sizeof dg);
   ps_diag_init (&diag, file);
   int rc = CLI_FAILED;
-  double t0 = cli_now ();
+  double t0 = ps_clock_now ();
   int r = ps_trace_import_file (&tl, file, &st, &diag);
   if (timing)
-    cli_timing ("import", cli_now () - t0);
+    cli_timing ("import", ps_clock_now () - t0);
   ps_diag_print (&diag, stderr);
   if (r < 0) {
     if (diag.errors == 0)
@@ -89,22 +78,16 @@ ps_cli_analyze (int argc, char **argv)
   if (tl.n_spans == 0)
     fprintf (stderr, "%s: warning: no GPU work (kernel, gpu_memcpy, gpu_memset events) found\n",
              file);
-  double t1 = cli_now ();
+  double t1 = ps_clock_now ();
   r = ps_diagnose (&dg, &tl);
   if (timing)
-    cli_timing ("diagnose", cli_now () - t1);
+    cli_timing ("diagnose", ps_clock_now () - t1);
   if (r < 0) {
     fprintf (stderr, "%s: error: cannot analyse the trace: %s\n", file, ps_strerror (r));
     goto out;
   }
-  if (trace) {
-    char err[256] = "";
-    trace_ctx tc = { &tl, &dg };
-    if (ps_file_write_atomic (trace, write_trace, &tc, err, sizeof err) != 0) {
-      fprintf (stderr, "planscope-cli analyze: %s\n", err);
-      goto out;
-    }
-  }
+  if (trace && cli_write_trace (cmd, trace, &tl, &dg) != CLI_OK)
+    goto out;
   if (json) {
     ps_timeline_write_json (&tl, &dg, stdout);
   } else {

@@ -35,7 +35,7 @@ static const char usage[] =
   "box each; above --max-boxes boxes, one box per stream and band of levels.\n";
 
 int
-ps_cli_export (int argc, char **argv)
+cli_export_main (int argc, char **argv)
 {
   const char *cmd = "export";
   cli_plan_args a;
@@ -81,7 +81,7 @@ ps_cli_export (int argc, char **argv)
   eo.device = &a.device;
   char err[512];
   ps_export_stats st;
-  double t0 = cli_now ();
+  double t0 = ps_clock_now ();
   int rc = ps_export_write (&p, &eo, out, &st, err, sizeof err);
   if (a.timing) {
     if (st.simulate_s > 0)
@@ -93,7 +93,7 @@ ps_cli_export (int argc, char **argv)
     if (st.layout_s > 0)
       cli_timing ("layout", st.layout_s);
     cli_timing ("write", st.write_s);
-    cli_timing ("export", cli_now () - t0);
+    cli_timing ("export", ps_clock_now () - t0);
     if (st.boxes)
       fprintf (stderr, "timing: %u boxes\n", st.boxes);
   }

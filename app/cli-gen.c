@@ -1,4 +1,5 @@
 /* cli-gen.c: `planscope-cli gen`, synthetic graphs for benchmarks and tests. */
+#include "cli-commands.h"
 #include "cli.h"
 
 #include <string.h>

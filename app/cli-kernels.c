@@ -27,7 +27,7 @@ static const char usage[] =
   "error, 3 NVRTC unavailable (the .cu files are written anyway).\n";
 
 int
-ps_cli_kernels (int argc, char **argv)
+cli_kernels_main (int argc, char **argv)
 {
   const char *cmd = "kernels";
   cli_plan_args a;
@@ -49,12 +49,12 @@ ps_cli_kernels (int argc, char **argv)
   memset (&p, 0, sizeof p);
   int rc = cli_load_and_plan (&g, &p, &a);
   if (rc == CLI_OK) {
-    double t0 = cli_now ();
+    double t0 = ps_clock_now ();
     ps_gpu_error err;
     ps_gpu_error_clear (&err);
     int r = ps_kernels_write (&p, dir, arch, stdout, &err);
     if (a.timing)
-      cli_timing ("kernels", cli_now () - t0);
+      cli_timing ("kernels", ps_clock_now () - t0);
     rc = cli_finish_stdout ();
     if (r != 0) {
       fprintf (stderr, "planscope-cli kernels: %s\n", err.message);

@@ -1,8 +1,10 @@
 /* cli-plan.c: `planscope-cli plan` and `planscope-cli verify`. */
+#include "cli-commands.h"
 #include "cli.h"
 
 #include <string.h>
 
+#include "ps-plan-output.h"
 #include "ps-verify.h"
 
 static const char plan_usage[] =
@@ -55,14 +57,14 @@ cli_plan_main (int argc, char **argv)
   if (ret >= 0)
     return ret;
 
-  double t0 = cli_now ();
+  double t0 = ps_clock_now ();
   ps_graph g;
   ps_plan p;
   ps_graph_init (&g);
   memset (&p, 0, sizeof p);
   ret = cli_load_and_plan (&g, &p, &a);
   if (ret == CLI_OK) {
-    double t = cli_now ();
+    double t = ps_clock_now ();
     int r = json ? ps_plan_write_json (&p, stdout) : ps_plan_write_text (&p, stdout);
     ret = cli_finish_stdout ();
     if (ret == CLI_OK && r != 0) {
@@ -70,8 +72,8 @@ cli_plan_main (int argc, char **argv)
       ret = CLI_FAILED;
     }
     if (a.timing) {
-      cli_timing ("output", cli_now () - t);
-      cli_timing ("total", cli_now () - t0);
+      cli_timing ("output", ps_clock_now () - t);
+      cli_timing ("total", ps_clock_now () - t0);
     }
   }
   ps_plan_free (&p);
@@ -103,14 +105,14 @@ cli_verify_main (int argc, char **argv)
   if (ret >= 0)
     return ret;
 
-  double t0 = cli_now ();
+  double t0 = ps_clock_now ();
   ps_graph g;
   ps_plan p;
   ps_graph_init (&g);
   memset (&p, 0, sizeof p);
   ret = cli_load_and_plan (&g, &p, &a);
   if (ret == CLI_OK) {
-    double t = cli_now ();
+    double t = ps_clock_now ();
     report_ctx rc = { 0 };
     size_t n = ps_plan_verify (&p, report_violation, &rc, MAX_REPORTS);
     if (n == 0)
@@ -119,8 +121,8 @@ cli_verify_main (int argc, char **argv)
     if (n > rc.printed)
       fprintf (stderr, "planscope-cli: %zu more violations not shown\n", n - rc.printed);
     if (a.timing) {
-      cli_timing ("verify", cli_now () - t);
-      cli_timing ("total", cli_now () - t0);
+      cli_timing ("verify", ps_clock_now () - t);
+      cli_timing ("total", ps_clock_now () - t0);
     }
     if (n > 0)
       ret = CLI_FAILED;

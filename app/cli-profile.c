@@ -15,6 +15,7 @@
 #include "ps-jsonw.h"
 #include "ps-profiler.h"
 #include "ps-sim.h"
+#include "ps-timeline-output.h"
 #include "ps-trace-export.h"
 
 static const char usage[] =
@@ -44,18 +45,6 @@ static const char usage[] =
   "\n"
   "Exit status: 0 success, 1 bad input or a failed check, 2 usage error, 3 no usable\n"
   "GPU (no driver, no device, NVRTC or CUPTI missing, ...; the reason is printed).\n";
-
-typedef struct {
-  const ps_timeline *tl;
-  const ps_diagnosis *dg;
-} trace_ctx;
-
-static int
-write_trace (FILE *out, void *ctx)
-{
-  trace_ctx *t = ctx;
-  return ps_trace_write (t->tl, t->dg, out);
-}
 
 /* The model's view of the same plan, on the device it was planned for:
  * predicted step durations and makespan.  Returns false (after a
@@ -287,7 +276,7 @@ plan_with_fusion (const ps_graph *g, const cli_plan_args *a, bool fusion, ps_pla
 }
 
 int
-ps_cli_profile (int argc, char **argv)
+cli_profile_main (int argc, char **argv)
 {
   const char *cmd = "profile";
   cli_plan_args a;
@@ -337,13 +326,13 @@ ps_cli_profile (int argc, char **argv)
   if (rc != CLI_OK)
     goto out;
 
-  double t0 = cli_now ();
+  double t0 = ps_clock_now ();
   if (ps_gpu_open (&gpu, &err) != 0) {
     rc = gpu_failed (&err);
     goto out;
   }
   if (a.timing)
-    cli_timing ("open GPU", cli_now () - t0);
+    cli_timing ("open GPU", ps_clock_now () - t0);
 
   ps_check_result cr;
   if (check) {
@@ -351,22 +340,22 @@ ps_cli_profile (int argc, char **argv)
       rc = CLI_FAILED;
       goto out;
     }
-    t0 = cli_now ();
+    t0 = ps_clock_now ();
     if (ps_gpu_check (gpu, &pf, &pu, po.mode, &cr, &err) != 0) {
       rc = gpu_failed (&err);
       goto out;
     }
     if (a.timing)
-      cli_timing ("check", cli_now () - t0);
+      cli_timing ("check", ps_clock_now () - t0);
   }
 
-  t0 = cli_now ();
+  t0 = ps_clock_now ();
   if (ps_gpu_profile (gpu, &p, &po, &r, &err) != 0) {
     rc = gpu_failed (&err);
     goto out;
   }
   if (a.timing)
-    cli_timing ("profile", cli_now () - t0);
+    cli_timing ("profile", ps_clock_now () - t0);
 
   pred = malloc ((p.n_steps ? p.n_steps : 1) * sizeof *pred);
   double pred_makespan = 0;
@@ -379,14 +368,9 @@ ps_cli_profile (int argc, char **argv)
     rc = CLI_FAILED;
     goto out;
   }
-  if (trace) {
-    char msg[256] = "";
-    trace_ctx tc = { &r.timeline, &dg };
-    if (ps_file_write_atomic (trace, write_trace, &tc, msg, sizeof msg) != 0) {
-      fprintf (stderr, "planscope-cli profile: %s\n", msg);
-      rc = CLI_FAILED;
-      goto out;
-    }
+  if (trace && cli_write_trace ("profile", trace, &r.timeline, &dg) != CLI_OK) {
+    rc = CLI_FAILED;
+    goto out;
   }
   if (json) {
     int w = write_json (&rp, &dg);

@@ -11,6 +11,7 @@
 #include "ps-diagnose.h"
 #include "ps-file.h"
 #include "ps-sim.h"
+#include "ps-timeline-output.h"
 #include "ps-trace-export.h"
 
 static const char usage[] =
@@ -30,18 +31,6 @@ static const char usage[] =
   "  --trace OUT          also write a Chrome trace (opens in Perfetto)\n"
   "  --sweep-streams A..B print the makespan for A to B streams, with and without\n"
   "                       fusion (with --json: a planscope-sweep document)\n";
-
-typedef struct {
-  const ps_timeline *tl;
-  const ps_diagnosis *dg;
-} trace_ctx;
-
-static int
-write_trace (FILE *out, void *ctx)
-{
-  trace_ctx *t = ctx;
-  return ps_trace_write (t->tl, t->dg, out);
-}
 
 static int
 parse_range (const char *s, uint32_t *a, uint32_t *b)
@@ -146,7 +135,7 @@ refine_help (ps_sim *s, const ps_timeline *tl, ps_diagnosis *dg)
 }
 
 int
-ps_cli_simulate (int argc, char **argv)
+cli_simulate_main (int argc, char **argv)
 {
   const char *cmd = "simulate";
   cli_plan_args a;
@@ -185,7 +174,7 @@ ps_cli_simulate (int argc, char **argv)
     goto out;
   const ps_device *dev = &a.device;
 
-  double t0 = cli_now ();
+  double t0 = ps_clock_now ();
   ps_sim s;
   ps_timeline tl;
   ps_diagnosis dg;
@@ -195,29 +184,23 @@ ps_cli_simulate (int argc, char **argv)
   if (r == 0)
     r = ps_sim_run (&s, &tl, NULL);
   if (a.timing)
-    cli_timing ("simulate", cli_now () - t0);
+    cli_timing ("simulate", ps_clock_now () - t0);
   if (r == 0) {
-    double t1 = cli_now ();
+    double t1 = ps_clock_now ();
     r = ps_diagnose (&dg, &tl);
     if (r == 0)
       refine_help (&s, &tl, &dg);
     if (a.timing)
-      cli_timing ("diagnose", cli_now () - t1);
+      cli_timing ("diagnose", ps_clock_now () - t1);
   }
   if (r < 0) {
     fprintf (stderr, "%s: error: cannot simulate the plan: %s\n", a.file, ps_strerror (r));
-  } else {
-    char err[256] = "";
-    trace_ctx tc = { &tl, &dg };
-    if (trace && ps_file_write_atomic (trace, write_trace, &tc, err, sizeof err) != 0) {
-      fprintf (stderr, "planscope-cli simulate: %s\n", err);
-    } else {
-      if (json)
-        ps_timeline_write_json (&tl, &dg, stdout);
-      else
-        ps_timeline_write_text (&tl, &dg, stdout);
-      rc = cli_finish_stdout ();
-    }
+  } else if (!trace || cli_write_trace ("simulate", trace, &tl, &dg) == CLI_OK) {
+    if (json)
+      ps_timeline_write_json (&tl, &dg, stdout);
+    else
+      ps_timeline_write_text (&tl, &dg, stdout);
+    rc = cli_finish_stdout ();
   }
   ps_diagnosis_free (&dg);
   ps_timeline_free (&tl);

@@ -1,5 +1,6 @@
-/* cli.h: what the planscope-cli command files share: argument parsing,
- * graph loading with diagnostics, timing and checked output. */
+/* cli.h: what the planscope-cli command files share (cli-common.c):
+ * argument parsing, graph loading with diagnostics, timing, trace files
+ * and checked output. */
 #ifndef PS_CLI_H
 #define PS_CLI_H
 
@@ -7,8 +8,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ps-diagnose.h"
 #include "ps-graph.h"
 #include "ps-plan.h"
+#include "ps-timeline.h"
+#include "ps-timing.h"
 
 /* Exit codes of spec/cli.md. */
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2, CLI_NO_GPU = 3 };
@@ -65,9 +69,10 @@ typedef struct cli_opt {
 int cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
                        const cli_opt *opts, size_t n_opts);
 
-/* Seconds on a monotonic clock. */
-double cli_now (void);
+/* "timing: WHAT 0.123 s" on stderr, for --timing; cli_print_timing prints
+ * every stage of t. */
 void cli_timing (const char *what, double seconds);
+void cli_print_timing (const ps_timing *t);
 
 /* Loads FILE ("-" reads standard input), printing the loader's
  * diagnostics to stderr.  Returns CLI_OK or CLI_FAILED. */
@@ -82,11 +87,13 @@ int cli_plan_device (cli_plan_args *a, const ps_graph *g);
  * why and returns CLI_FAILED. */
 int cli_load_and_plan (ps_graph *g, ps_plan *p, cli_plan_args *a);
 
+/* Writes a Chrome trace of tl (and dg, which may be NULL) to path, all or
+ * nothing; on failure prints "planscope-cli CMD: why" and returns
+ * CLI_FAILED. */
+int cli_write_trace (const char *cmd, const char *path, const ps_timeline *tl,
+                     const ps_diagnosis *dg);
+
 /* Flushes stdout; on a write error prints why and returns CLI_FAILED. */
 int cli_finish_stdout (void);
-
-int cli_plan_main (int argc, char **argv);
-int cli_verify_main (int argc, char **argv);
-int cli_gen_main (int argc, char **argv);
 
 #endif

@@ -65,23 +65,6 @@ ps_median (double *v, uint32_t n)
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static ps_span_kind
-kind_of (ps_op op)
-{
-  switch (op) {
-  case PS_OP_KERNEL:
-    return PS_SPAN_KERNEL;
-  case PS_OP_MEMCPY:
-    return PS_SPAN_MEMCPY;
-  case PS_OP_MEMSET:
-    return PS_SPAN_MEMSET;
-  case PS_OP_HOST:
-    return PS_SPAN_HOST;
-  default:
-    return PS_SPAN_OTHER;
-  }
-}
-
 int
 ps_measured_timeline (const ps_plan *p, const ps_step_times *t, const char *gpu_name,
                       ps_timeline *tl, double *step_ns)
@@ -165,7 +148,8 @@ ps_measured_timeline (const ps_plan *p, const ps_step_times *t, const char *gpu_
       n++;
     }
     ps_span sp = { .launch_ns = -1, .stream = q, .step = s, .name = PS_NONE, .pred = PS_NONE,
-                   .kind = (uint8_t) kind_of ((ps_op) st->op), .bound = PS_BOUND_UNKNOWN };
+                   .kind = (uint8_t) ps_span_kind_of_op ((ps_op) st->op),
+                   .bound = PS_BOUND_UNKNOWN };
     if (n) {
       double start = ps_median (sv, n), dur = ps_median (dv, n);
       sp.start_ns = start > cursor[q] ? start : cursor[q];

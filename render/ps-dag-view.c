@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ps-analysis.h"
+#include "ps-format.h"
 #include "ps-view-private.h"
 
 typedef enum mode { MODE_FULL = 0, MODE_COLLAPSED, MODE_OVERVIEW } mode;
@@ -301,7 +302,7 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
   int ret;
   /* Durations the model cannot tell (0) are left out. */
   if (bx->ns > 0)
-    ps_format_ns (bx->ns, t1, sizeof t1);
+    ps_format_duration (bx->ns, t1, sizeof t1);
   else
     t1[0] = '\0';
   if (bx->stream >= 0)
@@ -578,7 +579,7 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
 
   /* Titles and legend. */
   char t[32];
-  ps_format_ns (d->a.length_ns, t, sizeof t);
+  ps_format_duration (d->a.length_ns, t, sizeof t);
   char title[512];
   int tk = snprintf (title, sizeof title, "%s \xe2\x80\x94 DAG: %u node%s, %u edge%s",
                      g->name && *g->name ? g->name : "graph", n, n == 1 ? "" : "s", g->n_edges,

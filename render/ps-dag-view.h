@@ -51,10 +51,6 @@ int ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p,
 /* Builds the plan view of p. */
 int ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o);
 
-/* "850 ns", "12.3 µs", "1.20 ms", "2.50 s". */
-const char *ps_format_ns (double ns, char *buf, size_t cap);
-/* "512 B", "4 KiB", "1.5 MiB", ... */
-const char *ps_format_bytes (double bytes, char *buf, size_t cap);
 /* A readable name for a kernel symbol: the qualified name of an Itanium
  * mangled symbol ("_ZN3mlx4core2cu6copy_s..." -> "mlx::core::cu::copy_s"),
  * anything else unchanged. */

@@ -13,9 +13,11 @@
 #include "ps-file.h"
 #include "ps-layout.h"
 #include "ps-memory-draw.h"
+#include "ps-plan-output.h"
 #include "ps-scene.h"
 #include "ps-sim.h"
 #include "ps-timeline-draw.h"
+#include "ps-timeline-output.h"
 #include "ps-trace-export.h"
 
 static const char *const view_names[PS_EXPORT_VIEW__COUNT] = { "dag", "plan", "timeline",

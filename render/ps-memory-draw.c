@@ -7,6 +7,7 @@
 
 #include "ps-dag-view.h"
 #include "ps-draw.h"
+#include "ps-format.h"
 #include "ps-jsonw.h"
 #include "ps-timeline-draw.h"
 
@@ -305,8 +306,8 @@ draw_memory (ps_canvas *c, void *ctx)
                 ps_buffer_name (g, b), ps_format_bytes ((double) g->buffers[b].bytes, a, sizeof a),
                 ext ? ", external" : " at offset ",
                 ext ? "" : ps_format_bytes ((double) pl->offsets[b], off, sizeof off),
-                ps_format_ns (m->first_ns[b], bb, sizeof bb),
-                ps_format_ns (m->last_ns[b], t1, sizeof t1));
+                ps_format_duration (m->first_ns[b], bb, sizeof bb),
+                ps_format_duration (m->last_ns[b], t1, sizeof t1));
     }
     ps_canvas_begin_group (c, "buffer", title);
     ps_paint pt = ps_paint_both (fill, ps_color_darker (fill), 0.6);

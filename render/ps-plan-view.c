@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ps-analysis.h"
+#include "ps-format.h"
 #include "ps-view-private.h"
 
 typedef enum mode { MODE_FULL = 0, MODE_COLLAPSED, MODE_OVERVIEW } mode;
@@ -246,7 +247,7 @@ label_step_box (ps_scene *s, const ps_plan *p, const ps__vbox *b, ps_scene_node 
   const ps_graph *g = p->graph;
   char buf[512], n1[160], n2[160], t[32], kinds[160], sym[160];
   if (b->ns > 0)
-    ps_format_ns (b->ns, t, sizeof t);
+    ps_format_duration (b->ns, t, sizeof t);
   else
     snprintf (t, sizeof t, "time unknown");
   int ret;
@@ -459,7 +460,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
                        p->n_events == 1 ? "" : "s",
                        ps_format_bytes ((double) p->pool_bytes, t2, sizeof t2));
   int k = snprintf (note, sizeof note, "issue order left to right; critical path %s (red)",
-                    ps_format_ns (length, t, sizeof t));
+                    ps_format_duration (length, t, sizeof t));
   if (m == MODE_COLLAPSED)
     snprintf (note + k, sizeof note - (size_t) k,
               "; runs of steps between events shown as one box (%u boxes)", nb);

@@ -8,6 +8,7 @@
 
 #include "ps-dag-view.h"
 #include "ps-draw.h"
+#include "ps-format.h"
 
 #define LANE_H 30.0
 #define LANE_GAP 4.0
@@ -112,8 +113,8 @@ draw_span (const tl_pic *p, ps_canvas *c, uint32_t i)
   char label[256], title[400], a[32], b[32], d[32];
   ps_timeline_span_label (tl, i, label, sizeof label);
   snprintf (title, sizeof title, "%s: %s \xe2\x80\x93 %s (%s)%s", label,
-            ps_format_ns (s->start_ns, a, sizeof a), ps_format_ns (s->end_ns, b, sizeof b),
-            ps_format_ns (s->end_ns - s->start_ns, d, sizeof d),
+            ps_format_duration (s->start_ns, a, sizeof a), ps_format_duration (s->end_ns, b, sizeof b),
+            ps_format_duration (s->end_ns - s->start_ns, d, sizeof d),
             p->critical[i] ? ", critical path" : "");
   ps_canvas_begin_group (c, "span", title);
   ps_canvas_rect (c, x0, y, fmax (x1 - x0, TINY), LANE_H - 6, 1.5, &pt);
@@ -194,7 +195,7 @@ draw_timeline (ps_canvas *c, void *ctx)
     const char *what = st->waiting_for < tl->n_spans
                          ? ps_timeline_span_name (tl, st->waiting_for) : "an event";
     snprintf (title, sizeof title, "stalled %s waiting for %s",
-              ps_format_ns (st->end_ns - st->start_ns, d, sizeof d), what);
+              ps_format_duration (st->end_ns - st->start_ns, d, sizeof d), what);
     ps_canvas_begin_group (c, "stall", title);
     ps_paint fill = ps_paint_both (0xfde0dd, PS_COLOR_CRITICAL, 0.6);
     fill.stroke_alpha = 0.6;
@@ -315,7 +316,7 @@ tl_pic_init (tl_pic *p, const ps_timeline *tl, const ps_diagnosis *dg,
   if (ret == 0)
     ret = ps_scene_strf (s, &s->subtitle,
                          "makespan %s; %u span%s on %u stream%s, %u stall%s, %u event arrow%s%s",
-                         ps_format_ns (tl->makespan_ns, t, sizeof t), tl->n_spans,
+                         ps_format_duration (tl->makespan_ns, t, sizeof t), tl->n_spans,
                          tl->n_spans == 1 ? "" : "s", tl->n_streams, tl->n_streams == 1 ? "" : "s",
                          tl->n_stalls, tl->n_stalls == 1 ? "" : "s", tl->n_flows,
                          tl->n_flows == 1 ? "" : "s",

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-format.h"
 #include "ps-view-private.h"
 
 void
@@ -28,44 +29,6 @@ ps_color_by_parse (const char *name, ps_color_by *out)
       return 0;
     }
   return PS_EINVAL;
-}
-
-const char *
-ps_format_ns (double ns, char *buf, size_t cap)
-{
-  if (!(ns >= 0) || !isfinite (ns))
-    ns = 0;
-  if (ns < 1e3)
-    snprintf (buf, cap, "%.0f ns", ns);
-  else if (ns < 1e6)
-    snprintf (buf, cap, ns < 1e4   ? "%.2f \xc2\xb5s"
-                        : ns < 1e5 ? "%.1f \xc2\xb5s"
-                                   : "%.0f \xc2\xb5s",
-              ns / 1e3);
-  else if (ns < 1e9)
-    snprintf (buf, cap, ns < 1e7 ? "%.2f ms" : ns < 1e8 ? "%.1f ms" : "%.0f ms", ns / 1e6);
-  else
-    snprintf (buf, cap, "%.2f s", ns / 1e9);
-  return buf;
-}
-
-const char *
-ps_format_bytes (double bytes, char *buf, size_t cap)
-{
-  static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-  int u = 0;
-  if (!(bytes >= 0) || !isfinite (bytes))
-    bytes = 0;
-  while (bytes >= 1024 && u < 5) {
-    bytes /= 1024;
-    u++;
-  }
-  if (u == 0 || bytes == floor (bytes))
-    snprintf (buf, cap, "%.0f %s", bytes, units[u]);
-  else
-    snprintf (buf, cap, bytes < 10 ? "%.2f %s" : bytes < 100 ? "%.1f %s" : "%.0f %s", bytes,
-              units[u]);
-  return buf;
 }
 
 /* Reads a <source-name>: a decimal length and that many bytes. */
@@ -355,7 +318,7 @@ ps__view_legend (ps_scene *s, ps_color_by color, uint64_t streams, uint32_t ops,
     static const double frac[4] = { 0.001, 0.01, 0.1, 1.0 };
     for (int i = 0; i < 4 && ret == 0; i++) {
       snprintf (buf, sizeof buf, "%s%s", i == 0 ? "\xe2\x89\xa4 " : "",
-                ps_format_ns (max_ns * frac[i], a, sizeof a));
+                ps_format_duration (max_ns * frac[i], a, sizeof a));
       uint32_t c = ps_color_heat (i / 3.0);
       ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, buf, c, ps_color_darker (c), 0);
     }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/ps-plan-private.h"
+#include "planner/ps-planner-private.h"
 #include "ps-verify.h"
 
 #define MAX_KEPT 64

@@ -10,6 +10,7 @@
 #include "ps-diagnose.h"
 #include "ps-gen.h"
 #include "ps-graph.h"
+#include "ps-import.h"
 #include "ps-plan.h"
 #include "ps-sim.h"
 
@@ -27,7 +28,7 @@ ts_load (ps_graph *g, const char *json)
   ps_diag d;
   ps_diag_init (&d, "test.json");
   ps_graph_init (g);
-  int rc = ps_graph_load_json (g, json, strlen (json), "test.json", &d);
+  int rc = ps_import_graph_mem (g, json, strlen (json), "test.json", &d);
   if (rc != 0)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);

@@ -17,6 +17,7 @@
 #include "import/dot/ps-dot-import.h"
 #include "ps-file.h"
 #include "ps-graph.h"
+#include "ps-import.h"
 #include "ps-plan.h"
 #include "ps-verify.h"
 
@@ -37,7 +38,7 @@ load_real (ps_graph *g, ps_diag *d, const char *name)
   char path[1024];
   snprintf (path, sizeof path, "%s/tests/data/cudagraph_dot/%s", source_root (), name);
   ps_diag_init (d, path);
-  int rc = ps_graph_load_file (g, path, d);
+  int rc = ps_import_graph_file (g, path, NULL, d);
   if (rc != 0)
     ps_diag_print (d, stderr);
   return rc;
@@ -47,7 +48,7 @@ static int
 load_text (ps_graph *g, ps_diag *d, const char *text)
 {
   ps_diag_init (d, "test.dot");
-  return ps_graph_load_json (g, text, strlen (text), "test.dot", d);
+  return ps_import_graph_mem (g, text, strlen (text), "test.dot", d);
 }
 
 static uint32_t
@@ -381,13 +382,13 @@ static void
 core_dot_detection (void **state)
 {
   (void) state;
-  assert_true (ps__graph_is_dot ("digraph dot {}", 14));
-  assert_true (ps__graph_is_dot ("\xef\xbb\xbf  // x\n/* y */ # z\nstrict digraph", 39));
-  assert_true (ps__graph_is_dot ("DiGraph {", 9));
-  assert_false (ps__graph_is_dot ("digraphs {", 10));
-  assert_false (ps__graph_is_dot ("{\"format\": \"planscope-graph\"}", 29));
-  assert_false (ps__graph_is_dot ("graph { a -- b }", 16));
-  assert_false (ps__graph_is_dot ("", 0));
+  assert_true (ps__dot_is_dump ("digraph dot {}", 14));
+  assert_true (ps__dot_is_dump ("\xef\xbb\xbf  // x\n/* y */ # z\nstrict digraph", 39));
+  assert_true (ps__dot_is_dump ("DiGraph {", 9));
+  assert_false (ps__dot_is_dump ("digraphs {", 10));
+  assert_false (ps__dot_is_dump ("{\"format\": \"planscope-graph\"}", 29));
+  assert_false (ps__dot_is_dump ("graph { a -- b }", 16));
+  assert_false (ps__dot_is_dump ("", 0));
   /* The JSON loader hands DOT over, so every command accepts dumps. */
   ps_graph g;
   ps_diag d;
@@ -420,7 +421,7 @@ core_dot_truncations (void **state)
     ps_graph g;
     ps_diag d;
     ps_diag_init (&d, "cut.dot");
-    int rc = ps__graph_load_dot (&g, copy, n, "cut.dot", &d);
+    int rc = ps__dot_load_graph (&g, copy, n, "cut.dot", &d);
     if (rc == 0) {
       ok++;
       check_shape (&g);
@@ -449,7 +450,7 @@ core_dot_truncations (void **state)
     ps_graph g;
     ps_diag d;
     ps_diag_init (&d, "flip.dot");
-    if (ps__graph_load_dot (&g, copy, len, "flip.dot", &d) == 0)
+    if (ps__dot_load_graph (&g, copy, len, "flip.dot", &d) == 0)
       check_shape (&g);
     else
       assert_int_equal (g.n_nodes, 0);
@@ -483,7 +484,7 @@ core_dot_deep_children (void **state)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "deep.dot");
-  int rc = ps__graph_load_dot (&g, buf, n, "deep.dot", &d);
+  int rc = ps__dot_load_graph (&g, buf, n, "deep.dot", &d);
   ps_diag_print (&d, stderr);
   assert_int_equal (rc, 0);
   assert_int_equal (g.n_nodes, depth + 1);

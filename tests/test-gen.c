@@ -13,6 +13,7 @@
 
 #include "ps-gen.h"
 #include "ps-graph.h"
+#include "ps-import.h"
 
 static char *
 generate (const ps_gen_options *o, size_t *len)
@@ -36,7 +37,7 @@ generate_and_load (const ps_gen_options *o, ps_graph *g)
   ps_diag d;
   ps_diag_init (&d, "gen.json");
   ps_graph_init (g);
-  int r = ps_graph_load_json (g, text, len, "gen.json", &d);
+  int r = ps_import_graph_mem (g, text, len, "gen.json", &d);
   if (r != 0 || d.errors || d.warnings) {
     fprintf (stderr, "%s, %u nodes, seed %llu:\n", ps_gen_shape_name (o->shape), o->nodes,
              (unsigned long long) o->seed);

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "ps-graph.h"
+#include "ps-import.h"
 #include "ps-kernel-src.h"
 #include "ps-plan.h"
 #include "ps-profiler.h"
@@ -73,8 +74,8 @@ load (ps_graph *g, const char *json, const char *path)
 {
   ps_diag d;
   ps_diag_init (&d, path);
-  int rc = json ? ps_graph_load_json (g, json, strlen (json), path, &d)
-                : ps_graph_load_file (g, path, &d);
+  int rc = json ? ps_import_graph_mem (g, json, strlen (json), path, &d)
+                : ps_import_graph_file (g, path, NULL, &d);
   if (rc < 0)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);

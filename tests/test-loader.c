@@ -19,6 +19,7 @@
 
 #include "ps-file.h"
 #include "ps-graph.h"
+#include "ps-import.h"
 
 #ifndef PS_TEST_SOURCE_ROOT
 #define PS_TEST_SOURCE_ROOT "."
@@ -35,7 +36,7 @@ static int
 load (ps_graph *g, ps_diag *d, const char *text)
 {
   ps_diag_init (d, "test.json");
-  return ps_graph_load_json (g, text, strlen (text), "test.json", d);
+  return ps_import_graph_mem (g, text, strlen (text), "test.json", d);
 }
 
 static void
@@ -127,7 +128,7 @@ expect_error_at (const char *text, size_t len, uint32_t line, uint32_t col, cons
   memset (&g, 0xab, sizeof g);
   ps_diag d;
   ps_diag_init (&d, "test.json");
-  int ret = ps_graph_load_json (&g, text, len, "test.json", &d);
+  int ret = ps_import_graph_mem (&g, text, len, "test.json", &d);
   bool found = false;
   for (size_t i = 0; i < d.count; i++)
     if (d.entries[i].severity == PS_SEV_ERROR && strstr (d.entries[i].message, message) &&
@@ -262,7 +263,7 @@ core_loader_examples (void **state)
     ps_graph g;
     ps_diag d;
     ps_diag_init (&d, path);
-    int ret = ps_graph_load_file (&g, path, &d);
+    int ret = ps_import_graph_file (&g, path, NULL, &d);
     if (ret != 0 || d.errors)
       print_diag (&d);
     assert_int_equal (ret, 0);
@@ -1175,7 +1176,7 @@ core_loader_files (void **state)
   assert_int_equal (ps_file_read_all (path, 10, &data, &len, &d), PS_ELIMIT);
   assert_null (data);
   ps_graph g;
-  assert_int_equal (ps_graph_load_file (&g, path, &d), 0);
+  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), 0);
   assert_int_equal (g.n_nodes, 5);
   assert_string_equal (g.path, path);
   ps_graph_free (&g);
@@ -1183,7 +1184,7 @@ core_loader_files (void **state)
 
   snprintf (path, sizeof path, "%s/missing.json", dir);
   ps_diag_init (&d, path);
-  assert_true (ps_graph_load_file (&g, path, &d) < 0);
+  assert_true (ps_import_graph_file (&g, path, NULL, &d) < 0);
   assert_int_equal (d.errors, 1);
   assert_int_equal (d.entries[0].line, 0);
   assert_non_null (strstr (d.entries[0].message, "cannot open"));
@@ -1215,8 +1216,8 @@ same_from_file_and_memory (const char *path, const char *text)
   ps_diag da, db;
   ps_diag_init (&da, "test.json");
   ps_diag_init (&db, "test.json");
-  int ra = ps_graph_load_file (&a, path, &da);
-  int rb = ps_graph_load_json (&b, text, strlen (text), path, &db);
+  int ra = ps_import_graph_file (&a, path, NULL, &da);
+  int rb = ps_import_graph_mem (&b, text, strlen (text), path, &db);
   assert_int_equal (ra, rb);
   assert_int_equal (da.count, db.count);
   for (size_t i = 0; i < da.count; i++) {
@@ -1264,7 +1265,7 @@ core_loader_file_streaming (void **state)
   ps_diag d;
   ps_graph g;
   ps_diag_init (&d, path);
-  assert_int_equal (ps_graph_load_file (&g, path, &d), PS_EINVAL);
+  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), PS_EINVAL);
   assert_int_equal (d.entries[0].line, 3002);
   assert_int_equal (d.entries[0].col, 35);
   assert_non_null (

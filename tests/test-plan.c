@@ -14,6 +14,7 @@
 
 #include "ps-cost.h"
 #include "ps-gen.h"
+#include "ps-import.h"
 #include "ps-test-graph.h"
 #include "ps-graph.h"
 #include "ps-plan.h"
@@ -34,7 +35,7 @@ load_string (ps_graph *g, const char *json)
 {
   ps_diag d;
   ps_diag_init (&d, "test.json");
-  int rc = ps_graph_load_json (g, json, strlen (json), "test.json", &d);
+  int rc = ps_import_graph_mem (g, json, strlen (json), "test.json", &d);
   if (rc < 0)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);
@@ -53,7 +54,7 @@ load_generated (ps_graph *g, const ps_gen_options *go)
   assert_int_equal (rc, 0);
   ps_diag d;
   ps_diag_init (&d, "gen.json");
-  rc = ps_graph_load_json (g, buf, len, "gen.json", &d);
+  rc = ps_import_graph_mem (g, buf, len, "gen.json", &d);
   if (rc < 0)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);
@@ -794,7 +795,7 @@ core_plan_examples (void **state)
     ps_graph_init (&g);
     ps_diag d;
     ps_diag_init (&d, path);
-    int rc = ps_graph_load_file (&g, path, &d);
+    int rc = ps_import_graph_file (&g, path, NULL, &d);
     if (rc < 0)
       ps_diag_print (&d, stderr);
     ps_diag_free (&d);
@@ -826,7 +827,7 @@ load_example (ps_graph *g, const char *name)
   ps_graph_init (g);
   ps_diag d;
   ps_diag_init (&d, path);
-  int rc = ps_graph_load_file (g, path, &d);
+  int rc = ps_import_graph_file (g, path, NULL, &d);
   if (rc < 0)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);

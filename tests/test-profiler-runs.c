@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ps-graph.h"
+#include "ps-import.h"
 #include "ps-plan.h"
 #include "ps-test-cli.h"
 
@@ -194,7 +195,7 @@ profiler_fake_profile_examples (void **state)
       ps_graph_init (&g);
       ps_diag d;
       ps_diag_init (&d, path);
-      assert_int_equal (ps_graph_load_file (&g, path, &d), 0);
+      assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), 0);
       ps_diag_free (&d);
       ps_plan_options o;
       ps_plan_options_init (&o);

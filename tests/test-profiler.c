@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ps-graph.h"
+#include "ps-import.h"
 #include "ps-kernel-src.h"
 #include "ps-measure.h"
 #include "ps-plan.h"
@@ -36,7 +37,7 @@ load_string (ps_graph *g, const char *json)
 {
   ps_diag d;
   ps_diag_init (&d, "test.json");
-  int rc = ps_graph_load_json (g, json, strlen (json), "test.json", &d);
+  int rc = ps_import_graph_mem (g, json, strlen (json), "test.json", &d);
   if (rc < 0)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);
@@ -443,7 +444,7 @@ profiler_kernels_user_module (void **state)
   ps_graph_init (&g);
   ps_diag d;
   ps_diag_init (&d, path);
-  assert_int_equal (ps_graph_load_file (&g, path, &d), 0);
+  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), 0);
   ps_diag_free (&d);
   ps_ksrc_ctx c;
   assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);

@@ -28,6 +28,7 @@
 #include "fuzz/fuzz-harness.h"
 #include "ps-file.h"
 #include "ps-graph.h"
+#include "ps-import.h"
 #include "ps-timeline.h"
 #include "ps-trace-import.h"
 
@@ -126,7 +127,7 @@ expect_error (const char *text, size_t len, const char *what, int located)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "limits.json");
-  int rc = ps_graph_load_json (&g, text, len, "limits.json", &d);
+  int rc = ps_import_graph_mem (&g, text, len, "limits.json", &d);
   if (rc == 0)
     ps_graph_free (&g);
   assert_true (rc < 0);
@@ -149,7 +150,7 @@ expect_loads (const char *text)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "limits.json");
-  int rc = ps_graph_load_json (&g, text, strlen (text), "limits.json", &d);
+  int rc = ps_import_graph_mem (&g, text, strlen (text), "limits.json", &d);
   if (rc != 0)
     ps_diag_print (&d, stderr);
   assert_int_equal (rc, 0);
@@ -193,7 +194,7 @@ core_limits_file_size (void **state)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, path);
-  assert_int_equal (ps_graph_load_file (&g, path, &d), PS_ELIMIT);
+  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), PS_ELIMIT);
   assert_int_equal (g.n_nodes, 0);
   assert_true (d.errors > 0);
   assert_non_null (strstr (d.entries[0].message, "too large"));
@@ -300,7 +301,7 @@ core_limits_numbers (void **state)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "limits.json");
-  assert_int_equal (ps_graph_load_json (&g, big, strlen (big), "limits.json", &d), 0);
+  assert_int_equal (ps_import_graph_mem (&g, big, strlen (big), "limits.json", &d), 0);
   assert_true (ps_kernel_threads (&g.kernels[0]) == UINT64_MAX);
   ps_graph_free (&g);
   ps_diag_free (&d);
@@ -391,7 +392,7 @@ core_limits_dot_expansion (void **state)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "limits.dot");
-  assert_int_equal (ps_graph_load_json (&g, dot, len, "limits.dot", &d), 0);
+  assert_int_equal (ps_import_graph_mem (&g, dot, len, "limits.dot", &d), 0);
   assert_int_equal (g.n_nodes, 1024);
   ps_graph_free (&g);
   ps_diag_free (&d);

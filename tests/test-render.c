@@ -27,7 +27,9 @@
 #include "ps-draw.h"
 #include "ps-export.h"
 #include "ps-file.h"
+#include "ps-format.h"
 #include "ps-gen.h"
+#include "ps-import.h"
 #include "ps-json.h"
 #include "ps-layout.h"
 #include "ps-scene.h"
@@ -103,7 +105,7 @@ load_plan (const char *path, ps_graph *g, ps_plan *p)
 {
   ps_diag d;
   ps_diag_init (&d, path);
-  int rc = ps_graph_load_file (g, path, &d);
+  int rc = ps_import_graph_file (g, path, NULL, &d);
   if (rc == 0) {
     ps_plan_options o;
     ps_plan_options_init (&o);
@@ -120,7 +122,7 @@ load_plan_text (const char *text, ps_graph *g, ps_plan *p)
 {
   ps_diag d;
   ps_diag_init (&d, "test.json");
-  int rc = ps_graph_load_json (g, text, strlen (text), "test.json", &d);
+  int rc = ps_import_graph_mem (g, text, strlen (text), "test.json", &d);
   if (rc == 0) {
     ps_plan_options o;
     ps_plan_options_init (&o);
@@ -618,7 +620,7 @@ gen_plan (ps_gen_shape shape, uint32_t nodes, bool extras, ps_graph *g, ps_plan 
   fclose (f);
   ps_diag d;
   ps_diag_init (&d, "gen.json");
-  int rc = ps_graph_load_json (g, text, len, "gen.json", &d);
+  int rc = ps_import_graph_mem (g, text, len, "gen.json", &d);
   free (text);
   if (rc == 0) {
     ps_plan_options o;
@@ -767,9 +769,9 @@ render_text_and_names (void **state)
   assert_string_equal (ps_short_symbol ("cudnn_generated_fort", sym, sizeof sym),
                        "cudnn_generated_fort");
   assert_string_equal (ps_short_symbol ("_Z999bad", sym, sizeof sym), "_Z999bad");
-  assert_string_equal (ps_format_ns (850, buf, sizeof buf), "850 ns");
-  assert_string_equal (ps_format_ns (12345, buf, sizeof buf), "12.3 \xc2\xb5s");
-  assert_string_equal (ps_format_ns (1.2e6, buf, sizeof buf), "1.20 ms");
+  assert_string_equal (ps_format_duration (850, buf, sizeof buf), "850 ns");
+  assert_string_equal (ps_format_duration (12345, buf, sizeof buf), "12.3 \xc2\xb5s");
+  assert_string_equal (ps_format_duration (1.2e6, buf, sizeof buf), "1.20 ms");
   assert_string_equal (ps_format_bytes (4194304, buf, sizeof buf), "4 MiB");
   assert_string_equal (ps_format_bytes (1536, buf, sizeof buf), "1.50 KiB");
 

@@ -13,8 +13,10 @@
 #include <math.h>
 
 #include "ps-cost.h"
+#include "ps-import.h"
 #include "ps-json.h"
 #include "ps-test-sim.h"
+#include "ps-timeline-output.h"
 
 /* ---- device profiles ---- */
 
@@ -320,7 +322,7 @@ core_sim_examples (void **state)
     ps_graph_init (&g);
     ps_diag diag;
     ps_diag_init (&diag, path);
-    int rc = ps_graph_load_file (&g, path, &diag);
+    int rc = ps_import_graph_file (&g, path, NULL, &diag);
     ps_diag_print (&diag, stderr);
     ps_diag_free (&diag);
     assert_int_equal (rc, 0);

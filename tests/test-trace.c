@@ -16,8 +16,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "ps-import.h"
 #include "ps-json.h"
 #include "ps-test-sim.h"
+#include "ps-timeline-output.h"
 #include "ps-trace-export.h"
 #include "ps-trace-import.h"
 #include "import/trace/ps-trace-private.h"
@@ -251,7 +253,7 @@ core_trace_examples_export (void **state)
     ps_graph_init (&g);
     ps_diag diag;
     ps_diag_init (&diag, path);
-    assert_int_equal (ps_graph_load_file (&g, path, &diag), 0);
+    assert_int_equal (ps_import_graph_file (&g, path, NULL, &diag), 0);
     ps_diag_free (&diag);
     ps_plan p;
     ps_timeline tl;

@@ -12,7 +12,9 @@
 #include <stdio.h>
 
 #include "ps-gen.h"
+#include "ps-import.h"
 #include "ps-json.h"
+#include "ps-plan-output.h"
 #include "ps-test-graph.h"
 #include "ps-test-plan.h"
 
@@ -541,8 +543,8 @@ core_verify_simple_plan (void **state)
   }
   assert_string_equal (ps__plan_str (&p, p.steps[p.node_step[1]].function), "gemm");
   assert_true (p.est_makespan_ns > 0);
-  assert_true (ps_plan_last_timing.n >= 4);
-  assert_string_equal (ps_plan_last_timing.pass[0], "analyse");
+  assert_true (p.timing.n >= 4);
+  assert_string_equal (p.timing.stage[0], "analyse");
   ps_plan_free (&p);
 
   /* One stream: no events at all. */
@@ -1005,7 +1007,7 @@ load (ps_graph *g, const char *text, size_t len, const char *path)
 {
   ps_diag d;
   ps_diag_init (&d, path);
-  int rc = ps_graph_load_json (g, text, len, path, &d);
+  int rc = ps_import_graph_mem (g, text, len, path, &d);
   if (rc < 0 || d.errors)
     ps_diag_print (&d, stderr);
   assert_int_equal (rc, 0);
@@ -1080,7 +1082,7 @@ core_verify_examples (void **state)
     ps_graph g;
     ps_diag d;
     ps_diag_init (&d, path);
-    int rc = ps_graph_load_file (&g, path, &d);
+    int rc = ps_import_graph_file (&g, path, NULL, &d);
     if (rc < 0)
       ps_diag_print (&d, stderr);
     assert_int_equal (rc, 0);

@@ -7,6 +7,7 @@
 
 #include "ps-dag-view.h"
 #include "ps-draw.h"
+#include "ps-format.h"
 #include "ps-session.h"
 
 #define MARGIN 24.0
@@ -502,7 +503,7 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
         g_string_append_printf (text, "\n%s %s",
                                 ps_session_get_measured (self->session) ? "measured"
                                                                         : "predicted",
-                                ps_format_ns (d, buf, sizeof buf));
+                                ps_format_duration (d, buf, sizeof buf));
       if (ps_session_node_critical (self->session, node))
         g_string_append (text, "\non the critical path");
       if (ps_session_node_changed (self->session, node))

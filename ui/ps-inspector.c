@@ -2,6 +2,7 @@
 #include "ps-inspector.h"
 
 #include "ps-dag-view.h"
+#include "ps-format.h"
 #include "ps-session.h"
 
 struct _PsInspector
@@ -27,7 +28,7 @@ static void
 append_ns (GString *s, double ns)
 {
   char buf[32];
-  g_string_append (s, ps_format_ns (ns, buf, sizeof buf));
+  g_string_append (s, ps_format_duration (ns, buf, sizeof buf));
 }
 
 static void

@@ -5,6 +5,7 @@
 
 #include "ps-dag-view.h"
 #include "ps-draw.h"
+#include "ps-format.h"
 #include "ps-session.h"
 
 #define LEFT 84.0
@@ -99,7 +100,7 @@ draw (PsMemoryWidget *self, cairo_t *cr, double width, double height)
       cairo_stroke (cr);
       cairo_set_source_rgb (cr, 0.3, 0.3, 0.3);
       pango_layout_set_width (layout, -1);
-      pango_layout_set_text (layout, ps_format_ns (f.t_len * i / 4, buf, sizeof buf), -1);
+      pango_layout_set_text (layout, ps_format_duration (f.t_len * i / 4, buf, sizeof buf), -1);
       int lw, lh;
       pango_layout_get_pixel_size (layout, &lw, &lh);
       cairo_move_to (cr, CLAMP (x - lw / 2.0, f.x0, width - lw - 2), 4);
@@ -194,8 +195,8 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
   g_autofree char *text = g_strdup_printf (
       "%s\n%s at offset %s\nlive %s → %s", ps_buffer_name (p->graph, b),
       ps_format_bytes ((double) p->graph->buffers[b].bytes, a, sizeof a),
-      ps_format_bytes ((double) p->offsets[b], o, sizeof o), ps_format_ns (t0, s0, sizeof s0),
-      ps_format_ns (t1, s1, sizeof s1));
+      ps_format_bytes ((double) p->offsets[b], o, sizeof o), ps_format_duration (t0, s0, sizeof s0),
+      ps_format_duration (t1, s1, sizeof s1));
   gtk_tooltip_set_text (tooltip, text);
   return TRUE;
 }

@@ -8,14 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ps-import.h"
 #include "ps-profiler.h"
 #include "ps-sim.h"
-
-static double
-now_seconds (void)
-{
-  return g_get_monotonic_time () / 1e6;
-}
+#include "ps-timing.h"
 
 /* The loader's messages, errors first, as the CLI prints them. */
 static char *
@@ -132,14 +128,14 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
                    uri);
       return NULL;
     }
-  double t0 = now_seconds ();
+  double t0 = ps_clock_now ();
   PsDoc *doc = g_new0 (PsDoc, 1);
   doc->ref = 1;
   doc->file = g_object_ref (file);
   ps_graph_init (&doc->graph);
   ps_diag diag;
   ps_diag_init (&diag, path);
-  int r = ps_graph_load_file (&doc->graph, path, &diag);
+  int r = ps_import_graph_file (&doc->graph, path, NULL, &diag);
   if (r < 0)
     {
       g_autofree char *text = diag_text (&diag);
@@ -149,7 +145,7 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
       return NULL;
     }
   ps_diag_free (&diag);
-  doc->load_seconds = now_seconds () - t0;
+  doc->load_seconds = ps_clock_now () - t0;
   if (doc->graph.name && *doc->graph.name)
     doc->title = g_strdup (doc->graph.name);
   else
@@ -254,9 +250,9 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
   ps_diag_init (&diag, path);
   ps_plan_options options = in->options;
   options.device = &st->device;
-  double t0 = now_seconds ();
+  double t0 = ps_clock_now ();
   r = ps_plan_build (&st->plan, &st->graph, &options, &diag);
-  st->plan_seconds = now_seconds () - t0;
+  st->plan_seconds = ps_clock_now () - t0;
   if (r < 0)
     {
       st->error = diag.errors ? diag_text (&diag) : g_strdup (ps_strerror (r));
@@ -268,7 +264,7 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
 
-  t0 = now_seconds ();
+  t0 = ps_clock_now ();
   ps_timeline_init (&st->tl, PS_TL_SIMULATED);
   r = ps_simulate (&st->plan, &st->device, &st->tl);
   if (r < 0)
@@ -279,7 +275,7 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
   st->have_tl = TRUE;
   if (ps_diagnose (&st->dg, &st->tl) == 0)
     st->have_dg = TRUE;
-  st->sim_seconds = now_seconds () - t0;
+  st->sim_seconds = ps_clock_now () - t0;
 
   uint32_t n = st->graph.n_nodes;
   st->node_span = ps__node_spans (&st->tl, n);

@@ -10,6 +10,7 @@
 
 #include "ps-dag-view.h"
 #include "ps-draw.h"
+#include "ps-format.h"
 #include "ps-plan.h"
 #include "ps-session.h"
 
@@ -314,7 +315,7 @@ draw_axis (PsTimelineWidget *self, DrawCtx *dc)
       cairo_line_to (cr, x, dc->height);
       cairo_stroke (cr);
       char buf[32];
-      pango_layout_set_text (dc->layout, ps_format_ns (t, buf, sizeof buf), -1);
+      pango_layout_set_text (dc->layout, ps_format_duration (t, buf, sizeof buf), -1);
       cairo_set_source_rgb (cr, 0.3, 0.3, 0.3);
       cairo_move_to (cr, x + 3, 4);
       pango_cairo_show_layout (cr, dc->layout);
@@ -600,8 +601,8 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
       g_autofree char *label = ps_session_span_label (self->session, tl, span);
       g_autofree char *text = g_strdup_printf (
           "%s\n%s %s · %s → %s (%s)", label, is_m ? "measured" : "predicted",
-          ps_span_kind_name ((ps_span_kind) s->kind), ps_format_ns (s->start_ns, a, sizeof a),
-          ps_format_ns (s->end_ns, b, sizeof b), ps_format_ns (s->end_ns - s->start_ns, c, sizeof c));
+          ps_span_kind_name ((ps_span_kind) s->kind), ps_format_duration (s->start_ns, a, sizeof a),
+          ps_format_duration (s->end_ns, b, sizeof b), ps_format_duration (s->end_ns - s->start_ns, c, sizeof c));
       gtk_tooltip_set_text (tooltip, text);
       return TRUE;
     }
@@ -613,7 +614,7 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
       g_autofree char *what = st->waiting_for != PS_NONE
           ? ps_session_span_label (self->session, tl, st->waiting_for) : g_strdup ("an event");
       g_autofree char *text = g_strdup_printf ("Stalled %s waiting for %s on stream %u",
-                                               ps_format_ns (st->end_ns - st->start_ns, a, sizeof a),
+                                               ps_format_duration (st->end_ns - st->start_ns, a, sizeof a),
                                                what, st->on_stream);
       gtk_tooltip_set_text (tooltip, text);
       return TRUE;

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
+
 typedef struct {
   double key;
   uint64_t seq;
@@ -24,7 +26,7 @@ typedef struct {
 
 typedef struct {
   hitem *v;
-  size_t n, cap;
+  uint32_t n, cap;
 } heap;
 
 enum { EV_START, EV_WAKE, EV_DONE };
@@ -75,14 +77,8 @@ hless (const hitem *x, const hitem *y)
 static int
 hpush (heap *h, hitem it)
 {
-  if (h->n == h->cap) {
-    size_t cap = h->cap ? h->cap * 2 : 64;
-    hitem *v = realloc (h->v, cap * sizeof *v);
-    if (!v)
-      return PS_ENOMEM;
-    h->v = v;
-    h->cap = cap;
-  }
+  if (PS_ARRAY_RESERVE (h->v, h->cap, (uint64_t) h->n + 1) < 0)
+    return PS_ENOMEM;
   size_t i = h->n++;
   while (i > 0) {
     size_t p = (i - 1) / 2;
@@ -232,23 +228,6 @@ share (ps_sim *s, run_state *r)
   }
 }
 
-static uint8_t
-span_kind (ps_op op)
-{
-  switch (op) {
-  case PS_OP_KERNEL:
-    return PS_SPAN_KERNEL;
-  case PS_OP_MEMCPY:
-    return PS_SPAN_MEMCPY;
-  case PS_OP_MEMSET:
-    return PS_SPAN_MEMSET;
-  case PS_OP_HOST:
-    return PS_SPAN_HOST;
-  default:
-    return PS_SPAN_OTHER;
-  }
-}
-
 static void advance (ps_sim *s, run_state *r, uint32_t q);
 
 /* Step i begins its work now (or queues for its resource). */
@@ -285,7 +264,7 @@ end_work (ps_sim *s, run_state *r, uint32_t i)
     sp.step = i;
     sp.name = PS_NONE;
     sp.pred = s->pred[i];
-    sp.kind = span_kind ((ps_op) st->op);
+    sp.kind = (uint8_t) ps_span_kind_of_op ((ps_op) st->op);
     sp.bound = s->bound[i];
     const uint32_t *nodes = s->plan->step_nodes + st->nodes_begin;
     int rc = ps_timeline_add_span (r->tl, &sp, nodes, st->nodes_count, &span);

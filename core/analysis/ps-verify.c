@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
+
 typedef struct vctx {
   const ps_plan *p;
   const ps_graph *g;
@@ -27,7 +29,7 @@ typedef struct vctx {
   uint32_t *epoch_of;   /* per step */
   uint32_t *epochs;     /* n_epochs x S */
   uint32_t n_epochs;
-  size_t epochs_cap;
+  uint32_t epochs_cap;
 
   uint32_t *mark;       /* per buffer, for describing edges */
   uint32_t stamp;
@@ -78,19 +80,9 @@ happens_before (const vctx *c, uint32_t a, uint32_t b)
 static int
 new_epoch (vctx *c)
 {
-  size_t need = ((size_t) c->n_epochs + 1) * c->S;
-  if (c->n_epochs == UINT32_MAX || need > SIZE_MAX / sizeof *c->epochs / 2)
+  uint64_t need = ((uint64_t) c->n_epochs + 1) * c->S;
+  if (PS_ARRAY_RESERVE (c->epochs, c->epochs_cap, need) < 0)
     return PS_ENOMEM;
-  if (need > c->epochs_cap) {
-    size_t cap = c->epochs_cap ? c->epochs_cap : 64;
-    while (cap < need)
-      cap *= 2;
-    uint32_t *e = realloc (c->epochs, cap * sizeof *e);
-    if (!e)
-      return PS_ENOMEM;
-    c->epochs = e;
-    c->epochs_cap = cap;
-  }
   c->n_epochs++;
   return 0;
 }

@@ -1,13 +1,14 @@
 /* ps-plan-output.c: the plan as the JSON document of spec/cli.md and as
  * human text for a terminal.  Both are one pass over the steps, linear in
  * the size of the plan. */
-#include "model/ps-plan-private.h"
+#include "ps-plan-output.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ps-plan-private.h"
 #include "ps-analysis.h"
 #include "ps-cost.h"
 #include "ps-jsonw.h"

@@ -1,10 +1,11 @@
 /* ps-timeline-output.c: the timeline document ("planscope-timeline", see
  * spec/cli.md) and the human report of a timeline and its diagnosis. */
-#include "ps-diagnose.h"
-#include "ps-jsonw.h"
+#include "ps-timeline-output.h"
 
 #include <math.h>
 #include <string.h>
+
+#include "ps-jsonw.h"
 
 static void
 num (FILE *out, double ns)

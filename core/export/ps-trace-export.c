@@ -1,11 +1,12 @@
 /* ps-trace-export.c: Chrome trace export (see ps-trace-export.h). */
 #include "ps-trace-export.h"
 
-#include "ps-jsonw.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ps-file.h"
+#include "ps-jsonw.h"
 
 /* Times are rounded to whole nanoseconds first, so that a slice's ts + dur
  * is exactly the next slice's ts when they touch. */
@@ -322,4 +323,24 @@ out:
   free (w.stall_end);
   free (critical);
   return rc;
+}
+
+typedef struct {
+  const ps_timeline *tl;
+  const ps_diagnosis *dg;
+} trace_job;
+
+static int
+write_job (FILE *out, void *ctx)
+{
+  const trace_job *j = ctx;
+  return ps_trace_write (j->tl, j->dg, out);
+}
+
+int
+ps_trace_write_file (const char *path, const ps_timeline *tl, const ps_diagnosis *dg,
+                     char *errbuf, size_t errlen)
+{
+  trace_job j = { tl, dg };
+  return ps_file_write_atomic (path, write_job, &j, errbuf, errlen);
 }

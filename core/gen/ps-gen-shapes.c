@@ -9,7 +9,7 @@
 /* ---- shape building blocks ----------------------------------------------- */
 
 static uint32_t
-left (const gen *g)
+left (const ps__gen *g)
 {
   return g->plain_total - g->plain;
 }
@@ -22,7 +22,7 @@ ceil_div (uint64_t a, uint64_t b)
 }
 
 static uint64_t
-elems_of (const gen *g, uint32_t b)
+elems_of (const ps__gen *g, uint32_t b)
 {
   static const uint8_t size[PS_DT__COUNT] = { 4, 2, 2, 4, 1 };
   return g->bufs[b].bytes / size[g->bufs[b].dtype];
@@ -46,12 +46,12 @@ kind_reads (int kind)
 }
 
 static void
-emit_copy (gen *g, int kind, uint32_t b)
+emit_copy (ps__gen *g, int kind, uint32_t b)
 {
-  gnode *n = ps__gen_node_begin (g, kind);
+  ps__gen_node *n = ps__gen_node_begin (g, kind);
   if (!n)
     return;
-  if (kind == K_UPLOAD) {
+  if (kind == PS__GEN_K_UPLOAD) {
     n->dir = PS_COPY_H2D;
     n->write = b;
   } else {
@@ -62,9 +62,9 @@ emit_copy (gen *g, int kind, uint32_t b)
 
 /* An element-wise built-in over `out`, reading in0 (and in1 for binary ones). */
 static void
-emit_ew (gen *g, int kind, uint32_t in0, uint32_t in1, uint32_t out)
+emit_ew (ps__gen *g, int kind, uint32_t in0, uint32_t in1, uint32_t out)
 {
-  gnode *n = ps__gen_node_begin (g, kind);
+  ps__gen_node *n = ps__gen_node_begin (g, kind);
   if (!n)
     return;
   int nr = kind_reads (kind);
@@ -78,21 +78,21 @@ emit_ew (gen *g, int kind, uint32_t in0, uint32_t in1, uint32_t out)
   n->grid_y = 1;
   n->block = 256;
   uint64_t bytes = g->bufs[out].bytes * (uint64_t) (nr + 1);
-  n->cost_ns = (uint32_t) (1800 + bytes / 2500 + rng_below (&g->r, 400));
-  if (kind == K_SCALE)
-    n->param = (uint8_t) (PARAM_ALPHA0 + rng_below (&g->r, 4));
-  else if (kind == K_ADD_SCALAR)
-    n->param = (uint8_t) (PARAM_BETA0 + rng_below (&g->r, 3));
-  else if (kind == K_FILL)
-    n->param = (uint8_t) (PARAM_VALUE0 + rng_below (&g->r, 2));
+  n->cost_ns = (uint32_t) (1800 + bytes / 2500 + ps__gen_rng_below (&g->r, 400));
+  if (kind == PS__GEN_K_SCALE)
+    n->param = (uint8_t) (PS__GEN_PARAM_ALPHA0 + ps__gen_rng_below (&g->r, 4));
+  else if (kind == PS__GEN_K_ADD_SCALAR)
+    n->param = (uint8_t) (PS__GEN_PARAM_BETA0 + ps__gen_rng_below (&g->r, 3));
+  else if (kind == PS__GEN_K_FILL)
+    n->param = (uint8_t) (PS__GEN_PARAM_VALUE0 + ps__gen_rng_below (&g->r, 2));
 }
 
 /* A matrix product out[m x n] = in[m x k] * w[k x n]. */
 static void
-emit_gemm (gen *g, int kind, uint32_t in, uint32_t w, uint32_t out, uint64_t m, uint64_t nn,
+emit_gemm (ps__gen *g, int kind, uint32_t in, uint32_t w, uint32_t out, uint64_t m, uint64_t nn,
            uint64_t k)
 {
-  gnode *n = ps__gen_node_begin (g, kind);
+  ps__gen_node *n = ps__gen_node_begin (g, kind);
   if (!n)
     return;
   ps__gen_node_read (g, n, in);
@@ -106,9 +106,9 @@ emit_gemm (gen *g, int kind, uint32_t in, uint32_t w, uint32_t out, uint64_t m, 
 
 /* A synthetic kernel (no built-in) reading `nr` buffers from reads[]. */
 static void
-emit_synth (gen *g, int kind, const uint32_t *reads, uint32_t nr, uint32_t out, uint64_t flops)
+emit_synth (ps__gen *g, int kind, const uint32_t *reads, uint32_t nr, uint32_t out, uint64_t flops)
 {
-  gnode *n = ps__gen_node_begin (g, kind);
+  ps__gen_node *n = ps__gen_node_begin (g, kind);
   if (!n)
     return;
   uint64_t bytes = g->bufs[out].bytes;
@@ -119,87 +119,87 @@ emit_synth (gen *g, int kind, const uint32_t *reads, uint32_t nr, uint32_t out, 
   n->write = out;
   n->grid_x = ceil_div (elems_of (g, out), 2048);
   n->grid_y = 1;
-  n->block = kind == K_ATTENTION ? 128 : 256;
+  n->block = kind == PS__GEN_K_ATTENTION ? 128 : 256;
   if (flops)
     n->flops = flops;
   else
-    n->cost_ns = (uint32_t) (2500 + bytes / 2000 + rng_below (&g->r, 800));
+    n->cost_ns = (uint32_t) (2500 + bytes / 2000 + ps__gen_rng_below (&g->r, 800));
 }
 
-static const int unary_kinds[] = { K_RELU, K_GELU, K_SCALE, K_ADD_SCALAR, K_SIGMOID,
-                                   K_TANH, K_NEG, K_EXP, K_COPY };
-static const int binary_kinds[] = { K_ADD, K_MUL, K_SUB, K_BIAS };
+static const int unary_kinds[] = { PS__GEN_K_RELU, PS__GEN_K_GELU, PS__GEN_K_SCALE, PS__GEN_K_ADD_SCALAR, PS__GEN_K_SIGMOID,
+                                   PS__GEN_K_TANH, PS__GEN_K_NEG, PS__GEN_K_EXP, PS__GEN_K_COPY };
+static const int binary_kinds[] = { PS__GEN_K_ADD, PS__GEN_K_MUL, PS__GEN_K_SUB, PS__GEN_K_BIAS };
 
 static int
-pick_unary (gen *g)
+pick_unary (ps__gen *g)
 {
-  return unary_kinds[rng_below (&g->r, sizeof unary_kinds / sizeof unary_kinds[0])];
+  return unary_kinds[ps__gen_rng_below (&g->r, sizeof unary_kinds / sizeof unary_kinds[0])];
 }
 
 static int
-pick_binary (gen *g)
+pick_binary (ps__gen *g)
 {
-  return binary_kinds[rng_below (&g->r, sizeof binary_kinds / sizeof binary_kinds[0])];
+  return binary_kinds[ps__gen_rng_below (&g->r, sizeof binary_kinds / sizeof binary_kinds[0])];
 }
 
 static uint64_t
-pick_elems (gen *g)
+pick_elems (ps__gen *g)
 {
   static const uint64_t sizes[] = { 1u << 16, 1u << 18, 1u << 20, 1u << 22 };
-  return sizes[rng_below (&g->r, 4)];
+  return sizes[ps__gen_rng_below (&g->r, 4)];
 }
 
 /* Makes the buffer a graph output (external) and downloads it. */
 static void
-finish_output (gen *g, uint32_t b)
+finish_output (ps__gen *g, uint32_t b)
 {
   if (b != PS_NONE)
     g->bufs[b].external = 1;
-  emit_copy (g, K_DOWNLOAD, b);
+  emit_copy (g, PS__GEN_K_DOWNLOAD, b);
 }
 
 /* ---- shapes -------------------------------------------------------------- */
 
 static uint32_t
-new_temp (gen *g, uint64_t elems, ps_dtype dt)
+new_temp (ps__gen *g, uint64_t elems, ps_dtype dt)
 {
-  return ps__gen_buf_new (g, B_TEMP, elems * (dt == PS_DT_F16 ? 2 : 4), dt, false);
+  return ps__gen_buf_new (g, PS__GEN_B_TEMP, elems * (dt == PS_DT_F16 ? 2 : 4), dt, false);
 }
 
 /* One long dependent chain: mostly fusible element-wise kernels, in place or
  * into a fresh buffer, with a non-fusible kernel every few steps. */
 void
-ps__gen_shape_chain (gen *g)
+ps__gen_shape_chain (ps__gen *g)
 {
   uint64_t elems = pick_elems (g);
-  uint32_t x = ps__gen_buf_new (g, B_INPUT, elems * 4, PS_DT_F32, true);
-  emit_copy (g, K_UPLOAD, x);
+  uint32_t x = ps__gen_buf_new (g, PS__GEN_B_INPUT, elems * 4, PS_DT_F32, true);
+  emit_copy (g, PS__GEN_K_UPLOAD, x);
   if (left (g) == 0)
     return;
-  uint32_t bias = ps__gen_buf_new (g, B_BIAS, 4096 * 4, PS_DT_F32, true);
+  uint32_t bias = ps__gen_buf_new (g, PS__GEN_B_BIAS, 4096 * 4, PS_DT_F32, true);
   uint32_t cur = x;
-  uint32_t until_heavy = 3 + rng_below (&g->r, 10);
+  uint32_t until_heavy = 3 + ps__gen_rng_below (&g->r, 10);
   while (left (g) > 1 && !g->err) {
     if (until_heavy-- == 0) {
       uint32_t out = new_temp (g, elems, PS_DT_F32);
-      uint32_t r = rng_below (&g->r, 4);
+      uint32_t r = ps__gen_rng_below (&g->r, 4);
       if (r == 0) {
-        uint32_t w = ps__gen_buf_new (g, B_WEIGHT, 1024 * 1024 * 4, PS_DT_F32, true);
-        emit_gemm (g, K_GEMM, cur, w, out, elems / 1024, 1024, 1024);
+        uint32_t w = ps__gen_buf_new (g, PS__GEN_B_WEIGHT, 1024 * 1024 * 4, PS_DT_F32, true);
+        emit_gemm (g, PS__GEN_K_GEMM, cur, w, out, elems / 1024, 1024, 1024);
       } else {
-        static const int heavy[] = { K_SOFTMAX, K_LAYERNORM, K_REDUCE };
+        static const int heavy[] = { PS__GEN_K_SOFTMAX, PS__GEN_K_LAYERNORM, PS__GEN_K_REDUCE };
         emit_synth (g, heavy[r - 1], &cur, 1, out, 0);
       }
       cur = out;
-      until_heavy = 3 + rng_below (&g->r, 10);
+      until_heavy = 3 + ps__gen_rng_below (&g->r, 10);
     } else {
-      uint32_t out = cur != x && rng_chance (&g->r, 2, 5) ? cur : new_temp (g, elems, PS_DT_F32);
-      if (left (g) > 2 && rng_chance (&g->r, 1, 16)) {
+      uint32_t out = cur != x && ps__gen_rng_chance (&g->r, 2, 5) ? cur : new_temp (g, elems, PS_DT_F32);
+      if (left (g) > 2 && ps__gen_rng_chance (&g->r, 1, 16)) {
         /* A mask filled on the device, then applied. */
         uint32_t mask = new_temp (g, elems, PS_DT_F32);
-        emit_ew (g, K_FILL, PS_NONE, PS_NONE, mask);
-        emit_ew (g, K_MUL, cur, mask, out);
-      } else if (rng_chance (&g->r, 1, 4)) {
+        emit_ew (g, PS__GEN_K_FILL, PS_NONE, PS_NONE, mask);
+        emit_ew (g, PS__GEN_K_MUL, cur, mask, out);
+      } else if (ps__gen_rng_chance (&g->r, 1, 4)) {
         emit_ew (g, pick_binary (g), cur, bias, out);
       } else {
         emit_ew (g, pick_unary (g), cur, PS_NONE, out);
@@ -225,7 +225,7 @@ join_nodes (uint32_t b)
 /* One producer, many independent branches, joined by a tree of kernels that
  * read up to 16 branch outputs each. */
 void
-ps__gen_shape_fanout (gen *g)
+ps__gen_shape_fanout (ps__gen *g)
 {
   uint32_t P = left (g);
   if (P < 6) {
@@ -241,7 +241,7 @@ ps__gen_shape_fanout (gen *g)
   }
   uint32_t nb = 0, sum = 0;
   for (;;) {
-    uint32_t l = 2 + rng_below (&g->r, 7);
+    uint32_t l = 2 + ps__gen_rng_below (&g->r, 7);
     if (used + sum + l + join_nodes (nb + 1) > P)
       break;
     len[nb++] = l;
@@ -255,26 +255,26 @@ ps__gen_shape_fanout (gen *g)
   }
 
   uint64_t elems = pick_elems (g);
-  uint32_t x = ps__gen_buf_new (g, B_INPUT, elems * 4, PS_DT_F32, true);
-  emit_copy (g, K_UPLOAD, x);
+  uint32_t x = ps__gen_buf_new (g, PS__GEN_B_INPUT, elems * 4, PS_DT_F32, true);
+  emit_copy (g, PS__GEN_K_UPLOAD, x);
   uint32_t s = new_temp (g, elems, PS_DT_F32);
-  uint32_t w0 = ps__gen_buf_new (g, B_WEIGHT, 1024 * 1024 * 4, PS_DT_F32, true);
-  emit_gemm (g, K_GEMM, x, w0, s, elems / 1024, 1024, 1024);
-  uint32_t bias = ps__gen_buf_new (g, B_BIAS, 4096 * 4, PS_DT_F32, true);
+  uint32_t w0 = ps__gen_buf_new (g, PS__GEN_B_WEIGHT, 1024 * 1024 * 4, PS_DT_F32, true);
+  emit_gemm (g, PS__GEN_K_GEMM, x, w0, s, elems / 1024, 1024, 1024);
+  uint32_t bias = ps__gen_buf_new (g, PS__GEN_B_BIAS, 4096 * 4, PS_DT_F32, true);
 
   for (uint32_t b = 0; b < nb && !g->err; b++) {
     uint32_t cur = new_temp (g, elems, PS_DT_F32);
-    if (rng_chance (&g->r, 1, 3)) {
-      uint32_t w = ps__gen_buf_new (g, B_WEIGHT, 1024 * 1024 * 4, PS_DT_F32, true);
-      emit_gemm (g, K_GEMM, s, w, cur, elems / 1024, 1024, 1024);
+    if (ps__gen_rng_chance (&g->r, 1, 3)) {
+      uint32_t w = ps__gen_buf_new (g, PS__GEN_B_WEIGHT, 1024 * 1024 * 4, PS_DT_F32, true);
+      emit_gemm (g, PS__GEN_K_GEMM, s, w, cur, elems / 1024, 1024, 1024);
     } else {
       emit_ew (g, pick_unary (g), s, PS_NONE, cur);
     }
     for (uint32_t i = 1; i < len[b]; i++) {
-      uint32_t out = rng_chance (&g->r, 2, 3) ? cur : new_temp (g, elems, PS_DT_F32);
-      if (rng_chance (&g->r, 1, 8))
-        emit_synth (g, K_SOFTMAX, &cur, 1, out, 0);
-      else if (rng_chance (&g->r, 1, 4))
+      uint32_t out = ps__gen_rng_chance (&g->r, 2, 3) ? cur : new_temp (g, elems, PS_DT_F32);
+      if (ps__gen_rng_chance (&g->r, 1, 8))
+        emit_synth (g, PS__GEN_K_SOFTMAX, &cur, 1, out, 0);
+      else if (ps__gen_rng_chance (&g->r, 1, 4))
         emit_ew (g, pick_binary (g), cur, bias, out);
       else
         emit_ew (g, pick_unary (g), cur, PS_NONE, out);
@@ -289,7 +289,7 @@ ps__gen_shape_fanout (gen *g)
     for (uint32_t i = 0; i < count; i += 16) {
       uint32_t k = count - i < 16 ? count - i : 16;
       uint32_t out = new_temp (g, elems, PS_DT_F32);
-      emit_synth (g, K_JOIN, &outs[i], k, out, 0);
+      emit_synth (g, PS__GEN_K_JOIN, &outs[i], k, out, 0);
       outs[next++] = out;
     }
     count = next;
@@ -304,7 +304,7 @@ out:
  * one to three layers and writes a fresh buffer (or, for some element-wise
  * kernels continuing their column, the same one in place). */
 void
-ps__gen_shape_layered (gen *g)
+ps__gen_shape_layered (ps__gen *g)
 {
   uint32_t P = left (g);
   if (P < 8) {
@@ -330,37 +330,37 @@ ps__gen_shape_layered (gen *g)
   for (uint32_t j = 0; j < W; j++)
     elems[j] = (uint32_t) pick_elems (g);
   for (uint32_t i = 0; i < n_in; i++) {
-    ring[i] = ps__gen_buf_new (g, B_INPUT, (uint64_t) elems[i] * 4, PS_DT_F32, true);
-    emit_copy (g, K_UPLOAD, ring[i]);
+    ring[i] = ps__gen_buf_new (g, PS__GEN_B_INPUT, (uint64_t) elems[i] * 4, PS_DT_F32, true);
+    emit_copy (g, PS__GEN_K_UPLOAD, ring[i]);
   }
   cnt[0] = n_in;
   w_base = g->n_bufs;
   for (uint32_t i = 0; i < n_w; i++)
-    ps__gen_buf_new (g, B_WEIGHT, (uint64_t) 1024 * 1024 * 2, PS_DT_F16, true);
+    ps__gen_buf_new (g, PS__GEN_B_WEIGHT, (uint64_t) 1024 * 1024 * 2, PS_DT_F16, true);
 
   for (uint32_t l = 1; left (g) > n_out && !g->err; l++) {
     uint32_t *cur = ring + (size_t) (l % 4) * W;
     cnt[l % 4] = 0;
     for (uint32_t j = 0; j < W && left (g) > n_out && !g->err; j++) {
       uint32_t back = l < 3 ? l : 3;
-      uint32_t d = 1 + rng_below (&g->r, back);
+      uint32_t d = 1 + ps__gen_rng_below (&g->r, back);
       const uint32_t *src_l = ring + (size_t) ((l - d) % 4) * W;
       uint32_t src_n = cnt[(l - d) % 4];
-      bool column = d == 1 && j < src_n && rng_chance (&g->r, 3, 5);
-      uint32_t src = column ? src_l[j] : src_l[rng_below (&g->r, src_n)];
-      uint32_t r = rng_below (&g->r, 100), out;
+      bool column = d == 1 && j < src_n && ps__gen_rng_chance (&g->r, 3, 5);
+      uint32_t src = column ? src_l[j] : src_l[ps__gen_rng_below (&g->r, src_n)];
+      uint32_t r = ps__gen_rng_below (&g->r, 100), out;
       if (r < 25) {
         out = new_temp (g, elems[j], PS_DT_F32);
-        emit_gemm (g, K_GEMM, src, w_base + rng_below (&g->r, n_w), out,
+        emit_gemm (g, PS__GEN_K_GEMM, src, w_base + ps__gen_rng_below (&g->r, n_w), out,
                    (elems[j] + 1023) / 1024, 1024, 1024);
       } else if (r < 80) {
-        bool inplace = column && g->bufs[src].kind == B_TEMP && rng_chance (&g->r, 1, 5);
+        bool inplace = column && g->bufs[src].kind == PS__GEN_B_TEMP && ps__gen_rng_chance (&g->r, 1, 5);
         out = inplace ? src : new_temp (g, elems_of (g, src), PS_DT_F32);
         emit_ew (g, pick_unary (g), src, PS_NONE, out);
       } else {
-        uint32_t e = 1 + rng_below (&g->r, back);
+        uint32_t e = 1 + ps__gen_rng_below (&g->r, back);
         const uint32_t *l2 = ring + (size_t) ((l - e) % 4) * W;
-        uint32_t src2 = l2[rng_below (&g->r, cnt[(l - e) % 4])];
+        uint32_t src2 = l2[ps__gen_rng_below (&g->r, cnt[(l - e) % 4])];
         out = new_temp (g, elems_of (g, src), PS_DT_F32);
         emit_ew (g, pick_binary (g), src, src2, out);
       }
@@ -381,7 +381,7 @@ out:
 
 /* A model parameter: an external f16 weight or bias. */
 static uint32_t
-param (gen *g, int kind, uint64_t bytes)
+param (ps__gen *g, int kind, uint64_t bytes)
 {
   return ps__gen_buf_new (g, kind, bytes, PS_DT_F16, true);
 }
@@ -391,7 +391,7 @@ param (gen *g, int kind, uint64_t bytes)
  * bias + gelu and bias + scale epilogues, residual add.  The block is a
  * small state machine so that it can stop after any node. */
 void
-ps__gen_shape_transformer (gen *g)
+ps__gen_shape_transformer (ps__gen *g)
 {
   if (left (g) < 8) {
     ps__gen_shape_chain (g);
@@ -399,17 +399,17 @@ ps__gen_shape_transformer (gen *g)
   }
   static const uint64_t dims[] = { 1024, 2048, 4096 };
   static const uint64_t toks[] = { 512, 1024, 2048 };
-  uint64_t d = dims[rng_below (&g->r, 3)], T = toks[rng_below (&g->r, 3)];
+  uint64_t d = dims[ps__gen_rng_below (&g->r, 3)], T = toks[ps__gen_rng_below (&g->r, 3)];
   uint64_t act = T * d, mlp = T * 4 * d;
   ps_dtype h = PS_DT_F16;
 
-  uint32_t ids = ps__gen_buf_new (g, B_INPUT, T * 4, PS_DT_I32, true);
-  emit_copy (g, K_UPLOAD, ids);
-  uint32_t emb = param (g, B_WEIGHT, 32000 * d * 2);
+  uint32_t ids = ps__gen_buf_new (g, PS__GEN_B_INPUT, T * 4, PS_DT_I32, true);
+  emit_copy (g, PS__GEN_K_UPLOAD, ids);
+  uint32_t emb = param (g, PS__GEN_B_WEIGHT, 32000 * d * 2);
   uint32_t x = new_temp (g, act, h), rd[3];
   rd[0] = ids;
   rd[1] = emb;
-  emit_synth (g, K_EMBED, rd, 2, x, 0);
+  emit_synth (g, PS__GEN_K_EMBED, rd, 2, x, 0);
 
   uint32_t last = x, ln = 0, q = 0, k = 0, v = 0, a = 0, o = 0, x2 = 0, hh = 0, y = 0;
   for (int step = 0; left (g) > 1 && !g->err; step = (step + 1) % 16) {
@@ -417,63 +417,63 @@ ps__gen_shape_transformer (gen *g)
     case 0:
     case 8:
       rd[0] = step == 0 ? x : x2;
-      rd[1] = param (g, B_WEIGHT, d * 2 * 2);
+      rd[1] = param (g, PS__GEN_B_WEIGHT, d * 2 * 2);
       last = ln = new_temp (g, act, h);
-      emit_synth (g, K_LAYERNORM, rd, 2, ln, 0);
+      emit_synth (g, PS__GEN_K_LAYERNORM, rd, 2, ln, 0);
       break;
     case 1:
       last = q = new_temp (g, act, h);
-      emit_gemm (g, K_Q_PROJ, ln, param (g, B_WEIGHT, d * d * 2), q, T, d, d);
+      emit_gemm (g, PS__GEN_K_Q_PROJ, ln, param (g, PS__GEN_B_WEIGHT, d * d * 2), q, T, d, d);
       break;
     case 2:
       last = k = new_temp (g, act, h);
-      emit_gemm (g, K_K_PROJ, ln, param (g, B_WEIGHT, d * d * 2), k, T, d, d);
+      emit_gemm (g, PS__GEN_K_K_PROJ, ln, param (g, PS__GEN_B_WEIGHT, d * d * 2), k, T, d, d);
       break;
     case 3:
       last = v = new_temp (g, act, h);
-      emit_gemm (g, K_V_PROJ, ln, param (g, B_WEIGHT, d * d * 2), v, T, d, d);
+      emit_gemm (g, PS__GEN_K_V_PROJ, ln, param (g, PS__GEN_B_WEIGHT, d * d * 2), v, T, d, d);
       break;
     case 4:
       rd[0] = q;
       rd[1] = k;
       rd[2] = v;
       last = a = new_temp (g, act, h);
-      emit_synth (g, K_ATTENTION, rd, 3, a, 4 * T * T * d);
+      emit_synth (g, PS__GEN_K_ATTENTION, rd, 3, a, 4 * T * T * d);
       break;
     case 5:
       last = o = new_temp (g, act, h);
-      emit_gemm (g, K_O_PROJ, a, param (g, B_WEIGHT, d * d * 2), o, T, d, d);
+      emit_gemm (g, PS__GEN_K_O_PROJ, a, param (g, PS__GEN_B_WEIGHT, d * d * 2), o, T, d, d);
       break;
     case 6:
-      emit_ew (g, K_BIAS, o, param (g, B_BIAS, d * 2), o);
+      emit_ew (g, PS__GEN_K_BIAS, o, param (g, PS__GEN_B_BIAS, d * 2), o);
       break;
     case 7:
       last = x2 = new_temp (g, act, h);
-      emit_ew (g, K_RESIDUAL, x, o, x2);
+      emit_ew (g, PS__GEN_K_RESIDUAL, x, o, x2);
       break;
     case 9:
       last = hh = new_temp (g, mlp, h);
-      emit_gemm (g, K_FC1, ln, param (g, B_WEIGHT, d * 4 * d * 2), hh, T, 4 * d, d);
+      emit_gemm (g, PS__GEN_K_FC1, ln, param (g, PS__GEN_B_WEIGHT, d * 4 * d * 2), hh, T, 4 * d, d);
       break;
     case 10:
-      emit_ew (g, K_BIAS, hh, param (g, B_BIAS, 4 * d * 2), hh);
+      emit_ew (g, PS__GEN_K_BIAS, hh, param (g, PS__GEN_B_BIAS, 4 * d * 2), hh);
       break;
     case 11:
-      emit_ew (g, K_GELU, hh, PS_NONE, hh);
+      emit_ew (g, PS__GEN_K_GELU, hh, PS_NONE, hh);
       break;
     case 12:
       last = y = new_temp (g, act, h);
-      emit_gemm (g, K_FC2, hh, param (g, B_WEIGHT, d * 4 * d * 2), y, T, d, 4 * d);
+      emit_gemm (g, PS__GEN_K_FC2, hh, param (g, PS__GEN_B_WEIGHT, d * 4 * d * 2), y, T, d, 4 * d);
       break;
     case 13:
-      emit_ew (g, K_BIAS, y, param (g, B_BIAS, d * 2), y);
+      emit_ew (g, PS__GEN_K_BIAS, y, param (g, PS__GEN_B_BIAS, d * 2), y);
       break;
     case 14:
-      emit_ew (g, K_SCALE, y, PS_NONE, y);
+      emit_ew (g, PS__GEN_K_SCALE, y, PS_NONE, y);
       break;
     case 15:
       last = x = new_temp (g, act, h);
-      emit_ew (g, K_RESIDUAL, x2, y, x);
+      emit_ew (g, PS__GEN_K_RESIDUAL, x2, y, x);
       break;
     }
   }

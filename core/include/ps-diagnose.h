@@ -75,12 +75,4 @@ uint64_t ps_diagnose_work_key (const ps_timeline *tl, uint32_t span);
 int ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl);
 void ps_diagnosis_free (ps_diagnosis *dg);
 
-/* The document of spec/cli.md ("format": "planscope-timeline"), with the
- * diagnosis: per-stream busy, stalled and idle time, stalls with what they
- * waited for and their causes, the critical path, and "help".  dg may be
- * NULL (then no critical path and no causes). */
-int ps_timeline_write_json (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out);
-/* The same for people. */
-int ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out);
-
 #endif

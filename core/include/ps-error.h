@@ -49,7 +49,7 @@ typedef struct ps_diag {
   char *file; /* as given by the user; used as the FILE: prefix */
   ps_diag_entry *entries;
   size_t count;
-  size_t cap;
+  uint32_t cap;
   size_t errors;
   size_t warnings;
   size_t max_warnings; /* further warnings are counted but not stored */
@@ -79,6 +79,16 @@ void ps_diag_print(const ps_diag *d, FILE *stream);
 /* Prints text from an input file (a name, a message quoting names) with
  * control characters replaced by '?', so that it stays on its line and
  * cannot drive the terminal it is printed on. */
-void ps_put_printable(FILE *out, const char *s);
+void ps_put_printable (FILE *out, const char *s);
+
+/* Copies len bytes of s into out (cap bytes, NUL included) for a message:
+ * control characters become '?', and text that does not fit is cut at a
+ * UTF-8 boundary and ends with "...". */
+void ps_quote_text (char *out, size_t cap, const char *s, size_t len);
+
+/* "Did you mean": the name among allowed[0..n) (NULL entries are skipped)
+ * closest to text[0..len) in edits and adjacent transpositions, if it is
+ * at most two away; else NULL. */
+const char *ps_suggest (const char *text, size_t len, const char *const *allowed, size_t n);
 
 #endif

@@ -11,13 +11,14 @@
 #include "ps-error.h"
 
 /* Opens a file to read as an input: refuses folders and regular files
- * larger than max_bytes, and notes it (see "Inputs" below).  Returns the
- * descriptor (*st gets its status), or a negative code after an error in
- * diag (without position). */
+ * larger than max_bytes, and notes it (see "Inputs" below); "-" is
+ * standard input.  Returns the descriptor (*st gets its status), or a
+ * negative code after an error in diag (without position). */
 int ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag);
 
-/* Reads a whole file (at most max_bytes) into a NUL-terminated buffer the
- * caller frees.  Errors go to diag (without position). */
+/* Reads a whole file (at most max_bytes; "-" is standard input) into a
+ * NUL-terminated buffer the caller frees: the one whole-file reader of
+ * planscope.  Errors go to diag (without position). */
 int ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);
 
 /* Inputs.  Every file opened by ps_file_open_input (every reader of

@@ -25,43 +25,119 @@
 
 #define PS_NONE UINT32_MAX
 
+/* The enumerations of the graph format, each one list (libuv's
+ * UV_ERRNO_MAP idiom) that gives the enum, the names as written in files,
+ * their lengths and the name tables below.  Ops: ENUM, the name in files
+ * and plan documents, the short name of the text plan, and the kind of
+ * span the op's work is drawn as (ps_span_kind of ps-timeline.h).  The
+ * first PS_OP__FILE_COUNT ops are those a JSON graph file may use; the
+ * others come only from imported graphs. */
+#define PS_OP_MAP(X)                                           \
+  X (KERNEL, "kernel", "kernel", KERNEL)                       \
+  X (MEMCPY, "memcpy", "memcpy", MEMCPY)                       \
+  X (MEMSET, "memset", "memset", MEMSET)                       \
+  X (HOST, "host", "host", HOST)                               \
+  X (EVENT_RECORD, "event_record", "record", OTHER)            \
+  X (EVENT_WAIT, "event_wait", "wait", OTHER)                  \
+  X (BARRIER, "barrier", "barrier", OTHER)                     \
+  X (CONDITIONAL, "conditional", "cond", OTHER)                \
+  /* imported graphs only: a node with no work */              \
+  X (EMPTY, "empty", "empty", OTHER)                           \
+  /* imported graphs only: a node type planscope does not model */ \
+  X (OPAQUE, "opaque", "opaque", OTHER)
+
 typedef enum ps_op {
-  PS_OP_KERNEL = 0,
-  PS_OP_MEMCPY,
-  PS_OP_MEMSET,
-  PS_OP_HOST,
-  PS_OP_EVENT_RECORD,
-  PS_OP_EVENT_WAIT,
-  PS_OP_BARRIER,
-  PS_OP_CONDITIONAL,
-  PS_OP_EMPTY,  /* imported graphs only: a node with no work */
-  PS_OP_OPAQUE, /* imported graphs only: a node type planscope does not model */
-  PS_OP__COUNT
+#define PS__OP_ENUM(e, name, short_name, span) PS_OP_##e,
+  PS_OP_MAP (PS__OP_ENUM)
+#undef PS__OP_ENUM
+  PS_OP__COUNT,
+  PS_OP__FILE_COUNT = PS_OP_EMPTY
 } ps_op;
 
-/* Built-in kernel implementations ("impl"). */
+/* Built-in kernel implementations ("impl"): ENUM, name, buffers read, and
+ * whether it is element-wise (one output element from the same element of
+ * each input).  "none" (a synthetic kernel unless a module is given) is
+ * not a name a file may use. */
+#define PS_IMPL_MAP(X)                 \
+  X (NONE, "none", 0, false)           \
+  X (COPY, "copy", 1, true)            \
+  X (SCALE, "scale", 1, true)          \
+  X (ADD_SCALAR, "add_scalar", 1, true) \
+  X (RELU, "relu", 1, true)            \
+  X (GELU, "gelu", 1, true)            \
+  X (SIGMOID, "sigmoid", 1, true)      \
+  X (TANH, "tanh", 1, true)            \
+  X (EXP, "exp", 1, true)              \
+  X (NEG, "neg", 1, true)              \
+  X (ADD, "add", 2, true)              \
+  X (MUL, "mul", 2, true)              \
+  X (SUB, "sub", 2, true)              \
+  X (FILL, "fill", 0, true)            \
+  X (SPIN, "spin", 0, false)
+
 typedef enum ps_impl {
-  PS_IMPL_NONE = 0, /* synthetic unless a module is given */
-  PS_IMPL_COPY,
-  PS_IMPL_SCALE,
-  PS_IMPL_ADD_SCALAR,
-  PS_IMPL_RELU,
-  PS_IMPL_GELU,
-  PS_IMPL_SIGMOID,
-  PS_IMPL_TANH,
-  PS_IMPL_EXP,
-  PS_IMPL_NEG,
-  PS_IMPL_ADD,
-  PS_IMPL_MUL,
-  PS_IMPL_SUB,
-  PS_IMPL_FILL,
-  PS_IMPL_SPIN,
+#define PS__IMPL_ENUM(e, name, reads, elementwise) PS_IMPL_##e,
+  PS_IMPL_MAP (PS__IMPL_ENUM)
+#undef PS__IMPL_ENUM
   PS_IMPL__COUNT
 } ps_impl;
 
-typedef enum ps_dtype { PS_DT_F32 = 0, PS_DT_F16, PS_DT_BF16, PS_DT_I32, PS_DT_U8, PS_DT__COUNT } ps_dtype;
-typedef enum ps_copy_dir { PS_COPY_H2D = 0, PS_COPY_D2H, PS_COPY_D2D, PS_COPY_P2P, PS_COPY__COUNT } ps_copy_dir;
-typedef enum ps_assume { PS_ASSUME_BOTH = 0, PS_ASSUME_THEN, PS_ASSUME_ELSE } ps_assume;
+/* Element types: ENUM, name, bytes per element. */
+#define PS_DTYPE_MAP(X) \
+  X (F32, "f32", 4)     \
+  X (F16, "f16", 2)     \
+  X (BF16, "bf16", 2)   \
+  X (I32, "i32", 4)     \
+  X (U8, "u8", 1)
+
+typedef enum ps_dtype {
+#define PS__DTYPE_ENUM(e, name, size) PS_DT_##e,
+  PS_DTYPE_MAP (PS__DTYPE_ENUM)
+#undef PS__DTYPE_ENUM
+  PS_DT__COUNT
+} ps_dtype;
+
+/* Copy directions: ENUM, name, buffers read and written. */
+#define PS_COPY_DIR_MAP(X) \
+  X (H2D, "h2d", 0, 1)     \
+  X (D2H, "d2h", 1, 0)     \
+  X (D2D, "d2d", 1, 1)     \
+  X (P2P, "p2p", 1, 1)
+
+typedef enum ps_copy_dir {
+#define PS__COPY_DIR_ENUM(e, name, reads, writes) PS_COPY_##e,
+  PS_COPY_DIR_MAP (PS__COPY_DIR_ENUM)
+#undef PS__COPY_DIR_ENUM
+  PS_COPY__COUNT
+} ps_copy_dir;
+
+/* Which branch of a conditional the model takes ("assume"). */
+#define PS_ASSUME_MAP(X) \
+  X (BOTH, "both")       \
+  X (THEN, "then")       \
+  X (ELSE, "else")
+
+typedef enum ps_assume {
+#define PS__ASSUME_ENUM(e, name) PS_ASSUME_##e,
+  PS_ASSUME_MAP (PS__ASSUME_ENUM)
+#undef PS__ASSUME_ENUM
+  PS_ASSUME__COUNT
+} ps_assume;
+
+/* A name table: the names of an enumeration, indexed by value, with their
+ * lengths. */
+typedef struct ps_names {
+  const char *const *name;
+  const uint8_t *len;
+  uint32_t count;
+} ps_names;
+
+extern const ps_names ps_op_names, ps_impl_names, ps_dtype_names, ps_copy_dir_names,
+  ps_assume_names;
+
+/* The value named s[0..len) among the first `count` of t (at most
+ * t->count), or -1. */
+int ps_names_find (const ps_names *t, uint32_t count, const char *s, size_t len);
 
 /* Edge kinds, as bits: an edge found by several rules has several bits. */
 enum {
@@ -212,26 +288,21 @@ ps_buffer_name (const ps_graph *g, uint32_t b)
 void ps_graph_init (ps_graph *g);
 void ps_graph_free (ps_graph *g);
 
-/* Loads a graph file: the planscope JSON format, or a cudaGraphDebugDotPrint
- * DOT dump, chosen by content.  On failure returns a negative code, leaves
- * *g empty (as after ps_graph_init) and puts at least one error in diag
- * (located wherever the problem has a place in the file).  Warnings go to
- * diag on success too.  *g is overwritten, not freed: free a previous
- * graph first.  The file is streamed, at most PS_MAX_FILE_BYTES. */
-int ps_graph_load_file (ps_graph *g, const char *path, ps_diag *diag);
-/* The same from memory; `path` is used for messages and relative paths. */
-int ps_graph_load_json (ps_graph *g, const char *data, size_t len, const char *path,
-                        ps_diag *diag);
-
-/* Names of enum values as written in files. */
+/* Names of enum values as written in files ("?" when out of range). */
 const char *ps_op_name (ps_op op);
+/* The short name of the text plan ("record", "cond"). */
+const char *ps_op_short_name (ps_op op);
 const char *ps_impl_name (ps_impl impl);
 const char *ps_dtype_name (ps_dtype dt);
 const char *ps_copy_dir_name (ps_copy_dir dir);
+const char *ps_assume_name (ps_assume a);
 uint32_t ps_dtype_size (ps_dtype dt);
-/* Element-wise built-ins: unary (1 read), binary (2 reads), fill/spin (0). */
+/* Buffers a built-in reads: unary 1, binary 2, fill and spin 0. */
 int ps_impl_reads (ps_impl impl);
 bool ps_impl_elementwise (ps_impl impl);
+/* Buffers a copy in that direction reads and writes. */
+int ps_copy_dir_reads (ps_copy_dir dir);
+int ps_copy_dir_writes (ps_copy_dir dir);
 
 /* Total threads of a kernel launch (grid product times block product), saturated. */
 uint64_t ps_kernel_threads (const ps_kernel *k);

@@ -5,10 +5,9 @@
 #ifndef PS_PLAN_H
 #define PS_PLAN_H
 
-#include <stdio.h>
-
 #include "ps-device.h"
 #include "ps-graph.h"
+#include "ps-timing.h"
 
 #define PS_MAX_STREAMS 64
 
@@ -58,6 +57,8 @@ typedef struct ps_plan {
   char *strings;        /* fused kernel names etc. */
   uint32_t strings_len, strings_cap;
 
+  ps_timing timing;      /* wall time of each pass of ps_plan_build, for --timing */
+
   uint32_t n_step_nodes; /* length of step_nodes */
   /* Private to the plan builders (core/ps-plan-private.h): capacities. */
   uint32_t steps_cap, step_nodes_cap;
@@ -70,17 +71,5 @@ int ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_d
 /* Frees what the plan owns and zeroes it; safe on a zeroed plan. */
 void ps_plan_free (ps_plan *p);
 
-/* Per-pass wall times of the last ps_plan_build, for --timing. */
-typedef struct ps_plan_timing {
-  const char *pass[16];
-  double seconds[16];
-  int n;
-} ps_plan_timing;
-extern ps_plan_timing ps_plan_last_timing;
-
-/* The plan document of spec/cli.md. */
-int ps_plan_write_json (const ps_plan *p, FILE *out);
-/* The human text plan: steps per stream, events, fused groups, summary. */
-int ps_plan_write_text (const ps_plan *p, FILE *out);
 
 #endif

@@ -146,6 +146,8 @@ void ps_timeline_span_label (const ps_timeline *tl, uint32_t span, char *buf, si
 /* The kernel function a single-kernel span runs (from the graph), or NULL. */
 const char *ps_timeline_span_function (const ps_timeline *tl, uint32_t span);
 const char *ps_span_kind_name (ps_span_kind k);
+/* The kind of span an op's work is (the span column of PS_OP_MAP). */
+ps_span_kind ps_span_kind_of_op (ps_op op);
 const char *ps_timeline_source_name (ps_timeline_source s);
 
 /* The stream's label for people: "stream 3" (plan) or "stream 7" (CUDA id),

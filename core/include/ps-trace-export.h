@@ -20,5 +20,9 @@
 
 /* dg may be NULL (then nothing is marked critical). */
 int ps_trace_write (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out);
+/* The same into the file at path, all or nothing (ps_file_write_atomic of
+ * ps-file.h); on failure errbuf says why. */
+int ps_trace_write_file (const char *path, const ps_timeline *tl, const ps_diagnosis *dg,
+                         char *errbuf, size_t errlen);
 
 #endif

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "import/json/ps-json-load.h"
+#include "ps-array.h"
+#include "ps-graph-private.h"
 
 typedef struct builder {
   uint32_t v;        /* the node being visited */
@@ -37,10 +38,10 @@ add_edge (builder *b, uint32_t u, uint8_t kind)
       return PS_ELIMIT;
     }
     uint32_t cap_kind = b->cap_kind;
-    int ret = ps__grow ((void **) &b->src, &b->cap, (uint64_t) b->n + 1, sizeof *b->src,
+    int ret = ps_array_grow (&b->src, &b->cap, (uint64_t) b->n + 1, sizeof *b->src,
                         PS_MAX_EDGES);
     if (ret == 0)
-      ret = ps__grow ((void **) &b->kind, &cap_kind, b->cap, 1, PS_MAX_EDGES);
+      ret = ps_array_grow (&b->kind, &cap_kind, b->cap, 1, PS_MAX_EDGES);
     if (ret < 0) {
       b->too_many = ret == PS_ELIMIT;
       return ret;

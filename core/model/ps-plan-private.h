@@ -1,8 +1,8 @@
 /* ps-plan-private.h: helpers for code that builds a ps_plan.
  *
- * Every planner (the simple one in ps-plan.c, the full one with fusion,
- * stream assignment, minimal sync and pool packing) builds its plan with
- * these, so that plans come out the same way: steps appended in issue
+ * Every planner (the simple one of planner/ps-plan-simple.c, the full one
+ * with fusion, stream assignment, minimal sync and pool packing) builds
+ * its plan with these, so that plans come out the same way: steps appended in issue
  * order, node_step kept in step, function names copied into the plan's
  * string pool, arrays grown by doubling.  A typical builder:
  *
@@ -21,12 +21,6 @@
 
 /* Pool offsets are multiples of this. */
 #define PS_POOL_ALIGN 256u
-
-/* Grows the array *arrp (elements of `elem` bytes, capacity *cap) by
- * doubling until it holds at least `need` elements.  Fails with PS_ELIMIT
- * when need exceeds UINT32_MAX, PS_ENOMEM when realloc fails; *arrp is
- * unchanged then. */
-int ps__plan_grow (void *arrp, uint32_t *cap, size_t elem, uint64_t need);
 
 /* Empties *p and prepares it for g and o: graph and options set, node_step
  * filled with PS_NONE, offsets with UINT64_MAX, n_events = g->n_events (user
@@ -81,24 +75,5 @@ int ps__plan_finish (ps_plan *p);
  * of g is below o->streams (PS_EPIN, naming the first offending node at its
  * position).  Messages go to diag. */
 int ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag *diag);
-
-/* The simple planner: every node in program order (ids, or a topological
- * order when ids are not one) on its pinned stream or stream 0; after a
- * node with successors on other streams one record of a fresh event, and
- * before a node one wait per cross-stream predecessor unless its stream
- * already waited for that record or a later one of the same stream; no
- * fusion; buffers end to end.  Always correct, never clever: a reference
- * for tests and a fallback. */
-int ps__plan_build_simple (ps_plan *p, const ps_graph *g, const ps_plan_options *o,
-                           ps_diag *diag);
-
-/* Per-pass timing into ps_plan_last_timing:
- *   double t = ps__now (); ps__timing_reset ();
- *   ... pass ...;  ps__timing_mark ("analyse", &t);
- * records now - t under the pass name and sets t to now.  Pass names must
- * be string literals. */
-double ps__now (void);
-void ps__timing_reset (void);
-void ps__timing_mark (const char *pass, double *t);
 
 #endif

@@ -1,18 +1,12 @@
-/* ps-plan.c: plan construction helpers (ps-plan-private.h), per-pass
- * timing, ps_plan_build (the full planner of ps-planner.c), and the simple
- * planner ps__plan_build_simple: every node in program order on its pinned
- * stream or stream 0, one event record after a node that has successors on
- * other streams, a wait before each cross-stream consumer, no fusion and
- * buffers laid end to end in the pool. */
-#include "planner/ps-planner-private.h"
+/* ps-plan.c: the plan's lifetime and the helpers every planner builds a
+ * plan with (ps-plan-private.h). */
+#include "ps-plan.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "ps-analysis.h"
-
-ps_plan_timing ps_plan_last_timing;
+#include "ps-array.h"
+#include "ps-plan-private.h"
 
 void
 ps_plan_options_init (ps_plan_options *o)
@@ -35,60 +29,7 @@ ps_plan_free (ps_plan *p)
   memset (p, 0, sizeof *p);
 }
 
-/* ---- timing ---- */
-
-double
-ps__now (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-void
-ps__timing_reset (void)
-{
-  memset (&ps_plan_last_timing, 0, sizeof ps_plan_last_timing);
-}
-
-void
-ps__timing_mark (const char *pass, double *t)
-{
-  double now = ps__now ();
-  ps_plan_timing *pt = &ps_plan_last_timing;
-  int cap = (int) (sizeof pt->pass / sizeof pt->pass[0]);
-  if (pt->n < cap) {
-    pt->pass[pt->n] = pass;
-    pt->seconds[pt->n] = now - *t;
-    pt->n++;
-  }
-  *t = now;
-}
-
 /* ---- construction helpers ---- */
-
-int
-ps__plan_grow (void *arrp, uint32_t *cap, size_t elem, uint64_t need)
-{
-  if (need <= *cap)
-    return 0;
-  if (need > UINT32_MAX)
-    return PS_ELIMIT;
-  uint64_t c = *cap ? *cap : 16;
-  while (c < need)
-    c *= 2;
-  if (c > UINT32_MAX)
-    c = UINT32_MAX;
-  if (c > SIZE_MAX / elem)
-    return PS_ENOMEM;
-  void **pp = arrp;
-  void *n = realloc (*pp, (size_t) c * elem);
-  if (!n)
-    return PS_ENOMEM;
-  *pp = n;
-  *cap = (uint32_t) c;
-  return 0;
-}
 
 int
 ps__plan_begin (ps_plan *p, const ps_graph *g, const ps_plan_options *o)
@@ -105,8 +46,8 @@ ps__plan_begin (ps_plan *p, const ps_graph *g, const ps_plan_options *o)
     p->node_step[v] = PS_NONE;
   for (uint32_t b = 0; b < g->n_buffers; b++)
     p->offsets[b] = UINT64_MAX;
-  if (ps__plan_grow (&p->steps, &p->steps_cap, sizeof *p->steps, g->n_nodes) < 0
-      || ps__plan_grow (&p->step_nodes, &p->step_nodes_cap, sizeof *p->step_nodes, g->n_nodes) < 0)
+  if (PS_ARRAY_RESERVE (p->steps, p->steps_cap, g->n_nodes) < 0
+      || PS_ARRAY_RESERVE (p->step_nodes, p->step_nodes_cap, g->n_nodes) < 0)
     goto nomem;
   return 0;
 nomem:
@@ -119,7 +60,7 @@ ps__plan_add_string (ps_plan *p, const char *s, uint32_t *off)
 {
   size_t len = strlen (s) + 1;
   uint64_t need = (uint64_t) p->strings_len + len;
-  int rc = ps__plan_grow (&p->strings, &p->strings_cap, 1, need);
+  int rc = PS_ARRAY_RESERVE (p->strings, p->strings_cap, need);
   if (rc < 0)
     return rc;
   memcpy (p->strings + p->strings_len, s, len);
@@ -135,10 +76,9 @@ ps__plan_add_step (ps_plan *p, ps_op op, uint32_t stream, const uint32_t *nodes,
 {
   if (stream > UINT16_MAX)
     return PS_EINVAL;
-  int rc = ps__plan_grow (&p->steps, &p->steps_cap, sizeof *p->steps, (uint64_t) p->n_steps + 1);
+  int rc = PS_ARRAY_RESERVE (p->steps, p->steps_cap, (uint64_t) p->n_steps + 1);
   if (rc == 0)
-    rc = ps__plan_grow (&p->step_nodes, &p->step_nodes_cap, sizeof *p->step_nodes,
-                   (uint64_t) p->n_step_nodes + n_nodes);
+    rc = PS_ARRAY_RESERVE (p->step_nodes, p->step_nodes_cap, (uint64_t) p->n_step_nodes + n_nodes);
   if (rc < 0)
     return rc;
   uint32_t s = p->n_steps++;
@@ -358,131 +298,4 @@ ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag *di
     }
   }
   return 0;
-}
-
-/* ---- the simple planner ---- */
-
-/* True when every edge points from a lower to a higher node id, i.e. ids
- * are a topological order (always so for loaded graphs). */
-static bool
-ids_are_topological (const ps_graph *g)
-{
-  for (uint32_t v = 0; v < g->n_nodes; v++)
-    for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-      if (g->succ[e] <= v)
-        return false;
-  return true;
-}
-
-static int
-build_simple (ps_plan *p, const ps_graph *g, const ps_analysis *a, ps_diag *diag, double *t)
-{
-  uint32_t n = g->n_nodes, S = p->options.streams;
-  int rc = 0;
-  const uint32_t *order = ids_are_topological (g) ? NULL : a->topo;
-
-  uint16_t *stream = malloc ((n ? n : 1) * sizeof *stream);
-  uint32_t *rec_step = malloc ((n ? n : 1) * sizeof *rec_step);
-  uint32_t *rec_event = malloc ((n ? n : 1) * sizeof *rec_event);
-  /* known[s * S + t]: 1 + the step of the latest record on stream t that
-   * stream s has waited for; records of one stream are issued in order, so
-   * waiting for a later one covers every earlier one. */
-  uint32_t *known = calloc ((size_t) S * S, sizeof *known);
-  if (!stream || !rec_step || !rec_event || !known) {
-    rc = PS_ENOMEM;
-    goto out;
-  }
-  for (uint32_t v = 0; v < n; v++) {
-    int32_t pin = g->nodes[v].stream;
-    stream[v] = pin >= 0 ? (uint16_t) pin : 0;
-  }
-  ps__timing_mark ("streams", t);
-
-  for (uint32_t v = 0; v < n; v++) {
-    rec_step[v] = PS_NONE;
-    for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-      if (stream[g->succ[e]] != stream[v]) {
-        rec_step[v] = 0; /* needs a record */
-        break;
-      }
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t v = order ? order[i] : i;
-    uint32_t s = stream[v];
-    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
-      uint32_t u = g->pred[e], tu = stream[u];
-      if (tu == s)
-        continue;
-      uint32_t *k = &known[s * S + tu];
-      if (*k > rec_step[u])
-        continue;
-      if ((rc = ps__plan_add_wait (p, s, rec_event[u], NULL)) < 0)
-        goto out;
-      *k = rec_step[u] + 1;
-    }
-    if ((rc = ps__plan_add_node_step (p, v, s, NULL)) < 0)
-      goto out;
-    if (rec_step[v] != PS_NONE) {
-      rec_event[v] = ps__plan_new_event (p);
-      if ((rc = ps__plan_add_record (p, s, rec_event[v], &rec_step[v])) < 0)
-        goto out;
-    }
-  }
-  ps__timing_mark ("sync", t);
-
-  if ((rc = ps__plan_pool_end_to_end (p, diag)) < 0 || (rc = ps__plan_finish (p)) < 0)
-    goto out;
-  p->est_makespan_ns = a->length_ns;
-  ps__timing_mark ("memory", t);
-out:
-  if (rc == PS_ENOMEM && diag)
-    ps_diag_error (diag, 0, 0, "out of memory while planning");
-  free (stream);
-  free (rec_step);
-  free (rec_event);
-  free (known);
-  return rc;
-}
-
-int
-ps__plan_build_simple (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
-{
-  ps_plan_options defaults;
-  if (!o) {
-    ps_plan_options_init (&defaults);
-    o = &defaults;
-  }
-  memset (p, 0, sizeof *p);
-  ps__timing_reset ();
-  double t = ps__now ();
-  if (!g)
-    return PS_EINVAL;
-
-  int rc = ps__plan_check_options (g, o, diag);
-  if (rc < 0)
-    return rc;
-  ps_analysis a;
-  rc = ps_analysis_run (&a, g, NULL);
-  if (rc < 0) {
-    if (diag)
-      ps_diag_error (diag, 0, 0, "cannot plan: %s", ps_strerror (rc));
-    return rc;
-  }
-  ps__timing_mark ("analyse", &t);
-
-  rc = ps__plan_begin (p, g, o);
-  if (rc == 0)
-    rc = build_simple (p, g, &a, diag, &t);
-  else if (diag)
-    ps_diag_error (diag, 0, 0, "out of memory while planning");
-  ps_analysis_free (&a);
-  if (rc < 0)
-    ps_plan_free (p);
-  return rc;
-}
-
-int
-ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
-{
-  return ps__plan_build_full (p, g, o, diag);
 }

@@ -5,30 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STRING 4096
+#include "ps-array.h"
 
-static int
-grow (void *arrp, uint32_t *cap, size_t elem, uint64_t need)
-{
-  if (need <= *cap)
-    return 0;
-  if (need > UINT32_MAX - 1)
-    return PS_ELIMIT;
-  uint64_t c = *cap ? *cap : 16;
-  while (c < need)
-    c *= 2;
-  if (c > UINT32_MAX - 1)
-    c = UINT32_MAX - 1;
-  if (c > SIZE_MAX / elem)
-    return PS_ENOMEM;
-  void **pp = arrp;
-  void *n = realloc (*pp, (size_t) c * elem);
-  if (!n)
-    return PS_ENOMEM;
-  *pp = n;
-  *cap = (uint32_t) c;
-  return 0;
-}
+#define MAX_STRING 4096
 
 void
 ps_timeline_init (ps_timeline *tl, ps_timeline_source source)
@@ -55,7 +34,7 @@ ps_timeline_free (ps_timeline *tl)
 int
 ps_timeline_add_stream (ps_timeline *tl, int64_t id, int32_t device, uint32_t *index_out)
 {
-  int rc = grow (&tl->streams, &tl->streams_cap, sizeof *tl->streams, (uint64_t) tl->n_streams + 1);
+  int rc = PS_ARRAY_RESERVE (tl->streams, tl->streams_cap, (uint64_t) tl->n_streams + 1);
   if (rc < 0)
     return rc;
   tl->streams[tl->n_streams] = (ps_tl_stream) { id, device };
@@ -69,11 +48,10 @@ int
 ps_timeline_add_span (ps_timeline *tl, const ps_span *s, const uint32_t *nodes, uint32_t n_nodes,
                       uint32_t *index_out)
 {
-  int rc = grow (&tl->spans, &tl->spans_cap, sizeof *tl->spans, (uint64_t) tl->n_spans + 1);
+  int rc = PS_ARRAY_RESERVE (tl->spans, tl->spans_cap, (uint64_t) tl->n_spans + 1);
   if (rc < 0)
     return rc;
-  rc = grow (&tl->span_nodes, &tl->span_nodes_cap, sizeof *tl->span_nodes,
-             (uint64_t) tl->n_span_nodes + n_nodes);
+  rc = PS_ARRAY_RESERVE (tl->span_nodes, tl->span_nodes_cap, (uint64_t) tl->n_span_nodes + n_nodes);
   if (rc < 0)
     return rc;
   ps_span *d = &tl->spans[tl->n_spans];
@@ -92,7 +70,7 @@ ps_timeline_add_span (ps_timeline *tl, const ps_span *s, const uint32_t *nodes, 
 int
 ps_timeline_add_stall (ps_timeline *tl, const ps_stall *s, uint32_t *index_out)
 {
-  int rc = grow (&tl->stalls, &tl->stalls_cap, sizeof *tl->stalls, (uint64_t) tl->n_stalls + 1);
+  int rc = PS_ARRAY_RESERVE (tl->stalls, tl->stalls_cap, (uint64_t) tl->n_stalls + 1);
   if (rc < 0)
     return rc;
   tl->stalls[tl->n_stalls] = *s;
@@ -105,7 +83,7 @@ ps_timeline_add_stall (ps_timeline *tl, const ps_stall *s, uint32_t *index_out)
 int
 ps_timeline_add_flow (ps_timeline *tl, const ps_flow *f, uint32_t *index_out)
 {
-  int rc = grow (&tl->flows, &tl->flows_cap, sizeof *tl->flows, (uint64_t) tl->n_flows + 1);
+  int rc = PS_ARRAY_RESERVE (tl->flows, tl->flows_cap, (uint64_t) tl->n_flows + 1);
   if (rc < 0)
     return rc;
   tl->flows[tl->n_flows] = *f;
@@ -118,8 +96,7 @@ ps_timeline_add_flow (ps_timeline *tl, const ps_flow *f, uint32_t *index_out)
 int
 ps_timeline_add_host_wait (ps_timeline *tl, const ps_host_wait *w)
 {
-  int rc = grow (&tl->host_waits, &tl->host_waits_cap, sizeof *tl->host_waits,
-                 (uint64_t) tl->n_host_waits + 1);
+  int rc = PS_ARRAY_RESERVE (tl->host_waits, tl->host_waits_cap, (uint64_t) tl->n_host_waits + 1);
   if (rc < 0)
     return rc;
   tl->host_waits[tl->n_host_waits++] = *w;
@@ -135,7 +112,7 @@ ps_timeline_add_string (ps_timeline *tl, const char *s, size_t len, uint32_t *of
     while (len > 0 && ((unsigned char) s[len] & 0xc0) == 0x80)
       len--;
   }
-  int rc = grow (&tl->strings, &tl->strings_cap, 1, (uint64_t) tl->strings_len + len + 1);
+  int rc = PS_ARRAY_RESERVE (tl->strings, tl->strings_cap, (uint64_t) tl->strings_len + len + 1);
   if (rc < 0)
     return rc;
   memcpy (tl->strings + tl->strings_len, s, len);
@@ -256,6 +233,15 @@ ps_span_kind_name (ps_span_kind k)
 {
   static const char *names[] = { "kernel", "memcpy", "memset", "host", "other" };
   return (unsigned) k < PS_SPAN__COUNT ? names[k] : "other";
+}
+
+ps_span_kind
+ps_span_kind_of_op (ps_op op)
+{
+#define PS__SPAN_OF(e, name, short_name, span) PS_SPAN_##span,
+  static const uint8_t kinds[] = { PS_OP_MAP (PS__SPAN_OF) };
+#undef PS__SPAN_OF
+  return (unsigned) op < PS_OP__COUNT ? (ps_span_kind) kinds[op] : PS_SPAN_OTHER;
 }
 
 const char *

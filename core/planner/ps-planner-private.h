@@ -1,4 +1,5 @@
-/* ps-planner-private.h: the full compile pipeline behind ps_plan_build.
+/* ps-planner-private.h: the compile pipeline of ps_plan_build
+ * (ps-planner.c) and its passes.
  *
  * The passes share one ps__planner context of dense arrays:
  *
@@ -23,8 +24,8 @@
 #ifndef PS_PLANNER_PRIVATE_H
 #define PS_PLANNER_PRIVATE_H
 
-#include "ps-cost.h"
 #include "model/ps-plan-private.h"
+#include "ps-cost.h"
 
 /* Fusion limits: a group holds at most this many kernels, and a merge
  * whose members have more edges than PS__FUSE_EDGE_BUDGET in all is not
@@ -128,8 +129,6 @@ typedef struct ps__planner {
   uint32_t *snaps;    /* snapshots: the clock of a group's stream right after it */
 } ps__planner;
 
-int ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag);
-
 int ps__fuse (ps__planner *pl);
 int ps__schedule (ps__planner *pl);
 int ps__sync (ps__planner *pl);
@@ -144,7 +143,24 @@ void ps__sync_undo (ps__planner *pl, uint32_t strings_len);
  * stream, c = clk + stream * S.  Used by ps__sync and ps__pool alike. */
 void ps__sync_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk);
 
-/* Steps to take when allocation fails; every pass reports its own. */
-int ps__planner_nomem (ps__planner *pl);
+/* What every pass does when an allocation fails: says so, once, and
+ * returns PS_ENOMEM. */
+static inline int
+ps__planner_nomem (ps__planner *pl)
+{
+  if (pl->diag)
+    ps_diag_error (pl->diag, 0, 0, "out of memory while planning");
+  return PS_ENOMEM;
+}
+
+/* The simple planner (ps-plan-simple.c): every node in program order (ids,
+ * or a topological order when ids are not one) on its pinned stream or
+ * stream 0; after a node with successors on other streams one record of a
+ * fresh event, and before a node one wait per cross-stream predecessor
+ * unless its stream already waited for that record or a later one of the
+ * same stream; no fusion; buffers end to end.  Always correct, never
+ * clever: a reference for tests. */
+int ps__plan_build_simple (ps_plan *p, const ps_graph *g, const ps_plan_options *o,
+                           ps_diag *diag);
 
 #endif

@@ -1,7 +1,8 @@
-/* ps-planner.c: the full compile pipeline (see ps-planner-private.h): runs
- * the passes in order, times them, owns the shared context, resolves the
- * device of the cost model and searches the variants of the streams pass.
- * The analyse pass lives here: a topological order. */
+/* ps-planner.c: ps_plan_build, the compile pipeline (see
+ * ps-planner-private.h): runs the passes in order, times them, owns the
+ * shared context, resolves the device of the cost model and searches the
+ * variants of the streams pass.  The analyse pass lives here: a
+ * topological order. */
 #include "ps-planner-private.h"
 
 #include <math.h>
@@ -19,14 +20,6 @@ static const ps__variant variants[] = {
   { PS__ORDER_NONE, PS__RANK_PASS, 0, 0 },
 };
 static const ps__variant variant_large = { PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 };
-
-int
-ps__planner_nomem (ps__planner *pl)
-{
-  if (pl->diag)
-    ps_diag_error (pl->diag, 0, 0, "out of memory while planning");
-  return PS_ENOMEM;
-}
 
 static void
 planner_free (ps__planner *pl)
@@ -251,7 +244,7 @@ streams (ps__planner *pl, double *sim_ms)
 }
 
 int
-ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
+ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
 {
   ps_plan_options defaults;
   if (!o) {
@@ -259,8 +252,9 @@ ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps
     o = &defaults;
   }
   memset (p, 0, sizeof *p);
-  ps__timing_reset ();
-  double t = ps__now ();
+  ps_timing timing;
+  ps_timing_reset (&timing);
+  double t = ps_clock_now ();
   if (!g)
     return PS_EINVAL;
   int rc = ps__plan_check_options (g, o, diag);
@@ -290,24 +284,26 @@ ps__plan_build_full (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps
   p->device = pl.dev;
   if ((rc = analyse (&pl)) < 0)
     goto out;
-  ps__timing_mark ("analyse", &t);
+  ps_timing_mark (&timing, "analyse", &t);
   if ((rc = ps__fuse (&pl)) < 0)
     goto out;
-  ps__timing_mark ("fuse", &t);
+  ps_timing_mark (&timing, "fuse", &t);
   if ((rc = streams (&pl, &sim_ms)) < 0)
     goto out;
-  ps__timing_mark ("streams", &t);
+  ps_timing_mark (&timing, "streams", &t);
   if ((rc = ps__sync (&pl)) < 0)
     goto out;
-  ps__timing_mark ("sync", &t);
+  ps_timing_mark (&timing, "sync", &t);
   if ((rc = ps__pool (&pl)) < 0)
     goto out;
   p->est_makespan_ns = sim_ms >= 0 ? sim_ms : pl.makespan;
   p->est_simulated = sim_ms >= 0;
-  ps__timing_mark ("memory", &t);
+  ps_timing_mark (&timing, "memory", &t);
 out:
   planner_free (&pl);
   if (rc < 0)
     ps_plan_free (p);
+  else
+    p->timing = timing;
   return rc;
 }

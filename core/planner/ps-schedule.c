@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
+
 /* A binary heap of groups by key, smaller first; the keys live in the
  * entries, which keeps the sifting in cache on large graphs. */
 typedef struct hent {
@@ -62,14 +64,8 @@ hent_before (hent x, hent y)
 static int
 heap_push (heap *h, uint32_t id)
 {
-  if (h->n == h->cap) {
-    uint32_t cap = h->cap ? h->cap * 2 : 64;
-    hent *a = cap > h->cap ? realloc (h->a, (size_t) cap * sizeof *a) : NULL;
-    if (!a)
-      return PS_ENOMEM;
-    h->a = a;
-    h->cap = cap;
-  }
+  if (PS_ARRAY_RESERVE (h->a, h->cap, (uint64_t) h->n + 1) < 0)
+    return PS_ENOMEM;
   hent x = { h->key[id], id };
   uint32_t i = h->n++;
   while (i > 0) {
@@ -260,14 +256,7 @@ profile_reserve (profile *pr)
     pr->head = 0;
     return 0;
   }
-  if (pr->cap > UINT32_MAX / 4)
-    return PS_ENOMEM;
-  seg *v = realloc (pr->v, (size_t) pr->cap * 2 * sizeof *v);
-  if (!v)
-    return PS_ENOMEM;
-  pr->v = v;
-  pr->cap *= 2;
-  return 0;
+  return PS_ARRAY_RESERVE (pr->v, pr->cap, (uint64_t) pr->n + 2) < 0 ? PS_ENOMEM : 0;
 }
 
 /* Inserts a copy of segment k starting at t (v[k].t < t < v[k + 1].t);

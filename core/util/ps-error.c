@@ -1,9 +1,12 @@
-/* ps-error.c: status code texts and the diagnostic list. */
+/* ps-error.c: status code texts, the diagnostic list, and the pieces of
+ * messages: printable names, quoted text and "did you mean". */
 #include "ps-error.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ps-array.h"
 
 const char *
 ps_strerror (int code)
@@ -51,14 +54,8 @@ ps_diag_add (ps_diag *d, ps_severity sev, uint32_t line, uint32_t col, const cha
    * file cannot make the list grow without bound. */
   if (sev == PS_SEV_WARNING && d->warnings > d->max_warnings)
     return ret;
-  if (d->count == d->cap) {
-    size_t cap = d->cap ? d->cap * 2 : 8;
-    ps_diag_entry *e = realloc (d->entries, cap * sizeof *e);
-    if (!e)
-      return ret;
-    d->entries = e;
-    d->cap = cap;
-  }
+  if (PS_ARRAY_RESERVE (d->entries, d->cap, (uint64_t) d->count + 1) < 0)
+    return ret;
   va_list ap;
   va_start (ap, fmt);
   char buf[1024];
@@ -105,4 +102,71 @@ ps_put_printable (FILE *out, const char *s)
 {
   for (const unsigned char *c = (const unsigned char *) s; *c; c++)
     fputc (*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+}
+
+void
+ps_quote_text (char *out, size_t cap, const char *s, size_t len)
+{
+  size_t o = 0;
+  for (size_t i = 0; i < len && o + 5 < cap; i++) {
+    unsigned char c = (unsigned char) s[i];
+    if (c < 0x20 || c == 0x7f)
+      out[o++] = '?';
+    else
+      out[o++] = (char) c;
+  }
+  if (o + 5 >= cap && len > 0) {
+    /* Drop the last bytes of an incomplete UTF-8 sequence, then mark the cut. */
+    while (o > 0 && ((unsigned char) out[o - 1] & 0xc0) == 0x80)
+      o--;
+    if (o > 0 && ((unsigned char) out[o - 1] & 0x80))
+      o--;
+    memcpy (out + o, "...", 3);
+    o += 3;
+  }
+  out[o] = '\0';
+}
+
+/* Optimal string alignment distance (edits and adjacent transpositions),
+ * giving up early at 3: only distances up to 2 matter. */
+static int
+edit_distance (const char *a, size_t la, const char *b, size_t lb)
+{
+  if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) > 2)
+    return 3;
+  int d[65][65];
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = (int) i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = (int) j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int cost = a[i - 1] != b[j - 1];
+      int v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v)
+        v = d[i][j - 1] + 1;
+      if (d[i - 1][j - 1] + cost < v)
+        v = d[i - 1][j - 1] + cost;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[la][lb];
+}
+
+const char *
+ps_suggest (const char *text, size_t len, const char *const *allowed, size_t n)
+{
+  const char *best = NULL;
+  int best_d = 3;
+  for (size_t i = 0; i < n; i++) {
+    if (!allowed[i])
+      continue;
+    int d = edit_distance (text, len, allowed[i], strlen (allowed[i]));
+    if (d < best_d) {
+      best_d = d;
+      best = allowed[i];
+    }
+  }
+  return best;
 }

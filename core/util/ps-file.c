@@ -69,7 +69,10 @@ ps_file_is_input (const char *path)
 int
 ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag)
 {
-  int fd = open (path, O_RDONLY);
+  bool std_in = strcmp (path, "-") == 0;
+  if (std_in)
+    path = "standard input";
+  int fd = std_in ? dup (STDIN_FILENO) : open (path, O_RDONLY);
   if (fd < 0) {
     int e = errno;
     ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (e));
@@ -104,6 +107,8 @@ ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, 
   int fd = ps_file_open_input (path, max_bytes, &st, diag);
   if (fd < 0)
     return fd;
+  if (strcmp (path, "-") == 0)
+    path = "standard input";
 
   /* Regular files are read in one buffer of their size; pipes and other
    * streams grow the buffer by doubling.  Either way the size limit is

@@ -17,6 +17,7 @@
 #include "fuzz-check.h"
 #include "ps-device.h"
 #include "ps-graph.h"
+#include "ps-import.h"
 #include "ps-plan.h"
 #include "ps-sim.h"
 #include "ps-verify.h"
@@ -107,7 +108,7 @@ ps_fuzz_device (const uint8_t *data, size_t size)
   if (!loaded) {
     ps_diag diag;
     ps_diag_init (&diag, "device-fuzz.json");
-    int rc = ps_graph_load_json (&g, graph_text, sizeof graph_text - 1, "device-fuzz.json",
+    int rc = ps_import_graph_mem (&g, graph_text, sizeof graph_text - 1, "device-fuzz.json",
                                  &diag);
     ps_diag_print (&diag, stderr);
     FUZZ_CHECK (rc == 0, "the harness's own graph does not load");

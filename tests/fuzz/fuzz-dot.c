@@ -14,8 +14,8 @@ ps_fuzz_dot (const uint8_t *data, size_t size)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "fuzz.dot");
-  (void) ps__graph_is_dot ((const char *) data, size);
-  int rc = ps__graph_load_dot (&g, (const char *) data, size, "fuzz.dot", &d);
+  (void) ps__dot_is_dump ((const char *) data, size);
+  int rc = ps__dot_load_graph (&g, (const char *) data, size, "fuzz.dot", &d);
   if (rc == 0) {
     FUZZ_CHECK (d.errors == 0, "loaded with %zu errors", d.errors);
     fuzz_check_graph (&g);

@@ -1,37 +1,17 @@
-/* fuzz-graph-json.c: libFuzzer harness for the graph loader
- * (ps_graph_load_json, which also hands DOT dumps to the DOT importer).
+/* fuzz-graph-json.c: libFuzzer harness for the graph loader's front door
+ * (ps_import_graph_mem, which hands DOT dumps to the DOT importer).
  *
  * Besides "no crash, no leak, no hang" it checks what the loader promises:
  * an accepted graph satisfies every invariant of ps-graph.h, a rejected
- * one leaves the graph empty with at least one error, and the streaming
- * path (ps_graph_load_file's, fed in small chunks) reaches the same
- * verdict as the in-memory one. */
+ * one leaves the graph empty with at least one error, and loading the
+ * same bytes again gives the same verdict and the same messages. */
 #include "fuzz-harness.h"
 
 #include <string.h>
 
 #include "fuzz-check.h"
-#include "import/dot/ps-dot-import.h"
-#include "import/json/ps-json-load.h"
 #include "ps-graph.h"
-
-typedef struct {
-  const uint8_t *p;
-  size_t left, chunk;
-} chunks;
-
-static long
-chunk_read (void *ctx, char *buf, size_t cap)
-{
-  chunks *c = ctx;
-  size_t n = c->left < c->chunk ? c->left : c->chunk;
-  if (n > cap)
-    n = cap;
-  memcpy (buf, c->p, n);
-  c->p += n;
-  c->left -= n;
-  return (long) n;
-}
+#include "ps-import.h"
 
 static void
 check_empty (const ps_graph *g)
@@ -47,7 +27,7 @@ ps_fuzz_graph_json (const uint8_t *data, size_t size)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "fuzz.json");
-  int rc = ps_graph_load_json (&g, (const char *) data, size, "fuzz.json", &d);
+  int rc = ps_import_graph_mem (&g, (const char *) data, size, "fuzz.json", &d);
   if (rc == 0) {
     FUZZ_CHECK (d.errors == 0, "loaded with %zu errors", d.errors);
     fuzz_check_graph (&g);
@@ -58,33 +38,30 @@ ps_fuzz_graph_json (const uint8_t *data, size_t size)
   fuzz_check_diag (&d);
   ps_diag_print (&d, ps_fuzz_devnull ());
 
-  /* The streaming path, in chunks of 1 to 64 bytes. */
-  if (!ps__graph_is_dot ((const char *) data, size)) {
-    ps_graph gs;
-    ps_diag ds;
-    ps_diag_init (&ds, "fuzz.json");
-    chunks c = { data, size, size ? 1 + data[size / 2] % 64 : 1 };
-    int rs = ps__graph_load_stream (&gs, chunk_read, &c, NULL, "fuzz.json", &ds);
-    FUZZ_CHECK ((rs == 0) == (rc == 0), "memory load %d, streamed load %d", rc, rs);
-    if (rs == 0) {
-      FUZZ_CHECK (gs.n_nodes == g.n_nodes && gs.n_buffers == g.n_buffers
-                      && gs.n_edges == g.n_edges,
-                  "streamed graph differs");
-      ps_graph_free (&gs);
-    } else {
-      check_empty (&gs);
-    }
-    FUZZ_CHECK (ds.errors == d.errors && ds.count == d.count, "streamed load: %zu errors, %zu "
-                "messages; from memory: %zu errors, %zu messages", ds.errors, ds.count, d.errors,
-                d.count);
-    for (size_t i = 0; i < d.count; i++) {
-      const ps_diag_entry *a = &d.entries[i], *b = &ds.entries[i];
-      FUZZ_CHECK (a->line == b->line && a->col == b->col && strcmp (a->message, b->message) == 0,
-                  "message %zu: from memory %u:%u: %s; streamed %u:%u: %s", i, a->line, a->col,
-                  a->message, b->line, b->col, b->message);
-    }
-    ps_diag_free (&ds);
+  /* A second load of the same bytes: the loader keeps no state. */
+  ps_graph g2;
+  ps_diag d2;
+  ps_diag_init (&d2, "fuzz.json");
+  int r2 = ps_import_graph_mem (&g2, (const char *) data, size, "fuzz.json", &d2);
+  FUZZ_CHECK (r2 == rc, "first load %d, second load %d", rc, r2);
+  if (r2 == 0) {
+    FUZZ_CHECK (g2.n_nodes == g.n_nodes && g2.n_buffers == g.n_buffers
+                    && g2.n_edges == g.n_edges,
+                "the second load gave another graph");
+    ps_graph_free (&g2);
+  } else {
+    check_empty (&g2);
   }
+  FUZZ_CHECK (d2.errors == d.errors && d2.count == d.count,
+              "second load: %zu errors, %zu messages; first: %zu errors, %zu messages",
+              d2.errors, d2.count, d.errors, d.count);
+  for (size_t i = 0; i < d.count; i++) {
+    const ps_diag_entry *x = &d.entries[i], *y = &d2.entries[i];
+    FUZZ_CHECK (x->line == y->line && x->col == y->col && strcmp (x->message, y->message) == 0,
+                "message %zu: first %u:%u: %s; second %u:%u: %s", i, x->line, x->col,
+                x->message, y->line, y->col, y->message);
+  }
+  ps_diag_free (&d2);
   ps_graph_free (&g);
   ps_diag_free (&d);
   return 0;

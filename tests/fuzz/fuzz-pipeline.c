@@ -17,8 +17,11 @@
 #include "ps-device.h"
 #include "ps-diagnose.h"
 #include "ps-graph.h"
+#include "ps-import.h"
+#include "ps-plan-output.h"
 #include "ps-plan.h"
 #include "ps-sim.h"
+#include "ps-timeline-output.h"
 #include "ps-trace-export.h"
 #include "ps-trace-import.h"
 #include "ps-verify.h"
@@ -120,7 +123,7 @@ ps_fuzz_pipeline (const uint8_t *data, size_t size)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "fuzz.json");
-  int rc = ps_graph_load_json (&g, (const char *) data, size, "fuzz.json", &d);
+  int rc = ps_import_graph_mem (&g, (const char *) data, size, "fuzz.json", &d);
   ps_diag_free (&d);
   if (rc != 0)
     return 0;

@@ -17,6 +17,7 @@
 
 #include "fuzz-check.h"
 #include "ps-diagnose.h"
+#include "ps-timeline-output.h"
 #include "ps-trace-export.h"
 #include "ps-trace-import.h"
 

@@ -15,6 +15,7 @@
 #include "ps-device.h"
 #include "ps-diagnose.h"
 #include "ps-gen.h"
+#include "ps-import.h"
 #include "ps-plan.h"
 #include "ps-sim.h"
 #include "ps-trace-export.h"
@@ -57,7 +58,7 @@ load_and_trace (const char *graph_path, const char *trace_path)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, graph_path);
-  int rc = ps_graph_load_file (&g, graph_path, &d);
+  int rc = ps_import_graph_file (&g, graph_path, NULL, &d);
   ps_diag_free (&d);
   if (rc != 0)
     return 0; /* not a loadable graph: no seed */

@@ -4,25 +4,35 @@
 #ifndef PS_DOT_IMPORT_PRIVATE_H
 #define PS_DOT_IMPORT_PRIVATE_H
 
+#include "model/ps-graph-private.h"
 #include "ps-dot-label.h"
 #include "ps-dot-private.h"
-#include "import/json/ps-json-load.h"
 
 /* What a DOT node is. */
-enum { K_KERNEL, K_MEMCPY, K_MEMSET, K_HOST, K_EMPTY, K_RECORD, K_WAIT, K_CHILD, K_OPAQUE };
+enum {
+  PS__DOT_KERNEL,
+  PS__DOT_MEMCPY,
+  PS__DOT_MEMSET,
+  PS__DOT_HOST,
+  PS__DOT_EMPTY,
+  PS__DOT_RECORD,
+  PS__DOT_WAIT,
+  PS__DOT_CHILD,
+  PS__DOT_OPAQUE
+};
 
-typedef struct info {
+typedef struct ps__dot_info {
   uint8_t kind, dir, value;
   uint32_t graph;    /* the CUDA graph it belongs to */
-  uint32_t child;    /* K_CHILD: the graph it launches */
+  uint32_t child;    /* PS__DOT_CHILD: the graph it launches */
   uint32_t str;      /* kernel function, opaque type or host label (out pool), or PS_NONE */
-  uint32_t event;    /* K_RECORD / K_WAIT: event id */
+  uint32_t event;    /* PS__DOT_RECORD / PS__DOT_WAIT: event id */
   uint32_t kernel[7]; /* grid[3], block[3], smem */
   uint64_t bytes;
   uint32_t loff;     /* offset inside its graph's instance */
-} info;
+} ps__dot_info;
 
-typedef struct graph_info {
+typedef struct ps__dot_graph {
   uint32_t name;       /* imp.names offset */
   bool is_graph;       /* a CUDA graph rather than a decorative cluster */
   bool referenced;
@@ -33,15 +43,15 @@ typedef struct graph_info {
   uint32_t ent_begin, ent_count;   /* into imp.ends */
   uint32_t exit_begin, exit_count;
   uint8_t mark;
-} graph_info;
+} ps__dot_graph;
 
-typedef struct importer {
+typedef struct ps__dot_importer {
   ps__dot_doc doc;
   ps_diag *diag;
   ps_graph *g; /* the graph being built (its pool receives strings) */
-  info *info;
+  ps__dot_info *info;
   uint32_t n_graphs; /* clusters + 1 (the top level) */
-  graph_info *graphs;
+  ps__dot_graph *graphs;
   char *names;       /* graph names */
   uint32_t names_len, names_cap;
   ps_strmap name_map, event_map;
@@ -54,15 +64,15 @@ typedef struct importer {
   uint32_t unknown_types[16]; /* opaque type strings warned about */
   uint32_t n_unknown;
   size_t errors;
-} importer;
+} ps__dot_importer;
 
-#define LIMIT (PS_MAX_NODES + 1u)
+#define PS__DOT_LIMIT (PS_MAX_NODES + 1u)
 
 /* Names every cluster (its label, its id, and "graph_N" for "cluster_N")
  * and the top level. */
-int ps__dot_name_graphs (importer *im);
+int ps__dot_name_graphs (ps__dot_importer *im);
 /* Decides what DOT node i is from its label and shape; buf/cap is scratch
  * space the caller frees. */
-int ps__dot_interpret (importer *im, uint32_t i, char **buf, size_t *cap);
+int ps__dot_interpret (ps__dot_importer *im, uint32_t i, char **buf, size_t *cap);
 
 #endif

@@ -14,16 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-dot-import-private.h"
 
 static uint32_t
 sat_add (uint32_t a, uint32_t b)
 {
-  return a > LIMIT - b ? LIMIT : a + b;
+  return a > PS__DOT_LIMIT - b ? PS__DOT_LIMIT : a + b;
 }
 
 static int
-error_at (importer *im, uint32_t line, uint32_t col, const char *msg)
+error_at (ps__dot_importer *im, uint32_t line, uint32_t col, const char *msg)
 {
   im->errors++;
   ps_diag_error (im->diag, line, col, "%s", msg);
@@ -33,12 +34,12 @@ error_at (importer *im, uint32_t line, uint32_t col, const char *msg)
 /* Marks graphs and assigns every node to one: the innermost enclosing
  * cluster that is a CUDA graph (top-level, or launched by a child node). */
 static void
-assign_graphs (importer *im)
+assign_graphs (ps__dot_importer *im)
 {
   ps__dot_doc *d = &im->doc;
   uint32_t top = d->n_clusters;
   for (uint32_t i = 0; i < d->n_nodes; i++)
-    if (im->info[i].kind == K_CHILD)
+    if (im->info[i].kind == PS__DOT_CHILD)
       im->graphs[im->info[i].child].referenced = true;
   for (uint32_t c = 0; c < d->n_clusters; c++)
     im->graphs[c].is_graph = d->clusters[c].parent == PS_NONE || im->graphs[c].referenced;
@@ -53,7 +54,7 @@ assign_graphs (importer *im)
 
 /* Groups nodes and edges by graph (counting sort, order kept). */
 static int
-group_by_graph (importer *im)
+group_by_graph (ps__dot_importer *im)
 {
   ps__dot_doc *d = &im->doc;
   uint32_t ng = im->n_graphs;
@@ -94,14 +95,14 @@ group_by_graph (importer *im)
     im->graphs[gi].node_count = im->graphs[gi].edge_count = 0;
   }
   for (uint32_t i = 0; i < d->n_nodes; i++) {
-    graph_info *gr = &im->graphs[im->info[i].graph];
+    ps__dot_graph *gr = &im->graphs[im->info[i].graph];
     im->gnodes[gr->node_begin + gr->node_count++] = i;
   }
   for (uint32_t e = 0; e < d->n_edges; e++) {
     uint32_t ga = im->info[d->edges[e].from].graph;
     if (ga != im->info[d->edges[e].to].graph)
       continue;
-    graph_info *gr = &im->graphs[ga];
+    ps__dot_graph *gr = &im->graphs[ga];
     im->gedges[gr->edge_begin + gr->edge_count++] = e;
   }
   return 0;
@@ -111,7 +112,7 @@ group_by_graph (importer *im)
  * with an explicit stack); a graph that launches itself, directly or not,
  * is an error. */
 static int
-order_graphs (importer *im, uint32_t *order, uint32_t *n_order)
+order_graphs (ps__dot_importer *im, uint32_t *order, uint32_t *n_order)
 {
   uint32_t ng = im->n_graphs, n = 0;
   uint32_t *stack = malloc (((size_t) ng + 1) * 2 * sizeof *stack);
@@ -126,7 +127,7 @@ order_graphs (importer *im, uint32_t *order, uint32_t *n_order)
     im->graphs[root].mark = 1;
     while (sp > 0) {
       uint32_t gi = stack[sp - 2], k = stack[sp - 1];
-      graph_info *gr = &im->graphs[gi];
+      ps__dot_graph *gr = &im->graphs[gi];
       if (k >= gr->node_count) {
         gr->mark = 2;
         order[n++] = gi;
@@ -134,10 +135,10 @@ order_graphs (importer *im, uint32_t *order, uint32_t *n_order)
         continue;
       }
       stack[sp - 1]++;
-      const info *in = &im->info[im->gnodes[gr->node_begin + k]];
-      if (in->kind != K_CHILD)
+      const ps__dot_info *in = &im->info[im->gnodes[gr->node_begin + k]];
+      if (in->kind != PS__DOT_CHILD)
         continue;
-      graph_info *ch = &im->graphs[in->child];
+      ps__dot_graph *ch = &im->graphs[in->child];
       if (ch->mark == 1) {
         char msg[512];
         size_t len = (size_t) snprintf (msg, sizeof msg, "child graphs launch each other in a "
@@ -169,12 +170,12 @@ order_graphs (importer *im, uint32_t *order, uint32_t *n_order)
 }
 
 static int
-push_end (importer *im, uint32_t v)
+push_end (ps__dot_importer *im, uint32_t v)
 {
   if (im->n_ends >= 4u * PS_MAX_NODES)
     return PS_ELIMIT;
   if (im->n_ends == im->cap_ends) {
-    int ret = ps__grow ((void **) &im->ends, &im->cap_ends, (uint64_t) im->n_ends + 1,
+    int ret = ps_array_grow (&im->ends, &im->cap_ends, (uint64_t) im->n_ends + 1,
                         sizeof *im->ends, 4u * PS_MAX_NODES);
     if (ret < 0)
       return ret;
@@ -187,36 +188,36 @@ push_end (importer *im, uint32_t v)
  * graph; otherwise it is one node (an empty child graph becomes an empty
  * node, which keeps the order it stood for). */
 static bool
-expands (const importer *im, const info *in)
+expands (const ps__dot_importer *im, const ps__dot_info *in)
 {
-  return in->kind == K_CHILD && im->graphs[in->child].size > 0;
+  return in->kind == PS__DOT_CHILD && im->graphs[in->child].size > 0;
 }
 
 /* Sizes, relative offsets, entries and exits, children first. */
 static int
-measure_graphs (importer *im, const uint32_t *order, uint32_t n_order)
+measure_graphs (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
 {
   for (uint32_t k = 0; k < n_order; k++) {
-    graph_info *gr = &im->graphs[order[k]];
+    ps__dot_graph *gr = &im->graphs[order[k]];
     uint32_t size = 0;
     for (uint32_t j = 0; j < gr->node_count; j++) {
-      info *in = &im->info[im->gnodes[gr->node_begin + j]];
+      ps__dot_info *in = &im->info[im->gnodes[gr->node_begin + j]];
       in->loff = size;
       size = sat_add (size, expands (im, in) ? im->graphs[in->child].size : 1);
     }
     gr->size = size;
     for (int pass = 0; pass < 2; pass++) {
       uint32_t begin = im->n_ends;
-      for (uint32_t j = 0; j < gr->node_count && size < LIMIT; j++) {
+      for (uint32_t j = 0; j < gr->node_count && size < PS__DOT_LIMIT; j++) {
         uint32_t v = im->gnodes[gr->node_begin + j];
-        const info *in = &im->info[v];
+        const ps__dot_info *in = &im->info[v];
         if ((pass == 0 ? im->indeg[v] : im->outdeg[v]) != 0)
           continue;
         int ret = 0;
         if (!expands (im, in)) {
           ret = push_end (im, in->loff);
         } else {
-          const graph_info *ch = &im->graphs[in->child];
+          const ps__dot_graph *ch = &im->graphs[in->child];
           uint32_t b = pass == 0 ? ch->ent_begin : ch->exit_begin;
           uint32_t c = pass == 0 ? ch->ent_count : ch->exit_count;
           for (uint32_t x = 0; x < c && ret == 0; x++)
@@ -260,10 +261,10 @@ flat_edge (flat *f, uint32_t a, uint32_t b)
   if (f->n_edges >= PS_MAX_EDGES)
     return PS_ELIMIT;
   if (f->n_edges == f->cap_src) {
-    int ret = ps__grow ((void **) &f->src, &f->cap_src, (uint64_t) f->n_edges + 1,
+    int ret = ps_array_grow (&f->src, &f->cap_src, (uint64_t) f->n_edges + 1,
                         sizeof *f->src, PS_MAX_EDGES);
     if (ret == 0)
-      ret = ps__grow ((void **) &f->dst, &f->cap_dst, (uint64_t) f->n_edges + 1,
+      ret = ps_array_grow (&f->dst, &f->cap_dst, (uint64_t) f->n_edges + 1,
                       sizeof *f->dst, PS_MAX_EDGES);
     if (ret < 0)
       return ret;
@@ -275,15 +276,15 @@ flat_edge (flat *f, uint32_t a, uint32_t b)
 
 /* Instance counts, parents first (the reverse of `order`). */
 static void
-count_instances (importer *im, const uint32_t *order, uint32_t n_order)
+count_instances (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
 {
   for (uint32_t k = n_order; k-- > 0;) {
-    graph_info *gr = &im->graphs[order[k]];
+    ps__dot_graph *gr = &im->graphs[order[k]];
     if (!gr->referenced)
       gr->instances = 1;
     for (uint32_t j = 0; j < gr->node_count; j++) {
-      const info *in = &im->info[im->gnodes[gr->node_begin + j]];
-      if (in->kind == K_CHILD)
+      const ps__dot_info *in = &im->info[im->gnodes[gr->node_begin + j]];
+      if (in->kind == PS__DOT_CHILD)
         im->graphs[in->child].instances = sat_add (im->graphs[in->child].instances,
                                                    gr->instances);
     }
@@ -302,7 +303,7 @@ count_instances (importer *im, const uint32_t *order, uint32_t n_order)
  * once; a child launched once starts again with an empty prefix).  Graphs
  * are visited children first (`order`). */
 static int
-check_name_bytes (importer *im, const uint32_t *order, uint32_t n_order)
+check_name_bytes (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
 {
   uint32_t nodes = 0;
   for (uint32_t gi = 0; gi < im->n_graphs; gi++)
@@ -320,11 +321,11 @@ check_name_bytes (importer *im, const uint32_t *order, uint32_t n_order)
   }
   uint64_t total = 0;
   for (uint32_t k = 0; k < n_order; k++) {
-    const graph_info *gr = &im->graphs[order[k]];
+    const ps__dot_graph *gr = &im->graphs[order[k]];
     uint64_t b = 0, c = 0;
     for (uint32_t j = 0; j < gr->node_count && b < cap; j++) {
       uint32_t v = im->gnodes[gr->node_begin + j];
-      const info *in = &im->info[v];
+      const ps__dot_info *in = &im->info[v];
       uint64_t idn = strlen (im->doc.pool + im->doc.nodes[v].id);
       if (!expands (im, in)) {
         b += idn + 1;
@@ -352,7 +353,7 @@ check_name_bytes (importer *im, const uint32_t *order, uint32_t n_order)
 
 /* Creates the nodes and edges of every instance. */
 static int
-expand (importer *im, flat *f)
+expand (ps__dot_importer *im, flat *f)
 {
   ps_graph *g = im->g;
   uint32_t total = 0;
@@ -382,11 +383,11 @@ expand (importer *im, flat *f)
   int ret = name ? 0 : PS_ENOMEM;
   while (sp > 0 && ret == 0) {
     instance it = stack[--sp];
-    const graph_info *gr = &im->graphs[it.graph];
+    const ps__dot_graph *gr = &im->graphs[it.graph];
     /* Children are pushed in reverse so that ids stay in pre-order. */
     for (uint32_t j = gr->node_count; j-- > 0 && ret == 0;) {
       uint32_t v = im->gnodes[gr->node_begin + j];
-      const info *in = &im->info[v];
+      const ps__dot_info *in = &im->info[v];
       const char *id = im->doc.pool + im->doc.nodes[v].id;
       size_t idn = strlen (id);
       if (it.prefix_len + idn > PS_MAX_NAME) {
@@ -414,7 +415,7 @@ expand (importer *im, flat *f)
     }
     for (uint32_t e = 0; e < gr->edge_count && ret == 0; e++) {
       const ps__dot_edge *ed = &im->doc.edges[im->gedges[gr->edge_begin + e]];
-      const info *a = &im->info[ed->from], *b = &im->info[ed->to];
+      const ps__dot_info *a = &im->info[ed->from], *b = &im->info[ed->to];
       uint32_t xa = 0, na = 1, xb = 0, nb = 1;
       const uint32_t *la = NULL, *lb = NULL;
       if (expands (im, a)) {
@@ -444,7 +445,7 @@ expand (importer *im, flat *f)
  * predecessors from one of them must repeat a node, and the walk from that
  * node's first visit is a cycle (backwards). */
 static int
-report_cycle (importer *im, const flat *f, const uint32_t *left)
+report_cycle (ps__dot_importer *im, const flat *f, const uint32_t *left)
 {
   uint32_t n = f->n;
   uint32_t *poff = calloc ((size_t) n + 2, sizeof *poff);
@@ -508,7 +509,7 @@ report_cycle (importer *im, const flat *f, const uint32_t *left)
  * follows the dump where the edges allow.  On a cycle, reports the nodes
  * of one cycle. */
 static int
-topo_order (importer *im, const flat *f, uint32_t *off, uint32_t *adj, uint32_t *topo)
+topo_order (ps__dot_importer *im, const flat *f, uint32_t *off, uint32_t *adj, uint32_t *topo)
 {
   uint32_t n = f->n;
   uint32_t *indeg = calloc ((size_t) n + 1, sizeof *indeg);
@@ -571,7 +572,7 @@ topo_order (importer *im, const flat *f, uint32_t *off, uint32_t *adj, uint32_t 
  * work outside the dump, which nothing in the graph orders: recorded[i]
  * (by new id) says which waits have a record. */
 static int
-event_edges (importer *im, flat *f, const uint32_t *topo, uint8_t **recorded)
+event_edges (ps__dot_importer *im, flat *f, const uint32_t *topo, uint8_t **recorded)
 {
   uint32_t n_events = im->g->n_events;
   uint32_t *last = malloc (((size_t) n_events + 1) * sizeof *last);
@@ -584,10 +585,10 @@ event_edges (importer *im, flat *f, const uint32_t *topo, uint8_t **recorded)
     last[e] = PS_NONE;
   int ret = 0;
   for (uint32_t i = 0; i < f->n && ret == 0; i++) {
-    const info *in = &im->info[f->dot[topo[i]]];
-    if (in->kind == K_RECORD) {
+    const ps__dot_info *in = &im->info[f->dot[topo[i]]];
+    if (in->kind == PS__DOT_RECORD) {
       last[in->event] = topo[i];
-    } else if (in->kind == K_WAIT && last[in->event] != PS_NONE) {
+    } else if (in->kind == PS__DOT_WAIT && last[in->event] != PS_NONE) {
       (*recorded)[i] = 1;
       ret = flat_edge (f, last[in->event], topo[i]);
     }
@@ -598,7 +599,7 @@ event_edges (importer *im, flat *f, const uint32_t *topo, uint8_t **recorded)
 
 /* Renumbers into topological order and fills the graph. */
 static int
-build (importer *im, flat *f)
+build (ps__dot_importer *im, flat *f)
 {
   ps_graph *g = im->g;
   uint32_t n = f->n, m = f->n_edges;
@@ -631,7 +632,7 @@ build (importer *im, flat *f)
   /* Nodes. */
   uint32_t n_kernels = 0;
   for (uint32_t i = 0; i < n; i++)
-    n_kernels += im->info[f->dot[i]].kind == K_KERNEL;
+    n_kernels += im->info[f->dot[i]].kind == PS__DOT_KERNEL;
   g->nodes = calloc (n, sizeof *g->nodes);
   g->kernels = calloc ((size_t) n_kernels + 1, sizeof *g->kernels);
   if (!g->nodes || !g->kernels) {
@@ -643,7 +644,7 @@ build (importer *im, flat *f)
                                    PS_OP_EVENT_WAIT, PS_OP_EMPTY, PS_OP_OPAQUE };
   for (uint32_t i = 0; i < n; i++) {
     uint32_t old = topo[i], d = f->dot[old];
-    const info *in = &im->info[d];
+    const ps__dot_info *in = &im->info[d];
     ps_node *nd = &g->nodes[i];
     nd->name = f->name[old];
     nd->op = op_of[in->kind];
@@ -654,7 +655,7 @@ build (importer *im, flat *f)
     nd->aux = PS_NONE;
     nd->cond = PS_NONE;
     switch (in->kind) {
-    case K_KERNEL: {
+    case PS__DOT_KERNEL: {
       ps_kernel *k = &g->kernels[g->n_kernels];
       k->function = in->str;
       memcpy (k->grid, in->kernel, sizeof k->grid);
@@ -666,18 +667,18 @@ build (importer *im, flat *f)
       nd->aux = g->n_kernels++;
       break;
     }
-    case K_MEMCPY:
+    case PS__DOT_MEMCPY:
       nd->dir = in->dir;
       nd->bytes = in->bytes;
       break;
-    case K_MEMSET:
+    case PS__DOT_MEMSET:
       nd->bytes = in->bytes;
       nd->value = in->value;
       break;
-    case K_RECORD:
+    case PS__DOT_RECORD:
       nd->aux = in->event;
       break;
-    case K_WAIT:
+    case PS__DOT_WAIT:
       if (recorded[i]) {
         nd->aux = in->event;
       } else {
@@ -688,7 +689,7 @@ build (importer *im, flat *f)
                       g->strings + nd->name, g->strings + g->event_names[in->event]);
       }
       break;
-    case K_OPAQUE:
+    case PS__DOT_OPAQUE:
       nd->aux = in->str;
       break;
     default:
@@ -770,7 +771,7 @@ out:
 /* The graph's name: the DOT graph's id unless it is CUDA's generic "dot",
  * else the file name without folder and extension. */
 static char *
-graph_name (const importer *im, const char *path)
+graph_name (const ps__dot_importer *im, const char *path)
 {
   const char *id = im->doc.graph_id != PS_NONE ? im->doc.pool + im->doc.graph_id : "";
   if (*id && strcmp (id, "dot") != 0 && strcmp (id, "G") != 0)
@@ -790,12 +791,12 @@ graph_name (const importer *im, const char *path)
 }
 
 int
-ps__graph_load_dot (ps_graph *g, const char *data, size_t len, const char *path,
+ps__dot_load_graph (ps_graph *g, const char *data, size_t len, const char *path,
                     ps_diag *diag)
 {
   ps_graph tmp;
   ps_graph_init (&tmp);
-  importer im;
+  ps__dot_importer im;
   memset (&im, 0, sizeof im);
   im.g = &tmp;
   im.diag = diag;
@@ -899,7 +900,7 @@ prefix_ci (const char *a, const char *b, size_t n)
 }
 
 bool
-ps__graph_is_dot (const char *data, size_t len)
+ps__dot_is_dump (const char *data, size_t len)
 {
   size_t i = 0;
   if (len >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)

@@ -1,5 +1,5 @@
 /* ps-dot-label.h: reading the labels of cudaGraphDebugDotPrint nodes
- * (ps-dot-label.c); private to the DOT importer. */
+ * (ps-dot-label.c); private to the DOT ps__dot_importer. */
 #ifndef PS_DOT_LABEL_H
 #define PS_DOT_LABEL_H
 

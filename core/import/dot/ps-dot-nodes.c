@@ -7,15 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-dot-import-private.h"
 
 static int
-name_intern (importer *im, const char *s, size_t n, uint32_t *off)
+name_intern (ps__dot_importer *im, const char *s, size_t n, uint32_t *off)
 {
   uint64_t need = (uint64_t) im->names_len + n + 1;
   if (need >= UINT32_MAX)
     return PS_ELIMIT;
-  int ret = ps__grow ((void **) &im->names, &im->names_cap, need, 1, UINT32_MAX - 1);
+  int ret = ps_array_grow (&im->names, &im->names_cap, need, 1, PS_ARRAY_MAX);
   if (ret < 0)
     return ret;
   memcpy (im->names + im->names_len, s, n);
@@ -27,7 +28,7 @@ name_intern (importer *im, const char *s, size_t n, uint32_t *off)
 
 /* Registers `name` for graph index gi unless a graph has it already. */
 static int
-name_add (importer *im, const char *s, size_t n, uint32_t gi)
+name_add (ps__dot_importer *im, const char *s, size_t n, uint32_t gi)
 {
   if (n == 0 || memchr (s, '\0', n))
     return 0;
@@ -40,14 +41,14 @@ name_add (importer *im, const char *s, size_t n, uint32_t gi)
 }
 
 static uint32_t
-graph_by_name (const importer *im, const char *s, size_t n)
+graph_by_name (const ps__dot_importer *im, const char *s, size_t n)
 {
   return ps__strmap_find (&im->name_map, im->names, s, n, ps__strmap_hash (s, n));
 }
 
 /* Names every cluster: its label, its id, and "graph_N" for "cluster_N". */
 int
-ps__dot_name_graphs (importer *im)
+ps__dot_name_graphs (ps__dot_importer *im)
 {
   ps__dot_doc *d = &im->doc;
   char buf[PS_MAX_NAME + 16];
@@ -80,7 +81,7 @@ ps__dot_name_graphs (importer *im)
 }
 
 static int
-event_id (importer *im, const char *s, size_t n, uint32_t *out)
+event_id (ps__dot_importer *im, const char *s, size_t n, uint32_t *out)
 {
   ps_graph *g = im->g;
   uint32_t off;
@@ -94,7 +95,7 @@ event_id (importer *im, const char *s, size_t n, uint32_t *out)
     *out = found;
     return 0;
   }
-  ret = ps__grow ((void **) &g->event_names, &im->cap_events, (uint64_t) g->n_events + 1,
+  ret = ps_array_grow (&g->event_names, &im->cap_events, (uint64_t) g->n_events + 1,
                   sizeof *g->event_names, PS_MAX_NODES);
   if (ret == 0)
     ret = ps__strmap_insert (&im->event_map, off, h, g->n_events);
@@ -106,7 +107,7 @@ event_id (importer *im, const char *s, size_t n, uint32_t *out)
 }
 
 static int
-warn_unknown_type (importer *im, const ps__dot_node *nd, const char *type, size_t n)
+warn_unknown_type (ps__dot_importer *im, const ps__dot_node *nd, const char *type, size_t n)
 {
   ps_graph *g = im->g;
   for (uint32_t i = 0; i < im->n_unknown; i++)
@@ -114,7 +115,7 @@ warn_unknown_type (importer *im, const ps__dot_node *nd, const char *type, size_
         && memcmp (g->strings + im->unknown_types[i], type, n) == 0)
       return 0;
   char q[80];
-  ps__quote_text (q, sizeof q, type, n);
+  ps_quote_text (q, sizeof q, type, n);
   ps_diag_warn (im->diag, nd->line, nd->col,
                 "node \"%s\": node type \"%s\" is not modelled; kept as an opaque node "
                 "(further nodes of this type are not reported)",
@@ -131,7 +132,7 @@ is_type (const char *s, size_t n, const char *t)
 }
 
 static void
-memcpy_dir (const ps__label *l, info *in)
+memcpy_dir (const ps__label *l, ps__dot_info *in)
 {
   uint32_t f = ps__label_value (l, "kind");
   const char *s = l->plain;
@@ -164,7 +165,7 @@ memcpy_dir (const ps__label *l, info *in)
 }
 
 static void
-memset_params (const ps__label *l, info *in)
+memset_params (const ps__label *l, ps__dot_info *in)
 {
   uint64_t w = 0, h = 1, es = 1, v = 0;
   if (!ps__label_value_u64 (l, "width", &w))
@@ -180,7 +181,7 @@ memset_params (const ps__label *l, info *in)
 }
 
 static int
-kernel_params (importer *im, const ps__dot_node *nd, const ps__label *l, info *in,
+kernel_params (ps__dot_importer *im, const ps__dot_node *nd, const ps__label *l, ps__dot_info *in,
                const char *fallback, size_t fallback_len)
 {
   const char *name = fallback;
@@ -214,11 +215,11 @@ kernel_params (importer *im, const ps__dot_node *nd, const ps__label *l, info *i
 
 /* Decides what DOT node i is. */
 int
-ps__dot_interpret (importer *im, uint32_t i, char **buf, size_t *cap)
+ps__dot_interpret (ps__dot_importer *im, uint32_t i, char **buf, size_t *cap)
 {
   const ps__dot_node *nd = &im->doc.nodes[i];
-  info *in = &im->info[i];
-  in->kind = K_OPAQUE;
+  ps__dot_info *in = &im->info[i];
+  in->kind = PS__DOT_OPAQUE;
   in->str = PS_NONE;
   in->child = PS_NONE;
   in->event = PS_NONE;
@@ -270,10 +271,10 @@ ps__dot_interpret (importer *im, uint32_t i, char **buf, size_t *cap)
     uint32_t gi = payload_len ? graph_by_name (im, payload, payload_len) : PS_NONE;
     if ((strcmp (shape, "rectangle") == 0 || strcmp (shape, "box") == 0
          || strcmp (shape, "rect") == 0) && gi != PS_NONE) {
-      in->kind = K_CHILD;
+      in->kind = PS__DOT_CHILD;
       in->child = gi;
     } else if (strcmp (shape, "octagon") == 0 || strstr (l.plain, "<<<")) {
-      in->kind = K_KERNEL;
+      in->kind = PS__DOT_KERNEL;
       ret = kernel_params (im, nd, &l, in, payload, payload_len);
     } else {
       const char *t = payload_len ? payload : shape[0] ? shape : "unknown";
@@ -285,7 +286,7 @@ ps__dot_interpret (importer *im, uint32_t i, char **buf, size_t *cap)
         ret = ps__graph_intern (im->g, t, tn, &in->str);
     }
   } else if (is_type (type, type_len, "KERNEL")) {
-    in->kind = K_KERNEL;
+    in->kind = PS__DOT_KERNEL;
     /* Without a launch configuration, the name is the field after the
      * "N (topoId: M)" one, or the line after the type. */
     const char *fb = payload;
@@ -298,18 +299,18 @@ ps__dot_interpret (importer *im, uint32_t i, char **buf, size_t *cap)
       ps__label_line (&l, 2, &fb, &fbn);
     ret = kernel_params (im, nd, &l, in, fb, fbn);
   } else if (is_type (type, type_len, "MEMCPY")) {
-    in->kind = K_MEMCPY;
+    in->kind = PS__DOT_MEMCPY;
     memcpy_dir (&l, in);
   } else if (is_type (type, type_len, "MEMSET")) {
-    in->kind = K_MEMSET;
+    in->kind = PS__DOT_MEMSET;
     memset_params (&l, in);
   } else if (is_type (type, type_len, "HOST")) {
-    in->kind = K_HOST;
+    in->kind = PS__DOT_HOST;
   } else if (is_type (type, type_len, "EMPTY")) {
-    in->kind = K_EMPTY;
+    in->kind = PS__DOT_EMPTY;
   } else if (is_type (type, type_len, "EVENT_RECORD") || is_type (type, type_len, "WAIT_EVENT")
              || is_type (type, type_len, "EVENT_WAIT")) {
-    in->kind = type[0] == 'E' && type[6] == 'R' ? K_RECORD : K_WAIT;
+    in->kind = type[0] == 'E' && type[6] == 'R' ? PS__DOT_RECORD : PS__DOT_WAIT;
     uint32_t f = ps__label_value (&l, "event");
     if (f == PS_NONE)
       f = ps__label_value (&l, "event handle");
@@ -334,13 +335,13 @@ ps__dot_interpret (importer *im, uint32_t i, char **buf, size_t *cap)
         k++;
       uint32_t gi = graph_by_name (im, s, k);
       if (gi != PS_NONE) {
-        in->kind = K_CHILD;
+        in->kind = PS__DOT_CHILD;
         in->child = gi;
         break;
       }
       s = strstr (s + 6, "graph_");
     }
-    if (in->kind != K_CHILD) {
+    if (in->kind != PS__DOT_CHILD) {
       ret = warn_unknown_type (im, nd, "GRAPH (child graph not in the dump)", 35);
       if (ret == 0)
         ret = ps__graph_intern (im->g, "GRAPH", 5, &in->str);

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-dot-private.h"
-#include "import/json/ps-json-load.h"
+#include "ps-graph.h"
 
 #define MAX_DEPTH 256
 
@@ -227,7 +228,7 @@ lex (parser *p)
     return t;
   }
   char what[8], msg[48];
-  ps__quote_text (what, sizeof what, p->s + p->pos, 1);
+  ps_quote_text (what, sizeof what, p->s + p->pos, 1);
   snprintf (msg, sizeof msg, "unexpected character '%s'", what);
   syntax (p, t.line, t.col, msg);
   t.k = T_ERROR;
@@ -285,7 +286,7 @@ describe (parser *p, tok t, char *buf, size_t cap)
   if (t.k == T_EOF)
     return "the end of the file";
   char q[48];
-  ps__quote_text (q, sizeof q, p->s + t.off, t.len > 40 ? 40 : t.len);
+  ps_quote_text (q, sizeof q, p->s + t.off, t.len > 40 ? 40 : t.len);
   snprintf (buf, cap, "'%s%s'", q, t.len > 40 ? "..." : "");
   return buf;
 }
@@ -346,7 +347,7 @@ intern_id (parser *p, tok t, uint32_t *off)
   uint64_t need = (uint64_t) p->d->pool_len + n + 1;
   if (need >= UINT32_MAX)
     return PS_ELIMIT;
-  int ret = ps__grow ((void **) &p->d->pool, &p->d->pool_cap, need, 1, UINT32_MAX - 1);
+  int ret = ps_array_grow (&p->d->pool, &p->d->pool_cap, need, 1, PS_ARRAY_MAX);
   if (ret < 0)
     return ret;
   memcpy (p->d->pool + p->d->pool_len, p->scratch, n);
@@ -376,7 +377,7 @@ node_ref (parser *p, tok t, uint32_t cluster, uint32_t *index)
   }
   if (d->n_nodes >= PS_MAX_NODES)
     return syntax (p, t.line, t.col, "too many nodes");
-  ret = ps__grow ((void **) &d->nodes, &d->cap_nodes, (uint64_t) d->n_nodes + 1,
+  ret = ps_array_grow (&d->nodes, &d->cap_nodes, (uint64_t) d->n_nodes + 1,
                   sizeof *d->nodes, PS_MAX_NODES);
   if (ret == 0)
     ret = ps__strmap_insert (&d->node_map, off, h, d->n_nodes);
@@ -407,7 +408,7 @@ skip_port (parser *p)
 
 typedef enum attr_target { AT_NONE, AT_NODE, AT_CLUSTER } attr_target;
 
-/* Applies key=value to a node or cluster (the attributes the importer
+/* Applies key=value to a node or cluster (the attributes the ps__dot_importer
  * reads); others are ignored. */
 static void
 apply_attr (parser *p, attr_target target, uint32_t index, tok key, tok val)
@@ -463,7 +464,7 @@ add_edge (parser *p, uint32_t from, uint32_t to, tok at)
   ps__dot_doc *d = p->d;
   if (d->n_edges >= PS_MAX_EDGES)
     return syntax (p, at.line, at.col, "too many edges");
-  int ret = ps__grow ((void **) &d->edges, &d->cap_edges, (uint64_t) d->n_edges + 1,
+  int ret = ps_array_grow (&d->edges, &d->cap_edges, (uint64_t) d->n_edges + 1,
                       sizeof *d->edges, PS_MAX_EDGES);
   if (ret < 0)
     return ret;
@@ -480,7 +481,7 @@ open_subgraph (parser *p, tok at, tok id, bool has_id, uint32_t *cluster)
   uint32_t off;
   int ret = intern_id (p, id, &off);
   if (ret == 0)
-    ret = ps__grow ((void **) &d->clusters, &d->cap_clusters, (uint64_t) d->n_clusters + 1,
+    ret = ps_array_grow (&d->clusters, &d->cap_clusters, (uint64_t) d->n_clusters + 1,
                     sizeof *d->clusters, PS_MAX_NODES);
   if (ret < 0)
     return ret;

@@ -1,7 +1,7 @@
 /* ps-dot-private.h: the DOT reader's document, shared by the parser
- * (ps-dot-parse.c) and the CUDA-dump importer (ps-dot-import.c).
+ * (ps-dot-parse.c) and the CUDA-dump ps__dot_importer (ps-dot-import.c).
  *
- * The parser keeps what the importer needs and nothing else: every node
+ * The parser keeps what the ps__dot_importer needs and nothing else: every node
  * with the raw text of its label, shape and style attributes (spans of the
  * input, not copies, since verbose dumps carry long labels), every edge
  * between two nodes, and every cluster with its label and parent. */

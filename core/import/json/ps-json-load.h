@@ -1,15 +1,18 @@
-/* ps-graph-private.h: the state shared by the JSON graph loader's files
- * (ps-graph-load.c: document, buffers and name resolution; ps-graph-node.c:
- * node objects; ps-graph-edges.c: dependency edges and CSR). */
-#ifndef PS_GRAPH_PRIVATE_H
-#define PS_GRAPH_PRIVATE_H
+/* ps-json-load.h: the state shared by the files of the JSON graph loader:
+ * ps-json-load.c (messages and token helpers), ps-json-node.c (node
+ * objects) and ps-json-graph.c (the document, buffers and name
+ * resolution).  The edges are built by model/ps-graph-edges.c.  core/
+ * only. */
+#ifndef PS_JSON_LOAD_H
+#define PS_JSON_LOAD_H
 
+#include "model/ps-graph-private.h"
 #include "ps-graph.h"
 #include "ps-json.h"
 #include "util/ps-strmap.h"
 
 /* The loader stops after this many errors. */
-#define PS__MAX_ERRORS 25
+#define PS__JSON_MAX_ERRORS 25
 
 /* Node keys; a node's keys given are kept as a bit set. */
 enum {
@@ -62,40 +65,40 @@ enum {
  * reads and writes (and a conditional's condition, kept as its last read)
  * stay in graph->access, with their positions in acc_line/acc_col; the
  * rarer kernel buffer arguments, `after`, then and else names are refs. */
-typedef struct ps__nref {
+typedef struct ps__json_nref {
   uint32_t name; /* refpool offset, PS_NONE after an error */
   uint32_t line, col;
-} ps__nref;
+} ps__json_nref;
 
-typedef struct ps__nrefvec {
-  ps__nref *v;
+typedef struct ps__json_nrefvec {
+  ps__json_nref *v;
   uint32_t n, cap;
-} ps__nrefvec;
+} ps__json_nrefvec;
 
-typedef struct ps__ref {
+typedef struct ps__json_ref {
   uint32_t name; /* refpool offset */
   uint32_t line, col;
   uint32_t node;  /* index of the referring node in the nodes array */
   uint32_t index; /* position in its list */
   uint32_t id;    /* the resolved id, or PS_NONE */
   uint8_t field;  /* PS__FIELD_* */
-} ps__ref;
+} ps__json_ref;
 
-typedef struct ps__u32vec {
+typedef struct ps__json_u32vec {
   uint32_t *v;
   uint32_t n, cap;
-} ps__u32vec;
+} ps__json_u32vec;
 
 /* A key that is not a node key, kept until the node's op is known so that
  * the suggestion comes from the keys that op allows. */
-typedef struct ps__unknown_key {
+typedef struct ps__json_unknown_key {
   char text[72];
   uint32_t line, col;
-} ps__unknown_key;
+} ps__json_unknown_key;
 
 /* The node being read.  Values are kept here until the object ends, since
  * keys may come in any order (`op` last, say). */
-typedef struct ps__node_scratch {
+typedef struct ps__json_node_scratch {
   uint32_t seen;                    /* bit per PS__NK_* given */
   uint32_t kline[PS__NK__COUNT];    /* position of each key given */
   uint32_t kcol[PS__NK__COUNT];
@@ -115,29 +118,26 @@ typedef struct ps__node_scratch {
   uint32_t params_seen;            /* bit per parameter */
   uint32_t pline[3], pcol[3];
   double flops, traffic_bytes;
-  ps__nref condition;              /* name PS_NONE when missing or bad */
+  ps__json_nref condition;              /* name PS_NONE when missing or bad */
   uint32_t name;                   /* string pool offset; 0 ("") when missing or bad */
   char event[PS_MAX_NAME + 1];
   size_t event_len;
-  ps__nrefvec reads, writes;
-  ps__u32vec after, then_, else_; /* ref indices */
+  ps__json_nrefvec reads, writes;
+  ps__json_u32vec after, then_, else_; /* ref indices */
   ps_karg *args;
   uint32_t n_args, cap_args;
-  ps__unknown_key unknown[4];
+  ps__json_unknown_key unknown[4];
   uint32_t n_unknown;
   size_t errors_before;
-} ps__node_scratch;
+} ps__json_node_scratch;
 
-typedef struct ps__loader {
+typedef struct ps__json_loader {
   ps_graph *g;
   ps_diag *diag;
   ps_json_reader r;
   size_t errors;  /* errors this load added */
-  bool too_many;  /* PS__MAX_ERRORS reached: stop */
+  bool too_many;  /* PS__JSON_MAX_ERRORS reached: stop */
   bool syntax_reported;
-  /* Stream input: why the read callback failed, or NULL. */
-  const char *(*io_failure) (void *ctx);
-  void *io_ctx;
 
   uint32_t cap_nodes, cap_buffers, cap_kernels, cap_conds, cap_events;
   uint32_t cap_access, cap_kargs, cap_members;
@@ -150,108 +150,102 @@ typedef struct ps__loader {
   uint32_t refpool_len, refpool_cap;
   uint32_t *acc_line, *acc_col; /* positions of graph->access entries */
   uint32_t cap_acc_pos;
-  ps__ref *refs;
+  ps__json_ref *refs;
   uint32_t n_refs, cap_refs;
   /* (ref index, to) pairs of `after`, flattened; the ref index becomes the
    * node id when names are resolved. */
   uint32_t *after_pairs;
   uint32_t n_after, cap_after; /* in uint32_t values: twice the pairs */
 
-  ps__node_scratch *ns;
-} ps__loader;
+  ps__json_node_scratch *ns;
+} ps__json_loader;
 
 /* Where a value sits inside the current object, for messages:
  * NAME[INDEX].SUB, each part optional (index < 0: none).  Formatted only
  * when an error is reported. */
-typedef struct ps__key {
+typedef struct ps__json_key {
   const char *name;
   int64_t index;
   const char *sub;
-} ps__key;
-#define PS__KEY(name) (&(ps__key){ (name), -1, NULL })
+} ps__json_key;
+#define PS__JSON_KEY(name) (&(ps__json_key){ (name), -1, NULL })
 
-/* Growth of an array by doubling; `limit` bounds the element count.
- * Returns 0, PS_ENOMEM or PS_ELIMIT. */
-int ps__grow (void **p, uint32_t *cap, uint64_t need, size_t elem, uint64_t limit);
-int ps__u32vec_push (ps__u32vec *v, uint32_t x);
-
-/* Copies a string into the pool.  Returns 0, PS_ENOMEM or PS_ELIMIT. */
-int ps__graph_intern (ps_graph *g, const char *s, size_t len, uint32_t *off);
+int ps__json_u32vec_push (ps__json_u32vec *v, uint32_t x);
 
 /* Records a located error: "PATH.KEY: MESSAGE", where PATH is the object
  * being read (`nodes[3]`), KEY may be NULL.  Returns PS_EINVAL once too
  * many errors were reported (then the load stops), else 0. */
-int ps__err (ps__loader *ld, uint32_t line, uint32_t col, const ps__key *key, const char *fmt,
+int ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__json_key *key, const char *fmt,
              ...)
 #if defined(__GNUC__)
     __attribute__ ((format (printf, 5, 6)))
 #endif
     ;
 /* Reports the reader's error (once) and returns PS_ESYNTAX. */
-int ps__syntax (ps__loader *ld);
+int ps__json_syntax (ps__json_loader *ld);
 /* The next token; PS_ESYNTAX after reporting a reader error. */
-int ps__next (ps__loader *ld);
+int ps__json_next (ps__json_loader *ld);
 /* Skips the rest of the current value (a container the current token opens). */
-int ps__skip_current (ps__loader *ld);
+int ps__json_skip_current (ps__json_loader *ld);
 
 /* Checks that the current token is an integer in [min, max]; on success
  * stores it and returns 1; else records an error and returns 0 (or a
  * negative code to stop). */
-int ps__get_int (ps__loader *ld, const ps__key *key, int64_t min, int64_t max, int64_t *out);
+int ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max, int64_t *out);
 /* Checks that the current token is a number >= 0. */
-int ps__get_nonneg (ps__loader *ld, const ps__key *key, double *out);
+int ps__json_get_nonneg (ps__json_loader *ld, const ps__json_key *key, double *out);
 /* Checks that the current token is a valid name (a string, 1 to
  * PS_MAX_NAME bytes, no NUL). */
-int ps__check_name (ps__loader *ld, const ps__key *key, const char *what);
+int ps__json_check_name (ps__json_loader *ld, const ps__json_key *key, const char *what);
 /* Checks that the current token is a string without NUL bytes. */
-int ps__check_string (ps__loader *ld, const ps__key *key);
-/* Records "unknown KEY; did you mean ..." with the closest of `allowed`
- * (n names) within edit distance 2. */
-int ps__unknown (ps__loader *ld, uint32_t line, uint32_t col, const char *what, const char *text,
-                 const char *const *allowed, size_t n, const ps__key *key);
-/* The closest of `allowed` to `text` within edit distance 2, or NULL. */
-const char *ps__suggest (const char *text, size_t len, const char *const *allowed, size_t n);
+int ps__json_check_string (ps__json_loader *ld, const ps__json_key *key);
+/* Records "unknown WHAT "TEXT"; did you mean ...?" with the closest of
+ * `allowed` (n names, NULL ones skipped; see ps_suggest). */
+int ps__json_unknown (ps__json_loader *ld, uint32_t line, uint32_t col, const char *what, const char *text,
+                 const char *const *allowed, size_t n, const ps__json_key *key);
 /* Reads an enum value (current token a string) among `names`; -1 with an
  * error recorded when it is not one. */
-int ps__get_enum (ps__loader *ld, const ps__key *key, const char *what, const char *const *names,
+int ps__json_get_enum (ps__json_loader *ld, const ps__json_key *key, const char *what, const char *const *names,
                   size_t n, int *out);
 
 /* "a string", "an array", ... for messages. */
-const char *ps__token_desc (ps_json_token t);
+const char *ps__json_token_desc (ps_json_token t);
 /* Records "expected WHAT, got ..." for the current token and skips it. */
-int ps__type_error (ps__loader *ld, const ps__key *key, const char *what);
+int ps__json_type_error (ps__json_loader *ld, const ps__json_key *key, const char *what);
 /* Records "duplicate key" for the current key and skips its value. */
-int ps__duplicate_key (ps__loader *ld, const char *key);
-/* Copies a string for a message: control bytes replaced, long ones cut. */
-void ps__quote_text (char *out, size_t cap, const char *s, size_t len);
+int ps__json_duplicate_key (ps__json_loader *ld, const char *key);
+/* Records "unknown key ..." for the current key and skips its value. */
+int ps__json_unknown_key_skip (ps__json_loader *ld, const char *const *allowed, size_t n);
+/* The index of the current key among n keys, or -1. */
+int ps__json_key_index (const ps_json_reader *r, const char *const *keys, size_t n);
 
 /* A buffer name at the current token, copied to the refpool; out->name
  * is PS_NONE after an error. */
-int ps__buffer_ref (ps__loader *ld, const ps__key *key, ps__nref *out);
+int ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, ps__json_nref *out);
 /* Adds a ref for the name at the current token (a node name).  Returns
  * 0 or a negative code; *out gets the ref's index. */
-int ps__push_ref (ps__loader *ld, uint8_t field, uint32_t index, uint32_t *out);
+int ps__json_push_ref (ps__json_loader *ld, uint8_t field, uint32_t index, uint32_t *out);
 /* Adds a ref for a name already in the refpool. */
-int ps__push_ref_at (ps__loader *ld, uint8_t field, uint32_t index, const ps__nref *name,
+int ps__json_push_ref_at (ps__json_loader *ld, uint8_t field, uint32_t index, const ps__json_nref *name,
                      uint32_t *out);
 
 /* Node objects (ps-graph-node.c). */
-int ps__scratch_new (ps__loader *ld);
-void ps__scratch_free (ps__loader *ld);
+int ps__json_scratch_new (ps__json_loader *ld);
+void ps__json_scratch_free (ps__json_loader *ld);
 /* Reads one node object (current token: its `{`) and appends it. */
-int ps__load_node (ps__loader *ld);
-
-/* ps_graph_load_json from a read callback; `failure` says why the callback
- * returned an error (reported instead of the reader's message). */
-int ps__graph_load_stream (ps_graph *g, ps_json_read_fn read, void *ctx,
-                           const char *(*failure) (void *ctx), const char *path, ps_diag *diag);
-
-/* Edges and CSR from the loaded, resolved nodes (ps-graph-edges.c);
- * n_after counts pairs. */
-int ps__graph_build_edges (ps_graph *g, const uint32_t *after_pairs, uint32_t n_after,
-                           ps_diag *diag);
+int ps__json_load_node (ps__json_loader *ld);
 
 /* Names of node keys, indexed by PS__NK_*. */
-extern const char *const ps__node_keys[PS__NK__COUNT];
+extern const char *const ps__json_node_keys[PS__NK__COUNT];
+
+/* Loads a graph in the JSON format of spec/graph-format.md from memory
+ * (ps-json-graph.c); the contract of ps_import_graph_mem. */
+int ps__json_load_graph (ps_graph *g, const char *data, size_t len, const char *path,
+                         ps_diag *diag);
+
+/* Loads a graph in the JSON format of spec/graph-format.md from memory
+ * (ps-json-graph.c); the contract of ps_import_graph_mem. */
+int ps__json_load_graph (ps_graph *g, const char *data, size_t len, const char *path,
+                         ps_diag *diag);
 
 #endif

@@ -1,16 +1,18 @@
-/* ps-graph-node.c: reading and validating one node object of a graph file.
+/* ps-json-node.c: reading and validating one node object of a graph file.
  *
  * Keys may come in any order, so values are first kept in the loader's
  * scratch node and checked against the node's op when the object ends;
  * then the node is appended to the graph's arrays. */
+#include "ps-json-load.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-json-load.h"
+#include "ps-array.h"
 
-const char *const ps__node_keys[PS__NK__COUNT] = {
+const char *const ps__json_node_keys[PS__NK__COUNT] = {
   "name",     "op",     "reads",         "writes", "after",      "stream",
   "cost_ns",  "function", "grid",        "block",  "smem",       "fusible",
   "impl",     "params", "module",        "args",   "flops",      "traffic_bytes",
@@ -24,8 +26,7 @@ const char *const ps__node_keys[PS__NK__COUNT] = {
    BIT (PS__NK_AFTER) | BIT (PS__NK_STREAM) | BIT (PS__NK_COST_NS))
 
 /* The keys each op allows, indexed by ps_op (the ops of the JSON format). */
-#define N_FILE_OPS (PS_OP_CONDITIONAL + 1)
-static const uint32_t op_keys[N_FILE_OPS] = {
+static const uint32_t op_keys[PS_OP__FILE_COUNT] = {
   [PS_OP_KERNEL] = COMMON_KEYS | BIT (PS__NK_FUNCTION) | BIT (PS__NK_GRID) | BIT (PS__NK_BLOCK) |
                    BIT (PS__NK_SMEM) | BIT (PS__NK_FUSIBLE) | BIT (PS__NK_IMPL) |
                    BIT (PS__NK_PARAMS) | BIT (PS__NK_MODULE) | BIT (PS__NK_ARGS) |
@@ -41,33 +42,20 @@ static const uint32_t op_keys[N_FILE_OPS] = {
                         BIT (PS__NK_ELSE) | BIT (PS__NK_ASSUME),
 };
 
-static const char *const file_op_names[N_FILE_OPS] = {
-  "kernel", "memcpy", "memset", "host", "event_record", "event_wait", "barrier", "conditional",
-};
-/* Index 0 (PS_IMPL_NONE) is not a name a file may use. */
-static const char *const impl_names[PS_IMPL__COUNT] = {
-  NULL,  "copy", "scale", "add_scalar", "relu", "gelu", "sigmoid", "tanh",
-  "exp", "neg",  "add",   "mul",        "sub",  "fill", "spin",
-};
-static const char *const dir_names[PS_COPY__COUNT] = { "h2d", "d2h", "d2d", "p2p" };
-static const char *const assume_names[] = { "both", "then", "else" };
 static const char *const param_names[3] = { "alpha", "beta", "value" };
 static const char *const karg_names[] = { "buffer", "i32", "i64", "f32", "f64" };
 
-static const uint8_t op_lens[N_FILE_OPS] = { 6, 6, 6, 4, 12, 10, 7, 11 };
-static const uint8_t impl_lens[PS_IMPL__COUNT] = { 0, 4, 5, 10, 4, 4, 7, 4, 3, 3, 3, 3, 3, 4, 4 };
-
 int
-ps__scratch_new (ps__loader *ld)
+ps__json_scratch_new (ps__json_loader *ld)
 {
   ld->ns = calloc (1, sizeof *ld->ns);
   return ld->ns ? 0 : PS_ENOMEM;
 }
 
 void
-ps__scratch_free (ps__loader *ld)
+ps__json_scratch_free (ps__json_loader *ld)
 {
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   if (!ns)
     return;
   free (ns->reads.v);
@@ -138,21 +126,22 @@ node_key (const ps_json_reader *r)
   default:
     return -1;
   }
-  return same (s, ps__node_keys[k], r->len) ? k : -1;
+  return same (s, ps__json_node_keys[k], r->len) ? k : -1;
 }
 
-/* An enum value among short names; -1 when it is none of them. */
+/* The value named by the current token among values [first, count) of a
+ * name table; -1 when it is none of them. */
 static int
-enum_index (const ps_json_reader *r, const char *const *names, const uint8_t *lens, int n)
+enum_index (const ps_json_reader *r, const ps_names *t, uint32_t first, uint32_t count)
 {
-  for (int i = 0; i < n; i++)
-    if (lens[i] == r->len && names[i] && same (names[i], r->str, r->len))
-      return i;
+  for (uint32_t i = first; i < count; i++)
+    if (t->len[i] == r->len && same (t->name[i], r->str, r->len))
+      return (int) i;
   return -1;
 }
 
 static void
-scratch_reset (ps__node_scratch *ns, uint32_t line, uint32_t col)
+scratch_reset (ps__json_node_scratch *ns, uint32_t line, uint32_t col)
 {
   ns->seen = 0;
   ns->line = line;
@@ -185,34 +174,34 @@ scratch_reset (ps__node_scratch *ns, uint32_t line, uint32_t col)
 
 /* grid and block: an integer or an array of 1 to 3 integers, each >= 1. */
 static int
-load_dim (ps__loader *ld, const char *key, uint32_t out[3])
+load_dim (ps__json_loader *ld, const char *key, uint32_t out[3])
 {
   ps_json_reader *r = &ld->r;
   int64_t v;
   int ok;
   if (r->token == PS_JSON_NUMBER) {
-    ok = ps__get_int (ld, PS__KEY (key), 1, PS_MAX_GRID_DIM, &v);
+    ok = ps__json_get_int (ld, PS__JSON_KEY (key), 1, PS_MAX_GRID_DIM, &v);
     if (ok > 0)
       out[0] = (uint32_t) v;
     return ok < 0 ? ok : 0;
   }
   if (r->token != PS_JSON_ARRAY_BEGIN) {
-    ok = ps__type_error (ld, PS__KEY (key), "an integer or an array of 1 to 3 integers");
+    ok = ps__json_type_error (ld, PS__JSON_KEY (key), "an integer or an array of 1 to 3 integers");
     return ok < 0 ? ok : 0;
   }
   uint32_t line = r->line, col = r->col;
   int t, i = 0;
-  while ((t = ps__next (ld)) != PS_JSON_ARRAY_END) {
+  while ((t = ps__json_next (ld)) != PS_JSON_ARRAY_END) {
     if (t < 0)
       return t;
-    if (i == 3 && (ok = ps__err (ld, r->line, r->col, PS__KEY (key),
+    if (i == 3 && (ok = ps__json_err (ld, r->line, r->col, PS__JSON_KEY (key),
                                  "has more than 3 components")) < 0)
       return ok;
     if (i >= 3) {
-      if ((ok = ps__skip_current (ld)) < 0)
+      if ((ok = ps__json_skip_current (ld)) < 0)
         return ok;
     } else {
-      ok = ps__get_int (ld, &(ps__key){ key, i, NULL }, 1, PS_MAX_GRID_DIM, &v);
+      ok = ps__json_get_int (ld, &(ps__json_key){ key, i, NULL }, 1, PS_MAX_GRID_DIM, &v);
       if (ok < 0)
         return ok;
       if (ok > 0)
@@ -220,27 +209,27 @@ load_dim (ps__loader *ld, const char *key, uint32_t out[3])
     }
     i++;
   }
-  if (i == 0 && (ok = ps__err (ld, line, col, PS__KEY (key), "must have 1 to 3 components")) < 0)
+  if (i == 0 && (ok = ps__json_err (ld, line, col, PS__JSON_KEY (key), "must have 1 to 3 components")) < 0)
     return ok;
   return 0;
 }
 
 /* Calls `item` for every element of an array (current token its `[`). */
 static int
-load_list (ps__loader *ld, const char *key, int (*item) (ps__loader *, const ps__key *, void *),
+load_list (ps__json_loader *ld, const char *key, int (*item) (ps__json_loader *, const ps__json_key *, void *),
            void *ctx)
 {
   ps_json_reader *r = &ld->r;
   if (r->token != PS_JSON_ARRAY_BEGIN) {
-    int ret = ps__type_error (ld, PS__KEY (key), "an array");
+    int ret = ps__json_type_error (ld, PS__JSON_KEY (key), "an array");
     return ret < 0 ? ret : 0;
   }
   int t, ret;
   uint32_t i = 0;
-  while ((t = ps__next (ld)) != PS_JSON_ARRAY_END) {
+  while ((t = ps__json_next (ld)) != PS_JSON_ARRAY_END) {
     if (t < 0)
       return t;
-    if ((ret = item (ld, &(ps__key){ key, i, NULL }, ctx)) < 0)
+    if ((ret = item (ld, &(ps__json_key){ key, i, NULL }, ctx)) < 0)
       return ret;
     if (ld->too_many)
       return PS_EINVAL;
@@ -250,16 +239,16 @@ load_list (ps__loader *ld, const char *key, int (*item) (ps__loader *, const ps_
 }
 
 static int
-buffer_item (ps__loader *ld, const ps__key *key, void *ctx)
+buffer_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
 {
-  ps__nrefvec *vec = ctx;
-  ps__nref ref;
-  int ret = ps__buffer_ref (ld, key, &ref);
+  ps__json_nrefvec *vec = ctx;
+  ps__json_nref ref;
+  int ret = ps__json_buffer_ref (ld, key, &ref);
   if (ret < 0 || ref.name == PS_NONE)
     return ret;
   if (vec->n == vec->cap &&
-      (ret = ps__grow ((void **) &vec->v, &vec->cap, (uint64_t) vec->n + 1, sizeof *vec->v,
-                       UINT32_MAX - 1)) < 0)
+      (ret = ps_array_grow (&vec->v, &vec->cap, (uint64_t) vec->n + 1, sizeof *vec->v,
+                       PS_ARRAY_MAX)) < 0)
     return ret;
   vec->v[vec->n++] = ref;
   return 0;
@@ -269,42 +258,42 @@ buffer_item (ps__loader *ld, const ps__key *key, void *ctx)
  * read, since branch members come later (and an `after` naming a later
  * node deserves a better message than "unknown"). */
 static int
-node_item (ps__loader *ld, const ps__key *key, void *ctx)
+node_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
 {
-  ps__u32vec *vec = ctx;
-  ps__node_scratch *ns = ld->ns;
-  int ok = ps__check_name (ld, key, "node");
+  ps__json_u32vec *vec = ctx;
+  ps__json_node_scratch *ns = ld->ns;
+  int ok = ps__json_check_name (ld, key, "node");
   if (ok <= 0)
     return ok;
   uint8_t field = vec == &ns->after ? PS__FIELD_AFTER
                   : vec == &ns->then_ ? PS__FIELD_THEN
                                       : PS__FIELD_ELSE;
   uint32_t ref;
-  int ret = ps__push_ref (ld, field, (uint32_t) key->index, &ref);
+  int ret = ps__json_push_ref (ld, field, (uint32_t) key->index, &ref);
   if (ret < 0)
     return ret;
-  return ps__u32vec_push (vec, ref);
+  return ps__json_u32vec_push (vec, ref);
 }
 
 static int
-arg_item (ps__loader *ld, const ps__key *key, void *ctx)
+arg_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
 {
   ps_json_reader *r = &ld->r;
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   int ret;
   if (r->token != PS_JSON_OBJECT_BEGIN) {
-    ret = ps__type_error (ld, key, "an object such as {\"buffer\": NAME} or {\"i32\": N}");
+    ret = ps__json_type_error (ld, key, "an object such as {\"buffer\": NAME} or {\"i32\": N}");
     return ret < 0 ? ret : 0;
   }
   uint32_t line = r->line, col = r->col;
   int t, n_keys = 0;
-  while ((t = ps__next (ld)) == PS_JSON_KEY) {
+  while ((t = ps__json_next (ld)) == PS_JSON_KEY) {
     if (++n_keys > 1) {
       if (n_keys == 2 &&
-          (ret = ps__err (ld, r->line, r->col, key, "an argument has exactly one key")) < 0)
+          (ret = ps__json_err (ld, r->line, r->col, key, "an argument has exactly one key")) < 0)
         return ret;
       if (ps_json_skip_value (r) == PS_JSON_ERROR)
-        return ps__syntax (ld);
+        return ps__json_syntax (ld);
       continue;
     }
     int kind = -1;
@@ -313,42 +302,42 @@ arg_item (ps__loader *ld, const ps__key *key, void *ctx)
         kind = i;
     if (kind < 0) {
       char text[80];
-      ps__quote_text (text, sizeof text, r->str, r->len);
-      if ((ret = ps__unknown (ld, r->line, r->col, "argument kind", text, karg_names, 5, key)) < 0)
+      ps_quote_text (text, sizeof text, r->str, r->len);
+      if ((ret = ps__json_unknown (ld, r->line, r->col, "argument kind", text, karg_names, 5, key)) < 0)
         return ret;
       if (ps_json_skip_value (r) == PS_JSON_ERROR)
-        return ps__syntax (ld);
+        return ps__json_syntax (ld);
       continue;
     }
-    if ((t = ps__next (ld)) < 0)
+    if ((t = ps__json_next (ld)) < 0)
       return t;
-    ps__key sub = { key->name, key->index, karg_names[kind] };
+    ps__json_key sub = { key->name, key->index, karg_names[kind] };
     ps_karg a = { .kind = (uint8_t) kind };
     int64_t v;
     int ok = 0;
     switch (kind) {
     case PS_KARG_BUFFER: {
-      ps__nref name;
+      ps__json_nref name;
       a.v.buffer = PS_NONE;
-      ok = ps__buffer_ref (ld, &sub, &name);
+      ok = ps__json_buffer_ref (ld, &sub, &name);
       if (ok == 0 && name.name != PS_NONE)
-        ok = ps__push_ref_at (ld, PS__FIELD_ARGS, (uint32_t) key->index, &name, &a.v.buffer);
+        ok = ps__json_push_ref_at (ld, PS__FIELD_ARGS, (uint32_t) key->index, &name, &a.v.buffer);
       break;
     }
     case PS_KARG_I32:
-      ok = ps__get_int (ld, &sub, INT32_MIN, INT32_MAX, &v);
+      ok = ps__json_get_int (ld, &sub, INT32_MIN, INT32_MAX, &v);
       a.v.i = v;
       break;
     case PS_KARG_I64:
-      ok = ps__get_int (ld, &sub, INT64_MIN, INT64_MAX, &v);
+      ok = ps__json_get_int (ld, &sub, INT64_MIN, INT64_MAX, &v);
       a.v.i = v;
       break;
     case PS_KARG_F32:
     case PS_KARG_F64:
       if (t != PS_JSON_NUMBER) {
-        ok = ps__type_error (ld, &sub, "a number");
+        ok = ps__json_type_error (ld, &sub, "a number");
       } else if (kind == PS_KARG_F32 && fabs (r->num) > FLT_MAX) {
-        ok = ps__err (ld, r->line, r->col, &sub, "%.17g is out of range for f32", r->num);
+        ok = ps__json_err (ld, r->line, r->col, &sub, "%.17g is out of range for f32", r->num);
       } else {
         a.v.f = r->num;
       }
@@ -357,60 +346,60 @@ arg_item (ps__loader *ld, const ps__key *key, void *ctx)
     if (ok < 0)
       return ok;
     if (ns->n_args == ns->cap_args &&
-        (ret = ps__grow ((void **) &ns->args, &ns->cap_args, (uint64_t) ns->n_args + 1,
-                         sizeof *ns->args, UINT32_MAX - 1)) < 0)
+        (ret = ps_array_grow (&ns->args, &ns->cap_args, (uint64_t) ns->n_args + 1,
+                         sizeof *ns->args, PS_ARRAY_MAX)) < 0)
       return ret;
     ns->args[ns->n_args++] = a;
   }
   if (t < 0)
     return t;
   if (n_keys == 0)
-    return ps__err (ld, line, col, key,
+    return ps__json_err (ld, line, col, key,
                     "an argument is one of {\"buffer\": NAME}, {\"i32\": N}, {\"i64\": N}, "
                     "{\"f32\": X} or {\"f64\": X}");
   return 0;
 }
 
 static int
-load_params (ps__loader *ld)
+load_params (ps__json_loader *ld)
 {
   ps_json_reader *r = &ld->r;
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   int t, ret;
   if (r->token != PS_JSON_OBJECT_BEGIN) {
-    ret = ps__type_error (ld, PS__KEY ("params"), "an object");
+    ret = ps__json_type_error (ld, PS__JSON_KEY ("params"), "an object");
     return ret < 0 ? ret : 0;
   }
-  while ((t = ps__next (ld)) == PS_JSON_KEY) {
+  while ((t = ps__json_next (ld)) == PS_JSON_KEY) {
     int p = -1;
     for (int i = 0; i < 3; i++)
       if (strlen (param_names[i]) == r->len && memcmp (param_names[i], r->str, r->len) == 0)
         p = i;
     if (p < 0) {
       char text[80];
-      ps__quote_text (text, sizeof text, r->str, r->len);
-      if ((ret = ps__unknown (ld, r->line, r->col, "parameter", text, param_names, 3,
-                              PS__KEY ("params"))) < 0)
+      ps_quote_text (text, sizeof text, r->str, r->len);
+      if ((ret = ps__json_unknown (ld, r->line, r->col, "parameter", text, param_names, 3,
+                              PS__JSON_KEY ("params"))) < 0)
         return ret;
       if (ps_json_skip_value (r) == PS_JSON_ERROR)
-        return ps__syntax (ld);
+        return ps__json_syntax (ld);
       continue;
     }
-    ps__key key = { "params", -1, param_names[p] };
+    ps__json_key key = { "params", -1, param_names[p] };
     if (ns->params_seen & BIT (p)) {
-      if ((ret = ps__err (ld, r->line, r->col, &key, "duplicate key")) < 0)
+      if ((ret = ps__json_err (ld, r->line, r->col, &key, "duplicate key")) < 0)
         return ret;
       if (ps_json_skip_value (r) == PS_JSON_ERROR)
-        return ps__syntax (ld);
+        return ps__json_syntax (ld);
       continue;
     }
     ns->params_seen |= BIT (p);
     ns->pline[p] = r->line;
     ns->pcol[p] = r->col;
-    if ((t = ps__next (ld)) < 0)
+    if ((t = ps__json_next (ld)) < 0)
       return t;
     if (t != PS_JSON_NUMBER) {
-      if ((ret = ps__type_error (ld, &key, "a number")) < 0)
+      if ((ret = ps__json_type_error (ld, &key, "a number")) < 0)
         return ret;
       continue;
     }
@@ -420,36 +409,37 @@ load_params (ps__loader *ld)
 }
 
 static int
-intern_value (ps__loader *ld, const char *key, bool nonempty, uint32_t *out)
+intern_value (ps__json_loader *ld, const char *key, bool nonempty, uint32_t *out)
 {
   ps_json_reader *r = &ld->r;
-  int ok = ps__check_string (ld, PS__KEY (key));
+  int ok = ps__json_check_string (ld, PS__JSON_KEY (key));
   if (ok <= 0)
     return ok;
   if (nonempty && r->len == 0)
-    return ps__err (ld, r->line, r->col, PS__KEY (key), "must not be empty");
+    return ps__json_err (ld, r->line, r->col, PS__JSON_KEY (key), "must not be empty");
   return ps__graph_intern (ld->g, r->str, r->len, out);
 }
 
 static int
-node_value (ps__loader *ld, int k)
+node_value (ps__json_loader *ld, int k)
 {
   ps_json_reader *r = &ld->r;
-  ps__node_scratch *ns = ld->ns;
-  const char *key = ps__node_keys[k];
+  ps__json_node_scratch *ns = ld->ns;
+  const char *key = ps__json_node_keys[k];
   int ok = 0;
   int64_t v;
   switch (k) {
   case PS__NK_NAME:
-    ok = ps__check_name (ld, PS__KEY (key), "node");
+    ok = ps__json_check_name (ld, PS__JSON_KEY (key), "node");
     if (ok > 0)
       ok = ps__graph_intern (ld->g, r->str, r->len, &ns->name);
     break;
   case PS__NK_OP:
     /* The frequent enums take a fast path; errors go the general way. */
     if (r->token != PS_JSON_STRING ||
-        (ns->op = enum_index (r, file_op_names, op_lens, N_FILE_OPS)) < 0)
-      ok = ps__get_enum (ld, PS__KEY (key), "op", file_op_names, N_FILE_OPS, &ns->op);
+        (ns->op = enum_index (r, &ps_op_names, 0, PS_OP__FILE_COUNT)) < 0)
+      ok = ps__json_get_enum (ld, PS__JSON_KEY (key), "op", ps_op_names.name, PS_OP__FILE_COUNT,
+                              &ns->op);
     break;
   case PS__NK_READS:
     ok = load_list (ld, key, buffer_item, &ns->reads);
@@ -474,17 +464,17 @@ node_value (ps__loader *ld, int k)
     break;
   case PS__NK_STREAM:
     /* PS_MAX_STREAMS of ps-plan.h. */
-    if ((ok = ps__get_int (ld, PS__KEY (key), 0, 63, &v)) > 0)
+    if ((ok = ps__json_get_int (ld, PS__JSON_KEY (key), 0, 63, &v)) > 0)
       ns->stream = (int32_t) v;
     break;
   case PS__NK_COST_NS:
-    ok = ps__get_nonneg (ld, PS__KEY (key), &ns->cost_ns);
+    ok = ps__json_get_nonneg (ld, PS__JSON_KEY (key), &ns->cost_ns);
     break;
   case PS__NK_FLOPS:
-    ok = ps__get_nonneg (ld, PS__KEY (key), &ns->flops);
+    ok = ps__json_get_nonneg (ld, PS__JSON_KEY (key), &ns->flops);
     break;
   case PS__NK_TRAFFIC_BYTES:
-    ok = ps__get_nonneg (ld, PS__KEY (key), &ns->traffic_bytes);
+    ok = ps__json_get_nonneg (ld, PS__JSON_KEY (key), &ns->traffic_bytes);
     break;
   case PS__NK_FUNCTION:
     ok = intern_value (ld, key, true, &ns->function);
@@ -497,7 +487,7 @@ node_value (ps__loader *ld, int k)
       if (!((n > 4 && strcmp (m + n - 4, ".ptx") == 0) ||
             (n > 6 && strcmp (m + n - 6, ".cubin") == 0) ||
             (n > 3 && strcmp (m + n - 3, ".cu") == 0)))
-        ok = ps__err (ld, r->line, r->col, PS__KEY (key),
+        ok = ps__json_err (ld, r->line, r->col, PS__JSON_KEY (key),
                       "a module is a .ptx, .cubin or .cu file, not \"%s\"", m);
     }
     break;
@@ -511,43 +501,50 @@ node_value (ps__loader *ld, int k)
     ok = load_dim (ld, key, ns->block);
     break;
   case PS__NK_SMEM:
-    if ((ok = ps__get_int (ld, PS__KEY (key), 0, UINT32_MAX, &v)) > 0)
+    if ((ok = ps__json_get_int (ld, PS__JSON_KEY (key), 0, UINT32_MAX, &v)) > 0)
       ns->smem = (uint32_t) v;
     break;
   case PS__NK_FUSIBLE:
     if (r->token == PS_JSON_TRUE || r->token == PS_JSON_FALSE)
       ns->fusible = r->token == PS_JSON_TRUE;
     else
-      ok = ps__type_error (ld, PS__KEY (key), "true or false");
+      ok = ps__json_type_error (ld, PS__JSON_KEY (key), "true or false");
     break;
   case PS__NK_IMPL:
     if (r->token != PS_JSON_STRING ||
-        (ns->impl = enum_index (r, impl_names, impl_lens, PS_IMPL__COUNT)) < 0)
-      ok = ps__get_enum (ld, PS__KEY (key), "impl", impl_names, PS_IMPL__COUNT, &ns->impl);
+        (ns->impl = enum_index (r, &ps_impl_names, 1, PS_IMPL__COUNT)) < 0) {
+      /* "none" (value 0) is not a name a file may use. */
+      ok = ps__json_get_enum (ld, PS__JSON_KEY (key), "impl", ps_impl_names.name + 1,
+                              PS_IMPL__COUNT - 1, &ns->impl);
+      if (ns->impl >= 0)
+        ns->impl++;
+    }
     break;
   case PS__NK_DIR:
-    ok = ps__get_enum (ld, PS__KEY (key), "dir", dir_names, PS_COPY__COUNT, &ns->dir);
+    ok = ps__json_get_enum (ld, PS__JSON_KEY (key), "dir", ps_copy_dir_names.name, PS_COPY__COUNT,
+                            &ns->dir);
     break;
   case PS__NK_ASSUME:
-    ok = ps__get_enum (ld, PS__KEY (key), "assume", assume_names, 3, &ns->assume);
+    ok = ps__json_get_enum (ld, PS__JSON_KEY (key), "assume", ps_assume_names.name,
+                            PS_ASSUME__COUNT, &ns->assume);
     if (ns->assume < 0)
       ns->assume = PS_ASSUME_BOTH;
     break;
   case PS__NK_SRC_DEVICE:
   case PS__NK_DST_DEVICE:
-    if ((ok = ps__get_int (ld, PS__KEY (key), 0, INT32_MAX, &v)) > 0)
+    if ((ok = ps__json_get_int (ld, PS__JSON_KEY (key), 0, INT32_MAX, &v)) > 0)
       *(k == PS__NK_SRC_DEVICE ? &ns->src_device : &ns->dst_device) = (int32_t) v;
     break;
   case PS__NK_BYTES:
-    if ((ok = ps__get_int (ld, PS__KEY (key), 1, (int64_t) PS_MAX_BUFFER_BYTES, &v)) > 0)
+    if ((ok = ps__json_get_int (ld, PS__JSON_KEY (key), 1, (int64_t) PS_MAX_BUFFER_BYTES, &v)) > 0)
       ns->bytes = (uint64_t) v;
     break;
   case PS__NK_VALUE:
-    if ((ok = ps__get_int (ld, PS__KEY (key), 0, 255, &v)) > 0)
+    if ((ok = ps__json_get_int (ld, PS__JSON_KEY (key), 0, 255, &v)) > 0)
       ns->value = (uint8_t) v;
     break;
   case PS__NK_EVENT:
-    ok = ps__check_name (ld, PS__KEY (key), "event");
+    ok = ps__json_check_name (ld, PS__JSON_KEY (key), "event");
     if (ok > 0) {
       memcpy (ns->event, r->str, r->len);
       ns->event[r->len] = '\0';
@@ -555,7 +552,7 @@ node_value (ps__loader *ld, int k)
     }
     break;
   case PS__NK_CONDITION:
-    ok = ps__buffer_ref (ld, PS__KEY (key), &ns->condition);
+    ok = ps__json_buffer_ref (ld, PS__JSON_KEY (key), &ns->condition);
     break;
   }
   return ok < 0 ? ok : 0;
@@ -566,33 +563,33 @@ node_value (ps__loader *ld, int k)
 /* Records "WHAT "NAME" needs N reads, got M" (or writes) when a count is
  * wrong; `name` may be NULL. */
 static int
-check_count (ps__loader *ld, const char *what, const char *name, uint32_t got, int want, int key,
+check_count (ps__json_loader *ld, const char *what, const char *name, uint32_t got, int want, int key,
              bool reads)
 {
   if (want < 0 || got == (uint32_t) want)
     return 0;
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   bool has_key = ns->seen & BIT (key);
   const char *noun = reads ? "read" : "write";
-  return ps__err (ld, has_key ? ns->kline[key] : ns->line, has_key ? ns->kcol[key] : ns->col,
+  return ps__json_err (ld, has_key ? ns->kline[key] : ns->line, has_key ? ns->kcol[key] : ns->col,
                   NULL, "%s%s%s%s needs %d %s%s, got %u", what, name ? " \"" : "",
                   name ? name : "", name ? "\"" : "", want, noun, want == 1 ? "" : "s", got);
 }
 
 static int
-require (ps__loader *ld, int key)
+require (ps__json_loader *ld, int key)
 {
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   if (ns->seen & BIT (key))
     return 0;
-  return ps__err (ld, ns->line, ns->col, NULL, "missing required key \"%s\"",
-                  ps__node_keys[key]);
+  return ps__json_err (ld, ns->line, ns->col, NULL, "missing required key \"%s\"",
+                  ps__json_node_keys[key]);
 }
 
 static int
-check_kernel (ps__loader *ld)
+check_kernel (ps__json_loader *ld)
 {
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   int ret = 0;
   if ((ret = require (ld, PS__NK_FUNCTION)) < 0 || (ret = require (ld, PS__NK_GRID)) < 0 ||
       (ret = require (ld, PS__NK_BLOCK)) < 0)
@@ -600,11 +597,11 @@ check_kernel (ps__loader *ld)
   bool has_impl = ns->seen & BIT (PS__NK_IMPL);
   bool has_module = ns->seen & BIT (PS__NK_MODULE);
   if (has_impl && has_module &&
-      (ret = ps__err (ld, ns->kline[PS__NK_MODULE], ns->kcol[PS__NK_MODULE], NULL,
+      (ret = ps__json_err (ld, ns->kline[PS__NK_MODULE], ns->kcol[PS__NK_MODULE], NULL,
                       "a kernel has either \"impl\" or \"module\", not both")) < 0)
     return ret;
   if ((ns->seen & BIT (PS__NK_ARGS)) && !has_module &&
-      (ret = ps__err (ld, ns->kline[PS__NK_ARGS], ns->kcol[PS__NK_ARGS], NULL,
+      (ret = ps__json_err (ld, ns->kline[PS__NK_ARGS], ns->kcol[PS__NK_ARGS], NULL,
                       "\"args\" are the arguments of a \"module\" kernel; this kernel has no "
                       "module")) < 0)
     return ret;
@@ -612,7 +609,7 @@ check_kernel (ps__loader *ld)
   /* Parameters belong to one built-in each: scale alpha, add_scalar beta,
    * fill value. */
   if (ns->params_seen && !has_impl) {
-    if ((ret = ps__err (ld, ns->kline[PS__NK_PARAMS], ns->kcol[PS__NK_PARAMS], NULL,
+    if ((ret = ps__json_err (ld, ns->kline[PS__NK_PARAMS], ns->kcol[PS__NK_PARAMS], NULL,
                         "\"params\" are for built-in kernels; this kernel has no \"impl\"")) < 0)
       return ret;
   } else if (ns->impl > 0) {
@@ -622,22 +619,22 @@ check_kernel (ps__loader *ld)
                                                 : -1;
     for (int p = 0; p < 3; p++)
       if ((ns->params_seen & BIT (p)) && p != uses &&
-          (ret = ps__err (ld, ns->pline[p], ns->pcol[p],
-                          &(ps__key){ "params", -1, param_names[p] },
-                          "impl \"%s\" has no parameter \"%s\"", impl_names[ns->impl],
+          (ret = ps__json_err (ld, ns->pline[p], ns->pcol[p],
+                          &(ps__json_key){ "params", -1, param_names[p] },
+                          "impl \"%s\" has no parameter \"%s\"", ps_impl_name ((ps_impl) ns->impl),
                           param_names[p])) < 0)
         return ret;
   }
 
   if (ns->impl > 0) {
-    const char *name = impl_names[ns->impl];
+    const char *name = ps_impl_name ((ps_impl) ns->impl);
     int reads = ps_impl_reads ((ps_impl) ns->impl);
     int writes = ns->impl == PS_IMPL_SPIN ? 0 : 1;
     if ((ret = check_count (ld, "impl", name, ns->reads.n, reads, PS__NK_READS, true)) < 0 ||
         (ret = check_count (ld, "impl", name, ns->writes.n, writes, PS__NK_WRITES, false)) < 0)
       return ret;
     if (ns->impl == PS_IMPL_SPIN && !(ns->seen & BIT (PS__NK_COST_NS)) &&
-        (ret = ps__err (ld, ns->line, ns->col, NULL,
+        (ret = ps__json_err (ld, ns->line, ns->col, NULL,
                         "impl \"spin\" needs \"cost_ns\" (how long it keeps the GPU busy)")) < 0)
       return ret;
   }
@@ -645,19 +642,18 @@ check_kernel (ps__loader *ld)
 }
 
 static int
-check_memcpy (ps__loader *ld)
+check_memcpy (ps__json_loader *ld)
 {
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   int ret;
   if ((ret = require (ld, PS__NK_DIR)) < 0 || ns->dir < 0)
     return ret;
-  static const int reads[PS_COPY__COUNT] = { 0, 1, 1, 1 };
-  static const int writes[PS_COPY__COUNT] = { 1, 0, 1, 1 };
-  const char *name = dir_names[ns->dir];
-  if ((ret = check_count (ld, "memcpy", name, ns->reads.n, reads[ns->dir], PS__NK_READS,
+  ps_copy_dir dir = (ps_copy_dir) ns->dir;
+  const char *name = ps_copy_dir_name (dir);
+  if ((ret = check_count (ld, "memcpy", name, ns->reads.n, ps_copy_dir_reads (dir), PS__NK_READS,
                           true)) < 0 ||
-      (ret = check_count (ld, "memcpy", name, ns->writes.n, writes[ns->dir], PS__NK_WRITES,
-                          false)) < 0)
+      (ret = check_count (ld, "memcpy", name, ns->writes.n, ps_copy_dir_writes (dir),
+                          PS__NK_WRITES, false)) < 0)
     return ret;
   if (ns->dir == PS_COPY_P2P) {
     if ((ret = require (ld, PS__NK_SRC_DEVICE)) < 0 || (ret = require (ld, PS__NK_DST_DEVICE)) < 0)
@@ -665,17 +661,17 @@ check_memcpy (ps__loader *ld)
   } else {
     for (int k = PS__NK_SRC_DEVICE; k <= PS__NK_DST_DEVICE; k++)
       if ((ns->seen & BIT (k)) &&
-          (ret = ps__err (ld, ns->kline[k], ns->kcol[k], NULL,
-                          "\"%s\" is only for \"p2p\" copies", ps__node_keys[k])) < 0)
+          (ret = ps__json_err (ld, ns->kline[k], ns->kcol[k], NULL,
+                          "\"%s\" is only for \"p2p\" copies", ps__json_node_keys[k])) < 0)
         return ret;
   }
   return 0;
 }
 
 static int
-check_event (ps__loader *ld, uint32_t *event)
+check_event (ps__json_loader *ld, uint32_t *event)
 {
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   ps_graph *g = ld->g;
   int ret;
   *event = PS_NONE;
@@ -688,10 +684,10 @@ check_event (ps__loader *ld, uint32_t *event)
     return 0;
   }
   if (ns->op == PS_OP_EVENT_WAIT)
-    return ps__err (ld, ns->vline[PS__NK_EVENT], ns->vcol[PS__NK_EVENT], PS__KEY ("event"),
+    return ps__json_err (ld, ns->vline[PS__NK_EVENT], ns->vcol[PS__NK_EVENT], PS__JSON_KEY ("event"),
                     "waits for event \"%s\", which no earlier node records", ns->event);
   if (g->n_events == ld->cap_events &&
-      (ret = ps__grow ((void **) &g->event_names, &ld->cap_events, (uint64_t) g->n_events + 1,
+      (ret = ps_array_grow (&g->event_names, &ld->cap_events, (uint64_t) g->n_events + 1,
                        sizeof *g->event_names, PS_MAX_NODES)) < 0)
     return ret;
   uint32_t off;
@@ -704,9 +700,9 @@ check_event (ps__loader *ld, uint32_t *event)
 }
 
 static int
-check_op (ps__loader *ld, uint32_t *aux_event)
+check_op (ps__json_loader *ld, uint32_t *aux_event)
 {
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   int ret = 0;
   switch (ns->op) {
   case PS_OP_KERNEL:
@@ -722,7 +718,7 @@ check_op (ps__loader *ld, uint32_t *aux_event)
   case PS_OP_EVENT_RECORD:
   case PS_OP_EVENT_WAIT:
   case PS_OP_BARRIER: {
-    const char *what = file_op_names[ns->op];
+    const char *what = ps_op_name ((ps_op) ns->op);
     if ((ret = check_count (ld, what, NULL, ns->reads.n, 0, PS__NK_READS, true)) == 0)
       ret = check_count (ld, what, NULL, ns->writes.n, 0, PS__NK_WRITES, false);
     if (ret == 0 && ns->op != PS_OP_BARRIER)
@@ -745,7 +741,7 @@ append_u32 (uint32_t **arr, uint32_t *len, uint32_t *cap, const uint32_t *v, uin
 {
   if (n == 0)
     return 0;
-  int ret = ps__grow ((void **) arr, cap, (uint64_t) *len + n, sizeof **arr, UINT32_MAX - 1);
+  int ret = ps_array_grow (arr, cap, (uint64_t) *len + n, sizeof **arr, PS_ARRAY_MAX);
   if (ret < 0)
     return ret;
   memcpy (*arr + *len, v, (size_t) n * sizeof *v);
@@ -756,20 +752,20 @@ append_u32 (uint32_t **arr, uint32_t *len, uint32_t *cap, const uint32_t *v, uin
 /* Appends buffer references to graph->access (still refpool offsets) and
  * their positions. */
 static int
-append_access (ps__loader *ld, const ps__nref *refs, uint32_t n)
+append_access (ps__json_loader *ld, const ps__json_nref *refs, uint32_t n)
 {
   ps_graph *g = ld->g;
   if (n == 0)
     return 0;
   uint64_t need = (uint64_t) g->n_access + n;
-  int ret = ps__grow ((void **) &g->access, &ld->cap_access, need, sizeof *g->access,
-                      UINT32_MAX - 1);
+  int ret = ps_array_grow (&g->access, &ld->cap_access, need, sizeof *g->access,
+                      PS_ARRAY_MAX);
   if (ret == 0 && need > ld->cap_acc_pos) {
     uint32_t cap = ld->cap_acc_pos;
-    ret = ps__grow ((void **) &ld->acc_line, &cap, need, sizeof *ld->acc_line, UINT32_MAX - 1);
+    ret = ps_array_grow (&ld->acc_line, &cap, need, sizeof *ld->acc_line, PS_ARRAY_MAX);
     if (ret == 0) {
       cap = ld->cap_acc_pos;
-      ret = ps__grow ((void **) &ld->acc_col, &cap, need, sizeof *ld->acc_col, UINT32_MAX - 1);
+      ret = ps_array_grow (&ld->acc_col, &cap, need, sizeof *ld->acc_col, PS_ARRAY_MAX);
     }
     if (ret == 0)
       ld->cap_acc_pos = cap;
@@ -786,18 +782,18 @@ append_access (ps__loader *ld, const ps__nref *refs, uint32_t n)
 }
 
 static int
-commit_node (ps__loader *ld, uint32_t event)
+commit_node (ps__json_loader *ld, uint32_t event)
 {
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   ps_graph *g = ld->g;
   uint32_t id = g->n_nodes;
   int ret;
   if (id >= PS_MAX_NODES) {
-    ps__err (ld, ns->line, ns->col, NULL, "too many nodes (limit %u)", (unsigned) PS_MAX_NODES);
+    ps__json_err (ld, ns->line, ns->col, NULL, "too many nodes (limit %u)", (unsigned) PS_MAX_NODES);
     return PS_ELIMIT;
   }
   if (id == ld->cap_nodes &&
-      (ret = ps__grow ((void **) &g->nodes, &ld->cap_nodes, (uint64_t) id + 1, sizeof *g->nodes,
+      (ret = ps_array_grow (&g->nodes, &ld->cap_nodes, (uint64_t) id + 1, sizeof *g->nodes,
                        PS_MAX_NODES)) < 0)
     return ret;
 
@@ -847,7 +843,7 @@ commit_node (ps__loader *ld, uint32_t event)
   switch (ns->op) {
   case PS_OP_KERNEL: {
     if (g->n_kernels == ld->cap_kernels &&
-        (ret = ps__grow ((void **) &g->kernels, &ld->cap_kernels, (uint64_t) g->n_kernels + 1,
+        (ret = ps_array_grow (&g->kernels, &ld->cap_kernels, (uint64_t) g->n_kernels + 1,
                          sizeof *g->kernels, PS_MAX_NODES)) < 0)
       return ret;
     ps_kernel k = {
@@ -867,8 +863,8 @@ commit_node (ps__loader *ld, uint32_t event)
     memcpy (k.grid, ns->grid, sizeof k.grid);
     memcpy (k.block, ns->block, sizeof k.block);
     if (ns->n_args) {
-      if ((ret = ps__grow ((void **) &g->kargs, &ld->cap_kargs, (uint64_t) g->n_kargs + ns->n_args,
-                           sizeof *g->kargs, UINT32_MAX - 1)) < 0)
+      if ((ret = ps_array_grow (&g->kargs, &ld->cap_kargs, (uint64_t) g->n_kargs + ns->n_args,
+                           sizeof *g->kargs, PS_ARRAY_MAX)) < 0)
         return ret;
       memcpy (g->kargs + g->n_kargs, ns->args, (size_t) ns->n_args * sizeof *ns->args);
       g->n_kargs += ns->n_args;
@@ -892,7 +888,7 @@ commit_node (ps__loader *ld, uint32_t event)
   }
   case PS_OP_CONDITIONAL: {
     if (g->n_conds == ld->cap_conds &&
-        (ret = ps__grow ((void **) &g->conds, &ld->cap_conds, (uint64_t) g->n_conds + 1,
+        (ret = ps_array_grow (&g->conds, &ld->cap_conds, (uint64_t) g->n_conds + 1,
                          sizeof *g->conds, PS_MAX_NODES)) < 0)
       return ret;
     ps_cond c = { .condition = condition, .assume = (uint8_t) ns->assume };
@@ -925,34 +921,34 @@ commit_node (ps__loader *ld, uint32_t event)
 }
 
 int
-ps__load_node (ps__loader *ld)
+ps__json_load_node (ps__json_loader *ld)
 {
   ps_json_reader *r = &ld->r;
-  ps__node_scratch *ns = ld->ns;
+  ps__json_node_scratch *ns = ld->ns;
   int t, ret;
   scratch_reset (ns, r->line, r->col);
-  while ((t = ps__next (ld)) == PS_JSON_KEY) {
+  while ((t = ps__json_next (ld)) == PS_JSON_KEY) {
     int k = node_key (r);
     if (k < 0) {
       if (ns->n_unknown < 4) {
-        ps__unknown_key *u = &ns->unknown[ns->n_unknown++];
-        ps__quote_text (u->text, sizeof u->text, r->str, r->len);
+        ps__json_unknown_key *u = &ns->unknown[ns->n_unknown++];
+        ps_quote_text (u->text, sizeof u->text, r->str, r->len);
         u->line = r->line;
         u->col = r->col;
       }
       if (ps_json_skip_value (r) == PS_JSON_ERROR)
-        return ps__syntax (ld);
+        return ps__json_syntax (ld);
       continue;
     }
     if (ns->seen & BIT (k)) {
-      if ((ret = ps__duplicate_key (ld, ps__node_keys[k])) < 0)
+      if ((ret = ps__json_duplicate_key (ld, ps__json_node_keys[k])) < 0)
         return ret;
       continue;
     }
     ns->seen |= BIT (k);
     ns->kline[k] = r->line;
     ns->kcol[k] = r->col;
-    if ((t = ps__next (ld)) < 0)
+    if ((t = ps__json_next (ld)) < 0)
       return t;
     ns->vline[k] = r->line;
     ns->vcol[k] = r->col;
@@ -967,18 +963,18 @@ ps__load_node (ps__loader *ld)
   if (ns->n_unknown) {
     const char *names[PS__NK__COUNT];
     for (int k = 0; k < PS__NK__COUNT; k++)
-      names[k] = (allowed & BIT (k)) ? ps__node_keys[k] : NULL;
+      names[k] = (allowed & BIT (k)) ? ps__json_node_keys[k] : NULL;
     for (uint32_t i = 0; i < ns->n_unknown; i++)
-      if ((ret = ps__unknown (ld, ns->unknown[i].line, ns->unknown[i].col, "key",
+      if ((ret = ps__json_unknown (ld, ns->unknown[i].line, ns->unknown[i].col, "key",
                               ns->unknown[i].text, names, PS__NK__COUNT, NULL)) < 0)
         return ret;
   }
   uint32_t extra = ns->seen & ~allowed;
   for (int k = 0; extra && k < PS__NK__COUNT; k++)
     if ((extra & BIT (k)) &&
-        (ret = ps__err (ld, ns->kline[k], ns->kcol[k], NULL,
-                        "key \"%s\" does not apply to a %s node", ps__node_keys[k],
-                        file_op_names[ns->op])) < 0)
+        (ret = ps__json_err (ld, ns->kline[k], ns->kcol[k], NULL,
+                        "key \"%s\" does not apply to a %s node", ps__json_node_keys[k],
+                        ps_op_name ((ps_op) ns->op))) < 0)
       return ret;
   if ((ret = require (ld, PS__NK_NAME)) < 0 || (ret = require (ld, PS__NK_OP)) < 0)
     return ret;

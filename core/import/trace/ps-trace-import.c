@@ -9,11 +9,6 @@
  * stream's work is known and sorted. */
 #include "ps-trace-import.h"
 
-#include "ps-file.h"
-#include "ps-json.h"
-#include "util/ps-strmap.h"
-#include "ps-trace-private.h"
-
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -24,24 +19,31 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "ps-array.h"
+#include "ps-file.h"
+#include "ps-json.h"
+#include "ps-trace-private.h"
+#include "util/ps-strmap.h"
+
 typedef struct {
   ps_timeline *tl;
   ps_trace_stats *st;
   ps_diag *diag;
   ps__gpu_op *ops;
-  size_t n_ops, ops_cap;
+  uint32_t n_ops, ops_cap;
   ps__sync_rec *syncs;
-  size_t n_syncs, syncs_cap;
+  uint32_t n_syncs, syncs_cap;
   ps__rt_call *rts;
-  size_t n_rts, rts_cap;
+  uint32_t n_rts, rts_cap;
   ps_strmap names;
   char *name;
-  size_t name_len, name_cap;
+  size_t name_len;
+  uint32_t name_cap;
   char device[64];
   ps_json_reader *r;
   const char *read_failure; /* set by the file's reader when it gives up */
   uint32_t max_records;
-} importer;
+} ps__trace_importer;
 
 /* The fields of one trace event that matter here. */
 typedef struct {
@@ -53,26 +55,17 @@ typedef struct {
 
 /* Appends one record; each kind of record is limited to max_records. */
 static int
-push (importer *im, const char *what, void *arrp, size_t *n, size_t *cap, size_t elem,
-      const void *item)
+push (ps__trace_importer *im, const char *what, void *arrp, uint32_t *n, uint32_t *cap,
+      size_t elem, const void *item)
 {
   if (*n >= im->max_records) {
     ps_diag_error (im->diag, im->r->line, im->r->col, "the trace has more than %u %s (the limit)",
                    im->max_records, what);
     return PS_ELIMIT;
   }
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 256;
-    if (c > SIZE_MAX / elem)
-      return PS_ENOMEM;
-    void **pp = arrp;
-    void *p = realloc (*pp, c * elem);
-    if (!p) {
-      ps_diag_error (im->diag, im->r->line, im->r->col, "out of memory after %zu %s", *n, what);
-      return PS_ENOMEM;
-    }
-    *pp = p;
-    *cap = c;
+  if (ps_array_grow (arrp, cap, (uint64_t) *n + 1, elem, PS_ARRAY_MAX) < 0) {
+    ps_diag_error (im->diag, im->r->line, im->r->col, "out of memory after %u %s", *n, what);
+    return PS_ENOMEM;
   }
   memcpy ((char *) *(void **) arrp + *n * elem, item, elem);
   (*n)++;
@@ -80,7 +73,7 @@ push (importer *im, const char *what, void *arrp, size_t *n, size_t *cap, size_t
 }
 
 static int
-json_error (importer *im, ps_json_reader *r)
+json_error (ps__trace_importer *im, ps_json_reader *r)
 {
   if (im->read_failure && im->read_failure[0]) {
     ps_diag_error (im->diag, r->error_line, r->error_col, "%s", im->read_failure);
@@ -122,7 +115,7 @@ copy_small (char *dst, size_t cap, const ps_json_reader *r)
 }
 
 static int
-parse_args (importer *im, ps_json_reader *r, event *e)
+parse_args (ps__trace_importer *im, ps_json_reader *r, event *e)
 {
   for (;;) {
     ps_json_token t = ps_json_next (r);
@@ -174,20 +167,12 @@ parse_args (importer *im, ps_json_reader *r, event *e)
 }
 
 static int
-keep_name (importer *im, const ps_json_reader *r)
+keep_name (ps__trace_importer *im, const ps_json_reader *r)
 {
   if (r->token != PS_JSON_STRING)
     return 0;
-  if (r->len + 1 > im->name_cap) {
-    size_t c = im->name_cap ? im->name_cap : 256;
-    while (c < r->len + 1)
-      c *= 2;
-    char *n = realloc (im->name, c);
-    if (!n)
-      return PS_ENOMEM;
-    im->name = n;
-    im->name_cap = c;
-  }
+  if (PS_ARRAY_RESERVE (im->name, im->name_cap, (uint64_t) r->len + 1) < 0)
+    return PS_ENOMEM;
   memcpy (im->name, r->str, r->len);
   im->name[r->len] = 0;
   im->name_len = r->len;
@@ -195,7 +180,7 @@ keep_name (importer *im, const ps_json_reader *r)
 }
 
 static int
-intern (importer *im, const char *s, size_t len, uint32_t *off)
+intern (ps__trace_importer *im, const char *s, size_t len, uint32_t *off)
 {
   ps_timeline *tl = im->tl;
   if (len > 4096)
@@ -235,7 +220,7 @@ gpu_kind (const char *cat)
 }
 
 static int
-store_event (importer *im, const event *e)
+store_event (ps__trace_importer *im, const event *e)
 {
   if (strcmp (e->ph, "X") != 0 || !e->has_ts)
     return 0;
@@ -310,7 +295,7 @@ store_event (importer *im, const event *e)
 }
 
 static int
-parse_event (importer *im, ps_json_reader *r)
+parse_event (ps__trace_importer *im, ps_json_reader *r)
 {
   event e;
   memset (&e, 0, sizeof e);
@@ -384,7 +369,7 @@ parse_event (importer *im, ps_json_reader *r)
 
 /* "deviceProperties": [{"name": ...}, ...]: the first device's name. */
 static int
-parse_devices (importer *im, ps_json_reader *r)
+parse_devices (ps__trace_importer *im, ps_json_reader *r)
 {
   if (r->token != PS_JSON_ARRAY_BEGIN)
     return ps_json_skip_current (r) < 0 ? json_error (im, r) : 0;
@@ -418,7 +403,7 @@ parse_devices (importer *im, ps_json_reader *r)
 }
 
 static int
-parse_events (importer *im, ps_json_reader *r)
+parse_events (ps__trace_importer *im, ps_json_reader *r)
 {
   if (r->token != PS_JSON_ARRAY_BEGIN)
     return ps_json_skip_current (r) < 0 ? json_error (im, r) : 0;
@@ -436,7 +421,7 @@ parse_events (importer *im, ps_json_reader *r)
 }
 
 static int
-parse_top (importer *im, ps_json_reader *r)
+parse_top (ps__trace_importer *im, ps_json_reader *r)
 {
   ps_json_token t = ps_json_next (r);
   if (t == PS_JSON_ERROR)
@@ -498,7 +483,7 @@ parse_top (importer *im, ps_json_reader *r)
 }
 
 static void
-importer_free (importer *im)
+importer_free (ps__trace_importer *im)
 {
   free (im->ops);
   free (im->syncs);
@@ -512,7 +497,7 @@ import (ps_timeline *tl, ps_json_reader *r, const char *read_failure, uint32_t m
         ps_trace_stats *stats, ps_diag *diag)
 {
   ps_trace_stats local;
-  importer im;
+  ps__trace_importer im;
   memset (&im, 0, sizeof im);
   memset (stats ? stats : &local, 0, sizeof local);
   im.tl = tl;

@@ -1,0 +1,259 @@
+/* cli-common.c: what every planscope-cli command shares (cli.h): usage
+ * errors, option parsing, the PLAN-OPTIONS, loading and planning with
+ * located diagnostics, timing, trace files and checked output. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-file.h"
+#include "ps-import.h"
+#include "ps-trace-export.h"
+
+int
+cli_usage_error (const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+  fflush (stdout);
+  fprintf (stderr, "planscope-cli%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fprintf (stderr, "\nTry 'planscope-cli%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
+  return CLI_USAGE;
+}
+
+bool
+cli_is_help (const char *arg)
+{
+  return strcmp (arg, "-h") == 0 || strcmp (arg, "--help") == 0;
+}
+
+int
+cli_option_value (const char *cmd, int argc, char **argv, int *i, const char *name,
+                  const char **val)
+{
+  const char *a = argv[*i];
+  size_t n = strlen (name);
+  if (strncmp (a, name, n) != 0)
+    return 0;
+  if (a[n] == '=') {
+    *val = a + n + 1;
+    return 1;
+  }
+  if (a[n] != '\0')
+    return 0;
+  if (*i + 1 >= argc) {
+    cli_usage_error (cmd, "option '%s' needs a value", name);
+    return -1;
+  }
+  *val = argv[++*i];
+  return 1;
+}
+
+int
+cli_parse_u64 (const char *s, uint64_t *out)
+{
+  uint64_t v = 0;
+  if (!s || !*s)
+    return -1;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9')
+      return -1;
+    unsigned d = (unsigned) (*s - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+int
+cli_parse_u32 (const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+  uint64_t v;
+  if (cli_parse_u64 (s, &v) != 0 || v < min || v > max)
+    return -1;
+  *out = (uint32_t) v;
+  return 0;
+}
+
+void
+cli_plan_args_init (cli_plan_args *a)
+{
+  memset (a, 0, sizeof *a);
+  ps_plan_options_init (&a->options);
+}
+
+int
+cli_plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
+{
+  const char *val;
+  int m = cli_option_value (cmd, argc, argv, i, "--streams", &val);
+  if (m < 0)
+    return -1;
+  if (m > 0) {
+    if (cli_parse_u32 (val, 1, PS_MAX_STREAMS, &a->options.streams) != 0) {
+      cli_usage_error (cmd, "--streams needs a whole number from 1 to %d, not '%s'",
+                       PS_MAX_STREAMS, val);
+      return -1;
+    }
+    return 1;
+  }
+  if (strcmp (argv[*i], "--no-fusion") == 0) {
+    a->options.fusion = false;
+    return 1;
+  }
+  if ((m = cli_option_value (cmd, argc, argv, i, "--device", &val)) != 0) {
+    if (m < 0)
+      return -1;
+    a->device_name = val;
+    return 1;
+  }
+  if (strcmp (argv[*i], "--timing") == 0) {
+    a->timing = true;
+    return 1;
+  }
+  return 0;
+}
+
+int
+cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
+                   const cli_opt *opts, size_t n_opts)
+{
+  bool opts_done = false;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (!opts_done && strcmp (arg, "--") == 0) {
+      opts_done = true;
+      continue;
+    }
+    if (opts_done || arg[0] != '-' || arg[1] == '\0') {
+      if (a->file)
+        return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a->file, arg);
+      a->file = arg;
+      continue;
+    }
+    if (cli_is_help (arg)) {
+      fputs (usage, stdout);
+      return cli_finish_stdout ();
+    }
+    int m = cli_plan_option (cmd, argc, argv, &i, a);
+    for (size_t k = 0; k < n_opts && m == 0; k++) {
+      const cli_opt *o = &opts[k];
+      if (o->flag) {
+        if (strcmp (arg, o->name) == 0 || (o->alias && strcmp (arg, o->alias) == 0)) {
+          *o->flag = true;
+          m = 1;
+        }
+      } else if ((m = cli_option_value (cmd, argc, argv, &i, o->name, o->value)) == 0
+                 && o->alias) {
+        m = cli_option_value (cmd, argc, argv, &i, o->alias, o->value);
+      }
+    }
+    if (m < 0)
+      return CLI_USAGE;
+    if (m == 0)
+      return cli_usage_error (cmd, "unknown option '%s'", arg);
+  }
+  if (!a->file)
+    return cli_usage_error (cmd, "a graph FILE is required");
+  return -1;
+}
+
+void
+cli_timing (const char *what, double seconds)
+{
+  fprintf (stderr, "timing: %s %.3f s\n", what, seconds);
+}
+
+void
+cli_print_timing (const ps_timing *t)
+{
+  for (int i = 0; i < t->n; i++)
+    cli_timing (t->stage[i], t->seconds[i]);
+}
+
+int
+cli_write_trace (const char *cmd, const char *path, const ps_timeline *tl,
+                 const ps_diagnosis *dg)
+{
+  char err[512] = "";
+  if (ps_trace_write_file (path, tl, dg, err, sizeof err) == 0)
+    return CLI_OK;
+  fprintf (stderr, "planscope-cli %s: %s\n", cmd, err);
+  return CLI_FAILED;
+}
+
+int
+cli_find_device (ps_device *dev, const char *name, const ps_graph *g)
+{
+  if (!name && g && g->device && *g->device)
+    name = g->device;
+  ps_diag diag;
+  ps_diag_init (&diag, name ? name : PS_DEVICE_DEFAULT);
+  int rc = ps_device_find (dev, name, &diag);
+  ps_diag_print (&diag, stderr);
+  if (rc < 0 && diag.errors == 0)
+    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
+  ps_diag_free (&diag);
+  return rc;
+}
+
+int
+cli_load_graph (ps_graph *g, const char *file, bool timing)
+{
+  ps_diag diag;
+  ps_diag_init (&diag, strcmp (file, "-") == 0 ? "<stdin>" : file);
+  ps_timing t;
+  ps_timing_reset (&t);
+  int r = ps_import_graph_file (g, file, &t, &diag);
+  if (timing)
+    cli_print_timing (&t);
+  ps_diag_print (&diag, stderr);
+  if (r != 0 && diag.errors == 0)
+    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (r));
+  ps_diag_free (&diag);
+  return r == 0 ? CLI_OK : CLI_FAILED;
+}
+
+int
+cli_plan_device (cli_plan_args *a, const ps_graph *g)
+{
+  if (cli_find_device (&a->device, a->device_name, g) < 0)
+    return CLI_FAILED;
+  a->options.device = &a->device;
+  return CLI_OK;
+}
+
+int
+cli_load_and_plan (ps_graph *g, ps_plan *p, cli_plan_args *a)
+{
+  if (cli_load_graph (g, a->file, a->timing) != CLI_OK || cli_plan_device (a, g) != CLI_OK)
+    return CLI_FAILED;
+  ps_diag diag;
+  ps_diag_init (&diag, strcmp (a->file, "-") == 0 ? "<stdin>" : a->file);
+  int r = ps_plan_build (p, g, &a->options, &diag);
+  if (a->timing)
+    cli_print_timing (&p->timing);
+  ps_diag_print (&diag, stderr);
+  if (r != 0 && diag.errors == 0)
+    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (r));
+  ps_diag_free (&diag);
+  return r == 0 ? CLI_OK : CLI_FAILED;
+}
+
+int
+cli_finish_stdout (void)
+{
+  errno = 0;
+  if (fflush (stdout) != 0 || ferror (stdout)) {
+    fprintf (stderr, "planscope-cli: error writing to standard output: %s\n",
+             errno ? strerror (errno) : "write failed");
+    return CLI_FAILED;
+  }
+  return CLI_OK;
+}

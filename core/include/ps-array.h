@@ -1,0 +1,26 @@
+/* ps-array.h: the one way planscope grows an array.
+ *
+ * An array is a pointer with a count and a capacity, both in elements.
+ * ps_array_grow makes room for `need` elements: the capacity doubles,
+ * from 16, until it holds them, but never past `limit` (nor PS_ARRAY_MAX,
+ * so that an index always fits a uint32_t id other than PS_NONE).  Growth
+ * by doubling keeps n appends linear.  On failure the array is left as it
+ * was, so the caller still owns (and frees) it.  This is libuv's
+ * uv__reallocf and maybe_resize idiom. */
+#ifndef PS_ARRAY_H
+#define PS_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PS_ARRAY_MAX (UINT32_MAX - 1)
+
+/* arrp is the address of the array pointer (a T **).  Returns 0,
+ * PS_ELIMIT when need exceeds limit, or PS_ENOMEM. */
+int ps_array_grow (void *arrp, uint32_t *cap, uint64_t need, size_t elem, uint64_t limit);
+
+/* Room for `need` elements of the array `arr` whose capacity is `cap`. */
+#define PS_ARRAY_RESERVE(arr, cap, need) \
+  ps_array_grow (&(arr), &(cap), (need), sizeof *(arr), PS_ARRAY_MAX)
+
+#endif

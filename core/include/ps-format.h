@@ -1,0 +1,30 @@
+/* ps-format.h: how planscope writes a duration, a byte count and a count
+ * for people.  The CLI's text output, every export and every view of the
+ * app call these, so that a figure reads the same wherever it appears.
+ *
+ * Durations: under 1 µs in whole nanoseconds ("850 ns"); otherwise in µs,
+ * ms or s with three significant digits ("4.48 µs", "17.4 µs", "346 µs",
+ * "2.25 ms"), whole seconds from 1000 s.  A negative duration (a change)
+ * gets a minus sign, U+2212; NaN is "unknown".  Bytes: whole bytes under
+ * 1 KiB ("512 B"), then KiB, MiB, GiB, TiB, PiB with three significant
+ * digits, or none when the value is whole ("24 MiB", "80.1 MiB",
+ * "1.50 GiB").  Counts: digits grouped by thousands with commas
+ * ("1,048,576").  Every function writes at most cap bytes (NUL included)
+ * and returns buf. */
+#ifndef PS_FORMAT_H
+#define PS_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Enough room for any of them. */
+#define PS_FORMAT_MAX 40
+
+const char *ps_format_duration (double ns, char *buf, size_t cap);
+/* The same with a sign always: "+1.20 µs", "−3.40 µs", "+0 ns". */
+const char *ps_format_duration_delta (double ns, char *buf, size_t cap);
+const char *ps_format_bytes (double bytes, char *buf, size_t cap);
+const char *ps_format_bytes_delta (double bytes, char *buf, size_t cap);
+const char *ps_format_count (uint64_t n, char *buf, size_t cap);
+
+#endif

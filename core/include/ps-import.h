@@ -1,0 +1,41 @@
+/* ps-import.h: the front door for every graph file planscope reads.
+ *
+ * A graph file is the planscope JSON format (spec/graph-format.md) or a
+ * DOT dump of CUDA's cudaGraphDebugDotPrint; which one is decided once,
+ * from the content, never from the name: a file whose first byte (after
+ * white space and a UTF-8 byte order mark) is `{` is JSON, one whose
+ * first token is `digraph` or `strict` is DOT, and anything else is read
+ * as JSON, so that the error says what was expected.  The file is read
+ * once, whole, and parsed from memory.  Trace files (Chrome/Kineto) come
+ * in through ps-trace-import.h. */
+#ifndef PS_IMPORT_H
+#define PS_IMPORT_H
+
+#include <stddef.h>
+
+#include "ps-error.h"
+#include "ps-graph.h"
+#include "ps-timing.h"
+
+typedef enum ps_graph_format {
+  PS_GRAPH_FORMAT_JSON = 0,
+  PS_GRAPH_FORMAT_DOT,
+} ps_graph_format;
+
+/* The format of a graph file from its first bytes (see above). */
+ps_graph_format ps_import_detect (const char *data, size_t len);
+
+/* Loads a graph from memory; `path` names it in messages and is the base
+ * of relative module paths.  On failure returns a negative code, leaves
+ * *g empty (as after ps_graph_init) and puts at least one error in diag,
+ * located wherever the problem has a place in the file.  Warnings go to
+ * diag on success too.  *g is overwritten, not freed: free a previous
+ * graph first. */
+int ps_import_graph_mem (ps_graph *g, const char *data, size_t len, const char *path,
+                         ps_diag *diag);
+
+/* The same from a file of at most PS_MAX_FILE_BYTES; "-" reads standard
+ * input.  timing (may be NULL) gets the stages "read" and "parse". */
+int ps_import_graph_file (ps_graph *g, const char *path, ps_timing *timing, ps_diag *diag);
+
+#endif

@@ -1,0 +1,17 @@
+/* ps-graph-private.h: what the builders of a ps_graph (the JSON loader,
+ * the DOT importer) share: the string pool and the dependency edges of
+ * spec/graph-format.md.  core/ only. */
+#ifndef PS_GRAPH_PRIVATE_H
+#define PS_GRAPH_PRIVATE_H
+
+#include "ps-graph.h"
+
+/* Copies a string into the pool.  Returns 0, PS_ENOMEM or PS_ELIMIT. */
+int ps__graph_intern (ps_graph *g, const char *s, size_t len, uint32_t *off);
+
+/* Edges and CSR from the loaded, resolved nodes (ps-graph-edges.c):
+ * after_pairs holds n_after (from, to) pairs of `after` edges. */
+int ps__graph_build_edges (ps_graph *g, const uint32_t *after_pairs, uint32_t n_after,
+                           ps_diag *diag);
+
+#endif

@@ -1,0 +1,31 @@
+/* ps-array.c: growing arrays by doubling (see ps-array.h). */
+#include "ps-array.h"
+
+#include <stdlib.h>
+
+#include "ps-error.h"
+
+int
+ps_array_grow (void *arrp, uint32_t *cap, uint64_t need, size_t elem, uint64_t limit)
+{
+  if (need <= *cap)
+    return 0;
+  if (limit > PS_ARRAY_MAX)
+    limit = PS_ARRAY_MAX;
+  if (need > limit)
+    return PS_ELIMIT;
+  uint64_t c = *cap ? *cap : 16;
+  while (c < need)
+    c *= 2;
+  if (c > limit)
+    c = limit;
+  if (c > SIZE_MAX / elem)
+    return PS_ENOMEM;
+  void **pp = arrp;
+  void *np = realloc (*pp, (size_t) c * elem);
+  if (!np)
+    return PS_ENOMEM;
+  *pp = np;
+  *cap = (uint32_t) c;
+  return 0;
+}
