@@ -3,9 +3,9 @@
  * written directly, so that labels stay <text> that people can search and
  * tools can read (cairo's SVG surface turns text into glyph outlines).
  *
- * Text is measured once, with Pango, for both back ends; labels that do
- * not fit their width are cut with an ellipsis by ps_text_fit, so both
- * back ends show the same characters. */
+ * Text is measured once, with Pango (ps-text.h), for both back ends;
+ * labels that do not fit their width are cut with an ellipsis by
+ * ps_text_fit, so both back ends show the same characters. */
 #ifndef PS_CANVAS_H
 #define PS_CANVAS_H
 
@@ -16,26 +16,12 @@
 
 #include <cairo.h>
 
-#include "ps-scene.h"
+#include "ps-text.h"
 
-typedef struct ps_font {
-  double size; /* points */
-  bool bold;
-  bool mono;
-} ps_font;
-
-/* Copies text into out (at most cap bytes with the NUL), replacing bytes
- * that are not UTF-8 and control characters with U+FFFD, so that Pango and
- * XML accept it (line breaks become spaces).  Returns the length written. */
-size_t ps_utf8_sanitize (const char *text, char *out, size_t cap);
-
-/* Width of a text line in points, and the ascent and descent of a font. */
-double ps_text_width (const char *text, const ps_font *f);
-void ps_font_metrics (const ps_font *f, double *ascent, double *descent);
-/* Copies into buf the longest prefix of text that fits max_width, with
- * "…" when cut (whole text when it fits).  Returns buf. */
-const char *ps_text_fit (const char *text, const ps_font *f, double max_width, char *buf,
-                         size_t cap);
+/* A point of a drawing, in points. */
+typedef struct ps_pt {
+  double x, y;
+} ps_pt;
 
 typedef enum ps_align { PS_ALIGN_LEFT = 0, PS_ALIGN_CENTER, PS_ALIGN_RIGHT } ps_align;
 

@@ -5,6 +5,8 @@
  * groups and straight chains as single boxes; or an overview with one box
  * per stream and band of levels.  Edges are then mapped to boxes, merged
  * and counted (ps-view-common.c). */
+#include "ps-dag-view.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

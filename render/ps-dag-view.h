@@ -1,4 +1,5 @@
-/* ps-dag-view.h: the DAG view and the plan view as scenes (ps-scene.h).
+/* ps-dag-view.h: the DAG view as a scene (ps-scene.h); the plan view is
+ * in ps-plan-view.h, what both share in ps-view.h.
  *
  * DAG view: one box per graph node, shaped and coloured by kind (or
  * coloured by stream or duration), fused groups framed together, the
@@ -21,39 +22,11 @@
 #include "ps-graph.h"
 #include "ps-plan.h"
 #include "ps-scene.h"
-
-typedef enum ps_color_by {
-  PS_COLOR_BY_KIND = 0,
-  PS_COLOR_BY_STREAM,
-  PS_COLOR_BY_DURATION,
-} ps_color_by;
-
-typedef struct ps_view_options {
-  ps_color_by color;
-  uint32_t detail_boxes; /* more units than this: collapse chains (default 1000) */
-  uint32_t max_boxes;    /* more boxes than this after collapsing: overview (default 800) */
-  uint32_t fast_boxes;   /* more boxes than this: cheaper layout (default 600) */
-  uint32_t max_edges;    /* more edges than this: collapse further (default 1600) */
-  const double *node_ns; /* duration per graph node; NULL: the default cost model */
-  const double *step_ns; /* duration per plan step; NULL: sum of its nodes */
-  double gap_ns;         /* added to each work node for the critical path: the time it
-                            holds its stream beyond its own duration (dispatch gap) */
-} ps_view_options;
-
-void ps_view_options_init (ps_view_options *o);
-int ps_color_by_parse (const char *name, ps_color_by *out);
+#include "ps-view.h"
 
 /* Builds the DAG view of g; p (may be NULL) gives streams and fused
  * groups.  The scene is sized but not laid out. */
 int ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p,
                        const ps_view_options *o);
-
-/* Builds the plan view of p. */
-int ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o);
-
-/* A readable name for a kernel symbol: the qualified name of an Itanium
- * mangled symbol ("_ZN3mlx4core2cu6copy_s..." -> "mlx::core::cu::copy_s"),
- * anything else unchanged. */
-const char *ps_short_symbol (const char *sym, char *buf, size_t cap);
 
 #endif

@@ -8,12 +8,14 @@
 #include <time.h>
 
 #include "ps-cost.h"
+#include "ps-dag-view.h"
 #include "ps-diagnose.h"
 #include "ps-draw.h"
 #include "ps-file.h"
 #include "ps-layout.h"
 #include "ps-memory-draw.h"
 #include "ps-plan-output.h"
+#include "ps-plan-view.h"
 #include "ps-scene.h"
 #include "ps-sim.h"
 #include "ps-timeline-draw.h"

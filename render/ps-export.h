@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "ps-dag-view.h"
+#include "ps-view.h"
 #include "ps-device.h"
 #include "ps-plan.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-dag-view.h"
+#include "ps-view.h"
 #include "ps-draw.h"
 #include "ps-format.h"
 #include "ps-jsonw.h"

@@ -6,6 +6,8 @@
  * (events stay visible, as they are the synchronisation); when even that is
  * too many, each stream is cut into a few dozen chunks of consecutive
  * steps, and the events between chunks are counted on the edges. */
+#include "ps-plan-view.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-canvas.h"
+#include "ps-text.h"
 #include "ps-jsonw.h"
 
 #define MAX_STRING 65536

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ps-canvas.h"
 #include "ps-error.h"
 #include "ps-graph.h"
 
@@ -40,10 +41,6 @@ enum {
   PS_SCENE_BOLD = 1u << 3,     /* label in bold */
   PS_SCENE_NO_CONSTRAINT = 1u << 4, /* an edge that does not rank its ends */
 };
-
-typedef struct ps_pt {
-  double x, y;
-} ps_pt;
 
 typedef struct ps_scene_node {
   uint32_t label;   /* first line */

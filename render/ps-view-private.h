@@ -1,11 +1,12 @@
-/* ps-view-private.h: what the DAG and plan views share (ps-view-common.c):
+/* ps-view-private.h: what the DAG and plan views share (ps-view.c):
  * boxes that stand for one or more nodes or steps, their styles, edges
  * merged between boxes, and the legend. */
 #ifndef PS_VIEW_PRIVATE_H
 #define PS_VIEW_PRIVATE_H
 
-#include "ps-dag-view.h"
 #include "ps-draw.h"
+#include "ps-scene.h"
+#include "ps-view.h"
 
 /* A box of the view: the members it stands for and what they add up to. */
 typedef struct ps__vbox {

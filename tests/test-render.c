@@ -24,6 +24,7 @@
 
 #include "ps-canvas.h"
 #include "ps-dag-view.h"
+#include "ps-plan-view.h"
 #include "ps-draw.h"
 #include "ps-export.h"
 #include "ps-file.h"

@@ -30,6 +30,8 @@ diag_text (const ps_diag *diag)
   return out;
 }
 
+G_DEFINE_QUARK (ps-session-error-quark, ps_session_error)
+
 PsDoc *
 ps__doc_ref (PsDoc *doc)
 {
@@ -400,4 +402,11 @@ ps__gpu_probe (char **reason)
   if (reason)
     *reason = g_strdup (why);
   return ok;
+}
+
+guint32
+ps__node_group_key (const ps_plan *p, guint node)
+{
+  const ps_step *st = &p->steps[p->node_step[node]];
+  return p->step_nodes[st->nodes_begin];
 }

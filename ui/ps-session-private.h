@@ -137,7 +137,8 @@ PsPlanState *ps__session_get_state (PsSession *self);
 /* Whether a GPU is usable; the reason when not (probed once). */
 gboolean ps__gpu_probe (char **reason);
 
-/* What identifies a node's step across plans: the first node of it. */
+/* What identifies a node's step across plans: the first node of it
+ * (ps-session-jobs.c). */
 guint32 ps__node_group_key (const ps_plan *p, guint node);
 
 /* Per node, the span of a timeline that ran it (PS_NONE when none). */

@@ -44,44 +44,6 @@ ps_session_box_node (PsSession *self, guint box)
   return self->layout->box_first[box];
 }
 
-const ps_plan *
-ps_session_get_plan (PsSession *self)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
-  return self->state && self->state->have_plan ? &self->state->plan : NULL;
-}
-
-const ps_timeline *
-ps_session_get_predicted (PsSession *self)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
-  return self->state && self->state->have_tl ? &self->state->tl : NULL;
-}
-
-const ps_diagnosis *
-ps_session_get_diagnosis (PsSession *self)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
-  return self->state && self->state->have_dg ? &self->state->dg : NULL;
-}
-
-const ps_timeline *
-ps_session_get_measured (PsSession *self)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
-  return self->measured ? &self->measured->tl : NULL;
-}
-
-void
-ps_session_get_summary (PsSession *self, PsSummary *out)
-{
-  g_return_if_fail (PS_IS_SESSION (self));
-  if (self->state && self->state->summary.valid)
-    *out = self->state->summary;
-  else
-    memset (out, 0, sizeof *out);
-}
-
 static void
 append_duration (GString *s, double ns)
 {
@@ -185,13 +147,6 @@ ps_session_node_critical (PsSession *self, guint node)
   g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
   return self->state && self->state->node_critical && node < self->state->graph.n_nodes
          && self->state->node_critical[node];
-}
-
-guint32
-ps__node_group_key (const ps_plan *p, guint node)
-{
-  const ps_step *st = &p->steps[p->node_step[node]];
-  return p->step_nodes[st->nodes_begin];
 }
 
 gboolean

@@ -40,7 +40,6 @@ static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE (PsSession, ps_session, G_TYPE_OBJECT)
-G_DEFINE_QUARK (ps-session-error-quark, ps_session_error)
 
 static void start_plan (PsSession *self);
 static void start_layout (PsSession *self);
@@ -318,6 +317,44 @@ ps_session_get_graph (PsSession *self)
   if (self->state)
     return &self->state->graph;
   return self->doc ? &self->doc->graph : NULL;
+}
+
+const ps_plan *
+ps_session_get_plan (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_plan ? &self->state->plan : NULL;
+}
+
+const ps_timeline *
+ps_session_get_predicted (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_tl ? &self->state->tl : NULL;
+}
+
+const ps_diagnosis *
+ps_session_get_diagnosis (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_dg ? &self->state->dg : NULL;
+}
+
+const ps_timeline *
+ps_session_get_measured (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->measured ? &self->measured->tl : NULL;
+}
+
+void
+ps_session_get_summary (PsSession *self, PsSummary *out)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (self->state && self->state->summary.valid)
+    *out = self->state->summary;
+  else
+    memset (out, 0, sizeof *out);
 }
 
 /* ---- planning ----------------------------------------------------------- */

@@ -1,37 +1,17 @@
-/* ps-error.h: status codes and located diagnostics for planscope's core.
+/* ps-error.h: located diagnostics for planscope's core.
  *
- * Every core function that can fail returns 0 or one of the negative codes
- * below.  Problems in input files are also described by a ps_diag, which
- * carries the file, line, column and a message that names the JSON path. */
+ * Every core function that can fail returns 0 or one of the negative
+ * codes of ps-status.h.  Problems in input files are also described by a
+ * ps_diag, which carries the file, line, column and a message that names
+ * the JSON path. */
 #ifndef PS_ERROR_H
 #define PS_ERROR_H
 
 #include <stddef.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#define PS_ERRNO_MAP(X)                                              \
-  X(ENOMEM, -1, "out of memory")                                     \
-  X(EIO, -2, "input/output error")                                   \
-  X(ESYNTAX, -3, "syntax error")                                     \
-  X(EINVAL, -4, "invalid input")                                     \
-  X(ELIMIT, -5, "a documented limit was exceeded")                   \
-  X(ECYCLE, -6, "the graph has a cycle")                             \
-  X(EPIN, -7, "a stream pin cannot be honoured")                     \
-  X(EVERIFY, -8, "the plan failed verification")                     \
-  X(EUSAGE, -9, "bad arguments")                                     \
-  X(ENOGPU, -10, "no usable GPU")                                    \
-  X(ECANCELED, -11, "operation cancelled")
-
-enum {
-  PS_OK = 0,
-#define PS__ERR_ENUM(name, code, text) PS_##name = (code),
-  PS_ERRNO_MAP(PS__ERR_ENUM)
-#undef PS__ERR_ENUM
-};
-
-/* The text of a status code; never NULL. */
-const char *ps_strerror(int code);
+#include "ps-status.h"
 
 typedef enum ps_severity { PS_SEV_ERROR = 0, PS_SEV_WARNING = 1 } ps_severity;
 

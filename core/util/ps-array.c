@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "ps-error.h"
+#include "ps-status.h"
 
 int
 ps_array_grow (void *arrp, uint32_t *cap, uint64_t need, size_t elem, uint64_t limit)

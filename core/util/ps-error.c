@@ -1,5 +1,5 @@
-/* ps-error.c: status code texts, the diagnostic list, and the pieces of
- * messages: printable names, quoted text and "did you mean". */
+/* ps-error.c: the diagnostic list, and the pieces of messages: printable
+ * names, quoted text and "did you mean". */
 #include "ps-error.h"
 
 #include <stdarg.h>
@@ -7,22 +7,6 @@
 #include <string.h>
 
 #include "ps-array.h"
-
-const char *
-ps_strerror (int code)
-{
-  switch (code) {
-  case PS_OK:
-    return "success";
-#define PS__ERR_CASE(name, c, text) \
-  case PS_##name:                   \
-    return text;
-    PS_ERRNO_MAP (PS__ERR_CASE)
-#undef PS__ERR_CASE
-  default:
-    return "unknown error";
-  }
-}
 
 void
 ps_diag_init (ps_diag *d, const char *file)

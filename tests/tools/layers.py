@@ -8,7 +8,9 @@
 #             with ps-plan.c), so that a circle through headers shows;
 #   symbols   every function and variable an object file of the build uses
 #             that another one defines (nm), which finds what includes
-#             cannot: a call declared in a shared header.
+#             cannot: a call declared in a shared header.  (GObject
+#             *_get_type functions, which every cast macro calls, count as
+#             the header they stand for, not as a use.)
 #
 # LAYERS lists the folders from the bottom up.  A file may use files of its
 # own folder and of the groups before its own; folders grouped together are
@@ -70,11 +72,15 @@ def rank():
 
 
 def unit_of(path, all_files):
-    """A header goes with the .c of its name: core/include/ps-plan.h is part
-    of core/model/ps-plan.c.  Anything else is its own unit."""
+    """A header goes with the .c of its name: core/include/ps-plan.h and
+    core/model/ps-plan-private.h are parts of core/model/ps-plan.c.
+    Anything else is its own unit."""
     if not path.endswith('.h'):
         return path
-    base = os.path.basename(path)[:-2] + '.c'
+    base = os.path.basename(path)[:-2]
+    if base.endswith('-private'):
+        base = base[:-len('-private')]
+    base += '.c'
     here = os.path.join(os.path.dirname(path), base)
     if here in all_files:
         return here
@@ -173,6 +179,11 @@ def symbol_edges(build, files):
     edges = {}
     for src, names in used.items():
         for name in sorted(names):
+            # A GObject type's get_type function is what the cast macros of
+            # G_DECLARE_FINAL_TYPE call: it says which struct a pointer is,
+            # as a header does, and is no use of the type's code.
+            if name.endswith('_get_type'):
+                continue
             d = defined.get(name)
             if d is not None and d != src:
                 edges.setdefault(src, {}).setdefault(d, name)

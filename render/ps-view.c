@@ -1,5 +1,8 @@
-/* ps-view-common.c: boxes, styles, merged edges, legends and text
- * formatting shared by the DAG and plan views. */
+/* ps-view.c: what the DAG and plan views share (ps-view.h and
+ * ps-view-private.h): options, boxes, styles, merged edges, legends and
+ * readable kernel names. */
+#include "ps-view.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
