@@ -12,6 +12,7 @@
 
 #include "ps-diagnose.h"
 #include "ps-file.h"
+#include "ps-format.h"
 #include "ps-jsonw.h"
 #include "ps-profiler.h"
 #include "ps-sim.h"
@@ -69,18 +70,11 @@ predict (const ps_plan *p, double *step_ns, double *makespan)
   return rc == 0;
 }
 
+/* A duration for people (ps-format.h); a negative one was not measured. */
 static const char *
 dur (char *buf, size_t cap, double ns)
 {
-  if (ns < 0)
-    snprintf (buf, cap, "-");
-  else if (ns < 1e3)
-    snprintf (buf, cap, "%.0f ns", ns);
-  else if (ns < 1e6)
-    snprintf (buf, cap, "%.1f us", ns / 1e3);
-  else
-    snprintf (buf, cap, "%.2f ms", ns / 1e6);
-  return buf;
+  return ps_format_duration (ns < 0 ? NAN : ns, buf, cap);
 }
 
 /* Relative error of the prediction against the measurement. */
@@ -108,7 +102,7 @@ write_text (const report *rp, const ps_diagnosis *dg)
   const ps_profile_result *r = rp->r;
   const ps_plan *p = rp->p;
   const ps_graph *g = p->graph;
-  char a[32], b[32];
+  char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX];
   printf ("profile of \"%s\" on %s (%s mode, median of %u runs, %u warm-up runs discarded)\n",
           g->name ? g->name : "", rp->info->name, rp->mode, r->iterations, rp->warmup);
   printf ("  makespan      measured %s", dur (a, sizeof a, r->timeline.makespan_ns));
@@ -136,8 +130,11 @@ write_text (const report *rp, const ps_diagnosis *dg)
       snprintf (label + strlen (label), sizeof label - strlen (label), "%u", st->nodes_count - 1);
     double m = r->step_ns[s], pr = rp->have_pred ? rp->pred_step[s] : -1;
     double e = rel_error (pr, m);
-    printf ("  %-5u %-6u %-32.32s %12s %12s ", s, st->stream, label, dur (a, sizeof a, m),
-            dur (b, sizeof b, pr));
+    printf ("  %-5u %-6u %-32.32s ", s, st->stream, label);
+    ps_format_column (stdout, dur (a, sizeof a, m), 12);
+    putchar (' ');
+    ps_format_column (stdout, dur (b, sizeof b, pr), 12);
+    putchar (' ');
     if (isfinite (e))
       printf ("%+7.1f%%\n", 100 * e);
     else

@@ -10,6 +10,7 @@
 
 #include "ps-diagnose.h"
 #include "ps-file.h"
+#include "ps-format.h"
 #include "ps-sim.h"
 #include "ps-timeline-output.h"
 #include "ps-trace-export.h"
@@ -98,8 +99,14 @@ sweep (const ps_graph *g, const cli_plan_args *a, const ps_device *dev, uint32_t
     if (json)
       printf ("%s\n    {\"streams\": %u, \"fused_ns\": %.0f, \"unfused_ns\": %.0f, "
               "\"speedup\": %.3f}", n == lo ? "" : ",", n, ms[0], ms[1], up);
-    else
-      printf ("%-8u %11.1f us %11.1f us %9.2fx\n", n, ms[0] / 1e3, ms[1] / 1e3, up);
+    else {
+      char f0[PS_FORMAT_MAX], f1[PS_FORMAT_MAX];
+      printf ("%-8u ", n);
+      ps_format_column (stdout, ps_format_duration (ms[0], f0, sizeof f0), 14);
+      putchar (' ');
+      ps_format_column (stdout, ps_format_duration (ms[1], f1, sizeof f1), 14);
+      printf (" %9.2fx\n", up);
+    }
   }
   if (json)
     printf ("\n  ]\n}\n");

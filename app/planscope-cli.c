@@ -24,16 +24,12 @@ static const struct {
   { "simulate", cli_simulate_main, "FILE [PLAN-OPTIONS] [--json] [--trace OUT]",
     "run the plan on a modelled GPU" },
   { "analyze", cli_analyze_main, "TRACE [--json]", "analyse a Chrome/Kineto trace" },
-  { "profile", cli_profile_main,
-    "FILE [PLAN-OPTIONS] [--mode streams|graph] [--iterations N] [--json] [--trace OUT] "
-    "[--check]",
+  { "profile", cli_profile_main, "FILE [PLAN-OPTIONS] [--mode streams|graph] [--check]",
     "run the plan on a real GPU under CUPTI" },
   { "kernels", cli_kernels_main, "FILE [PLAN-OPTIONS] -o DIR",
     "write the CUDA C and PTX of every kernel step" },
-  { "export", cli_export_main,
-    "FILE --view dag|plan|timeline|memory --format dot|svg|png|json|trace -o OUT "
-    "[PLAN-OPTIONS]",
-    "write a diagram or data file" },
+  { "export", cli_export_main, "FILE --view VIEW --format FORMAT -o OUT [PLAN-OPTIONS]",
+    "write a view (dag, plan, timeline, memory)" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -937,7 +937,7 @@ core_verify_plan_text (void **state)
     "  streams used    3 of 4\n",
     "  kernels         4 -> 4 after fusion\n",
     "  events          3 (0 user, 3 inserted; 4 cross-stream waits)\n",
-    "  pool            2.0 MiB (lower bound 2.0 MiB, 1.00x)\n",
+    "  pool            2.00 MiB (lower bound 2 MiB, 1.00x)\n",
     "  critical path   up -> fc1 -> act -> join -> down (5 nodes, ",
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ps-draw.h"
+#include "ps-format.h"
 
 guint
 ps_session_node_box (PsSession *self, guint node)
@@ -44,48 +45,6 @@ ps_session_box_node (PsSession *self, guint box)
   return self->layout->box_first[box];
 }
 
-static void
-append_duration (GString *s, double ns)
-{
-  double a = fabs (ns);
-  if (a >= 1e9)
-    g_string_append_printf (s, "%.2f s", ns / 1e9);
-  else if (a >= 1e6)
-    g_string_append_printf (s, "%.2f ms", ns / 1e6);
-  else if (a >= 1e3)
-    g_string_append_printf (s, "%.1f µs", ns / 1e3);
-  else
-    g_string_append_printf (s, "%.0f ns", ns);
-}
-
-static void
-append_bytes (GString *s, double bytes)
-{
-  static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  double a = fabs (bytes);
-  int u = 0;
-  while (a >= 1024 && u < 4)
-    {
-      a /= 1024;
-      bytes /= 1024;
-      u++;
-    }
-  g_string_append_printf (s, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
-static void
-append_signed (GString *s, double v, void (*append) (GString *, double))
-{
-  g_string_append (s, v < 0 ? "−" : "+");
-  append (s, fabs (v));
-}
-
-static void
-append_count (GString *s, double v)
-{
-  g_string_append_printf (s, "%.0f", v);
-}
-
 char *
 ps_session_format_summary (PsSession *self)
 {
@@ -98,21 +57,25 @@ ps_session_format_summary (PsSession *self)
         return g_strdup_printf ("No plan: %s", self->state->error);
       return g_strdup (self->doc ? "Planning…" : "No graph open");
     }
-  GString *s = g_string_new ("Makespan ");
-  append_duration (s, sum.makespan_ns);
-  g_string_append_printf (s, " · streams %u of %u · kernels %u → %u · events %u · pool ",
-                          sum.streams_used, sum.streams_max, sum.kernels_before,
-                          sum.kernels_after, sum.events);
-  append_bytes (s, (double) sum.pool_bytes);
+  char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX];
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "Makespan %s · streams %u of %u · kernels %u → %u · events %u · "
+                          "pool %s",
+                          ps_format_duration (sum.makespan_ns, a, sizeof a), sum.streams_used,
+                          sum.streams_max, sum.kernels_before, sum.kernels_after, sum.events,
+                          ps_format_bytes ((double) sum.pool_bytes, b, sizeof b));
   if (self->has_baseline)
     {
-      g_string_append (s, " · vs baseline: makespan ");
-      append_signed (s, sum.makespan_ns - self->baseline.makespan_ns, append_duration);
-      g_string_append (s, ", events ");
-      append_signed (s, (double) sum.events - self->baseline.events, append_count);
-      g_string_append (s, ", pool ");
-      append_signed (s, (double) sum.pool_bytes - (double) self->baseline.pool_bytes,
-                     append_bytes);
+      gint64 events = (gint64) sum.events - (gint64) self->baseline.events;
+      g_string_append_printf (s, " · vs baseline: makespan %s, events %s%" G_GINT64_FORMAT,
+                              ps_format_duration_delta (sum.makespan_ns
+                                                          - self->baseline.makespan_ns,
+                                                        a, sizeof a),
+                              events < 0 ? "−" : "+", events < 0 ? -events : events);
+      g_string_append_printf (s, ", pool %s",
+                              ps_format_bytes_delta ((double) sum.pool_bytes
+                                                       - (double) self->baseline.pool_bytes,
+                                                     b, sizeof b));
     }
   return g_string_free (s, FALSE);
 }

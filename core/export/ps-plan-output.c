@@ -11,6 +11,7 @@
 #include "model/ps-plan-private.h"
 #include "ps-analysis.h"
 #include "ps-cost.h"
+#include "ps-format.h"
 #include "ps-jsonw.h"
 
 /* ---- JSON ---- */
@@ -89,41 +90,15 @@ ps_plan_write_json (const ps_plan *p, FILE *out)
 static void
 put_bytes (FILE *out, uint64_t bytes)
 {
-  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-  if (bytes < 1024) {
-    fprintf (out, "%" PRIu64 " B", bytes);
-    return;
-  }
-  double v = (double) bytes / 1024;
-  int u = 0;
-  while (v >= 1024 && u < 5) {
-    v /= 1024;
-    u++;
-  }
-  fprintf (out, "%.1f %s", v, units[u]);
+  char buf[PS_FORMAT_MAX];
+  fputs (ps_format_bytes ((double) bytes, buf, sizeof buf), out);
 }
 
 static void
 put_time (FILE *out, double ns)
 {
-  if (!(ns >= 0))
-    ns = 0;
-  if (ns < 1e3)
-    fprintf (out, "%.0f ns", ns);
-  else if (ns < 1e6)
-    fprintf (out, "%.1f us", ns / 1e3);
-  else if (ns < 1e9)
-    fprintf (out, "%.2f ms", ns / 1e6);
-  else
-    fprintf (out, "%.3f s", ns / 1e9);
-}
-
-static const char *
-short_op (unsigned op)
-{
-  static const char *const names[] = { "kernel", "memcpy", "memset",  "host",  "record",
-                                       "wait",   "barrier", "cond",  "empty", "opaque" };
-  return op < sizeof names / sizeof names[0] ? names[op] : "?";
+  char buf[PS_FORMAT_MAX];
+  fputs (ps_format_duration (ns, buf, sizeof buf), out);
 }
 
 /* Prints a list of names joined by sep, eliding the middle past `max`
@@ -194,7 +169,7 @@ write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, 
   const uint32_t *nodes = p->step_nodes + st->nodes_begin;
   uint32_t v = st->nodes_count ? nodes[0] : PS_NONE;
   const ps_node *n = v < g->n_nodes ? &g->nodes[v] : NULL;
-  fprintf (out, "  #%-*u  %-7s ", width, s, short_op (st->op));
+  fprintf (out, "  #%-*u  %-7s ", width, s, ps_op_short_name ((ps_op) st->op));
   const char *fn = ps__plan_str (p, st->function);
 
   if (st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT) {

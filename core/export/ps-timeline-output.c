@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ps-format.h"
 #include "ps-jsonw.h"
 
 static void
@@ -211,22 +212,11 @@ ps_timeline_write_json (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
   return ferror (out) ? PS_EIO : 0;
 }
 
-/* A duration for people: "850 ns", "12.3 us", "4.56 ms", "1.23 s". */
+/* A duration for people (ps-format.h). */
 static const char *
 dur (char *buf, size_t cap, double ns)
 {
-  double a = fabs (ns);
-  if (a < 1e3)
-    snprintf (buf, cap, "%.0f ns", ns);
-  else if (a < 1e6)
-    snprintf (buf, cap, "%.3g us", ns / 1e3);
-  else if (a < 1e9)
-    snprintf (buf, cap, "%.3g ms", ns / 1e6);
-  else if (a < 1e12)
-    snprintf (buf, cap, "%.3g s", ns / 1e9);
-  else
-    snprintf (buf, cap, "%.0f s", ns / 1e9);
-  return buf;
+  return ps_format_duration (ns, buf, cap);
 }
 
 static const char *
@@ -268,7 +258,7 @@ print_span (FILE *out, const ps_timeline *tl, uint32_t x)
 int
 ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out)
 {
-  char a[32], b[32], c[32], sl_[64], sl2[64];
+  char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX], c[PS_FORMAT_MAX], sl_[64], sl2[64];
   fprintf (out, "%s timeline on ", ps_timeline_source_name (tl->source));
   ps_put_printable (out, tl->device[0] ? tl->device : "?");
   fprintf (out, ": makespan %s, %u spans on %u streams, %u event waits, %u stalls\n",
@@ -279,8 +269,14 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
     for (uint32_t q = 0; q < dg->n_streams; q++) {
       const ps_stream_stats *s = &dg->streams[q];
       ps_timeline_stream_label (tl, q, sl_, sizeof sl_);
-      fprintf (out, "%-22s %12s %12s %12s %8u\n", sl_, dur (a, sizeof a, s->busy_ns),
-               dur (b, sizeof b, s->stalled_ns), dur (c, sizeof c, s->idle_ns), s->spans);
+      ps_format_column (out, sl_, -22);
+      fputc (' ', out);
+      ps_format_column (out, dur (a, sizeof a, s->busy_ns), 12);
+      fputc (' ', out);
+      ps_format_column (out, dur (b, sizeof b, s->stalled_ns), 12);
+      fputc (' ', out);
+      ps_format_column (out, dur (c, sizeof c, s->idle_ns), 12);
+      fprintf (out, " %8u\n", s->spans);
     }
   }
   if (tl->n_stalls) {
@@ -334,7 +330,11 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
       uint32_t x = dg->critical[i];
       const ps_span *s = &tl->spans[x];
       ps_timeline_stream_label (tl, s->stream, sl_, sizeof sl_);
-      fprintf (out, "  %10s  %-12s ", dur (a, sizeof a, s->start_ns), sl_);
+      fputs ("  ", out);
+      ps_format_column (out, dur (a, sizeof a, s->start_ns), 10);
+      fputs ("  ", out);
+      ps_format_column (out, sl_, -12);
+      fputc (' ', out);
       print_span (out, tl, x);
       fprintf (out, "  [%s; %s]\n", dur (b, sizeof b, s->end_ns - s->start_ns),
                bound_text ((ps_bound) dg->bound[x]));

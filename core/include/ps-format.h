@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Enough room for any of them. */
 #define PS_FORMAT_MAX 40
@@ -26,5 +27,12 @@ const char *ps_format_duration_delta (double ns, char *buf, size_t cap);
 const char *ps_format_bytes (double bytes, char *buf, size_t cap);
 const char *ps_format_bytes_delta (double bytes, char *buf, size_t cap);
 const char *ps_format_count (uint64_t n, char *buf, size_t cap);
+
+/* The characters (code points) of a UTF-8 string: its width in a table
+ * of text ("µs" is two characters in three bytes). */
+size_t ps_format_width (const char *s);
+/* Writes s padded with spaces to `width` characters: right-aligned when
+ * width > 0, left-aligned when width < 0.  Returns 0 or PS_EIO. */
+int ps_format_column (FILE *out, const char *s, int width);
 
 #endif

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ps-status.h"
+
 #define MINUS "\xe2\x88\x92" /* U+2212 */
 
 /* Three significant digits of v (>= 1, < 1000), then the unit. */
@@ -15,12 +17,8 @@ three_digits (double v, const char *unit, char *buf, size_t cap)
 {
   /* Round first, so that 9.996 is "10.0" and 99.96 is "100", not "10.00"
    * or "100.0". */
-  const char *fmt = "%.0f %s";
-  if (v < 9.995)
-    fmt = "%.2f %s";
-  else if (v < 99.95)
-    fmt = "%.1f %s";
-  snprintf (buf, cap, fmt, v, unit);
+  int decimals = v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
+  snprintf (buf, cap, "%.*f %s", decimals, v, unit);
 }
 
 static void
@@ -118,4 +116,28 @@ ps_format_count (uint64_t n, char *buf, size_t cap)
   if (cap)
     buf[o] = '\0';
   return buf;
+}
+
+size_t
+ps_format_width (const char *s)
+{
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+    n += (*p & 0xc0) != 0x80;
+  return n;
+}
+
+int
+ps_format_column (FILE *out, const char *s, int width)
+{
+  size_t w = ps_format_width (s);
+  size_t want = (size_t) (width < 0 ? -width : width);
+  int pad = w < want ? (int) (want - w) : 0;
+  if (width > 0 && fprintf (out, "%*s", pad, "") < 0)
+    return PS_EIO;
+  if (fputs (s, out) < 0)
+    return PS_EIO;
+  if (width < 0 && fprintf (out, "%*s", pad, "") < 0)
+    return PS_EIO;
+  return 0;
 }
