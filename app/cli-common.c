@@ -88,8 +88,11 @@ cli_plan_args_init (cli_plan_args *a)
   ps_plan_options_init (&a->options);
 }
 
-int
-cli_plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
+/* Consumes a plan option (--streams N, --no-fusion, --device NAME,
+ * --timing) at argv[*i].  Returns 1 when consumed, 0 when argv[*i] is not
+ * one, -1 after a usage error. */
+static int
+plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
 {
   const char *val;
   int m = cli_option_value (cmd, argc, argv, i, "--streams", &val);
@@ -141,7 +144,7 @@ cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cl
       fputs (usage, stdout);
       return cli_finish_stdout ();
     }
-    int m = cli_plan_option (cmd, argc, argv, &i, a);
+    int m = plan_option (cmd, argc, argv, &i, a);
     for (size_t k = 0; k < n_opts && m == 0; k++) {
       const cli_opt *o = &opts[k];
       if (o->flag) {
@@ -188,8 +191,10 @@ cli_write_trace (const char *cmd, const char *path, const ps_timeline *tl,
   return CLI_FAILED;
 }
 
-int
-cli_find_device (ps_device *dev, const char *name, const ps_graph *g)
+/* Finds a device profile: `name` when given, else the graph's "device"
+ * (when g is not NULL), else the default.  Problems go to stderr. */
+static int
+find_device (ps_device *dev, const char *name, const ps_graph *g)
 {
   if (!name && g && g->device && *g->device)
     name = g->device;
@@ -223,7 +228,7 @@ cli_load_graph (ps_graph *g, const char *file, bool timing)
 int
 cli_plan_device (cli_plan_args *a, const ps_graph *g)
 {
-  if (cli_find_device (&a->device, a->device_name, g) < 0)
+  if (find_device (&a->device, a->device_name, g) < 0)
     return CLI_FAILED;
   a->options.device = &a->device;
   return CLI_OK;

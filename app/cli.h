@@ -48,10 +48,6 @@ typedef struct cli_plan_args {
 } cli_plan_args;
 
 void cli_plan_args_init (cli_plan_args *a);
-/* Consumes a plan option (--streams N, --no-fusion, --device NAME,
- * --timing) at argv[*i].  Returns 1 when consumed, 0 when argv[*i] is not
- * one, -1 after a usage error. */
-int cli_plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a);
 
 /* A command's own option, for cli_parse_command: a flag sets *flag, an
  * option with a value ("--name V" or "--name=V") stores it in *value;
@@ -77,9 +73,6 @@ void cli_print_timing (const ps_timing *t);
 /* Loads FILE ("-" reads standard input), printing the loader's
  * diagnostics to stderr.  Returns CLI_OK or CLI_FAILED. */
 int cli_load_graph (ps_graph *g, const char *file, bool timing);
-/* Finds a device profile: `name` when given, else the graph's "device"
- * (when g is not NULL), else the default.  Problems go to stderr. */
-int cli_find_device (ps_device *dev, const char *name, const ps_graph *g);
 /* Finds the device to plan for (--device, else the graph's, else the
  * default) into a->device and points a->options.device at it. */
 int cli_plan_device (cli_plan_args *a, const ps_graph *g);

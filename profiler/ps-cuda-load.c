@@ -71,8 +71,10 @@
   X (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "graph update not performed")               \
   X (CUDA_ERROR_UNKNOWN, "unknown error")
 
-const char *
-ps__cu_result_name (CUresult r)
+/* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" from planscope's own table
+ * (the stub driver has no texts); never NULL. */
+static const char *
+cu_result_name (CUresult r)
 {
   switch (r) {
 #define PS__NAME_CASE(sym, text) \
@@ -85,8 +87,8 @@ ps__cu_result_name (CUresult r)
   }
 }
 
-const char *
-ps__cu_result_text (CUresult r)
+static const char *
+cu_result_text (CUresult r)
 {
   switch (r) {
 #define PS__TEXT_CASE(sym, text) \
@@ -112,8 +114,8 @@ ps__cu_result_text (CUresult r)
   X (CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED) X (CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED) \
   X (CUPTI_ERROR_UNKNOWN)
 
-const char *
-ps__cupti_result_name (CUptiResult r)
+static const char *
+cupti_result_name (CUptiResult r)
 {
   switch (r) {
 #define PS__CUPTI_CASE(sym) \
@@ -136,8 +138,8 @@ ps__cu_fail (ps_gpu_error *err, ps_gpu_status status, CUresult r, const char *fm
   va_end (ap);
   if (r == CUDA_ERROR_OUT_OF_MEMORY && status == PS_GPU_CUDA_FAILED)
     status = PS_GPU_NO_MEMORY;
-  return ps_gpu_error_set (err, status, (int) r, "%s: %s (%s)", what, ps__cu_result_name (r),
-                           ps__cu_result_text (r));
+  return ps_gpu_error_set (err, status, (int) r, "%s: %s (%s)", what, cu_result_name (r),
+                           cu_result_text (r));
 }
 
 int
@@ -147,7 +149,7 @@ ps__cupti_fail (ps_gpu_error *err, const ps__cupti *cp, CUptiResult r, const cha
   if (cp && cp->cuptiGetResultString && cp->cuptiGetResultString (r, &text) != CUPTI_SUCCESS)
     text = NULL;
   return ps_gpu_error_set (err, PS_GPU_CUPTI_FAILED, (int) r, "%s failed: %s%s%s%s", what,
-                           ps__cupti_result_name (r), text ? " (" : "", text ? text : "",
+                           cupti_result_name (r), text ? " (" : "", text ? text : "",
                            text ? ")" : "");
 }
 
@@ -221,7 +223,7 @@ cuda_load_locked (ps_gpu_error *err)
     dlclose (h);                                                                          \
     return ps_gpu_error_set (err, PS_GPU_DRIVER_FAILED, (int) r,                           \
                              "%s has no %s for CUDA 12 (%s): the driver is too old", name, \
-                             #fn, ps__cu_result_name (r));                                 \
+                             #fn, cu_result_name (r));                                 \
   }
   PS__CU_FUNCS (PS__RESOLVE)
 #undef PS__RESOLVE

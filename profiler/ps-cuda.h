@@ -76,11 +76,6 @@ int ps__cuda_load (const ps__cuda **out, ps_gpu_error *err);
 int ps__nvrtc_get (const ps__nvrtc **out, ps_gpu_error *err);
 int ps__cupti_load (const ps__cupti **out, ps_gpu_error *err);
 
-/* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" from planscope's own table
- * (the stub driver has no texts); never NULL. */
-const char *ps__cu_result_name (CUresult r);
-const char *ps__cu_result_text (CUresult r);
-const char *ps__cupti_result_name (CUptiResult r);
 
 /* Sets err for a failed driver call: "WHAT failed: NAME (text)". */
 int ps__cu_fail (ps_gpu_error *err, ps_gpu_status status, CUresult r, const char *fmt, ...)

@@ -7,23 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-grow (void *arrp, uint32_t *cap, size_t elem, uint32_t need)
-{
-  if (need <= *cap)
-    return 0;
-  uint64_t c = *cap ? *cap : 256;
-  while (c < need)
-    c *= 2;
-  if (c > UINT32_MAX)
-    return PS_ELIMIT;
-  void *p = realloc (*(void **) arrp, (size_t) c * elem);
-  if (!p)
-    return PS_ENOMEM;
-  *(void **) arrp = p;
-  *cap = (uint32_t) c;
-  return 0;
-}
+#include "ps-array.h"
 
 int
 ps_cupti_map_init (ps_cupti_map *m, ps_profile_mode mode, uint32_t n_steps, uint32_t n_iterations)
@@ -70,7 +54,7 @@ ps_cupti_map_origin (ps_cupti_map *m, uint32_t iteration, uint64_t timestamp)
 int
 ps_cupti_map_node (ps_cupti_map *m, uint64_t node_id, uint32_t step)
 {
-  int r = grow (&m->nodes, &m->nodes_cap, sizeof *m->nodes, m->n_nodes + 1);
+  int r = PS_ARRAY_RESERVE (m->nodes, m->nodes_cap, (uint64_t) m->n_nodes + 1);
   if (r == 0)
     m->nodes[m->n_nodes++] = (ps__cupti_node){ node_id, step };
   return r;
@@ -79,7 +63,7 @@ ps_cupti_map_node (ps_cupti_map *m, uint64_t node_id, uint32_t step)
 int
 ps_cupti_map_clone (ps_cupti_map *m, uint64_t original_id, uint64_t clone_id)
 {
-  int r = grow (&m->clones, &m->clones_cap, sizeof *m->clones, m->n_clones + 1);
+  int r = PS_ARRAY_RESERVE (m->clones, m->clones_cap, (uint64_t) m->n_clones + 1);
   if (r == 0)
     m->clones[m->n_clones++] = (ps__cupti_node){ clone_id, original_id };
   return r;
@@ -89,7 +73,7 @@ int
 ps_cupti_map_host (ps_cupti_map *m, uint32_t iteration, uint32_t step, uint64_t start,
                    uint64_t end)
 {
-  int r = grow (&m->hosts, &m->hosts_cap, sizeof *m->hosts, m->n_hosts + 1);
+  int r = PS_ARRAY_RESERVE (m->hosts, m->hosts_cap, (uint64_t) m->n_hosts + 1);
   if (r == 0)
     m->hosts[m->n_hosts++] = (ps__cupti_host){ iteration, step, start, end };
   return r;
@@ -99,7 +83,7 @@ static int
 add_rec (ps_cupti_map *m, uint8_t kind, uint64_t start, uint64_t end, uint32_t corr,
          uint64_t node_id)
 {
-  int r = grow (&m->recs, &m->recs_cap, sizeof *m->recs, m->n_recs + 1);
+  int r = PS_ARRAY_RESERVE (m->recs, m->recs_cap, (uint64_t) m->n_recs + 1);
   if (r == 0)
     m->recs[m->n_recs++] = (ps__cupti_rec){ start, end, node_id, corr, kind };
   return r;
@@ -132,7 +116,7 @@ ps_cupti_map_record (ps_cupti_map *m, const CUpti_Activity *r)
     const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *) r;
     if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
       return 0;
-    int rc = grow (&m->exts, &m->exts_cap, sizeof *m->exts, m->n_exts + 1);
+    int rc = PS_ARRAY_RESERVE (m->exts, m->exts_cap, (uint64_t) m->n_exts + 1);
     if (rc == 0)
       m->exts[m->n_exts++] = (ps__cupti_ext){ e->correlationId, e->externalId };
     return rc;

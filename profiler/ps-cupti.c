@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
+
 #define BUFFER_BYTES ((size_t) 8 << 20)
 
 typedef struct done_buffer {
@@ -16,7 +18,7 @@ typedef struct done_buffer {
 
 static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
 static done_buffer *done;
-static size_t n_done, done_cap;
+static uint32_t n_done, done_cap;
 static uint64_t dropped_total;
 static bool done_oom;
 static const ps__cupti *cupti_fns;
@@ -50,17 +52,11 @@ buffer_completed (CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, 
     dropped = 0;
   pthread_mutex_lock (&buf_lock);
   dropped_total += dropped;
-  if (n_done == done_cap) {
-    size_t cap = done_cap ? done_cap * 2 : 16;
-    done_buffer *d = realloc (done, cap * sizeof *d);
-    if (!d) {
-      done_oom = true;
-      pthread_mutex_unlock (&buf_lock);
-      free (buffer);
-      return;
-    }
-    done = d;
-    done_cap = cap;
+  if (PS_ARRAY_RESERVE (done, done_cap, (uint64_t) n_done + 1) < 0) {
+    done_oom = true;
+    pthread_mutex_unlock (&buf_lock);
+    free (buffer);
+    return;
   }
   done[n_done++] = (done_buffer){ buffer, valid };
   pthread_mutex_unlock (&buf_lock);

@@ -35,12 +35,6 @@ static const struct {
 };
 
 const char *
-ps_gpu_status_name (ps_gpu_status s)
-{
-  return (unsigned) s < PS_GPU__COUNT ? statuses[s].name : "unknown";
-}
-
-const char *
 ps_gpu_status_summary (ps_gpu_status s)
 {
   return (unsigned) s < PS_GPU__COUNT ? statuses[s].summary : "unknown GPU error";
@@ -102,12 +96,6 @@ ps_profile_options_init (ps_profile_options *o)
 }
 
 /* ---- the toolkit -------------------------------------------------------- */
-
-const char *
-ps__toolkit_root_default (void)
-{
-  return PS_TOOLKIT_ROOT;
-}
 
 static bool
 has_file (const char *dir, const char *rel)

@@ -120,8 +120,6 @@ int ps__run_init (ps__run *run, ps_gpu *gpu, const ps_plan *p, ps_gpu_error *err
 void ps__run_free (ps__run *run);
 /* Fills every buffer and host source with the deterministic inputs. */
 int ps__run_fill (ps__run *run, ps_gpu_error *err);
-/* Issues one iteration (streams mode) without waiting. */
-int ps__run_issue (ps__run *run, bool tracing, ps_gpu_error *err);
 /* Captures the submission into a CUDA graph and instantiates it. */
 int ps__run_capture (ps__run *run, ps_gpu_error *err);
 /* Instantiates the captured graph again (for the traced runs: the new

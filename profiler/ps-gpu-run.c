@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "ps-array.h"
+
 #define CU(call) ((r = (call)) == CUDA_SUCCESS)
 
 static const char *
@@ -50,27 +52,9 @@ typedef struct args_builder {
 } args_builder;
 
 static int
-grow (void *arrp, uint32_t *cap, size_t elem, uint64_t need)
-{
-  if (need <= *cap)
-    return 0;
-  uint64_t c = *cap ? *cap : 64;
-  while (c < need)
-    c *= 2;
-  if (c > UINT32_MAX)
-    return PS_ELIMIT;
-  void *p = realloc (*(void **) arrp, (size_t) c * elem);
-  if (!p)
-    return PS_ENOMEM;
-  *(void **) arrp = p;
-  *cap = (uint32_t) c;
-  return 0;
-}
-
-static int
 push_val (args_builder *ab, const void *v, size_t size)
 {
-  if (grow (&ab->vals, &ab->cap, sizeof *ab->vals, (uint64_t) ab->n + 1) != 0)
+  if (PS_ARRAY_RESERVE (ab->vals, ab->cap, (uint64_t) ab->n + 1) != 0)
     return PS_ENOMEM;
   ab->vals[ab->n] = 0;
   memcpy (&ab->vals[ab->n], v, size);
@@ -242,8 +226,7 @@ setup_kernel_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32
                             what, k.module_path, fname);
       break;
     }
-    if (grow (&ab->launches, &ab->launches_cap, sizeof *ab->launches,
-              (uint64_t) ab->n_launches + 1) != 0) {
+    if (PS_ARRAY_RESERVE (ab->launches, ab->launches_cap, (uint64_t) ab->n_launches + 1) != 0) {
       rc = ps_gpu_error_set (err, PS_GPU_NO_MEMORY, 0, "out of memory");
       break;
     }
@@ -694,12 +677,6 @@ issue (ps__run *run, bool tracing, bool capturing, ps_gpu_error *err)
         !CU (cu->cuStreamWaitEvent (run->streams[0], run->join[q], 0)))
       return ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "joining stream %u", q);
   return 0;
-}
-
-int
-ps__run_issue (ps__run *run, bool tracing, ps_gpu_error *err)
-{
-  return issue (run, tracing, false, err);
 }
 
 int

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-profiler-private.h"
 
 /* ---- a growing string --------------------------------------------------- */
@@ -31,16 +32,10 @@ ps__sb_printf (ps__sb *b, const char *fmt, ...)
       b->len += (size_t) n;
       return;
     }
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap - b->len <= (size_t) n)
-      cap *= 2;
-    char *s = realloc (b->s, cap);
-    if (!s) {
+    if (ps_array_grow (&b->s, &b->cap, (uint64_t) b->len + (size_t) n + 1, 1, PS_ARRAY_MAX) < 0) {
       b->oom = true;
       return;
     }
-    b->s = s;
-    b->cap = cap;
   }
 }
 

@@ -14,7 +14,8 @@
  * runs out. */
 typedef struct ps__sb {
   char *s;
-  size_t len, cap;
+  size_t len;
+  uint32_t cap;
   bool oom;
 } ps__sb;
 
@@ -33,8 +34,6 @@ bool ps__toolkit_include (char *buf, size_t cap);
 /* The folder of the toolkit root for finding libraries (lib64, lib). */
 bool ps__toolkit_root (char *buf, size_t cap);
 
-/* The build-time toolkit root (PS_TOOLKIT_ROOT), or "/usr/local/cuda". */
-const char *ps__toolkit_root_default (void);
 
 /* NVRTC: compiles `code` for `arch` ("compute_90" gives PTX, "sm_90" also a
  * cubin when want_cubin).  name_expr, when not NULL, is registered with

@@ -67,8 +67,6 @@ int ps_gpu_error_set (ps_gpu_error *e, ps_gpu_status status, int code, const cha
 #endif
     ;
 
-/* "no-driver", "unsupported-device", ... (stable, for scripts). */
-const char *ps_gpu_status_name (ps_gpu_status s);
 /* "no NVIDIA driver", "unsupported GPU", ... (the start of messages). */
 const char *ps_gpu_status_summary (ps_gpu_status s);
 /* True for the classes that mean "this machine cannot run plans". */

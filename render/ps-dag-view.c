@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ps-analysis.h"
+#include "ps-array.h"
 #include "ps-format.h"
 #include "ps-view-private.h"
 
@@ -548,14 +549,14 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
     goto out;
 
   /* Edges between boxes. */
-  size_t ne = 0, cap = 0;
+  uint32_t ne = 0, cap = 0;
   uint32_t kinds = 0;
   for (uint32_t v = 0; v < n && ret == 0; v++)
     for (uint32_t i = g->succ_off[v]; i < g->succ_off[v + 1]; i++) {
       uint32_t w = g->succ[i];
       if (d->box[v] == d->box[w])
         continue;
-      ret = ps__view_reserve ((void **) &edges, &cap, ne, sizeof *edges);
+      ret = PS_ARRAY_RESERVE (edges, cap, (uint64_t) ne + 1);
       if (ret < 0)
         break;
       bool cross = d->stream[v] >= 0 && d->stream[w] >= 0 && d->stream[v] != d->stream[w];

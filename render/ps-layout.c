@@ -37,12 +37,6 @@ capture_error (char *msg)
   return 0;
 }
 
-const char *
-ps_layout_graphviz_version (void)
-{
-  return PACKAGE_VERSION;
-}
-
 static double
 now (void)
 {

@@ -26,7 +26,5 @@ int ps_layout_scene (ps_scene *s, char *err, size_t errlen);
 int ps_layout_dot_text (const char *text, const char *engine, double *width, double *height,
                         char *err, size_t errlen);
 
-/* The Graphviz version the library runs with, e.g. "2.43.0". */
-const char *ps_layout_graphviz_version (void);
 
 #endif

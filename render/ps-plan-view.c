@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ps-analysis.h"
+#include "ps-array.h"
 #include "ps-format.h"
 #include "ps-view-private.h"
 
@@ -417,7 +418,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     goto out;
 
   /* Stream order and event edges. */
-  size_t ne = 0, cap = 0;
+  uint32_t ne = 0, cap = 0;
   uint32_t kinds = 0;
   for (uint32_t k = 0; k < PS_MAX_STREAMS; k++)
     prev_on_stream[k] = PS_NONE;
@@ -427,7 +428,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     const ps_step *st = &p->steps[i];
     uint32_t k = st->stream < PS_MAX_STREAMS ? st->stream : 0;
     uint32_t prev = prev_on_stream[k];
-    ret = ps__view_reserve ((void **) &edges, &cap, ne + 1, sizeof *edges);
+    ret = PS_ARRAY_RESERVE (edges, cap, (uint64_t) ne + 2);
     if (ret < 0)
       break;
     if (prev != PS_NONE && box[prev] != box[i]) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ps-text.h"
+#include "ps-array.h"
 #include "ps-jsonw.h"
 
 #define MAX_STRING 65536
@@ -31,23 +32,6 @@ ps_scene_free (ps_scene *s)
   ps_scene_init (s);
 }
 
-/* Grows an array to hold one more element. */
-static int
-grow (void **p, uint32_t *cap, uint32_t n, size_t elem)
-{
-  if (n < *cap)
-    return 0;
-  if (n >= UINT32_MAX / 2)
-    return PS_ELIMIT;
-  uint32_t c = *cap ? *cap * 2 : 64;
-  void *np = realloc (*p, (size_t) c * elem);
-  if (!np)
-    return PS_ENOMEM;
-  *p = np;
-  *cap = c;
-  return 0;
-}
-
 int
 ps_scene_str (ps_scene *s, const char *raw, uint32_t *off)
 {
@@ -67,16 +51,10 @@ ps_scene_str (ps_scene *s, const char *raw, uint32_t *off)
     while (n > 0 && ((unsigned char) text[n] & 0xc0) == 0x80)
       n--;
   }
-  if ((uint64_t) s->strings_len + n + 1 >= UINT32_MAX / 2)
-    return PS_ELIMIT;
-  while (s->strings_len + n + 1 > s->strings_cap) {
-    uint32_t c = s->strings_cap ? s->strings_cap * 2 : 4096;
-    char *np = realloc (s->strings, c);
-    if (!np)
-      return PS_ENOMEM;
-    s->strings = np;
-    s->strings_cap = c;
-  }
+  int ret = ps_array_grow (&s->strings, &s->strings_cap, (uint64_t) s->strings_len + n + 1, 1,
+                           UINT32_MAX / 2);
+  if (ret < 0)
+    return ret;
   memcpy (s->strings + s->strings_len, text, n);
   s->strings[s->strings_len + n] = '\0';
   *off = s->strings_len;
@@ -98,7 +76,7 @@ ps_scene_strf (ps_scene *s, uint32_t *off, const char *fmt, ...)
 int
 ps_scene_add_node (ps_scene *s, uint32_t *index)
 {
-  int ret = grow ((void **) &s->nodes, &s->cap_nodes, s->n_nodes, sizeof *s->nodes);
+  int ret = PS_ARRAY_RESERVE (s->nodes, s->cap_nodes, (uint64_t) s->n_nodes + 1);
   if (ret < 0)
     return ret;
   ps_scene_node *n = &s->nodes[s->n_nodes];
@@ -118,7 +96,7 @@ ps_scene_add_node (ps_scene *s, uint32_t *index)
 int
 ps_scene_add_edge (ps_scene *s, uint32_t from, uint32_t to, uint32_t *index)
 {
-  int ret = grow ((void **) &s->edges, &s->cap_edges, s->n_edges, sizeof *s->edges);
+  int ret = PS_ARRAY_RESERVE (s->edges, s->cap_edges, (uint64_t) s->n_edges + 1);
   if (ret < 0)
     return ret;
   ps_scene_edge *e = &s->edges[s->n_edges];
@@ -138,8 +116,7 @@ ps_scene_add_edge (ps_scene *s, uint32_t from, uint32_t to, uint32_t *index)
 int
 ps_scene_add_cluster (ps_scene *s, uint32_t *index)
 {
-  int ret = grow ((void **) &s->clusters, &s->cap_clusters, s->n_clusters,
-                  sizeof *s->clusters);
+  int ret = PS_ARRAY_RESERVE (s->clusters, s->cap_clusters, (uint64_t) s->n_clusters + 1);
   if (ret < 0)
     return ret;
   ps_scene_cluster *c = &s->clusters[s->n_clusters];
@@ -155,7 +132,7 @@ int
 ps_scene_add_legend (ps_scene *s, ps_legend_kind kind, const char *label, uint32_t fill,
                      uint32_t stroke, uint8_t shape_or_flags)
 {
-  int ret = grow ((void **) &s->legend, &s->cap_legend, s->n_legend, sizeof *s->legend);
+  int ret = PS_ARRAY_RESERVE (s->legend, s->cap_legend, (uint64_t) s->n_legend + 1);
   if (ret < 0)
     return ret;
   ps_legend_item *l = &s->legend[s->n_legend];
@@ -178,16 +155,10 @@ ps_scene_add_legend (ps_scene *s, ps_legend_kind kind, const char *label, uint32
 int
 ps_scene_add_points (ps_scene *s, const ps_pt *pts, uint32_t n, uint32_t *begin)
 {
-  if ((uint64_t) s->n_pts + n >= UINT32_MAX / 2)
-    return PS_ELIMIT;
-  while (s->n_pts + n > s->cap_pts) {
-    uint32_t c = s->cap_pts ? s->cap_pts * 2 : 1024;
-    ps_pt *np = realloc (s->pts, (size_t) c * sizeof *np);
-    if (!np)
-      return PS_ENOMEM;
-    s->pts = np;
-    s->cap_pts = c;
-  }
+  int ret = ps_array_grow (&s->pts, &s->cap_pts, (uint64_t) s->n_pts + n, sizeof *s->pts,
+                           UINT32_MAX / 2);
+  if (ret < 0)
+    return ret;
   memcpy (s->pts + s->n_pts, pts, (size_t) n * sizeof *pts);
   *begin = s->n_pts;
   s->n_pts += n;

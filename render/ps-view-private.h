@@ -21,13 +21,9 @@ typedef struct ps__vbox {
 void ps__vbox_init (ps__vbox *b);
 void ps__vbox_add (ps__vbox *b, uint32_t member, ps_op op, int32_t stream, double ns,
                    bool critical);
-/* The op of all members, or PS_OP__COUNT when they differ. */
-ps_op ps__vbox_kind (const ps__vbox *b);
 /* "380 kernels, 32 copies" into buf. */
 void ps__vbox_kinds_text (const ps__vbox *b, char *buf, size_t cap);
 
-/* The shape a single node of op gets. */
-ps_shape ps__op_shape (ps_op op);
 
 /* Fills a scene node's colours, outline and flags. */
 void ps__style_node (ps_scene_node *n, const ps__vbox *b, ps_color_by color, double max_ns);
@@ -49,7 +45,5 @@ int ps__view_add_edges (ps_scene *s, ps__vedge *e, size_t n);
 int ps__view_legend (ps_scene *s, ps_color_by color, uint64_t streams, uint32_t ops,
                      uint32_t edge_kinds, double max_ns);
 
-/* Grows an array of elem-sized items to hold n + 1. */
-int ps__view_reserve (void **p, size_t *cap, size_t n, size_t elem);
 
 #endif

@@ -128,8 +128,9 @@ ps__vbox_add (ps__vbox *b, uint32_t member, ps_op op, int32_t stream, double ns,
   }
 }
 
-ps_op
-ps__vbox_kind (const ps__vbox *b)
+/* The op of all members, or PS_OP__COUNT when they differ. */
+static ps_op
+vbox_kind (const ps__vbox *b)
 {
   for (int k = 0; k < PS_OP__COUNT; k++)
     if (b->kinds[k] == b->count && b->count > 0)
@@ -169,8 +170,9 @@ ps__vbox_kinds_text (const ps__vbox *b, char *buf, size_t cap)
   }
 }
 
-ps_shape
-ps__op_shape (ps_op op)
+/* The shape a single node of op gets. */
+static ps_shape
+op_shape (ps_op op)
 {
   switch (op) {
   case PS_OP_KERNEL:
@@ -200,11 +202,11 @@ ps__op_shape (ps_op op)
 void
 ps__style_node (ps_scene_node *n, const ps__vbox *b, ps_color_by color, double max_ns)
 {
-  ps_op kind = ps__vbox_kind (b);
+  ps_op kind = vbox_kind (b);
   n->kind = (uint8_t) kind;
   n->count = b->count;
   n->stream = b->stream >= 0 ? b->stream : -1;
-  n->shape = (uint8_t) (b->count > 1 ? PS_SHAPE_STACK : ps__op_shape (kind));
+  n->shape = (uint8_t) (b->count > 1 ? PS_SHAPE_STACK : op_shape (kind));
   uint32_t fill;
   switch (color) {
   case PS_COLOR_BY_STREAM:
@@ -331,7 +333,7 @@ ps__view_legend (ps_scene *s, ps_color_by color, uint64_t streams, uint32_t ops,
     if (ops >> k & 1) {
       uint32_t c = color == PS_COLOR_BY_KIND ? ps_color_kind ((ps_op) k) : 0xffffff;
       ret = ps_scene_add_legend (s, PS_LEGEND_SHAPE, op_singular[k], c, ps_color_darker (c),
-                                 (uint8_t) ps__op_shape ((ps_op) k));
+                                 (uint8_t) op_shape ((ps_op) k));
     }
   if (ret == 0 && (ops >> PS_OP__COUNT & 1))
     ret = ps_scene_add_legend (s, PS_LEGEND_SHAPE, "several nodes (fused group, chain)",
@@ -351,20 +353,4 @@ ps__view_legend (ps_scene *s, ps_color_by color, uint64_t streams, uint32_t ops,
     ret = ps_scene_add_legend (s, PS_LEGEND_LINE, "critical path", 0, PS_COLOR_CRITICAL,
                                PS_SCENE_CRITICAL);
   return ret;
-}
-
-int
-ps__view_reserve (void **p, size_t *cap, size_t n, size_t elem)
-{
-  if (n < *cap)
-    return 0;
-  size_t c = *cap ? *cap * 2 : 256;
-  if (c > SIZE_MAX / elem)
-    return PS_ENOMEM;
-  void *np = realloc (*p, c * elem);
-  if (!np)
-    return PS_ENOMEM;
-  *p = np;
-  *cap = c;
-  return 0;
 }

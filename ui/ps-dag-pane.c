@@ -245,9 +245,3 @@ ps_dag_pane_init (PsDagPane *self)
   g_signal_connect_swapped (self->color_by, "notify::selected", G_CALLBACK (on_color_selected),
                             self);
 }
-
-GtkWidget *
-ps_dag_pane_new (void)
-{
-  return g_object_new (PS_TYPE_DAG_PANE, NULL);
-}

@@ -13,7 +13,6 @@ G_BEGIN_DECLS
 #define PS_TYPE_DAG_PANE (ps_dag_pane_get_type ())
 G_DECLARE_FINAL_TYPE (PsDagPane, ps_dag_pane, PS, DAG_PANE, GtkWidget)
 
-GtkWidget *ps_dag_pane_new (void);
 void ps_dag_pane_set_session (PsDagPane *self, PsSession *session);
 PsDagWidget *ps_dag_pane_get_view (PsDagPane *self);
 /* Opens the search bar and focuses it. */

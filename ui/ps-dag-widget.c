@@ -724,13 +724,6 @@ ps_dag_widget_set_session (PsDagWidget *self, PsSession *session)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-PsSession *
-ps_dag_widget_get_session (PsDagWidget *self)
-{
-  g_return_val_if_fail (PS_IS_DAG_WIDGET (self), NULL);
-  return self->session;
-}
-
 void
 ps_dag_widget_zoom_fit (PsDagWidget *self)
 {
@@ -883,10 +876,4 @@ ps_dag_widget_init (PsDagWidget *self)
   g_signal_connect (zoom, "begin", G_CALLBACK (on_zoom_begin), self);
   g_signal_connect (zoom, "scale-changed", G_CALLBACK (on_zoom_changed), self);
   gtk_widget_add_controller (w, GTK_EVENT_CONTROLLER (zoom));
-}
-
-GtkWidget *
-ps_dag_widget_new (void)
-{
-  return g_object_new (PS_TYPE_DAG_WIDGET, NULL);
 }

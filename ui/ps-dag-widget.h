@@ -15,8 +15,6 @@ G_BEGIN_DECLS
 #define PS_TYPE_DAG_WIDGET (ps_dag_widget_get_type ())
 G_DECLARE_FINAL_TYPE (PsDagWidget, ps_dag_widget, PS, DAG_WIDGET, GtkWidget)
 
-GtkWidget *ps_dag_widget_new (void);
-PsSession *ps_dag_widget_get_session (PsDagWidget *self);
 void ps_dag_widget_set_session (PsDagWidget *self, PsSession *session);
 void ps_dag_widget_zoom_fit (PsDagWidget *self);
 /* Multiplies the zoom by factor around the centre of the view. */

@@ -437,9 +437,3 @@ ps_inspector_init (PsInspector *self)
   g_signal_connect_swapped (self->no_fuse, "toggled", G_CALLBACK (on_no_fuse_toggled), self);
   g_signal_connect_swapped (self->pin, "notify::selected", G_CALLBACK (on_pin_selected), self);
 }
-
-GtkWidget *
-ps_inspector_new (void)
-{
-  return g_object_new (PS_TYPE_INSPECTOR, NULL);
-}

@@ -14,7 +14,6 @@ G_BEGIN_DECLS
 #define PS_TYPE_INSPECTOR (ps_inspector_get_type ())
 G_DECLARE_FINAL_TYPE (PsInspector, ps_inspector, PS, INSPECTOR, GtkWidget)
 
-GtkWidget *ps_inspector_new (void);
 void ps_inspector_set_session (PsInspector *self, PsSession *session);
 /* What the inspector shows, as plain text (title first). */
 char *ps_inspector_get_text (PsInspector *self);

@@ -251,9 +251,3 @@ ps_memory_widget_init (PsMemoryWidget *self)
   g_signal_connect (click, "pressed", G_CALLBACK (on_pressed), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (click));
 }
-
-GtkWidget *
-ps_memory_widget_new (void)
-{
-  return g_object_new (PS_TYPE_MEMORY_WIDGET, NULL);
-}

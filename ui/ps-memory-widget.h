@@ -13,7 +13,6 @@ G_BEGIN_DECLS
 #define PS_TYPE_MEMORY_WIDGET (ps_memory_widget_get_type ())
 G_DECLARE_FINAL_TYPE (PsMemoryWidget, ps_memory_widget, PS, MEMORY_WIDGET, GtkWidget)
 
-GtkWidget *ps_memory_widget_new (void);
 void ps_memory_widget_set_session (PsMemoryWidget *self, PsSession *session);
 /* The buffer drawn at a widget point, or PS_NONE. */
 guint ps_memory_widget_buffer_at (PsMemoryWidget *self, double x, double y);

@@ -88,13 +88,6 @@ ps__measured_free (PsMeasured *m)
   g_free (m);
 }
 
-PsLayout *
-ps__layout_ref (PsLayout *l)
-{
-  g_atomic_int_inc (&l->ref);
-  return l;
-}
-
 void
 ps__layout_unref (PsLayout *l)
 {
@@ -160,8 +153,9 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
   return doc;
 }
 
-guint32 *
-ps__node_spans (const ps_timeline *tl, guint n_nodes)
+/* Per node, the span of a timeline that ran it (PS_NONE when none). */
+static guint32 *
+node_spans (const ps_timeline *tl, guint n_nodes)
 {
   guint32 *out = g_new (guint32, MAX (n_nodes, 1));
   for (guint i = 0; i < n_nodes; i++)
@@ -280,7 +274,7 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
   st->sim_seconds = ps_clock_now () - t0;
 
   uint32_t n = st->graph.n_nodes;
-  st->node_span = ps__node_spans (&st->tl, n);
+  st->node_span = node_spans (&st->tl, n);
   st->node_critical = g_new0 (guint8, MAX (n, 1));
   if (st->have_dg)
     for (uint32_t i = 0; i < st->dg.n_critical; i++)
@@ -368,7 +362,7 @@ ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
   m->tl = res.timeline;
   ps_timeline_init (&res.timeline, PS_TL_MEASURED);
   ps_profile_result_free (&res);
-  m->node_span = ps__node_spans (&m->tl, state->graph.n_nodes);
+  m->node_span = node_spans (&m->tl, state->graph.n_nodes);
   for (uint32_t i = 0; i < m->tl.n_spans; i++)
     m->max_duration_ns = MAX (m->max_duration_ns, m->tl.spans[i].end_ns - m->tl.spans[i].start_ns);
   m->gpu_name = name;

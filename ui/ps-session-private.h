@@ -113,7 +113,6 @@ void ps__doc_unref (PsDoc *doc);
 PsPlanState *ps__plan_state_ref (PsPlanState *st);
 void ps__plan_state_unref (PsPlanState *st);
 void ps__measured_free (PsMeasured *m);
-PsLayout *ps__layout_ref (PsLayout *l);
 void ps__layout_unref (PsLayout *l);
 void ps__plan_input_free (PsPlanInput *in);
 
@@ -141,8 +140,6 @@ gboolean ps__gpu_probe (char **reason);
  * (ps-session-jobs.c). */
 guint32 ps__node_group_key (const ps_plan *p, guint node);
 
-/* Per node, the span of a timeline that ran it (PS_NONE when none). */
-guint32 *ps__node_spans (const ps_timeline *tl, guint n_nodes);
 
 /* Colours (ps-palette.c). */
 guint32 ps__palette_stream (guint stream);

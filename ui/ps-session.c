@@ -915,13 +915,3 @@ ps_session_has_baseline (PsSession *self)
   g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
   return self->has_baseline;
 }
-
-gboolean
-ps_session_get_baseline (PsSession *self, PsSummary *out)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
-  if (!self->has_baseline)
-    return FALSE;
-  *out = self->baseline;
-  return TRUE;
-}

@@ -143,8 +143,6 @@ void ps_session_select_span (PsSession *self, const ps_timeline *tl, guint span)
 void ps_session_pin_baseline (PsSession *self);
 void ps_session_clear_baseline (PsSession *self);
 gboolean ps_session_has_baseline (PsSession *self);
-/* The baseline's numbers; FALSE when there is none. */
-gboolean ps_session_get_baseline (PsSession *self, PsSummary *out);
 
 /* ---- exports ------------------------------------------------------------ */
 

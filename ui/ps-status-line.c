@@ -120,9 +120,3 @@ ps_status_line_init (PsStatusLine *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
 }
-
-GtkWidget *
-ps_status_line_new (void)
-{
-  return g_object_new (PS_TYPE_STATUS_LINE, NULL);
-}

@@ -14,7 +14,6 @@ G_BEGIN_DECLS
 #define PS_TYPE_STATUS_LINE (ps_status_line_get_type ())
 G_DECLARE_FINAL_TYPE (PsStatusLine, ps_status_line, PS, STATUS_LINE, GtkWidget)
 
-GtkWidget *ps_status_line_new (void);
 void ps_status_line_set_session (PsStatusLine *self, PsSession *session);
 const char *ps_status_line_get_text (PsStatusLine *self);
 

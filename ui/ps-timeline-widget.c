@@ -805,13 +805,6 @@ ps_timeline_widget_set_session (PsTimelineWidget *self, PsSession *session)
   gtk_widget_queue_resize (GTK_WIDGET (self));
 }
 
-PsSession *
-ps_timeline_widget_get_session (PsTimelineWidget *self)
-{
-  g_return_val_if_fail (PS_IS_TIMELINE_WIDGET (self), NULL);
-  return self->session;
-}
-
 void
 ps_timeline_widget_zoom_fit (PsTimelineWidget *self)
 {
@@ -921,10 +914,4 @@ ps_timeline_widget_init (PsTimelineWidget *self)
   g_signal_connect (zoom, "begin", G_CALLBACK (on_zoom_begin), self);
   g_signal_connect (zoom, "scale-changed", G_CALLBACK (on_zoom_changed), self);
   gtk_widget_add_controller (w, GTK_EVENT_CONTROLLER (zoom));
-}
-
-GtkWidget *
-ps_timeline_widget_new (void)
-{
-  return g_object_new (PS_TYPE_TIMELINE_WIDGET, NULL);
 }

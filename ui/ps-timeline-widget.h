@@ -13,8 +13,6 @@ G_BEGIN_DECLS
 #define PS_TYPE_TIMELINE_WIDGET (ps_timeline_widget_get_type ())
 G_DECLARE_FINAL_TYPE (PsTimelineWidget, ps_timeline_widget, PS, TIMELINE_WIDGET, GtkWidget)
 
-GtkWidget *ps_timeline_widget_new (void);
-PsSession *ps_timeline_widget_get_session (PsTimelineWidget *self);
 void ps_timeline_widget_set_session (PsTimelineWidget *self, PsSession *session);
 /* Shows the whole run. */
 void ps_timeline_widget_zoom_fit (PsTimelineWidget *self);

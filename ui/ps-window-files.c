@@ -30,8 +30,8 @@ compare_recent (gconstpointer a, gconstpointer b)
   return g_date_time_compare (tb, ta);
 }
 
-void
-ps__window_update_recent (PsWindow *self)
+static void
+update_recent (PsWindow *self)
 {
   GtkRecentManager *manager = gtk_recent_manager_get_default ();
   GList *items = gtk_recent_manager_get_items (manager);
@@ -179,8 +179,8 @@ ps__window_init_files (PsWindow *self)
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
   g_signal_connect_object (gtk_recent_manager_get_default (), "changed",
-                           G_CALLBACK (ps__window_update_recent), self, G_CONNECT_SWAPPED);
-  ps__window_update_recent (self);
+                           G_CALLBACK (update_recent), self, G_CONNECT_SWAPPED);
+  update_recent (self);
 }
 
 /* ---- exports ------------------------------------------------------------ */

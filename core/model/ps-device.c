@@ -1,9 +1,6 @@
 /* ps-device.c: loading and finding device profiles (see ps-device.h). */
 #include "ps-device.h"
 
-#include "ps-file.h"
-#include "ps-json.h"
-
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
@@ -11,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "ps-file.h"
+#include "ps-json.h"
 
 /* The same figures as data/devices/NAME.json (tests/test-sim.c compares them). */
 static const ps_device builtin[] = {
@@ -67,48 +67,17 @@ static const field fields[] = {
 #undef FD
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
-/* Edit distance of two short strings (keys), capped for long input. */
-static size_t
-edit_distance (const char *a, const char *b)
-{
-  size_t la = strlen (a), lb = strlen (b);
-  size_t row[65];
-  if (la > 64 || lb > 64)
-    return SIZE_MAX;
-  for (size_t j = 0; j <= lb; j++)
-    row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best)
-        best = up + 1;
-      if (row[j - 1] + 1 < best)
-        best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[lb];
-}
-
+/* The closest key a profile may have to `key`, for "did you mean". */
 static const char *
 suggest (const char *key)
 {
-  static const char *extra[] = { "format", "version", "name", "display_name", "sources" };
-  const char *best = NULL;
-  size_t bd = 3;
-  for (size_t i = 0; i < N_FIELDS + 5; i++) {
-    const char *k = i < N_FIELDS ? fields[i].key : extra[i - N_FIELDS];
-    size_t dd = edit_distance (key, k);
-    if (dd < bd) {
-      bd = dd;
-      best = k;
-    }
-  }
-  return best;
+  static const char *const extra[] = { "format", "version", "name", "display_name", "sources" };
+  const char *keys[N_FIELDS + 5];
+  for (size_t i = 0; i < N_FIELDS; i++)
+    keys[i] = fields[i].key;
+  for (size_t i = 0; i < 5; i++)
+    keys[N_FIELDS + i] = extra[i];
+  return ps_suggest (key, strlen (key), keys, N_FIELDS + 5);
 }
 
 static int

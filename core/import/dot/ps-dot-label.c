@@ -225,8 +225,9 @@ ps__label_value (const ps__label *l, const char *key)
   return c[0] != PS_NONE ? c[0] : c[1];
 }
 
-bool
-ps__label_u64 (const char *s, size_t n, uint64_t *out)
+/* Strict decimal: digits with optional surrounding spaces. */
+static bool
+decimal_u64 (const char *s, size_t n, uint64_t *out)
 {
   size_t i = 0;
   while (i < n && is_space (s[i]))
@@ -257,7 +258,7 @@ ps__label_value_u64 (const ps__label *l, const char *key, uint64_t *out)
       continue;
     size_t n;
     const char *s = ps__label_field_text (l, c[i], &n);
-    if (ps__label_u64 (s, n, out))
+    if (decimal_u64 (s, n, out))
       return true;
   }
   return false;
@@ -283,7 +284,7 @@ parse_dim3 (const char *s, size_t n, uint32_t d[3])
     while (j < e && s[j] != ',')
       j++;
     uint64_t v;
-    if (!ps__label_u64 (s + i, j - i, &v) || v < 1 || v > PS_MAX_GRID_DIM)
+    if (!decimal_u64 (s + i, j - i, &v) || v < 1 || v > PS_MAX_GRID_DIM)
       return false;
     d[k++] = (uint32_t) v;
     if (j >= e)
@@ -338,7 +339,7 @@ ps__label_launch (const ps__label *l, const char **name_out, size_t *name_len, u
   *smem = 0;
   if (np == 3) {
     uint64_t v;
-    if (!ps__label_u64 (c + part[2], part[3] - part[2] - 1, &v) || v > UINT32_MAX)
+    if (!decimal_u64 (c + part[2], part[3] - part[2] - 1, &v) || v > UINT32_MAX)
       return -1;
     *smem = (uint32_t) v;
   }

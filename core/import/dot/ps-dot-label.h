@@ -36,8 +36,6 @@ const char *ps__label_field_text (const ps__label *l, uint32_t f, size_t *len);
 /* The value field of a key (case-insensitive), or PS_NONE. */
 uint32_t ps__label_value (const ps__label *l, const char *key);
 bool ps__label_value_u64 (const ps__label *l, const char *key, uint64_t *out);
-/* Strict decimal: digits with optional surrounding spaces. */
-bool ps__label_u64 (const char *s, size_t n, uint64_t *out);
 
 /* Finds NAME<<<grid,block,smem>>> in the plain text.  Returns 0 when there
  * is none, 1 when read (name points into the plain text), -1 when the

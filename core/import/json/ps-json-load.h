@@ -235,8 +235,6 @@ void ps__json_scratch_free (ps__json_loader *ld);
 /* Reads one node object (current token: its `{`) and appends it. */
 int ps__json_load_node (ps__json_loader *ld);
 
-/* Names of node keys, indexed by PS__NK_*. */
-extern const char *const ps__json_node_keys[PS__NK__COUNT];
 
 /* Loads a graph in the JSON format of spec/graph-format.md from memory
  * (ps-json-graph.c); the contract of ps_import_graph_mem. */

@@ -12,7 +12,8 @@
 
 #include "ps-array.h"
 
-const char *const ps__json_node_keys[PS__NK__COUNT] = {
+/* Names of node keys, indexed by PS__NK_*. */
+static const char *const node_keys[PS__NK__COUNT] = {
   "name",     "op",     "reads",         "writes", "after",      "stream",
   "cost_ns",  "function", "grid",        "block",  "smem",       "fusible",
   "impl",     "params", "module",        "args",   "flops",      "traffic_bytes",
@@ -126,7 +127,7 @@ node_key (const ps_json_reader *r)
   default:
     return -1;
   }
-  return same (s, ps__json_node_keys[k], r->len) ? k : -1;
+  return same (s, node_keys[k], r->len) ? k : -1;
 }
 
 /* The value named by the current token among values [first, count) of a
@@ -425,7 +426,7 @@ node_value (ps__json_loader *ld, int k)
 {
   ps_json_reader *r = &ld->r;
   ps__json_node_scratch *ns = ld->ns;
-  const char *key = ps__json_node_keys[k];
+  const char *key = node_keys[k];
   int ok = 0;
   int64_t v;
   switch (k) {
@@ -583,7 +584,7 @@ require (ps__json_loader *ld, int key)
   if (ns->seen & BIT (key))
     return 0;
   return ps__json_err (ld, ns->line, ns->col, NULL, "missing required key \"%s\"",
-                  ps__json_node_keys[key]);
+                  node_keys[key]);
 }
 
 static int
@@ -662,7 +663,7 @@ check_memcpy (ps__json_loader *ld)
     for (int k = PS__NK_SRC_DEVICE; k <= PS__NK_DST_DEVICE; k++)
       if ((ns->seen & BIT (k)) &&
           (ret = ps__json_err (ld, ns->kline[k], ns->kcol[k], NULL,
-                          "\"%s\" is only for \"p2p\" copies", ps__json_node_keys[k])) < 0)
+                          "\"%s\" is only for \"p2p\" copies", node_keys[k])) < 0)
         return ret;
   }
   return 0;
@@ -941,7 +942,7 @@ ps__json_load_node (ps__json_loader *ld)
       continue;
     }
     if (ns->seen & BIT (k)) {
-      if ((ret = ps__json_duplicate_key (ld, ps__json_node_keys[k])) < 0)
+      if ((ret = ps__json_duplicate_key (ld, node_keys[k])) < 0)
         return ret;
       continue;
     }
@@ -963,7 +964,7 @@ ps__json_load_node (ps__json_loader *ld)
   if (ns->n_unknown) {
     const char *names[PS__NK__COUNT];
     for (int k = 0; k < PS__NK__COUNT; k++)
-      names[k] = (allowed & BIT (k)) ? ps__json_node_keys[k] : NULL;
+      names[k] = (allowed & BIT (k)) ? node_keys[k] : NULL;
     for (uint32_t i = 0; i < ns->n_unknown; i++)
       if ((ret = ps__json_unknown (ld, ns->unknown[i].line, ns->unknown[i].col, "key",
                               ns->unknown[i].text, names, PS__NK__COUNT, NULL)) < 0)
@@ -973,7 +974,7 @@ ps__json_load_node (ps__json_loader *ld)
   for (int k = 0; extra && k < PS__NK__COUNT; k++)
     if ((extra & BIT (k)) &&
         (ret = ps__json_err (ld, ns->kline[k], ns->kcol[k], NULL,
-                        "key \"%s\" does not apply to a %s node", ps__json_node_keys[k],
+                        "key \"%s\" does not apply to a %s node", node_keys[k],
                         ps_op_name ((ps_op) ns->op))) < 0)
       return ret;
   if ((ret = require (ld, PS__NK_NAME)) < 0 || (ret = require (ld, PS__NK_OP)) < 0)
