@@ -22,7 +22,7 @@ static uint32_t n_done, done_cap;
 static uint64_t dropped_total;
 static bool done_oom;
 static const ps__cupti *cupti_fns;
-static ps__run *capture_run;
+static ps__gpu_run *capture_run;
 
 static const CUpti_ActivityKind traced_kinds[] = {
   CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -66,7 +66,7 @@ static void CUPTIAPI
 on_callback (void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
   (void) ud;
-  ps__run *run = capture_run;
+  ps__gpu_run *run = capture_run;
   if (domain != CUPTI_CB_DOMAIN_RESOURCE || !run || !run->map || !cupti_fns)
     return;
   const CUpti_ResourceData *rd = data;
@@ -86,13 +86,13 @@ on_callback (void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
 }
 
 void
-ps__gpu_set_capture_run (ps__run *run)
+ps__gpu_set_capture_run (ps__gpu_run *run)
 {
   capture_run = run;
 }
 
 int
-ps__trace_open (ps_gpu *gpu, ps_gpu_error *err)
+ps__cupti_open (ps_gpu *gpu, ps_gpu_error *err)
 {
   const ps__cupti *cp = gpu->cp;
   cupti_fns = cp;
@@ -129,7 +129,7 @@ drop_buffers (void)
 }
 
 void
-ps__trace_close (ps_gpu *gpu)
+ps__cupti_close (ps_gpu *gpu)
 {
   const ps__cupti *cp = gpu->cp;
   if (!cp)
@@ -150,7 +150,7 @@ ps__trace_close (ps_gpu *gpu)
 }
 
 int
-ps__trace_begin (ps_gpu *gpu, ps_gpu_error *err)
+ps__cupti_begin (ps_gpu *gpu, ps_gpu_error *err)
 {
   const ps__cupti *cp = gpu->cp;
   /* Records of earlier runs (or of an interrupted one) are not ours. */
@@ -172,7 +172,7 @@ ps__trace_begin (ps_gpu *gpu, ps_gpu_error *err)
 }
 
 int
-ps__trace_end (ps_gpu *gpu, ps_cupti_map *map, uint64_t *dropped, ps_gpu_error *err)
+ps__cupti_end (ps_gpu *gpu, ps_cupti_map *map, uint64_t *dropped, ps_gpu_error *err)
 {
   const ps__cupti *cp = gpu->cp;
   gpu->cu->cuCtxSynchronize ();

@@ -9,11 +9,11 @@
 #include "ps-cupti-map.h"
 #include "ps-kernel-src.h"
 
-typedef struct ps__module_entry {
+typedef struct ps__gpu_module_entry {
   uint64_t key; /* 0: empty slot */
   CUmodule mod;
   char lowered[256]; /* user .cu: the kernel's lowered name */
-} ps__module_entry;
+} ps__gpu_module_entry;
 
 struct ps_gpu {
   const ps__cuda *cu;
@@ -27,7 +27,7 @@ struct ps_gpu {
   int max_smem_optin;
 
   /* Modules by key (open addressing, power-of-two capacity). */
-  ps__module_entry *mods;
+  ps__gpu_module_entry *mods;
   uint32_t n_mods, mods_cap;
   CUfunction init_fn[PS_DT__COUNT]; /* the support module's fill kernels */
 
@@ -37,30 +37,30 @@ struct ps_gpu {
 };
 
 /* One kernel launch. */
-typedef struct ps__launch {
+typedef struct ps__gpu_launch {
   CUfunction fn;
   uint32_t grid[3], block[3];
   uint32_t smem;
   void **params;
-} ps__launch;
+} ps__gpu_launch;
 
-struct ps__run;
+struct ps__gpu_run;
 
-typedef struct ps__host_slot {
-  struct ps__run *run;
+typedef struct ps__gpu_host_slot {
+  struct ps__gpu_run *run;
   uint32_t step;
   double cost_ns;
-} ps__host_slot;
+} ps__gpu_host_slot;
 
 /* What the host issues for one step. */
-typedef struct ps__exec {
+typedef struct ps__gpu_exec {
   uint8_t what; /* PS__X_* */
   uint32_t launch_begin, launch_count;
   CUdeviceptr src, dst;
   void *host;
   size_t bytes;
   uint8_t value;
-} ps__exec;
+} ps__gpu_exec;
 
 enum {
   PS__X_NOTHING = 0,
@@ -74,7 +74,7 @@ enum {
   PS__X_WAIT,
 };
 
-typedef struct ps__run {
+typedef struct ps__gpu_run {
   ps_gpu *gpu;
   const ps_plan *p;
   const ps_graph *g;
@@ -91,12 +91,12 @@ typedef struct ps__run {
   CUevent fork;
   CUevent *join;        /* per stream */
 
-  ps__exec *exec;       /* per step */
-  ps__launch *launches;
+  ps__gpu_exec *exec;       /* per step */
+  ps__gpu_launch *launches;
   uint32_t n_launches;
   uint64_t *argvals;    /* parameter values, 8 bytes each */
   void **argptrs;
-  ps__host_slot *slots; /* per step */
+  ps__gpu_host_slot *slots; /* per step */
 
   CUgraph graph;
   CUgraphExec graph_exec;
@@ -106,37 +106,36 @@ typedef struct ps__run {
   ps_cupti_map *map;    /* when tracing */
   uint32_t iteration;   /* the iteration being run */
   uint32_t capture_step;/* the step being captured, or PS_NONE */
-} ps__run;
+} ps__gpu_run;
 
 /* ps-gpu.c */
 /* The module for a kernel source (compiled and loaded once per GPU). */
 int ps__gpu_module (ps_gpu *gpu, const ps_ksrc *k, CUmodule *mod, const char **lowered,
                     ps_gpu_error *err);
 /* The run whose capture the CUPTI callback maps graph nodes for. */
-void ps__gpu_set_capture_run (ps__run *run);
+void ps__gpu_set_capture_run (ps__gpu_run *run);
 
 /* ps-gpu-run.c */
-int ps__run_init (ps__run *run, ps_gpu *gpu, const ps_plan *p, ps_gpu_error *err);
-void ps__run_free (ps__run *run);
+int ps__gpu_run_init (ps__gpu_run *run, ps_gpu *gpu, const ps_plan *p, ps_gpu_error *err);
+void ps__gpu_run_free (ps__gpu_run *run);
 /* Fills every buffer and host source with the deterministic inputs. */
-int ps__run_fill (ps__run *run, ps_gpu_error *err);
+int ps__gpu_run_fill (ps__gpu_run *run, ps_gpu_error *err);
 /* Captures the submission into a CUDA graph and instantiates it. */
-int ps__run_capture (ps__run *run, ps_gpu_error *err);
+int ps__gpu_run_capture (ps__gpu_run *run, ps_gpu_error *err);
 /* Instantiates the captured graph again (for the traced runs: the new
  * nodes are tied to steps through the clone callbacks while run->map is
  * set). */
-int ps__run_reinstantiate (ps__run *run, ps_gpu_error *err);
+int ps__gpu_run_reinstantiate (ps__gpu_run *run, ps_gpu_error *err);
 /* One iteration in the given mode, waiting for it; *wall_ns the host time. */
-int ps__run_once (ps__run *run, ps_profile_mode mode, bool tracing, uint32_t iteration,
+int ps__gpu_run_once (ps__gpu_run *run, ps_profile_mode mode, bool tracing, uint32_t iteration,
                   double *wall_ns, ps_gpu_error *err);
 
 /* ps-cupti.c */
-int ps__trace_open (ps_gpu *gpu, ps_gpu_error *err);
-void ps__trace_close (ps_gpu *gpu);
-int ps__trace_begin (ps_gpu *gpu, ps_gpu_error *err);
+int ps__cupti_open (ps_gpu *gpu, ps_gpu_error *err);
+void ps__cupti_close (ps_gpu *gpu);
+int ps__cupti_begin (ps_gpu *gpu, ps_gpu_error *err);
 /* Flushes, stops tracing and feeds every record to map. */
-int ps__trace_end (ps_gpu *gpu, ps_cupti_map *map, uint64_t *dropped, ps_gpu_error *err);
+int ps__cupti_end (ps_gpu *gpu, ps_cupti_map *map, uint64_t *dropped, ps_gpu_error *err);
 
-double ps__now_ns (void);
 
 #endif

@@ -10,11 +10,12 @@
 #include <time.h>
 
 #include "ps-array.h"
+#include "ps-timing.h"
 
 #define CU(call) ((r = (call)) == CUDA_SUCCESS)
 
 static const char *
-step_label (const ps__run *run, uint32_t s, char *buf, size_t cap)
+step_label (const ps__gpu_run *run, uint32_t s, char *buf, size_t cap)
 {
   const ps_step *st = &run->p->steps[s];
   if (st->nodes_count == 0)
@@ -47,7 +48,7 @@ node_skipped (const ps_graph *g, uint32_t v)
 typedef struct args_builder {
   uint64_t *vals;
   uint32_t n, cap;
-  ps__launch *launches;
+  ps__gpu_launch *launches;
   uint32_t n_launches, launches_cap;
 } args_builder;
 
@@ -76,7 +77,7 @@ dim_product (const uint32_t d[3])
 }
 
 static int
-setup_launch (ps__run *run, ps__launch *l, CUfunction fn, const ps_ksrc_part *pt,
+setup_launch (ps__gpu_run *run, ps__gpu_launch *l, CUfunction fn, const ps_ksrc_part *pt,
               const char *what, ps_gpu_error *err)
 {
   ps_gpu *gpu = run->gpu;
@@ -121,7 +122,7 @@ setup_launch (ps__run *run, ps__launch *l, CUfunction fn, const ps_ksrc_part *pt
 }
 
 static int
-user_args (ps__run *run, args_builder *ab, uint32_t v, CUfunction fn, const char *what,
+user_args (ps__gpu_run *run, args_builder *ab, uint32_t v, CUfunction fn, const char *what,
            ps_gpu_error *err)
 {
   const ps_graph *g = run->g;
@@ -186,11 +187,11 @@ user_args (ps__run *run, args_builder *ab, uint32_t v, CUfunction fn, const char
 }
 
 static int
-setup_kernel_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32_t s,
+setup_kernel_step (ps__gpu_run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32_t s,
                    ps_gpu_error *err)
 {
   const ps_graph *g = run->g;
-  ps__exec *x = &run->exec[s];
+  ps__gpu_exec *x = &run->exec[s];
   char what[160];
   step_label (run, s, what, sizeof what);
   ps_ksrc k;
@@ -231,7 +232,7 @@ setup_kernel_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32
       break;
     }
     uint32_t li = ab->n_launches++;
-    ps__launch *l = &ab->launches[li];
+    ps__gpu_launch *l = &ab->launches[li];
     memset (l, 0, sizeof *l);
     /* Parameters are kept as an index until every value is in place
      * (the value array moves while it grows). */
@@ -269,11 +270,11 @@ min_u64 (uint64_t a, uint64_t b)
 }
 
 static int
-setup_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32_t s, ps_gpu_error *err)
+setup_step (ps__gpu_run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32_t s, ps_gpu_error *err)
 {
   const ps_graph *g = run->g;
   const ps_step *st = &run->p->steps[s];
-  ps__exec *x = &run->exec[s];
+  ps__gpu_exec *x = &run->exec[s];
   memset (x, 0, sizeof *x);
   if (st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT) {
     if (st->event < run->p->n_events) {
@@ -343,7 +344,7 @@ setup_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32_t s, p
   }
   case PS_OP_HOST:
     x->what = PS__X_HOST;
-    run->slots[s] = (ps__host_slot){ run, s, (nd->flags & PS_NODE_HAS_COST) ? nd->cost_ns : 0 };
+    run->slots[s] = (ps__gpu_host_slot){ run, s, (nd->flags & PS_NODE_HAS_COST) ? nd->cost_ns : 0 };
     return 0;
   default:
     /* Barriers and conditionals: the plan's events already order the work
@@ -355,7 +356,7 @@ setup_step (ps__run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32_t s, p
 /* ---- set-up and tear-down ----------------------------------------------- */
 
 int
-ps__run_init (ps__run *run, ps_gpu *gpu, const ps_plan *p, ps_gpu_error *err)
+ps__gpu_run_init (ps__gpu_run *run, ps_gpu *gpu, const ps_plan *p, ps_gpu_error *err)
 {
   memset (run, 0, sizeof *run);
   pthread_mutex_init (&run->lock, NULL);
@@ -444,7 +445,7 @@ ps__run_init (ps__run *run, ps_gpu *gpu, const ps_plan *p, ps_gpu_error *err)
 }
 
 void
-ps__run_free (ps__run *run)
+ps__gpu_run_free (ps__gpu_run *run)
 {
   ps_gpu *gpu = run->gpu;
   if (!gpu)
@@ -494,7 +495,7 @@ ps__run_free (ps__run *run)
 /* ---- inputs ------------------------------------------------------------- */
 
 static int
-fill_device (ps__run *run, CUdeviceptr p, ps_dtype dt, uint64_t n, uint64_t seed, ps_gpu_error *err)
+fill_device (ps__gpu_run *run, CUdeviceptr p, ps_dtype dt, uint64_t n, uint64_t seed, ps_gpu_error *err)
 {
   if (n == 0)
     return 0;
@@ -515,7 +516,7 @@ dtype_of (const ps_graph *g, uint32_t b)
 }
 
 int
-ps__run_fill (ps__run *run, ps_gpu_error *err)
+ps__gpu_run_fill (ps__gpu_run *run, ps_gpu_error *err)
 {
   const ps_graph *g = run->g;
   const ps__cuda *cu = run->gpu->cu;
@@ -530,7 +531,7 @@ ps__run_fill (ps__run *run, ps_gpu_error *err)
   /* Host sources of uploads: made on the device in the destination
    * buffer, then copied out (the buffers are filled after this). */
   for (uint32_t s = 0; s < run->p->n_steps; s++) {
-    ps__exec *x = &run->exec[s];
+    ps__gpu_exec *x = &run->exec[s];
     if (x->what != PS__X_H2D && x->what != PS__X_D2H)
       continue;
     memset (x->host, 0, x->bytes);
@@ -560,8 +561,8 @@ ps__run_fill (ps__run *run, ps_gpu_error *err)
 static void CUDA_CB
 host_fn (void *ud)
 {
-  ps__host_slot *slot = ud;
-  ps__run *run = slot->run;
+  ps__gpu_host_slot *slot = ud;
+  ps__gpu_run *run = slot->run;
   const ps__cupti *cp = run->gpu->cp;
   ps_cupti_map *map = run->map;
   uint64_t a = 0, b = 0;
@@ -569,8 +570,8 @@ host_fn (void *ud)
     cp->cuptiGetTimestamp (&a);
   if (slot->cost_ns > 0) {
     /* The callback's stated cost, spent on the host (at most a second). */
-    double until = ps__now_ns () + (slot->cost_ns < 1e9 ? slot->cost_ns : 1e9);
-    while (ps__now_ns () < until) {
+    double until = ps_clock_now () * 1e9 + (slot->cost_ns < 1e9 ? slot->cost_ns : 1e9);
+    while (ps_clock_now () * 1e9 < until) {
     }
   }
   if (map) {
@@ -582,10 +583,10 @@ host_fn (void *ud)
 }
 
 static int
-issue_step (ps__run *run, uint32_t s, ps_gpu_error *err)
+issue_step (ps__gpu_run *run, uint32_t s, ps_gpu_error *err)
 {
   const ps__cuda *cu = run->gpu->cu;
-  const ps__exec *x = &run->exec[s];
+  const ps__gpu_exec *x = &run->exec[s];
   CUstream q = run->streams[run->p->steps[s].stream < run->n_streams ? run->p->steps[s].stream : 0];
   CUresult r = CUDA_SUCCESS;
   const char *call = "";
@@ -593,7 +594,7 @@ issue_step (ps__run *run, uint32_t s, ps_gpu_error *err)
   case PS__X_KERNEL:
     call = "cuLaunchKernel";
     for (uint32_t i = 0; i < x->launch_count && r == CUDA_SUCCESS; i++) {
-      const ps__launch *l = &run->launches[x->launch_begin + i];
+      const ps__gpu_launch *l = &run->launches[x->launch_begin + i];
       r = cu->cuLaunchKernel (l->fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
                               l->block[1], l->block[2], l->smem, q, l->params, NULL);
     }
@@ -642,7 +643,7 @@ issue_step (ps__run *run, uint32_t s, ps_gpu_error *err)
 }
 
 static int
-issue (ps__run *run, bool tracing, bool capturing, ps_gpu_error *err)
+issue (ps__gpu_run *run, bool tracing, bool capturing, ps_gpu_error *err)
 {
   const ps__cuda *cu = run->gpu->cu;
   const ps__cupti *cp = run->gpu->cp;
@@ -680,7 +681,7 @@ issue (ps__run *run, bool tracing, bool capturing, ps_gpu_error *err)
 }
 
 int
-ps__run_capture (ps__run *run, ps_gpu_error *err)
+ps__gpu_run_capture (ps__gpu_run *run, ps_gpu_error *err)
 {
   const ps__cuda *cu = run->gpu->cu;
   CUresult r;
@@ -702,7 +703,7 @@ ps__run_capture (ps__run *run, ps_gpu_error *err)
 }
 
 int
-ps__run_reinstantiate (ps__run *run, ps_gpu_error *err)
+ps__gpu_run_reinstantiate (ps__gpu_run *run, ps_gpu_error *err)
 {
   const ps__cuda *cu = run->gpu->cu;
   CUresult r;
@@ -720,7 +721,7 @@ ps__run_reinstantiate (ps__run *run, ps_gpu_error *err)
 }
 
 int
-ps__run_once (ps__run *run, ps_profile_mode mode, bool tracing, uint32_t iteration,
+ps__gpu_run_once (ps__gpu_run *run, ps_profile_mode mode, bool tracing, uint32_t iteration,
               double *wall_ns, ps_gpu_error *err)
 {
   const ps__cuda *cu = run->gpu->cu;
@@ -728,7 +729,7 @@ ps__run_once (ps__run *run, ps_profile_mode mode, bool tracing, uint32_t iterati
   CUresult r;
   int rc = 0;
   run->iteration = iteration;
-  double t0 = ps__now_ns ();
+  double t0 = ps_clock_now () * 1e9;
   if (tracing && run->map) {
     uint64_t ts = 0;
     cp->cuptiGetTimestamp (&ts);
@@ -752,6 +753,6 @@ ps__run_once (ps__run *run, ps_profile_mode mode, bool tracing, uint32_t iterati
   if (rc == 0 && r != CUDA_SUCCESS)
     rc = ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "the run failed (cuCtxSynchronize)");
   if (wall_ns)
-    *wall_ns = ps__now_ns () - t0;
+    *wall_ns = ps_clock_now () * 1e9 - t0;
   return rc;
 }

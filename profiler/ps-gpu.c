@@ -7,19 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static ps_gpu *open_gpu;
-
-double
-ps__now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec * 1e9 + (double) ts.tv_nsec;
-}
 
 const ps_gpu_info *
 ps_gpu_get_info (const ps_gpu *gpu)
@@ -155,7 +146,7 @@ ps_gpu_open (ps_gpu **out, ps_gpu_error *err)
     }
   }
   if (rc == 0)
-    rc = ps__trace_open (gpu, err);
+    rc = ps__cupti_open (gpu, err);
   if (rc == 0)
     rc = load_support (gpu, err);
   if (rc != 0) {
@@ -178,7 +169,7 @@ ps_gpu_close (ps_gpu *gpu)
       if (gpu->mods[i].key)
         gpu->cu->cuModuleUnload (gpu->mods[i].mod);
   }
-  ps__trace_close (gpu);
+  ps__cupti_close (gpu);
   if (gpu->ctx)
     gpu->cu->cuDevicePrimaryCtxRelease (gpu->dev);
   free (gpu->mods);
@@ -206,8 +197,8 @@ ps_gpu_probe (ps_gpu_info *info, ps_gpu_error *err)
 
 /* ---- modules ------------------------------------------------------------ */
 
-static ps__module_entry *
-slot_for (ps__module_entry *tab, uint32_t cap, uint64_t key)
+static ps__gpu_module_entry *
+slot_for (ps__gpu_module_entry *tab, uint32_t cap, uint64_t key)
 {
   uint32_t i = (uint32_t) (key ^ (key >> 32)) & (cap - 1);
   while (tab[i].key && tab[i].key != key)
@@ -220,7 +211,7 @@ insert_module (ps_gpu *gpu, uint64_t key, CUmodule mod, const char *lowered)
 {
   if ((gpu->n_mods + 1) * 2 > gpu->mods_cap) {
     uint32_t cap = gpu->mods_cap ? gpu->mods_cap * 2 : 64;
-    ps__module_entry *tab = calloc (cap, sizeof *tab);
+    ps__gpu_module_entry *tab = calloc (cap, sizeof *tab);
     if (!tab)
       return PS_ENOMEM;
     for (uint32_t i = 0; i < gpu->mods_cap; i++)
@@ -230,7 +221,7 @@ insert_module (ps_gpu *gpu, uint64_t key, CUmodule mod, const char *lowered)
     gpu->mods = tab;
     gpu->mods_cap = cap;
   }
-  ps__module_entry *e = slot_for (gpu->mods, gpu->mods_cap, key);
+  ps__gpu_module_entry *e = slot_for (gpu->mods, gpu->mods_cap, key);
   e->key = key;
   e->mod = mod;
   snprintf (e->lowered, sizeof e->lowered, "%s", lowered ? lowered : "");
@@ -277,7 +268,7 @@ ps__gpu_module (ps_gpu *gpu, const ps_ksrc *k, CUmodule *mod, const char **lower
   key = ps_hash64 (k->code, k->code_len, key);
   key = key ? key : 1;
   if (gpu->mods_cap) {
-    ps__module_entry *e = slot_for (gpu->mods, gpu->mods_cap, key);
+    ps__gpu_module_entry *e = slot_for (gpu->mods, gpu->mods_cap, key);
     if (e->key == key) {
       *mod = e->mod;
       *lowered = e->lowered;

@@ -14,7 +14,7 @@
 /* ---- a growing string --------------------------------------------------- */
 
 void
-ps__sb_printf (ps__sb *b, const char *fmt, ...)
+ps__ksrc_printf (ps__ksrc_buf *b, const char *fmt, ...)
 {
   if (b->oom)
     return;
@@ -71,39 +71,39 @@ ps_buffer_elements (const ps_graph *g, uint32_t b)
 }
 
 static void
-emit_dtype_helpers (ps__sb *b, ps_dtype dt)
+emit_dtype_helpers (ps__ksrc_buf *b, ps_dtype dt)
 {
   const char *n = dt_info[dt].name, *t = dt_info[dt].ctype;
-  ps__sb_printf (b,
+  ps__ksrc_printf (b,
                  "static __device__ __forceinline__ float\nps_ld_%s (const %s *p, ps_u64 i, "
                  "ps_u64 n)\n{\n  if (n == 0)\n    return 0.0f;\n  if (i >= n)\n    i %%= n;\n"
                  "  return %s;\n}\n",
                  n, t, dt_info[dt].load);
-  ps__sb_printf (b,
+  ps__ksrc_printf (b,
                  "static __device__ __forceinline__ void\nps_st_%s (%s *p, ps_u64 i, float v)\n"
                  "{\n  p[i] = %s;\n}\n",
                  n, t, dt_info[dt].store);
-  ps__sb_printf (b,
+  ps__ksrc_printf (b,
                  "static __device__ __forceinline__ float\nps_rt_%s (float v)\n{\n"
                  "  return %s;\n}\n",
                  n, dt_info[dt].round);
 }
 
 static void
-emit_preamble (ps__sb *b, const bool used[PS_DT__COUNT])
+emit_preamble (ps__ksrc_buf *b, const bool used[PS_DT__COUNT])
 {
   if (used[PS_DT_F16])
-    ps__sb_printf (b, "#include <cuda_fp16.h>\n");
+    ps__ksrc_printf (b, "#include <cuda_fp16.h>\n");
   if (used[PS_DT_BF16])
-    ps__sb_printf (b, "#include <cuda_bf16.h>\n");
-  ps__sb_printf (b, "typedef unsigned long long ps_u64;\n\n"
+    ps__ksrc_printf (b, "#include <cuda_bf16.h>\n");
+  ps__ksrc_printf (b, "typedef unsigned long long ps_u64;\n\n"
                     "static __device__ __forceinline__ ps_u64\nps_now (void)\n{\n  ps_u64 t;\n"
                     "  asm volatile (\"mov.u64 %%0, %%%%globaltimer;\" : \"=l\"(t));\n"
                     "  return t;\n}\n");
   for (int dt = 0; dt < PS_DT__COUNT; dt++)
     if (used[dt])
       emit_dtype_helpers (b, (ps_dtype) dt);
-  ps__sb_printf (b, "\n");
+  ps__ksrc_printf (b, "\n");
 }
 
 /* ---- deterministic inputs ----------------------------------------------- */
@@ -304,15 +304,15 @@ member_pad (const ps_graph *g, uint32_t v, int cls)
 
 /* A float literal that reads back as the same float. */
 static void
-emit_float (ps__sb *b, double x)
+emit_float (ps__ksrc_buf *b, double x)
 {
   float f = (float) x;
   if (isnan (f))
-    ps__sb_printf (b, "__int_as_float (0x7fc00000)");
+    ps__ksrc_printf (b, "__int_as_float (0x7fc00000)");
   else if (isinf (f))
-    ps__sb_printf (b, "%s__int_as_float (0x7f800000)", f < 0 ? "-" : "");
+    ps__ksrc_printf (b, "%s__int_as_float (0x7f800000)", f < 0 ? "-" : "");
   else
-    ps__sb_printf (b, "%.9ef", (double) f);
+    ps__ksrc_printf (b, "%.9ef", (double) f);
 }
 
 /* Names the param of buffer `buf`, registering it when new. */
@@ -331,63 +331,63 @@ typedef struct emit_state {
 } emit_state;
 
 static void
-emit_read (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, const emit_state *st, uint32_t buf)
+emit_read (ps__ksrc_buf *b, const ps_ksrc_ctx *c, ps_ksrc *k, const emit_state *st, uint32_t buf)
 {
   uint32_t j = param (c, k, buf);
   if (st->fused && st->written[j])
-    ps__sb_printf (b, "r%u", j);
+    ps__ksrc_printf (b, "r%u", j);
   else
-    ps__sb_printf (b, "ps_ld_%s (b%u, i, n%u)", dt_info[buf_dtype (c->g, buf)].name, j, j);
+    ps__ksrc_printf (b, "ps_ld_%s (b%u, i, n%u)", dt_info[buf_dtype (c->g, buf)].name, j, j);
 }
 
 static void
-emit_write (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st, uint32_t buf,
+emit_write (ps__ksrc_buf *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st, uint32_t buf,
             const char *value)
 {
   uint32_t j = param (c, k, buf);
   const char *dn = dt_info[buf_dtype (c->g, buf)].name;
   if (st->fused) {
-    ps__sb_printf (b, "r%u = ps_rt_%s (%s);\n", j, dn, value);
+    ps__ksrc_printf (b, "r%u = ps_rt_%s (%s);\n", j, dn, value);
     st->written[j] = 1;
   } else {
-    ps__sb_printf (b, "ps_st_%s (b%u, i, %s);\n", dn, j, value);
+    ps__ksrc_printf (b, "ps_st_%s (b%u, i, %s);\n", dn, j, value);
   }
 }
 
 /* The body of one member inside the loop over i. */
 static void
-emit_member (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st, uint32_t v,
+emit_member (ps__ksrc_buf *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st, uint32_t v,
              uint32_t idx)
 {
   const ps_graph *g = c->g;
   const ps_node *nd = &g->nodes[v];
   const ps_kernel *kr = &g->kernels[nd->aux];
   int cls = member_class (g, v);
-  ps__sb_printf (b, "    /* member %u: %s */\n", idx,
+  ps__ksrc_printf (b, "    /* member %u: %s */\n", idx,
                  cls == M_SYNTHETIC ? "synthetic" : ps_impl_name ((ps_impl) nd->impl));
   if (cls == M_SPIN)
     return;
-  ps__sb_printf (b, "    if (i < m%u) {\n", idx);
+  ps__ksrc_printf (b, "    if (i < m%u) {\n", idx);
   if (cls == M_SYNTHETIC) {
-    ps__sb_printf (b, "      float acc = 0.0f;\n");
+    ps__ksrc_printf (b, "      float acc = 0.0f;\n");
     for (uint32_t r = 0; r < nd->reads_count; r++) {
-      ps__sb_printf (b, "      acc += ");
+      ps__ksrc_printf (b, "      acc += ");
       emit_read (b, c, k, st, node_read (g, v, r));
-      ps__sb_printf (b, ";\n");
+      ps__ksrc_printf (b, ";\n");
     }
     if (nd->reads_count > 1) {
-      ps__sb_printf (b, "      acc *= ");
+      ps__ksrc_printf (b, "      acc *= ");
       emit_float (b, 1.0 / nd->reads_count);
-      ps__sb_printf (b, ";\n");
+      ps__ksrc_printf (b, ";\n");
     }
     if (nd->reads_count)
-      ps__sb_printf (b, "      sink_acc += acc;\n");
+      ps__ksrc_printf (b, "      sink_acc += acc;\n");
     for (uint32_t w = 0; w < nd->writes_count; w++) {
       uint32_t buf = node_write (g, v, w);
-      ps__sb_printf (b, "      if (i < n%u)\n        ", param (c, k, buf));
+      ps__ksrc_printf (b, "      if (i < n%u)\n        ", param (c, k, buf));
       emit_write (b, c, k, st, buf, "acc");
     }
-    ps__sb_printf (b, "    }\n");
+    ps__ksrc_printf (b, "    }\n");
     return;
   }
 
@@ -395,70 +395,70 @@ emit_member (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st, uint32
    * made some other way gets zeros for missing operands. */
   int nr = ps_impl_reads ((ps_impl) nd->impl);
   for (int r = 0; r < nr; r++) {
-    ps__sb_printf (b, "      const float a%d = ", r);
+    ps__ksrc_printf (b, "      const float a%d = ", r);
     if ((uint32_t) r < nd->reads_count)
       emit_read (b, c, k, st, node_read (g, v, (uint32_t) r));
     else
-      ps__sb_printf (b, "0.0f");
-    ps__sb_printf (b, ";\n");
+      ps__ksrc_printf (b, "0.0f");
+    ps__ksrc_printf (b, ";\n");
   }
-  ps__sb_printf (b, "      const float v = ");
+  ps__ksrc_printf (b, "      const float v = ");
   switch ((ps_impl) nd->impl) {
   case PS_IMPL_COPY:
-    ps__sb_printf (b, "a0");
+    ps__ksrc_printf (b, "a0");
     break;
   case PS_IMPL_SCALE:
     emit_float (b, kr->alpha);
-    ps__sb_printf (b, " * a0");
+    ps__ksrc_printf (b, " * a0");
     break;
   case PS_IMPL_ADD_SCALAR:
-    ps__sb_printf (b, "a0 + ");
+    ps__ksrc_printf (b, "a0 + ");
     emit_float (b, kr->beta);
     break;
   case PS_IMPL_RELU:
-    ps__sb_printf (b, "fmaxf (a0, 0.0f)");
+    ps__ksrc_printf (b, "fmaxf (a0, 0.0f)");
     break;
   case PS_IMPL_GELU:
-    ps__sb_printf (b, "0.5f * a0 * (1.0f + erff (a0 * 0.70710678118654752f))");
+    ps__ksrc_printf (b, "0.5f * a0 * (1.0f + erff (a0 * 0.70710678118654752f))");
     break;
   case PS_IMPL_SIGMOID:
-    ps__sb_printf (b, "1.0f / (1.0f + expf (-a0))");
+    ps__ksrc_printf (b, "1.0f / (1.0f + expf (-a0))");
     break;
   case PS_IMPL_TANH:
-    ps__sb_printf (b, "tanhf (a0)");
+    ps__ksrc_printf (b, "tanhf (a0)");
     break;
   case PS_IMPL_EXP:
-    ps__sb_printf (b, "expf (a0)");
+    ps__ksrc_printf (b, "expf (a0)");
     break;
   case PS_IMPL_NEG:
-    ps__sb_printf (b, "-a0");
+    ps__ksrc_printf (b, "-a0");
     break;
   case PS_IMPL_ADD:
-    ps__sb_printf (b, "a0 + a1");
+    ps__ksrc_printf (b, "a0 + a1");
     break;
   case PS_IMPL_MUL:
-    ps__sb_printf (b, "a0 * a1");
+    ps__ksrc_printf (b, "a0 * a1");
     break;
   case PS_IMPL_SUB:
-    ps__sb_printf (b, "a0 - a1");
+    ps__ksrc_printf (b, "a0 - a1");
     break;
   case PS_IMPL_FILL:
   default:
     emit_float (b, kr->value);
     break;
   }
-  ps__sb_printf (b, ";\n");
+  ps__ksrc_printf (b, ";\n");
   if (nd->writes_count) {
-    ps__sb_printf (b, "      ");
+    ps__ksrc_printf (b, "      ");
     emit_write (b, c, k, st, node_write (g, v, 0), "v");
   }
-  ps__sb_printf (b, "    }\n");
+  ps__ksrc_printf (b, "    }\n");
 }
 
 /* One __global__ function running `members` (indices into k->nodes) with
  * the buffer parameters bufs[0 .. n_bufs). */
 static void
-emit_kernel (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
+emit_kernel (ps__ksrc_buf *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
              const uint32_t *members, uint32_t nm, const char *fname, const uint32_t *bufs,
              uint32_t n_bufs)
 {
@@ -470,14 +470,14 @@ emit_kernel (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
     sink |= cls == M_SYNTHETIC && g->nodes[k->nodes[members[m]]].reads_count > 0;
   }
 
-  ps__sb_printf (b, "extern \"C\" __global__ void\n%s (", fname);
+  ps__ksrc_printf (b, "extern \"C\" __global__ void\n%s (", fname);
   for (uint32_t j = 0; j < n_bufs; j++)
-    ps__sb_printf (b, "%s *__restrict__ b%u, ps_u64 n%u, ", dt_info[buf_dtype (g, bufs[j])].ctype,
+    ps__ksrc_printf (b, "%s *__restrict__ b%u, ps_u64 n%u, ", dt_info[buf_dtype (g, bufs[j])].ctype,
                    j, j);
-  ps__sb_printf (b, "ps_u64 N, ps_u64 pad_ns, int sink)\n{\n");
+  ps__ksrc_printf (b, "ps_u64 N, ps_u64 pad_ns, int sink)\n{\n");
   if (pad)
-    ps__sb_printf (b, "  const ps_u64 t0 = ps_now ();\n");
-  ps__sb_printf (b, "  const ps_u64 threads = (ps_u64) blockDim.x * blockDim.y * blockDim.z;\n"
+    ps__ksrc_printf (b, "  const ps_u64 t0 = ps_now ();\n");
+  ps__ksrc_printf (b, "  const ps_u64 threads = (ps_u64) blockDim.x * blockDim.y * blockDim.z;\n"
                     "  const ps_u64 stride = threads * gridDim.x * gridDim.y * gridDim.z;\n"
                     "  const ps_u64 first = (((ps_u64) blockIdx.z * gridDim.y + blockIdx.y) * "
                     "gridDim.x + blockIdx.x) * threads\n"
@@ -490,47 +490,47 @@ emit_kernel (ps__sb *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
     int cls = member_class (g, v);
     if (cls == M_SPIN)
       continue;
-    ps__sb_printf (b, "  ps_u64 m%u = 0;\n", m);
+    ps__ksrc_printf (b, "  ps_u64 m%u = 0;\n", m);
     for (uint32_t w = 0; w < nd->writes_count; w++)
-      ps__sb_printf (b, "  m%u = n%u > m%u ? n%u : m%u;\n", m, param (c, k, node_write (g, v, w)),
+      ps__ksrc_printf (b, "  m%u = n%u > m%u ? n%u : m%u;\n", m, param (c, k, node_write (g, v, w)),
                      m, param (c, k, node_write (g, v, w)), m);
     if (cls == M_SYNTHETIC)
       for (uint32_t r = 0; r < nd->reads_count; r++)
-        ps__sb_printf (b, "  m%u = n%u > m%u ? n%u : m%u;\n", m, param (c, k, node_read (g, v, r)),
+        ps__ksrc_printf (b, "  m%u = n%u > m%u ? n%u : m%u;\n", m, param (c, k, node_read (g, v, r)),
                        m, param (c, k, node_read (g, v, r)), m);
   }
   if (sink)
-    ps__sb_printf (b, "  float sink_acc = 0.0f;\n");
-  ps__sb_printf (b, "  for (ps_u64 i = first; i < N; i += stride) {\n");
+    ps__ksrc_printf (b, "  float sink_acc = 0.0f;\n");
+  ps__ksrc_printf (b, "  for (ps_u64 i = first; i < N; i += stride) {\n");
   if (st->fused)
     for (uint32_t j = 0; j < n_bufs; j++) {
       st->written[j] = 0;
       if (st->kept[j])
-        ps__sb_printf (b, "    float r%u = 0.0f;\n", j);
+        ps__ksrc_printf (b, "    float r%u = 0.0f;\n", j);
     }
   for (uint32_t m = 0; m < nm; m++)
     emit_member (b, c, k, st, k->nodes[members[m]], m);
   if (st->fused)
     for (uint32_t j = 0; j < n_bufs; j++)
       if (st->kept[j] && st->store[j])
-        ps__sb_printf (b, "    if (i < n%u)\n      ps_st_%s (b%u, i, r%u);\n", j,
+        ps__ksrc_printf (b, "    if (i < n%u)\n      ps_st_%s (b%u, i, r%u);\n", j,
                        dt_info[buf_dtype (g, bufs[j])].name, j, j);
-  ps__sb_printf (b, "  }\n");
+  ps__ksrc_printf (b, "  }\n");
   if (sink) {
     /* sink is always 0: the store only keeps the reads alive. */
     for (uint32_t m = 0; m < nm; m++) {
       uint32_t v = k->nodes[members[m]];
       if (member_class (g, v) == M_SYNTHETIC && g->nodes[v].reads_count) {
         uint32_t buf = node_read (g, v, 0);
-        ps__sb_printf (b, "  if (sink)\n    ps_st_%s (b%u, 0, sink_acc);\n",
+        ps__ksrc_printf (b, "  if (sink)\n    ps_st_%s (b%u, 0, sink_acc);\n",
                        dt_info[buf_dtype (g, buf)].name, param (c, k, buf));
         break;
       }
     }
   }
   if (pad)
-    ps__sb_printf (b, "  if (pad_ns)\n    while (ps_now () - t0 < pad_ns) {\n    }\n");
-  ps__sb_printf (b, "}\n");
+    ps__ksrc_printf (b, "  if (pad_ns)\n    while (ps_now () - t0 < pad_ns) {\n    }\n");
+  ps__ksrc_printf (b, "}\n");
 }
 
 /* ---- user modules ------------------------------------------------------- */
@@ -595,11 +595,11 @@ cmp_u32 (const void *a, const void *b)
 }
 
 static void
-comment_text (ps__sb *b, const char *s)
+comment_text (ps__ksrc_buf *b, const char *s)
 {
   /* Node names are arbitrary UTF-8: keep the comment a single line. */
   for (; *s; s++)
-    ps__sb_printf (b, "%c", (unsigned char) *s < 0x20 || *s == 0x7f ? '?' : *s);
+    ps__ksrc_printf (b, "%c", (unsigned char) *s < 0x20 || *s == 0x7f ? '?' : *s);
 }
 
 /* Gives buf the next parameter of the launch whose buffers start at
@@ -646,14 +646,14 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
     n_acc += g->nodes[v].reads_count + g->nodes[v].writes_count;
   }
 
-  ps__sb hb = { 0 };
-  ps__sb_printf (&hb, "// planscope kernel for node%s ", n > 1 ? "s" : "");
+  ps__ksrc_buf hb = { 0 };
+  ps__ksrc_printf (&hb, "// planscope kernel for node%s ", n > 1 ? "s" : "");
   for (uint32_t m = 0; m < n; m++) {
-    ps__sb_printf (&hb, "%s\"", m ? ", " : "");
+    ps__ksrc_printf (&hb, "%s\"", m ? ", " : "");
     comment_text (&hb, ps_node_name (g, k->nodes[m]));
-    ps__sb_printf (&hb, "\"");
+    ps__ksrc_printf (&hb, "\"");
   }
-  ps__sb_printf (&hb, "\n");
+  ps__ksrc_printf (&hb, "\n");
   if (hb.oom) {
     free (hb.s);
     ps_ksrc_free (k);
@@ -753,18 +753,18 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
   }
 
   /* The function name: what the kernel does. */
-  ps__sb nb = { 0 };
-  ps__sb_printf (&nb, "ps_%s", n > 1 ? "fused" : "");
+  ps__ksrc_buf nb = { 0 };
+  ps__ksrc_printf (&nb, "ps_%s", n > 1 ? "fused" : "");
   for (uint32_t m = 0; m < n && nb.len < 90; m++) {
     uint32_t v = k->nodes[m];
     int cls = member_class (g, v);
-    ps__sb_printf (&nb, "%s%s", n > 1 ? "_" : "",
+    ps__ksrc_printf (&nb, "%s%s", n > 1 ? "_" : "",
                    cls == M_SYNTHETIC ? "synthetic" : ps_impl_name ((ps_impl) g->nodes[v].impl));
   }
   if (n == 1) {
     const ps_node *nd = &g->nodes[k->nodes[0]];
     if (nd->writes_count || nd->reads_count)
-      ps__sb_printf (&nb, "_%s", dt_info[buf_dtype (g, nd->writes_count
+      ps__ksrc_printf (&nb, "_%s", dt_info[buf_dtype (g, nd->writes_count
                                                          ? node_write (g, k->nodes[0], 0)
                                                          : node_read (g, k->nodes[0], 0))].name);
   }
@@ -782,7 +782,7 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
               "a group of %u kernels runs as %u launches of at most %u fused kernels", n,
               n_chunks, PS__FUSE_MAX_MEMBERS);
 
-  ps__sb b = { 0 };
+  ps__ksrc_buf b = { 0 };
   emit_preamble (&b, used);
   k->n_bufs = 0;
   for (uint32_t ci = 0, m0 = 0; ci < n_chunks; m0 = chunk_end[ci++]) {
@@ -823,7 +823,7 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
       snprintf (fname, sizeof fname, "%s", k->function);
     emit_kernel (&b, c, k, &st, members, m1 - m0, fname, bufs, nbufs);
     if (ci + 1 < n_chunks)
-      ps__sb_printf (&b, "\n");
+      ps__ksrc_printf (&b, "\n");
 
     ps_ksrc_part *pt = &k->parts[ci];
     pt->bufs_begin = begin;

@@ -99,14 +99,14 @@ ps_kernels_write (const ps_plan *p, const char *dir, const char *arch, FILE *lis
 
     const char *src = NULL;
     size_t src_len = 0;
-    ps__sb text = { 0 };
+    ps__ksrc_buf text = { 0 };
     char *inc = NULL;
     switch ((ps_ksrc_kind) k.kind) {
     case PS_KSRC_GENERATED:
-      ps__sb_printf (&text, "%s", k.header);
+      ps__ksrc_printf (&text, "%s", k.header);
       if (k.note[0])
-        ps__sb_printf (&text, "// %s\n", k.note);
-      ps__sb_printf (&text, "%s", k.code);
+        ps__ksrc_printf (&text, "// %s\n", k.note);
+      ps__ksrc_printf (&text, "%s", k.code);
       src = text.s;
       src_len = text.len;
       break;

@@ -35,7 +35,7 @@ ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
     n = 100000;
   uint32_t total = o.warmup + (o.overhead ? n : 0) + 1 + n, done = 0;
 
-  ps__run run;
+  ps__gpu_run run;
   ps_cupti_map map;
   ps_step_times times;
   memset (&times, 0, sizeof times);
@@ -49,48 +49,48 @@ ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
   bool tracing = false;
   res->wall_untraced_ns = res->wall_traced_ns = -1;
 
-  rc = ps__run_init (&run, gpu, p, err);
+  rc = ps__gpu_run_init (&run, gpu, p, err);
   if (rc == 0)
-    rc = ps__run_fill (&run, err);
+    rc = ps__gpu_run_fill (&run, err);
   if (rc == 0 && o.mode == PS_PROFILE_GRAPH) {
     run.map = &map; /* the capture ties graph nodes to steps */
-    rc = ps__run_capture (&run, err);
+    rc = ps__gpu_run_capture (&run, err);
     run.map = NULL;
   }
   for (uint32_t i = 0; rc == 0 && i < o.warmup; i++) {
     if (!keep_going (&o, "warm-up", (double) done++ / total))
       rc = cancelled (err);
     else
-      rc = ps__run_once (&run, o.mode, false, 0, NULL, err);
+      rc = ps__gpu_run_once (&run, o.mode, false, 0, NULL, err);
   }
   if (rc == 0 && o.overhead) {
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
       if (!keep_going (&o, "runs without tracing", (double) done++ / total))
         rc = cancelled (err);
       else
-        rc = ps__run_once (&run, o.mode, false, i, &walls[i], err);
+        rc = ps__gpu_run_once (&run, o.mode, false, i, &walls[i], err);
     }
     if (rc == 0)
       res->wall_untraced_ns = ps_median (walls, n);
   }
-  if (rc == 0 && (rc = ps__trace_begin (gpu, err)) == 0) {
+  if (rc == 0 && (rc = ps__cupti_begin (gpu, err)) == 0) {
     tracing = true;
     run.map = &map;
     /* A graph made while CUPTI traced: its launches are reported node by
      * node for certain. */
     if (o.mode == PS_PROFILE_GRAPH)
-      rc = ps__run_reinstantiate (&run, err);
+      rc = ps__gpu_run_reinstantiate (&run, err);
     /* One traced run first: CUPTI's first records carry set-up costs.  Its
      * iteration number is past the measured ones, so it is not mapped. */
     if (rc == 0 && !keep_going (&o, "traced warm-up", (double) done++ / total))
       rc = cancelled (err);
     else if (rc == 0)
-      rc = ps__run_once (&run, o.mode, true, n, NULL, err);
+      rc = ps__gpu_run_once (&run, o.mode, true, n, NULL, err);
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
       if (!keep_going (&o, "traced runs", (double) done++ / total))
         rc = cancelled (err);
       else
-        rc = ps__run_once (&run, o.mode, true, i, &walls[i], err);
+        rc = ps__gpu_run_once (&run, o.mode, true, i, &walls[i], err);
     }
     if (rc == 0)
       res->wall_traced_ns = ps_median (walls, n);
@@ -98,7 +98,7 @@ ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
   run.map = NULL;
   if (tracing) {
     ps_gpu_error e2;
-    int r2 = ps__trace_end (gpu, &map, &res->dropped, &e2);
+    int r2 = ps__cupti_end (gpu, &map, &res->dropped, &e2);
     if (rc == 0 && r2 != 0) {
       rc = r2;
       if (err)
@@ -121,7 +121,7 @@ ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
     res->records = map.matched;
     res->unmatched = map.unmatched;
   }
-  ps__run_free (&run);
+  ps__gpu_run_free (&run);
   ps_cupti_map_free (&map);
   ps_step_times_free (&times);
   free (walls);
@@ -177,15 +177,15 @@ run_outputs (ps_gpu *gpu, const ps_plan *p, ps_profile_mode mode, output **out, 
     }
   }
 
-  ps__run run;
+  ps__gpu_run run;
   uint32_t n = 0;
-  int rc = ps__run_init (&run, gpu, p, err);
+  int rc = ps__gpu_run_init (&run, gpu, p, err);
   if (rc == 0)
-    rc = ps__run_fill (&run, err);
+    rc = ps__gpu_run_fill (&run, err);
   if (rc == 0 && mode == PS_PROFILE_GRAPH)
-    rc = ps__run_capture (&run, err);
+    rc = ps__gpu_run_capture (&run, err);
   if (rc == 0)
-    rc = ps__run_once (&run, mode, false, 0, NULL, err);
+    rc = ps__gpu_run_once (&run, mode, false, 0, NULL, err);
   for (uint32_t b = 0; rc == 0 && b < g->n_buffers; b++) {
     if (!(g->buffers[b].flags & PS_BUF_EXTERNAL) || !written[b])
       continue;
@@ -201,7 +201,7 @@ run_outputs (ps_gpu *gpu, const ps_plan *p, ps_profile_mode mode, output **out, 
       rc = ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "reading %s", x->name);
   }
   for (uint32_t s = 0; rc == 0 && s < p->n_steps; s++) {
-    const ps__exec *e = &run.exec[s];
+    const ps__gpu_exec *e = &run.exec[s];
     if (e->what != PS__X_D2H)
       continue;
     uint32_t v = p->step_nodes[p->steps[s].nodes_begin];
@@ -216,7 +216,7 @@ run_outputs (ps_gpu *gpu, const ps_plan *p, ps_profile_mode mode, output **out, 
     else
       memcpy (x->data, e->host, x->bytes);
   }
-  ps__run_free (&run);
+  ps__gpu_run_free (&run);
   free (written);
   if (rc != 0) {
     free_outputs (o, n);
@@ -236,19 +236,19 @@ ps_gpu_read_buffer (ps_gpu *gpu, const ps_plan *p, ps_profile_mode mode, uint32_
   if (buffer >= g->n_buffers || bytes > g->buffers[buffer].bytes)
     return ps_gpu_error_set (err, PS_GPU_CUDA_FAILED, 0, "no buffer %u of %zu bytes", buffer,
                              bytes);
-  ps__run run;
-  int rc = ps__run_init (&run, gpu, p, err);
+  ps__gpu_run run;
+  int rc = ps__gpu_run_init (&run, gpu, p, err);
   if (rc == 0)
-    rc = ps__run_fill (&run, err);
+    rc = ps__gpu_run_fill (&run, err);
   if (rc == 0 && mode == PS_PROFILE_GRAPH)
-    rc = ps__run_capture (&run, err);
+    rc = ps__gpu_run_capture (&run, err);
   if (rc == 0)
-    rc = ps__run_once (&run, mode, false, 0, NULL, err);
+    rc = ps__gpu_run_once (&run, mode, false, 0, NULL, err);
   CUresult r;
   if (rc == 0 && (r = gpu->cu->cuMemcpyDtoH (out, run.buf[buffer], bytes)) != CUDA_SUCCESS)
     rc = ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "reading buffer \"%s\"",
                       ps_buffer_name (g, buffer));
-  ps__run_free (&run);
+  ps__gpu_run_free (&run);
   return rc;
 }
 

@@ -12,14 +12,14 @@
 
 /* A growing string; `oom` is set (and further output dropped) when memory
  * runs out. */
-typedef struct ps__sb {
+typedef struct ps__ksrc_buf {
   char *s;
   size_t len;
   uint32_t cap;
   bool oom;
-} ps__sb;
+} ps__ksrc_buf;
 
-void ps__sb_printf (ps__sb *b, const char *fmt, ...)
+void ps__ksrc_printf (ps__ksrc_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__ ((format (printf, 2, 3)))
 #endif

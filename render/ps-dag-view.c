@@ -4,7 +4,7 @@
  * size: every node its own box (fused groups framed as clusters); fused
  * groups and straight chains as single boxes; or an overview with one box
  * per stream and band of levels.  Edges are then mapped to boxes, merged
- * and counted (ps-view-common.c). */
+ * and counted (ps-view.c). */
 #include "ps-dag-view.h"
 
 #include <math.h>
@@ -31,7 +31,7 @@ typedef struct dag {
   uint32_t *unit;    /* per node: its unit (the fused group's first node, or itself) */
   uint32_t *box;     /* per node: its box */
   uint32_t n_boxes;
-  ps__vbox *boxes;
+  ps__view_box *boxes;
   uint32_t band;     /* overview: levels per band */
 } dag;
 
@@ -300,7 +300,7 @@ static int
 label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
 {
   const ps_graph *g = d->g;
-  const ps__vbox *bx = &d->boxes[b];
+  const ps__view_box *bx = &d->boxes[b];
   char buf[512], t1[32], t2[32], kinds[160];
   int ret;
   /* Durations the model cannot tell (0) are left out. */
@@ -344,7 +344,7 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
     sn->ref = v;
     return ret;
   }
-  ps__vbox_kinds_text (bx, kinds, sizeof kinds);
+  ps__view_box_kinds (bx, kinds, sizeof kinds);
   uint32_t st = fused_step (d, bx->first);
   bool fused = st != PS_NONE && d->unit[bx->last] == d->unit[bx->first] && m != MODE_OVERVIEW;
   if (m == MODE_OVERVIEW) {
@@ -479,7 +479,7 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   const ps_graph *g = d->g;
   const ps_view_options *o = d->o;
   uint32_t n = g->n_nodes;
-  ps__vedge *edges = NULL;
+  ps__view_edge *edges = NULL;
   uint32_t *cluster_of_step = NULL;
   int ret = 0;
 
@@ -491,11 +491,11 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   }
   d->n_boxes = nb;
   for (uint32_t b = 0; b < nb; b++)
-    ps__vbox_init (&d->boxes[b]);
+    ps__view_box_init (&d->boxes[b]);
   uint64_t streams = 0;
   uint32_t ops = 0;
   for (uint32_t v = 0; v < n; v++) {
-    ps__vbox_add (&d->boxes[d->box[v]], v, (ps_op) g->nodes[v].op, d->stream[v], d->ns[v],
+    ps__view_box_add (&d->boxes[d->box[v]], v, (ps_op) g->nodes[v].op, d->stream[v], d->ns[v],
                   d->crit[v]);
     if (d->stream[v] >= 0 && d->stream[v] < 64)
       streams |= 1ull << d->stream[v];
@@ -520,7 +520,7 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
     if (ret < 0)
       break;
     ps_scene_node *sn = &s->nodes[idx];
-    ps__style_node (sn, &d->boxes[b], o->color, max_ns);
+    ps__view_style_node (sn, &d->boxes[b], o->color, max_ns);
     ops |= 1u << (sn->shape == PS_SHAPE_STACK ? PS_OP__COUNT : sn->kind);
     if (m == MODE_OVERVIEW)
       sn->rank_group = (uint32_t) (d->boxes[b].stream + 1);
@@ -562,7 +562,7 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
       bool cross = d->stream[v] >= 0 && d->stream[w] >= 0 && d->stream[v] != d->stream[w];
       uint8_t kind = cross ? PS_EDGE_VIEW_CROSS : PS_EDGE_VIEW_DEP;
       uint8_t flags = d->crit_next[v] == w ? PS_SCENE_CRITICAL : 0;
-      edges[ne++] = (ps__vedge){ d->box[v], d->box[w], kind, flags };
+      edges[ne++] = (ps__view_edge){ d->box[v], d->box[w], kind, flags };
       kinds |= 1u << kind | (flags ? 1u << 7 : 0);
     }
   if (ret == 0)

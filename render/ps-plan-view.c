@@ -158,7 +158,7 @@ map_boxes (const ps_plan *p, mode m, uint32_t max_boxes, uint32_t *box, uint32_t
  * steps of one stream span at least chunk steps of the plan, so boxes of
  * one lane stay a column apart. */
 static int
-place_lanes (ps_scene *s, const ps__vbox *first, uint32_t chunk)
+place_lanes (ps_scene *s, const ps__view_box *first, uint32_t chunk)
 {
   uint32_t n = s->n_nodes, nc = s->n_clusters ? s->n_clusters : 1;
   uint32_t *rank = calloc (n, sizeof *rank);
@@ -244,7 +244,7 @@ step_name (const ps_plan *p, uint32_t s, char *buf, size_t cap)
 }
 
 static int
-label_step_box (ps_scene *s, const ps_plan *p, const ps__vbox *b, ps_scene_node *sn, mode m,
+label_step_box (ps_scene *s, const ps_plan *p, const ps__view_box *b, ps_scene_node *sn, mode m,
                 uint32_t chunk)
 {
   const ps_graph *g = p->graph;
@@ -297,7 +297,7 @@ label_step_box (ps_scene *s, const ps_plan *p, const ps__vbox *b, ps_scene_node 
     sn->ref = si;
     return ret;
   }
-  ps__vbox_kinds_text (b, kinds, sizeof kinds);
+  ps__view_box_kinds (b, kinds, sizeof kinds);
   if (m == MODE_OVERVIEW) {
     ret = ps_scene_strf (s, &sn->label, "stream %d \xc2\xb7 steps #%u\xe2\x80\x93#%u", b->stream,
                          b->first, b->last);
@@ -339,8 +339,8 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
   uint32_t *last_rec = malloc (((size_t) p->n_events + 1) * sizeof *last_rec);
   uint32_t *prev_on_stream = malloc (PS_MAX_STREAMS * sizeof *prev_on_stream);
   uint32_t *cluster = malloc (PS_MAX_STREAMS * sizeof *cluster);
-  ps__vbox *boxes = NULL;
-  ps__vedge *edges = NULL;
+  ps__view_box *boxes = NULL;
+  ps__view_edge *edges = NULL;
   double length = 0;
   uint32_t n_critical = 0, chunk = 1;
   int ret = crit && ns && box && last_rec && prev_on_stream && cluster ? 0 : PS_ENOMEM;
@@ -368,10 +368,10 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     goto out;
   }
   for (uint32_t b = 0; b < nb; b++)
-    ps__vbox_init (&boxes[b]);
+    ps__view_box_init (&boxes[b]);
   for (uint32_t i = 0; i < n; i++) {
     const ps_step *st = &p->steps[i];
-    ps__vbox_add (&boxes[box[i]], i, (ps_op) st->op, st->stream, is_event (st) ? 0 : ns[i],
+    ps__view_box_add (&boxes[box[i]], i, (ps_op) st->op, st->stream, is_event (st) ? 0 : ns[i],
                   crit[i]);
   }
   double max_ns = 0;
@@ -406,7 +406,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     if (ret < 0)
       break;
     ps_scene_node *sn = &s->nodes[idx];
-    ps__style_node (sn, &boxes[b], o->color, max_ns);
+    ps__view_style_node (sn, &boxes[b], o->color, max_ns);
     const ps_step *st = &p->steps[boxes[b].first];
     if (boxes[b].count == 1 && st->nodes_count > 1)
       sn->shape = PS_SHAPE_STACK;
@@ -433,7 +433,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
       break;
     if (prev != PS_NONE && box[prev] != box[i]) {
       uint8_t flags = crit[prev] && crit[i] ? PS_SCENE_CRITICAL : 0;
-      edges[ne++] = (ps__vedge){ box[prev], box[i], PS_EDGE_VIEW_ORDER, flags };
+      edges[ne++] = (ps__view_edge){ box[prev], box[i], PS_EDGE_VIEW_ORDER, flags };
       kinds |= 1u << PS_EDGE_VIEW_ORDER | (flags ? 1u << 7 : 0);
     }
     prev_on_stream[k] = i;
@@ -442,7 +442,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     } else if (st->op == PS_OP_EVENT_WAIT && st->event < p->n_events
                && last_rec[st->event] != PS_NONE) {
       uint32_t r = last_rec[st->event];
-      edges[ne++] = (ps__vedge){ box[r], box[i], PS_EDGE_VIEW_EVENT, 0 };
+      edges[ne++] = (ps__view_edge){ box[r], box[i], PS_EDGE_VIEW_EVENT, 0 };
       kinds |= 1u << PS_EDGE_VIEW_EVENT;
     }
   }

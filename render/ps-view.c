@@ -99,7 +99,7 @@ ps_short_symbol (const char *sym, char *buf, size_t cap)
 }
 
 void
-ps__vbox_init (ps__vbox *b)
+ps__view_box_init (ps__view_box *b)
 {
   memset (b, 0, sizeof *b);
   b->first = b->last = b->crit_first = b->crit_last = PS_NONE;
@@ -107,7 +107,7 @@ ps__vbox_init (ps__vbox *b)
 }
 
 void
-ps__vbox_add (ps__vbox *b, uint32_t member, ps_op op, int32_t stream, double ns, bool critical)
+ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, double ns, bool critical)
 {
   if (b->count == 0) {
     b->first = member;
@@ -130,7 +130,7 @@ ps__vbox_add (ps__vbox *b, uint32_t member, ps_op op, int32_t stream, double ns,
 
 /* The op of all members, or PS_OP__COUNT when they differ. */
 static ps_op
-vbox_kind (const ps__vbox *b)
+vbox_kind (const ps__view_box *b)
 {
   for (int k = 0; k < PS_OP__COUNT; k++)
     if (b->kinds[k] == b->count && b->count > 0)
@@ -148,7 +148,7 @@ static const char *const op_singular[PS_OP__COUNT] = {
 };
 
 void
-ps__vbox_kinds_text (const ps__vbox *b, char *buf, size_t cap)
+ps__view_box_kinds (const ps__view_box *b, char *buf, size_t cap)
 {
   size_t n = 0;
   buf[0] = '\0';
@@ -200,7 +200,7 @@ op_shape (ps_op op)
 }
 
 void
-ps__style_node (ps_scene_node *n, const ps__vbox *b, ps_color_by color, double max_ns)
+ps__view_style_node (ps_scene_node *n, const ps__view_box *b, ps_color_by color, double max_ns)
 {
   ps_op kind = vbox_kind (b);
   n->kind = (uint8_t) kind;
@@ -235,7 +235,7 @@ ps__style_node (ps_scene_node *n, const ps__vbox *b, ps_color_by color, double m
 static int
 cmp_vedge (const void *a, const void *b)
 {
-  const ps__vedge *x = a, *y = b;
+  const ps__view_edge *x = a, *y = b;
   if (x->from != y->from)
     return x->from < y->from ? -1 : 1;
   if (x->to != y->to)
@@ -244,7 +244,7 @@ cmp_vedge (const void *a, const void *b)
 }
 
 int
-ps__view_add_edges (ps_scene *s, ps__vedge *e, size_t n)
+ps__view_add_edges (ps_scene *s, ps__view_edge *e, size_t n)
 {
   qsort (e, n, sizeof *e, cmp_vedge);
   for (size_t i = 0; i < n;) {

@@ -14,7 +14,7 @@ typedef struct {
 static void
 export_job_free (ExportJob *job)
 {
-  ps__plan_state_unref (job->state);
+  ps__state_unref (job->state);
   g_free (job->device);
   g_free (job->path);
   g_free (job);
@@ -70,7 +70,7 @@ ps_session_export_async (PsSession *self, const char *view, const char *format, 
     case PS_COLOR_MODE_DURATION: job->options.view_options.color = PS_COLOR_BY_DURATION; break;
     default: job->options.view_options.color = PS_COLOR_BY_STREAM; break;
     }
-  job->state = ps__plan_state_ref (st);
+  job->state = ps__state_ref (st);
   job->device = g_strdup (ps_session_get_device (self));
   job->path = g_steal_pointer (&path);
   g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);

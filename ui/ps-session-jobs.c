@@ -51,14 +51,14 @@ ps__doc_unref (PsDoc *doc)
 }
 
 PsPlanState *
-ps__plan_state_ref (PsPlanState *st)
+ps__state_ref (PsPlanState *st)
 {
   g_atomic_int_inc (&st->ref);
   return st;
 }
 
 void
-ps__plan_state_unref (PsPlanState *st)
+ps__state_unref (PsPlanState *st)
 {
   if (!st || !g_atomic_int_dec_and_test (&st->ref))
     return;
@@ -84,7 +84,7 @@ ps__measured_free (PsMeasured *m)
   ps_timeline_free (&m->tl);
   g_free (m->node_span);
   g_free (m->gpu_name);
-  ps__plan_state_unref (m->state);
+  ps__state_unref (m->state);
   g_free (m);
 }
 
@@ -101,7 +101,7 @@ ps__layout_unref (PsLayout *l)
 }
 
 void
-ps__plan_input_free (PsPlanInput *in)
+ps__state_input_free (PsPlanInput *in)
 {
   if (!in)
     return;
@@ -358,7 +358,7 @@ ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
       return NULL;
     }
   PsMeasured *m = g_new0 (PsMeasured, 1);
-  m->state = ps__plan_state_ref (state);
+  m->state = ps__state_ref (state);
   m->tl = res.timeline;
   ps_timeline_init (&res.timeline, PS_TL_MEASURED);
   ps_profile_result_free (&res);
@@ -370,7 +370,7 @@ ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
 }
 
 gboolean
-ps__gpu_probe (char **reason)
+ps__job_gpu_probe (char **reason)
 {
   static gsize once = 0;
   static gboolean ok;

@@ -110,14 +110,14 @@ typedef struct {
 
 PsDoc *ps__doc_ref (PsDoc *doc);
 void ps__doc_unref (PsDoc *doc);
-PsPlanState *ps__plan_state_ref (PsPlanState *st);
-void ps__plan_state_unref (PsPlanState *st);
+PsPlanState *ps__state_ref (PsPlanState *st);
+void ps__state_unref (PsPlanState *st);
 void ps__measured_free (PsMeasured *m);
 void ps__layout_unref (PsLayout *l);
-void ps__plan_input_free (PsPlanInput *in);
+void ps__state_input_free (PsPlanInput *in);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (PsDoc, ps__doc_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (PsPlanState, ps__plan_state_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (PsPlanState, ps__state_unref)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (PsLayout, ps__layout_unref)
 
 /* Worker-thread bodies (ps-session-jobs.c); each checks `cancellable`
@@ -134,7 +134,7 @@ PsMeasured *ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
 PsPlanState *ps__session_get_state (PsSession *self);
 
 /* Whether a GPU is usable; the reason when not (probed once). */
-gboolean ps__gpu_probe (char **reason);
+gboolean ps__job_gpu_probe (char **reason);
 
 /* What identifies a node's step across plans: the first node of it
  * (ps-session-jobs.c). */

@@ -107,7 +107,7 @@ ps_session_finalize (GObject *object)
 {
   PsSession *self = PS_SESSION (object);
   g_clear_pointer (&self->measured, ps__measured_free);
-  g_clear_pointer (&self->state, ps__plan_state_unref);
+  g_clear_pointer (&self->state, ps__state_unref);
   g_clear_pointer (&self->layout, ps__layout_unref);
   g_clear_pointer (&self->doc, ps__doc_unref);
   g_free (self->layout_error);
@@ -230,7 +230,7 @@ set_document (PsSession *self, PsDoc *doc)
   if (self->cancellable)
     g_cancellable_cancel (self->cancellable);
   g_clear_pointer (&self->measured, ps__measured_free);
-  g_clear_pointer (&self->state, ps__plan_state_unref);
+  g_clear_pointer (&self->state, ps__state_unref);
   g_clear_pointer (&self->layout, ps__layout_unref);
   g_clear_pointer (&self->layout_error, g_free);
   g_clear_pointer (&self->doc, ps__doc_unref);
@@ -365,7 +365,7 @@ plan_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
   GError *error = NULL;
   PsPlanState *st = ps__job_plan (data, cancellable, &error);
   if (st)
-    g_task_return_pointer (task, st, (GDestroyNotify) ps__plan_state_unref);
+    g_task_return_pointer (task, st, (GDestroyNotify) ps__state_unref);
   else
     g_task_return_error (task, error);
 }
@@ -378,11 +378,11 @@ plan_done (GObject *source, GAsyncResult *result, gpointer data)
   PsPlanState *st = g_task_propagate_pointer (G_TASK (result), &error);
   self->plan_running = FALSE;
   if (st && (st->doc != self->doc || self->plan_pending))
-    g_clear_pointer (&st, ps__plan_state_unref);
+    g_clear_pointer (&st, ps__state_unref);
   if (st)
     {
       g_clear_pointer (&self->measured, ps__measured_free);
-      g_clear_pointer (&self->state, ps__plan_state_unref);
+      g_clear_pointer (&self->state, ps__state_unref);
       self->state = st;
       if (st->error)
         g_signal_emit (self, signals[JOB_FAILED], 0, "plan", st->error);
@@ -421,7 +421,7 @@ start_plan (PsSession *self)
   job_begin (self, "Planning");
   g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), plan_done,
                                        NULL);
-  g_task_set_task_data (task, in, (GDestroyNotify) ps__plan_input_free);
+  g_task_set_task_data (task, in, (GDestroyNotify) ps__state_input_free);
   g_task_run_in_thread (task, plan_thread);
 }
 
@@ -559,7 +559,7 @@ gpu_done (GObject *source, GAsyncResult *result, gpointer data)
 gboolean
 ps_session_gpu_available (char **reason)
 {
-  return ps__gpu_probe (reason);
+  return ps__job_gpu_probe (reason);
 }
 
 void
@@ -571,8 +571,8 @@ ps_session_run_gpu (PsSession *self)
   job_begin (self, "Running on the GPU");
   g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), gpu_done,
                                        NULL);
-  g_task_set_task_data (task, ps__plan_state_ref (self->state),
-                        (GDestroyNotify) ps__plan_state_unref);
+  g_task_set_task_data (task, ps__state_ref (self->state),
+                        (GDestroyNotify) ps__state_unref);
   g_task_run_in_thread (task, gpu_thread);
 }
 

@@ -490,7 +490,7 @@ contract (ps__planner *pl, uint32_t *mark)
 }
 
 int
-ps__fuse (ps__planner *pl)
+ps__planner_fuse (ps__planner *pl)
 {
   const ps_graph *g = pl->g;
   uint32_t n = pl->n, nn = n ? n : 1;

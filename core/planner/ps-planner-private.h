@@ -53,13 +53,13 @@
  * stretch the schedule). */
 enum { PS__ORDER_NONE, PS__ORDER_SHORTER };
 enum { PS__RANK_BOUND, PS__RANK_PASS };
-typedef struct ps__variant {
+typedef struct ps__planner_variant {
   uint8_t order, rank;
   /* Serial list scheduling by priority alone, without resource profiles
    * or time order: the device's latencies but no sharing. */
   uint8_t untimed;
   uint16_t streams; /* streams to use, <= options.streams; 0: all */
-} ps__variant;
+} ps__planner_variant;
 
 /* The search of ps-planner.c: graphs of at most PS__SEARCH_MAX_GROUPS
  * groups are scheduled with several variants, each simulated (ps-sim.h),
@@ -108,7 +108,7 @@ typedef struct ps__planner {
   uint8_t *chain_in;
 
   /* streams: the list schedule */
-  ps__variant var;
+  ps__planner_variant var;
   uint32_t *order;   /* groups in issue order */
   uint32_t *gissue;  /* issue index of each group */
   uint16_t *gstream;
@@ -129,19 +129,19 @@ typedef struct ps__planner {
   uint32_t *snaps;    /* snapshots: the clock of a group's stream right after it */
 } ps__planner;
 
-int ps__fuse (ps__planner *pl);
-int ps__schedule (ps__planner *pl);
-int ps__sync (ps__planner *pl);
-int ps__pool (ps__planner *pl);
+int ps__planner_fuse (ps__planner *pl);
+int ps__planner_schedule (ps__planner *pl);
+int ps__planner_sync (ps__planner *pl);
+int ps__planner_pool (ps__planner *pl);
 
-/* Undoes ps__sync: frees its arrays and empties the plan's steps and
+/* Undoes ps__planner_sync: frees its arrays and empties the plan's steps and
  * events, and its strings back to strings_len, for another schedule. */
-void ps__sync_undo (ps__planner *pl, uint32_t strings_len);
+void ps__planner_sync_undo (ps__planner *pl, uint32_t strings_len);
 
 /* Replays the vector clock of the group at issue index i: applies its
  * waits (planner waits, then a user wait's own record) to the clock of its
- * stream, c = clk + stream * S.  Used by ps__sync and ps__pool alike. */
-void ps__sync_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk);
+ * stream, c = clk + stream * S.  Used by ps__planner_sync and ps__planner_pool alike. */
+void ps__planner_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk);
 
 /* What every pass does when an allocation fails: says so, once, and
  * returns PS_ENOMEM. */

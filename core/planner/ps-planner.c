@@ -12,14 +12,14 @@
 #include "ps-sim.h"
 
 /* The variants the search tries, in order (ties keep the earlier one). */
-static const ps__variant variants[] = {
+static const ps__planner_variant variants[] = {
   { PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 },
   { PS__ORDER_NONE, PS__RANK_BOUND, 0, 0 },
   { PS__ORDER_NONE, PS__RANK_BOUND, 1, 0 },
   { PS__ORDER_SHORTER, PS__RANK_PASS, 0, 0 },
   { PS__ORDER_NONE, PS__RANK_PASS, 0, 0 },
 };
-static const ps__variant variant_large = { PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 };
+static const ps__planner_variant variant_large = { PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 };
 
 static void
 planner_free (ps__planner *pl)
@@ -191,7 +191,7 @@ streams (ps__planner *pl, double *sim_ms)
   *sim_ms = -1;
   if (pl->ng > PS__SEARCH_MAX_GROUPS) {
     pl->var = variant_large;
-    return ps__schedule (pl);
+    return ps__planner_schedule (pl);
   }
   uint32_t n_var = sizeof variants / sizeof variants[0];
   if (pl->ng > PS__SEARCH_ALL_VARIANTS)
@@ -204,7 +204,7 @@ streams (ps__planner *pl, double *sim_ms)
 
   uint32_t strings_len = pl->p->strings_len, n_seen = 0;
   uint64_t seen[PS_MAX_STREAMS * (sizeof variants / sizeof variants[0])];
-  ps__variant best = variants[0];
+  ps__planner_variant best = variants[0];
   double best_ms = INFINITY;
   int rc;
   bool improved = true;
@@ -213,7 +213,7 @@ streams (ps__planner *pl, double *sim_ms)
     for (uint32_t i = 0; i < n_var; i++) {
       pl->var = variants[i];
       pl->var.streams = (uint16_t) S;
-      if ((rc = ps__schedule (pl)) < 0)
+      if ((rc = ps__planner_schedule (pl)) < 0)
         return rc;
       uint64_t h = schedule_hash (pl);
       bool dup = false;
@@ -222,10 +222,10 @@ streams (ps__planner *pl, double *sim_ms)
       if (dup)
         continue;
       seen[n_seen++] = h;
-      if ((rc = ps__sync (pl)) < 0)
+      if ((rc = ps__planner_sync (pl)) < 0)
         return rc;
       double ms = simulated (pl, &rc);
-      ps__sync_undo (pl, strings_len);
+      ps__planner_sync_undo (pl, strings_len);
       if (rc < 0)
         return ps__planner_nomem (pl);
       if (ms < best_ms * (1 - 1e-9)) {
@@ -236,7 +236,7 @@ streams (ps__planner *pl, double *sim_ms)
     }
   }
   pl->var = best;
-  if ((rc = ps__schedule (pl)) < 0)
+  if ((rc = ps__planner_schedule (pl)) < 0)
     return rc;
   if (isfinite (best_ms))
     *sim_ms = best_ms;
@@ -285,16 +285,16 @@ ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag 
   if ((rc = analyse (&pl)) < 0)
     goto out;
   ps_timing_mark (&timing, "analyse", &t);
-  if ((rc = ps__fuse (&pl)) < 0)
+  if ((rc = ps__planner_fuse (&pl)) < 0)
     goto out;
   ps_timing_mark (&timing, "fuse", &t);
   if ((rc = streams (&pl, &sim_ms)) < 0)
     goto out;
   ps_timing_mark (&timing, "streams", &t);
-  if ((rc = ps__sync (&pl)) < 0)
+  if ((rc = ps__planner_sync (&pl)) < 0)
     goto out;
   ps_timing_mark (&timing, "sync", &t);
-  if ((rc = ps__pool (&pl)) < 0)
+  if ((rc = ps__planner_pool (&pl)) < 0)
     goto out;
   p->est_makespan_ns = sim_ms >= 0 ? sim_ms : pl.makespan;
   p->est_simulated = sim_ms >= 0;

@@ -501,7 +501,7 @@ collect_uses (const ps__planner *pl, uint32_t *clk, uses *u)
   for (uint32_t i = 0; i < pl->ng; i++) {
     uint32_t gi = pl->order[i], s = pl->gstream[gi], pos = pl->gpos[gi];
     uint32_t *c = clk + (size_t) s * S;
-    ps__sync_apply_waits (pl, i, clk);
+    ps__planner_apply_waits (pl, i, clk);
     c[s] = pos - 1;
     double start = pl->gstart[gi], finish = pl->gfinish[gi];
     for (uint32_t k = u->acc_off[gi]; k < u->acc_off[gi + 1]; k++) {
@@ -529,7 +529,7 @@ collect_uses (const ps__planner *pl, uint32_t *clk, uses *u)
 }
 
 int
-ps__pool (ps__planner *pl)
+ps__planner_pool (ps__planner *pl)
 {
   const ps_graph *g = pl->g;
   ps_plan *p = pl->p;

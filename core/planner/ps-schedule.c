@@ -782,7 +782,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
 }
 
 int
-ps__schedule (ps__planner *pl)
+ps__planner_schedule (ps__planner *pl)
 {
   uint32_t ng = pl->ng, S = pl->var.streams ? pl->var.streams : pl->S, n1 = ng ? ng : 1;
   int rc = 0;

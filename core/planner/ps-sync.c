@@ -27,7 +27,7 @@ merge (uint32_t *c, const uint32_t *snap, uint32_t S)
 }
 
 void
-ps__sync_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk)
+ps__planner_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk)
 {
   uint32_t S = pl->SC, gi = pl->order[i], s = pl->gstream[gi];
   uint32_t *c = clk + (size_t) s * S;
@@ -182,14 +182,14 @@ emit (ps__planner *pl)
 }
 
 int
-ps__sync (ps__planner *pl)
+ps__planner_sync (ps__planner *pl)
 {
   int rc = decide (pl);
   return rc < 0 ? rc : emit (pl);
 }
 
 void
-ps__sync_undo (ps__planner *pl, uint32_t strings_len)
+ps__planner_sync_undo (ps__planner *pl, uint32_t strings_len)
 {
   free (pl->gevent);
   free (pl->snap_of);

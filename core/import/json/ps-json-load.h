@@ -229,7 +229,7 @@ int ps__json_push_ref (ps__json_loader *ld, uint8_t field, uint32_t index, uint3
 int ps__json_push_ref_at (ps__json_loader *ld, uint8_t field, uint32_t index, const ps__json_nref *name,
                      uint32_t *out);
 
-/* Node objects (ps-graph-node.c). */
+/* Node objects (ps-json-node.c). */
 int ps__json_scratch_new (ps__json_loader *ld);
 void ps__json_scratch_free (ps__json_loader *ld);
 /* Reads one node object (current token: its `{`) and appends it. */

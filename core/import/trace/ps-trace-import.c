@@ -29,11 +29,11 @@ typedef struct {
   ps_timeline *tl;
   ps_trace_stats *st;
   ps_diag *diag;
-  ps__gpu_op *ops;
+  ps__trace_op *ops;
   uint32_t n_ops, ops_cap;
-  ps__sync_rec *syncs;
+  ps__trace_sync *syncs;
   uint32_t n_syncs, syncs_cap;
-  ps__rt_call *rts;
+  ps__trace_call *rts;
   uint32_t n_rts, rts_cap;
   ps_strmap names;
   char *name;
@@ -95,12 +95,12 @@ static int64_t
 int_value (const ps_json_reader *r)
 {
   if (r->token != PS_JSON_NUMBER)
-    return PS__NO_ID;
+    return PS__TRACE_NO_ID;
   if (r->is_int)
     return r->i64;
   if (r->num == floor (r->num) && fabs (r->num) < 9e18)
     return (int64_t) r->num;
-  return PS__NO_ID;
+  return PS__TRACE_NO_ID;
 }
 
 static void
@@ -225,15 +225,15 @@ store_event (ps__trace_importer *im, const event *e)
   if (strcmp (e->ph, "X") != 0 || !e->has_ts)
     return 0;
   double dur = e->dur > 0 ? e->dur : 0;
-  int64_t device = e->device != PS__NO_ID ? e->device : (e->pid != PS__NO_ID ? e->pid : 0);
+  int64_t device = e->device != PS__TRACE_NO_ID ? e->device : (e->pid != PS__TRACE_NO_ID ? e->pid : 0);
   if (device < 0 || device > INT32_MAX)
     device = 0;
   int kind = gpu_kind (e->cat);
   if (kind >= 0) {
-    int64_t stream = e->stream != PS__NO_ID ? e->stream : e->tid;
+    int64_t stream = e->stream != PS__TRACE_NO_ID ? e->stream : e->tid;
     if (!ps__trace_valid_stream (stream))
       return 0;
-    ps__gpu_op op = { e->ts, dur, stream, device, e->corr > 0 ? (uint64_t) e->corr : 0, PS_NONE,
+    ps__trace_op op = { e->ts, dur, stream, device, e->corr > 0 ? (uint64_t) e->corr : 0, PS_NONE,
                   (uint8_t) kind };
     if (e->has_name) {
       int rc = intern (im, im->name, im->name_len, &op.name);
@@ -258,19 +258,19 @@ store_event (ps__trace_importer *im, const event *e)
   }
   if (!strcasecmp (e->cat, "cuda_sync")) {
     const char *k = e->sync_kind[0] ? e->sync_kind : (e->has_name ? im->name : "");
-    ps__sync_rec s = { e->ts, dur, e->stream != PS__NO_ID ? e->stream : e->tid, device,
+    ps__trace_sync s = { e->ts, dur, e->stream != PS__TRACE_NO_ID ? e->stream : e->tid, device,
                    e->other_stream, e->event, e->rec_corr, 0 };
     if (!strcasecmp (k, "Stream Wait Event")) {
-      s.kind = PS__SY_WAIT_EVENT;
+      s.kind = PS__TRACE_SY_WAIT_EVENT;
       im->st->stream_waits++;
     } else if (!strcasecmp (k, "Stream Sync")) {
-      s.kind = PS__SY_STREAM;
+      s.kind = PS__TRACE_SY_STREAM;
       im->st->host_syncs++;
     } else if (!strcasecmp (k, "Event Sync")) {
-      s.kind = PS__SY_EVENT;
+      s.kind = PS__TRACE_SY_EVENT;
       im->st->host_syncs++;
     } else if (!strcasecmp (k, "Context Sync")) {
-      s.kind = PS__SY_CONTEXT;
+      s.kind = PS__TRACE_SY_CONTEXT;
       im->st->host_syncs++;
     } else {
       return 0;
@@ -279,15 +279,15 @@ store_event (ps__trace_importer *im, const event *e)
                  sizeof s, &s);
   }
   if (!strcmp (e->cat, "stall")) {
-    ps__sync_rec s = { e->ts, dur, e->stream, device, e->other_stream, e->event, PS__NO_ID,
-                   PS__SY_OWN_STALL };
+    ps__trace_sync s = { e->ts, dur, e->stream, device, e->other_stream, e->event, PS__TRACE_NO_ID,
+                   PS__TRACE_SY_OWN_STALL };
     return push (im, "synchronisation records", &im->syncs, &im->n_syncs, &im->syncs_cap,
                  sizeof s, &s);
   }
   if ((!strcasecmp (e->cat, "cuda_runtime") || !strcasecmp (e->cat, "cuda_driver")
        || !strcasecmp (e->cat, "runtime"))
       && e->corr > 0) {
-    ps__rt_call c = { (uint64_t) e->corr, e->ts, dur };
+    ps__trace_call c = { (uint64_t) e->corr, e->ts, dur };
     im->st->runtime_calls++;
     return push (im, "runtime calls", &im->rts, &im->n_rts, &im->rts_cap, sizeof c, &c);
   }
@@ -299,7 +299,7 @@ parse_event (ps__trace_importer *im, ps_json_reader *r)
 {
   event e;
   memset (&e, 0, sizeof e);
-  e.pid = e.tid = e.stream = e.device = e.corr = e.other_stream = e.event = e.rec_corr = PS__NO_ID;
+  e.pid = e.tid = e.stream = e.device = e.corr = e.other_stream = e.event = e.rec_corr = PS__TRACE_NO_ID;
   for (;;) {
     ps_json_token t = ps_json_next (r);
     if (t == PS_JSON_ERROR)

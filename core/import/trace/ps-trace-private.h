@@ -9,7 +9,7 @@
 
 #include "ps-timeline.h"
 
-#define PS__NO_ID INT64_MIN
+#define PS__TRACE_NO_ID INT64_MIN
 
 /* Stream ids of -1 and 4294967295 mean "no stream"; ids must also be
  * exact in a JSON number (below 2^53). */
@@ -19,8 +19,8 @@ ps__trace_valid_stream (int64_t s)
   return s >= 0 && s != 4294967295LL && s < ((int64_t) 1 << 53);
 }
 
-/* Kinds of ps__sync_rec. */
-enum { PS__SY_WAIT_EVENT, PS__SY_STREAM, PS__SY_CONTEXT, PS__SY_EVENT, PS__SY_OWN_STALL };
+/* Kinds of ps__trace_sync. */
+enum { PS__TRACE_SY_WAIT_EVENT, PS__TRACE_SY_STREAM, PS__TRACE_SY_CONTEXT, PS__TRACE_SY_EVENT, PS__TRACE_SY_OWN_STALL };
 
 typedef struct {
   double ts, dur; /* microseconds, as in the file */
@@ -29,18 +29,18 @@ typedef struct {
   uint64_t corr;
   uint32_t name;
   uint8_t kind; /* ps_span_kind */
-} ps__gpu_op;
+} ps__trace_op;
 
 typedef struct {
   double ts, dur;
   int64_t stream, device, other_stream, event, rec_corr;
   uint8_t kind;
-} ps__sync_rec;
+} ps__trace_sync;
 
 typedef struct {
   uint64_t corr;
   double ts, dur;
-} ps__rt_call;
+} ps__trace_call;
 
 /* The importer with its limits as parameters; ps_trace_import_file and
  * _mem pass PS_TRACE_MAX_TEXT and PS_TRACE_MAX_RECORDS.  Tests reach the
@@ -59,7 +59,7 @@ int ps__trace_import_mem (ps_timeline *tl, const char *data, size_t len,
                           struct ps_diag *diag);
 
 /* Builds the timeline from what was read (rts is sorted in place). */
-int ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
-                       const ps__sync_rec *syncs, size_t n_syncs, ps__rt_call *rts, size_t n_rts);
+int ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
+                       const ps__trace_sync *syncs, size_t n_syncs, ps__trace_call *rts, size_t n_rts);
 
 #endif

@@ -27,12 +27,12 @@ cmp_stream_key (const void *a, const void *b)
 static int
 cmp_rt (const void *a, const void *b)
 {
-  const ps__rt_call *x = a, *y = b;
+  const ps__trace_call *x = a, *y = b;
   return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-static const ps__rt_call *
-find_rt (const ps__rt_call *rts, size_t n, int64_t corr)
+static const ps__trace_call *
+find_rt (const ps__trace_call *rts, size_t n, int64_t corr)
 {
   if (corr <= 0)
     return NULL;
@@ -94,7 +94,7 @@ typedef struct {
 
 typedef struct {
   ps_timeline *tl;
-  const ps__rt_call *rts;
+  const ps__trace_call *rts;
   size_t n_rts;
   stream_key *keys;
   uint32_t n_keys;
@@ -147,7 +147,7 @@ ns (const resolver *rv, double us)
 }
 
 static int
-stream_wait (resolver *rv, const ps__sync_rec *s)
+stream_wait (resolver *rv, const ps__trace_sync *s)
 {
   ps_timeline *tl = rv->tl;
   uint32_t q = find_stream (rv->keys, rv->n_keys, s->device, s->stream);
@@ -164,7 +164,7 @@ stream_wait (resolver *rv, const ps__sync_rec *s)
   uint32_t next_pos = pos == PS_NONE ? tl->stream_off[q] : pos + 1;
   uint32_t next = next_pos < tl->stream_off[q + 1] ? tl->by_stream[next_pos] : PS_NONE;
 
-  const ps__rt_call *rec = find_rt (rv->rts, rv->n_rts, s->rec_corr);
+  const ps__trace_call *rec = find_rt (rv->rts, rv->n_rts, s->rec_corr);
   double t_rec = rec ? ns (rv, rec->ts) : t_wait;
   uint32_t wpos = last_issued (tl, r, t_rec);
   if (wpos == PS_NONE)
@@ -175,13 +175,13 @@ stream_wait (resolver *rv, const ps__sync_rec *s)
     end = tl->spans[next].start_ns;
   uint32_t stall = PS_NONE;
   if (end > reach) {
-    ps_stall sl = { reach, end, q, PS_NONE, r, w, s->event != PS__NO_ID ? s->event : -1 };
+    ps_stall sl = { reach, end, q, PS_NONE, r, w, s->event != PS__TRACE_NO_ID ? s->event : -1 };
     int rc = ps_timeline_add_stall (tl, &sl, &stall);
     if (rc < 0)
       return rc;
   }
   ps_flow f = { tl->spans[w].end_ns, fmax (reach, end), r, q, w, PS_NONE, stall,
-                s->event != PS__NO_ID ? s->event : -1 };
+                s->event != PS__TRACE_NO_ID ? s->event : -1 };
   return ps_timeline_add_flow (tl, &f, NULL);
 }
 
@@ -212,15 +212,15 @@ waited_span (const resolver *rv, uint32_t stream, int32_t device, double t)
 }
 
 static int
-host_sync (resolver *rv, const ps__sync_rec *s)
+host_sync (resolver *rv, const ps__trace_sync *s)
 {
   uint32_t stream = PS_NONE;
   double t = ns (rv, s->ts);
-  if (s->kind == PS__SY_STREAM && ps__trace_valid_stream (s->stream))
+  if (s->kind == PS__TRACE_SY_STREAM && ps__trace_valid_stream (s->stream))
     stream = find_stream (rv->keys, rv->n_keys, s->device, s->stream);
-  if (s->kind == PS__SY_EVENT && ps__trace_valid_stream (s->other_stream)) {
+  if (s->kind == PS__TRACE_SY_EVENT && ps__trace_valid_stream (s->other_stream)) {
     stream = find_stream (rv->keys, rv->n_keys, s->device, s->other_stream);
-    const ps__rt_call *rec = find_rt (rv->rts, rv->n_rts, s->rec_corr);
+    const ps__trace_call *rec = find_rt (rv->rts, rv->n_rts, s->rec_corr);
     if (rec)
       t = ns (rv, rec->ts);
   }
@@ -233,7 +233,7 @@ host_sync (resolver *rv, const ps__sync_rec *s)
 }
 
 static int
-own_stall (resolver *rv, const ps__sync_rec *s)
+own_stall (resolver *rv, const ps__trace_sync *s)
 {
   ps_timeline *tl = rv->tl;
   if (!ps__trace_valid_stream (s->stream))
@@ -247,7 +247,7 @@ own_stall (resolver *rv, const ps__sync_rec *s)
   double a = ns (rv, s->ts), b = ns (rv, s->ts + s->dur);
   uint32_t w = r == PS_NONE ? PS_NONE : ps_timeline_span_before (tl, r, b + TOL_NS);
   uint32_t idx;
-  ps_stall sl = { a, b, q, PS_NONE, r, w, s->event != PS__NO_ID ? s->event : -1 };
+  ps_stall sl = { a, b, q, PS_NONE, r, w, s->event != PS__TRACE_NO_ID ? s->event : -1 };
   int rc = ps_timeline_add_stall (tl, &sl, &idx);
   if (rc < 0 || w == PS_NONE)
     return rc;
@@ -256,8 +256,8 @@ own_stall (resolver *rv, const ps__sync_rec *s)
 }
 
 int
-ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
-                   const ps__sync_rec *syncs, size_t n_syncs, ps__rt_call *rts, size_t n_rts)
+ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
+                   const ps__trace_sync *syncs, size_t n_syncs, ps__trace_call *rts, size_t n_rts)
 {
   if (n_ops > UINT32_MAX - 2 || n_syncs > UINT32_MAX / 2)
     return PS_ELIMIT;
@@ -272,8 +272,8 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
   for (size_t i = 0; i < n_ops; i++)
     rv.keys[nk++] = (stream_key) { ops[i].device, ops[i].stream };
   for (size_t i = 0; i < n_syncs; i++) {
-    const ps__sync_rec *s = &syncs[i];
-    if (s->kind != PS__SY_WAIT_EVENT && s->kind != PS__SY_OWN_STALL)
+    const ps__trace_sync *s = &syncs[i];
+    if (s->kind != PS__TRACE_SY_WAIT_EVENT && s->kind != PS__TRACE_SY_OWN_STALL)
       continue;
     if (ps__trace_valid_stream (s->stream))
       rv.keys[nk++] = (stream_key) { s->device, s->stream };
@@ -291,7 +291,7 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
   double t0 = INFINITY;
   for (size_t i = 0; i < n_ops; i++) {
     t0 = fmin (t0, ops[i].ts);
-    const ps__rt_call *c = find_rt (rts, n_rts, (int64_t) ops[i].corr);
+    const ps__trace_call *c = find_rt (rts, n_rts, (int64_t) ops[i].corr);
     if (c)
       t0 = fmin (t0, c->ts);
   }
@@ -306,8 +306,8 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
                                  NULL);
   }
   for (size_t i = 0; i < n_ops && rc == 0; i++) {
-    const ps__gpu_op *op = &ops[i];
-    const ps__rt_call *c = find_rt (rts, n_rts, (int64_t) op->corr);
+    const ps__trace_op *op = &ops[i];
+    const ps__trace_call *c = find_rt (rts, n_rts, (int64_t) op->corr);
     ps_span s = { 0 };
     s.start_ns = ns (&rv, op->ts);
     s.end_ns = s.start_ns + op->dur * 1000.0;
@@ -327,13 +327,13 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
     rc = build_issue_order (&rv);
 
   for (size_t i = 0; i < n_syncs && rc == 0; i++) {
-    const ps__sync_rec *s = &syncs[i];
+    const ps__trace_sync *s = &syncs[i];
     switch (s->kind) {
-    case PS__SY_WAIT_EVENT:
+    case PS__TRACE_SY_WAIT_EVENT:
       tl->event_waits++;
       rc = stream_wait (&rv, s);
       break;
-    case PS__SY_OWN_STALL:
+    case PS__TRACE_SY_OWN_STALL:
       tl->event_waits++;
       rc = own_stall (&rv, s);
       break;
@@ -349,7 +349,7 @@ ps__trace_resolve (ps_timeline *tl, const ps__gpu_op *ops, size_t n_ops,
   for (size_t i = 0; i < n_ops && rc == 0; i++) {
     if (ops[i].kind != PS_SPAN_MEMCPY && ops[i].kind != PS_SPAN_MEMSET)
       continue;
-    const ps__rt_call *c = find_rt (rts, n_rts, (int64_t) ops[i].corr);
+    const ps__trace_call *c = find_rt (rts, n_rts, (int64_t) ops[i].corr);
     if (c && c->dur > 0 && c->ts + c->dur >= ops[i].ts + ops[i].dur) {
       ps_host_wait w = { ns (&rv, c->ts), ns (&rv, c->ts + c->dur), (uint32_t) i };
       rc = ps_timeline_add_host_wait (tl, &w);
