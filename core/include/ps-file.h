@@ -21,11 +21,15 @@ int ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_
  * planscope.  Errors go to diag (without position). */
 int ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);
 
-/* Inputs.  Every file opened by ps_file_open_input (every reader of
- * planscope's) is noted by device and inode, and ps_file_write_atomic
- * refuses to replace a noted file, under any of its names, so that an
- * output can never overwrite what it was made from.  The record is
- * process-wide, thread-safe and holds the last 1,024 inputs. */
+/* Inputs.  Every regular file opened by ps_file_open_input (every reader
+ * of planscope's, standard input included) is noted: its identity (device,
+ * inode and birth time, so that a new file given a deleted input's inode
+ * is not mistaken for it) and the canonical path it was read by.
+ * ps_file_write_atomic refuses to write a file that has a noted identity,
+ * under any of its names, or that lies at a noted path (an input an
+ * editor replaced by rename), so that an output can never overwrite what
+ * it was made from.  The record is process-wide, thread-safe, and forgets
+ * nothing while the process runs. */
 bool ps_file_is_input (const char *path);
 
 /* Writes a file all or nothing: `write` writes to a temporary file in the

@@ -1,12 +1,14 @@
 /* ps-file.c: whole-file reads with a size limit, and all-or-nothing writes
  * (temporary file in the same folder, flushed, synced, renamed). */
-/* realpath is X/Open, beyond the POSIX level the build asks for. */
-#define _XOPEN_SOURCE 700
+/* statx (a file's birth time) and realpath are beyond the POSIX level the
+ * build asks for. */
+#define _GNU_SOURCE
 
 #include "ps-file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,53 +16,121 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ps-array.h"
+#include "ps-file-private.h"
+
 /* ---- inputs ------------------------------------------------------------- */
 
-#define N_INPUTS 1024
-
+/* Every input of the process, never forgotten: a run reads a handful of
+ * files, the app at most thousands (kernel-cache entries), and a write
+ * looks them up once. */
 typedef struct {
-  dev_t dev;
-  ino_t ino;
-} file_id;
+  ps__file_id id;
+  char *path; /* canonical path when read, or NULL (standard input) */
+} input;
 
 static pthread_mutex_t inputs_lock = PTHREAD_MUTEX_INITIALIZER;
-static file_id inputs[N_INPUTS];
-static size_t n_inputs, next_input;
+static input *inputs;
+static uint32_t n_inputs, cap_inputs;
 
-static bool
-is_noted (const struct stat *st)
+bool
+ps__file_id_of (int dirfd, const char *path, int flags, ps__file_id *out)
 {
-  for (size_t i = 0; i < n_inputs; i++)
-    if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
-      return true;
-  return false;
+  memset (out, 0, sizeof *out);
+  struct statx sx;
+  if (statx (dirfd, path, flags, STATX_TYPE | STATX_INO | STATX_CTIME | STATX_BTIME, &sx) == 0) {
+    out->dev = ((uint64_t) sx.stx_dev_major << 32) | sx.stx_dev_minor;
+    out->ino = sx.stx_ino;
+    out->regular = S_ISREG (sx.stx_mode);
+    /* Without a birth time the change time stands in: a new file that
+     * got a freed inode was changed when it was made. */
+    struct statx_timestamp t = (sx.stx_mask & STATX_BTIME) ? sx.stx_btime : sx.stx_ctime;
+    out->birth_s = t.tv_sec;
+    out->birth_ns = t.tv_nsec;
+    return true;
+  }
+  if (errno != ENOSYS)
+    return false;
+  struct stat st;
+  int r = (flags & AT_EMPTY_PATH) ? fstat (dirfd, &st) : fstatat (dirfd, path, &st, flags);
+  if (r != 0)
+    return false;
+  out->dev = (uint64_t) st.st_dev;
+  out->ino = (uint64_t) st.st_ino;
+  out->regular = S_ISREG (st.st_mode);
+  out->birth_s = (int64_t) st.st_ctim.tv_sec;
+  out->birth_ns = (uint32_t) st.st_ctim.tv_nsec;
+  return true;
 }
 
-/* Only regular files are noted: a pipe or a terminal is no file to keep. */
-static void
-note (const struct stat *st)
+bool
+ps__file_id_same (const ps__file_id *a, const ps__file_id *b)
 {
-  if (!S_ISREG (st->st_mode))
+  return a->dev == b->dev && a->ino == b->ino && a->birth_s == b->birth_s
+         && a->birth_ns == b->birth_ns;
+}
+
+/* The path a write to `path` lands on, made absolute and free of links,
+ * even when the file does not exist yet (its folder must); NULL when it
+ * cannot be worked out.  The caller frees it. */
+static char *
+canonical (const char *path)
+{
+  char *real = realpath (path, NULL);
+  if (real)
+    return real;
+  const char *slash = strrchr (path, '/');
+  char *dir = slash ? strndup (path, (size_t) (slash - path) + (slash == path)) : strdup (".");
+  if (!dir)
+    return NULL;
+  char *rdir = realpath (dir, NULL);
+  free (dir);
+  if (!rdir)
+    return NULL;
+  const char *base = slash ? slash + 1 : path;
+  size_t n = strlen (rdir) + strlen (base) + 2;
+  char *out = malloc (n);
+  if (out)
+    snprintf (out, n, "%s%s%s", rdir, strcmp (rdir, "/") ? "/" : "", base);
+  free (rdir);
+  return out;
+}
+
+/* Notes the regular file open as fd (named `path`, or NULL for standard
+ * input): a pipe or a terminal is no file to keep. */
+static void
+note (int fd, const char *path)
+{
+  ps__file_id id;
+  if (!ps__file_id_of (fd, "", AT_EMPTY_PATH, &id) || !id.regular)
     return;
+  char *canon = path ? canonical (path) : NULL;
   pthread_mutex_lock (&inputs_lock);
-  if (!is_noted (st)) {
-    inputs[next_input] = (file_id){ st->st_dev, st->st_ino };
-    next_input = (next_input + 1) % N_INPUTS;
-    if (n_inputs < N_INPUTS)
-      n_inputs++;
+  bool known = false;
+  for (uint32_t i = 0; i < n_inputs && !known; i++)
+    known = ps__file_id_same (&inputs[i].id, &id)
+            && (!canon || (inputs[i].path && strcmp (inputs[i].path, canon) == 0));
+  if (!known && PS_ARRAY_RESERVE (inputs, cap_inputs, (uint64_t) n_inputs + 1) == 0) {
+    inputs[n_inputs++] = (input){ id, canon };
+    canon = NULL;
   }
   pthread_mutex_unlock (&inputs_lock);
+  free (canon);
 }
 
 bool
 ps_file_is_input (const char *path)
 {
-  struct stat st;
-  if (stat (path, &st) != 0 || !S_ISREG (st.st_mode))
-    return false;
+  ps__file_id id;
+  bool have_id = ps__file_id_of (AT_FDCWD, path, 0, &id) && id.regular;
+  char *canon = canonical (path);
+  bool found = false;
   pthread_mutex_lock (&inputs_lock);
-  bool found = is_noted (&st);
+  for (uint32_t i = 0; i < n_inputs && !found; i++)
+    found = (have_id && ps__file_id_same (&inputs[i].id, &id))
+            || (canon && inputs[i].path && strcmp (inputs[i].path, canon) == 0);
   pthread_mutex_unlock (&inputs_lock);
+  free (canon);
   return found;
 }
 
@@ -94,7 +164,7 @@ ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag
     close (fd);
     return ret;
   }
-  note (st);
+  note (fd, std_in ? NULL : path);
   return fd;
 }
 

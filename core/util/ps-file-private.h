@@ -1,0 +1,26 @@
+/* ps-file-private.h: how ps-file.c tells files apart, for its tests.
+ *
+ * A file is the same file when its device, inode and birth time (else its
+ * change time, on file systems that keep no birth time) agree: an inode
+ * freed by a deleted input and given to a new file is a new file, since
+ * the new one was born later.  core/ only. */
+#ifndef PS_FILE_PRIVATE_H
+#define PS_FILE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ps__file_id {
+  uint64_t dev, ino;
+  int64_t birth_s;
+  uint32_t birth_ns;
+  bool regular;
+} ps__file_id;
+
+/* The identity of path, relative to dirfd (AT_FDCWD: the current folder),
+ * as statx finds it with `flags` (AT_EMPTY_PATH with "": dirfd itself).
+ * False when the file cannot be examined. */
+bool ps__file_id_of (int dirfd, const char *path, int flags, ps__file_id *out);
+bool ps__file_id_same (const ps__file_id *a, const ps__file_id *b);
+
+#endif
