@@ -2,7 +2,9 @@
 # Every test: installs what is missing, builds twice (a normal build and an
 # ASan+UBSan build) and runs the whole suite in both (the normal build also
 # runs the CLI on every example under valgrind), then fuzzes every loader
-# for PS_FUZZ_SECONDS (default 20) seconds each.
+# for PS_FUZZ_SECONDS (default 20) seconds each.  Suites that read the
+# third-party files of ../shared/data run where that folder is (or
+# $PLANSCOPE_REAL_DATA names one); the last line counts those left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash build-aux/install-deps.sh
@@ -14,6 +16,7 @@ bash build-aux/install-deps.sh
 status=0
 passed=0
 failed=0
+left_out=()
 for dir in _build/test _build/asan; do
   echo "== $dir"
   ninja -C "$dir"
@@ -31,6 +34,10 @@ PY
 )
   passed=$((passed + p))
   failed=$((failed + f))
+  # Suites the build left out for want of the third-party data.
+  while read -r name; do
+    [ -n "$name" ] && left_out+=("${dir#_build/}/$name")
+  done < "$dir/tests/left-out.txt"
 done
 # Every loader and the pipeline under libFuzzer (ASan+UBSan) for a short
 # while, counted as one test; tests/fuzz/run SECONDS runs them longer.
@@ -40,6 +47,10 @@ if bash tests/fuzz/run "${PS_FUZZ_SECONDS:-20}"; then
 else
   failed=$((failed + 1))
 fi
-echo "tests: $passed passed, $failed failed"
+if [ ${#left_out[@]} -gt 0 ]; then
+  echo "left out, for want of the third-party data (../shared/data beside the checkout," \
+       "or \$PLANSCOPE_REAL_DATA): ${left_out[*]}"
+fi
+echo "tests: $passed passed, $failed failed, ${#left_out[@]} left out"
 [ "$failed" -eq 0 ] || status=1
 exit $status

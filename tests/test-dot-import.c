@@ -1,5 +1,5 @@
 /* test-dot-import.c: importing cudaGraphDebugDotPrint dumps: the three
- * real dumps of tests/data/cudagraph_dot (kernel names, launch
+ * real dumps of ../shared/data/real/cudagraph_dot (kernel names, launch
  * configurations, child graphs flattened in place), every node type of the
  * verbose and default flags, child graphs launched twice, cycles, located
  * syntax errors, detection by content, hostile input (every truncation of
@@ -19,24 +19,14 @@
 #include "ps-graph.h"
 #include "ps-import.h"
 #include "ps-plan.h"
+#include "ps-test-data.h"
 #include "ps-verify.h"
-
-#ifndef PS_TEST_SOURCE_ROOT
-#define PS_TEST_SOURCE_ROOT "."
-#endif
-
-static const char *
-source_root (void)
-{
-  const char *s = getenv ("PS_SOURCE_ROOT");
-  return s && *s ? s : PS_TEST_SOURCE_ROOT;
-}
 
 static int
 load_real (ps_graph *g, ps_diag *d, const char *name)
 {
   char path[1024];
-  snprintf (path, sizeof path, "%s/tests/data/cudagraph_dot/%s", source_root (), name);
+  snprintf (path, sizeof path, "%s", ps_test_data_dump (name));
   ps_diag_init (d, path);
   int rc = ps_import_graph_file (g, path, NULL, d);
   if (rc != 0)
@@ -408,8 +398,7 @@ core_dot_truncations (void **state)
   size_t len;
   ps_diag fd;
   ps_diag_init (&fd, "read");
-  snprintf (path, sizeof path, "%s/tests/data/cudagraph_dot/gputrace_mlx_nested_graph.dot",
-            source_root ());
+  snprintf (path, sizeof path, "%s", ps_test_data_dump ("gputrace_mlx_nested_graph.dot"));
   assert_int_equal (ps_file_read_all (path, 1 << 20, &data, &len, &fd), 0);
   ps_diag_free (&fd);
   size_t ok = 0;
@@ -530,18 +519,21 @@ core_dot_plan_and_verify (void **state)
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test (core_dot_real_einsummable),
-    cmocka_unit_test (core_dot_real_nested),
     cmocka_unit_test (core_dot_verbose_types),
     cmocka_unit_test (core_dot_default_flags),
     cmocka_unit_test (core_dot_errors),
     cmocka_unit_test (core_dot_detection),
-    cmocka_unit_test (core_dot_truncations),
     cmocka_unit_test (core_dot_deep_children),
+  };
+  /* The real dumps of ../shared/data/real/cudagraph_dot. */
+  const struct CMUnitTest data_tests[] = {
+    cmocka_unit_test (core_dot_real_einsummable),
+    cmocka_unit_test (core_dot_real_nested),
+    cmocka_unit_test (core_dot_truncations),
     cmocka_unit_test (core_dot_plan_and_verify),
   };
-  return cmocka_run_group_tests_name ("/core/dot-import", tests, NULL, NULL);
+  PS_TEST_MAIN_WITH_DATA (argc, argv, "/core/dot-import", tests, data_tests, NULL, NULL);
 }

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# tests/valgrind-examples.sh CLI: runs planscope-cli under valgrind on every
-# graph of data/examples/: plan (text and JSON), verify, simulate (with
-# --json and a --trace file, which analyze then reads back) and export (the
-# DAG laid out by Graphviz as SVG, the timeline as PNG; the plan and memory
-# views of two examples); and, when ../shared/data/real exists, plan and
-# simulate on the real CUDA-graph DOT dumps and analyze on the real traces.
+# tests/valgrind-examples.sh CLI [real-data]: runs planscope-cli under
+# valgrind on every graph of data/examples/: plan (text and JSON), verify,
+# simulate (with --json and a --trace file, which analyze then reads back)
+# and export (the DAG laid out by Graphviz as SVG, the timeline as PNG; the
+# plan and memory views of two examples).  With `real-data`, instead: plan
+# and simulate on the real CUDA-graph DOT dumps and analyze on the real
+# traces of $PLANSCOPE_REAL_DATA/real (default ../shared/data/real).
 # Any invalid read or write, use of uninitialised memory, or leak fails the
 # test.  Runs that draw (cairo, pango, Graphviz) count definite and indirect
 # leaks, with tests/valgrind.supp for the caches of fontconfig and
 # Graphviz; GLib's type system leaves "possibly lost" blocks by design.
-# Wired as the meson test 'valgrind-examples' (suite valgrind) of builds
-# without sanitizers.
+# Wired as the meson tests 'valgrind-examples' and 'valgrind-real-data'
+# (suite valgrind) of builds without sanitizers.
 set -uo pipefail
 cli=${1:?usage: valgrind-examples.sh PLANSCOPE-CLI}
 root=${PS_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -44,6 +45,21 @@ vg_draw () {
   fi
 }
 
+if [ "${2:-}" = real-data ]; then
+  real=${PLANSCOPE_REAL_DATA:-$root/../shared/data}/real
+  [ -d "$real" ] || { echo "the third-party data is missing: no folder $real" >&2; exit 1; }
+  for f in "$real"/cudagraph_dot/*.dot; do
+    vg plan "$f"
+    vg simulate "$f" --json
+  done
+  for f in "$real"/kineto/*.json "$real"/hta/*.json.gz; do
+    [ -f "$f" ] && vg analyze "$f"
+  done
+  echo "valgrind: $runs runs, $failed failed"
+  [ "$runs" -gt 0 ] && [ "$failed" -eq 0 ]
+  exit
+fi
+
 examples=("$root"/data/examples/*.json)
 [ ${#examples[@]} -gt 0 ] && [ -f "${examples[0]}" ] || { echo "no examples in $root/data/examples" >&2; exit 1; }
 for f in "${examples[@]}"; do
@@ -60,15 +76,5 @@ for f in "${examples[@]:0:2}"; do
   vg_draw export "$f" --view plan -o "$tmp/plan.png"
   vg_draw export "$f" --view memory -o "$tmp/memory.svg"
 done
-real=$root/../shared/data/real
-if [ -d "$real" ]; then
-  for f in "$real"/cudagraph_dot/*.dot; do
-    vg plan "$f"
-    vg simulate "$f" --json
-  done
-  for f in "$real"/kineto/*.json "$real"/hta/*.json.gz; do
-    [ -f "$f" ] && vg analyze "$f"
-  done
-fi
 echo "valgrind: $runs runs, $failed failed"
 [ "$failed" -eq 0 ]
