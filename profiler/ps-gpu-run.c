@@ -270,7 +270,8 @@ min_u64 (uint64_t a, uint64_t b)
 }
 
 static int
-setup_step (ps__gpu_run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32_t s, ps_gpu_error *err)
+setup_step (ps__gpu_run *run, const ps_ksrc_ctx *kc, args_builder *ab, uint32_t s,
+            ps_gpu_error *err)
 {
   const ps_graph *g = run->g;
   const ps_step *st = &run->p->steps[s];
@@ -495,7 +496,8 @@ ps__gpu_run_free (ps__gpu_run *run)
 /* ---- inputs ------------------------------------------------------------- */
 
 static int
-fill_device (ps__gpu_run *run, CUdeviceptr p, ps_dtype dt, uint64_t n, uint64_t seed, ps_gpu_error *err)
+fill_device (ps__gpu_run *run, CUdeviceptr p, ps_dtype dt, uint64_t n, uint64_t seed,
+             ps_gpu_error *err)
 {
   if (n == 0)
     return 0;

@@ -496,8 +496,9 @@ emit_kernel (ps__ksrc_buf *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st,
                      m, param (c, k, node_write (g, v, w)), m);
     if (cls == M_SYNTHETIC)
       for (uint32_t r = 0; r < nd->reads_count; r++)
-        ps__ksrc_printf (b, "  m%u = n%u > m%u ? n%u : m%u;\n", m, param (c, k, node_read (g, v, r)),
-                       m, param (c, k, node_read (g, v, r)), m);
+        ps__ksrc_printf (b, "  m%u = n%u > m%u ? n%u : m%u;\n", m,
+                         param (c, k, node_read (g, v, r)), m, param (c, k, node_read (g, v, r)),
+                         m);
   }
   if (sink)
     ps__ksrc_printf (b, "  float sink_acc = 0.0f;\n");

@@ -113,7 +113,8 @@ draw_span (const tl_pic *p, ps_canvas *c, uint32_t i)
   char label[256], title[400], a[32], b[32], d[32];
   ps_timeline_span_label (tl, i, label, sizeof label);
   snprintf (title, sizeof title, "%s: %s \xe2\x80\x93 %s (%s)%s", label,
-            ps_format_duration (s->start_ns, a, sizeof a), ps_format_duration (s->end_ns, b, sizeof b),
+            ps_format_duration (s->start_ns, a, sizeof a),
+            ps_format_duration (s->end_ns, b, sizeof b),
             ps_format_duration (s->end_ns - s->start_ns, d, sizeof d),
             p->critical[i] ? ", critical path" : "");
   ps_canvas_begin_group (c, "span", title);

@@ -26,7 +26,8 @@ void ps__view_box_kinds (const ps__view_box *b, char *buf, size_t cap);
 
 
 /* Fills a scene node's colours, outline and flags. */
-void ps__view_style_node (ps_scene_node *n, const ps__view_box *b, ps_color_by color, double max_ns);
+void ps__view_style_node (ps_scene_node *n, const ps__view_box *b, ps_color_by color,
+                          double max_ns);
 
 /* An edge between boxes, before merging. */
 typedef struct ps__view_edge {

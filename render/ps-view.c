@@ -107,7 +107,8 @@ ps__view_box_init (ps__view_box *b)
 }
 
 void
-ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, double ns, bool critical)
+ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, double ns,
+                  bool critical)
 {
   if (b->count == 0) {
     b->first = member;

@@ -601,8 +601,9 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
       g_autofree char *label = ps_session_span_label (self->session, tl, span);
       g_autofree char *text = g_strdup_printf (
           "%s\n%s %s · %s → %s (%s)", label, is_m ? "measured" : "predicted",
-          ps_span_kind_name ((ps_span_kind) s->kind), ps_format_duration (s->start_ns, a, sizeof a),
-          ps_format_duration (s->end_ns, b, sizeof b), ps_format_duration (s->end_ns - s->start_ns, c, sizeof c));
+          ps_span_kind_name ((ps_span_kind)s->kind), ps_format_duration (s->start_ns, a, sizeof a),
+          ps_format_duration (s->end_ns, b, sizeof b),
+          ps_format_duration (s->end_ns - s->start_ns, c, sizeof c));
       gtk_tooltip_set_text (tooltip, text);
       return TRUE;
     }
@@ -613,9 +614,9 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
       const ps_stall *st = &tl->stalls[stall];
       g_autofree char *what = st->waiting_for != PS_NONE
           ? ps_session_span_label (self->session, tl, st->waiting_for) : g_strdup ("an event");
-      g_autofree char *text = g_strdup_printf ("Stalled %s waiting for %s on stream %u",
-                                               ps_format_duration (st->end_ns - st->start_ns, a, sizeof a),
-                                               what, st->on_stream);
+      g_autofree char *text = g_strdup_printf (
+          "Stalled %s waiting for %s on stream %u",
+          ps_format_duration (st->end_ns - st->start_ns, a, sizeof a), what, st->on_stream);
       gtk_tooltip_set_text (tooltip, text);
       return TRUE;
     }

@@ -126,8 +126,9 @@ emit_synth (ps__gen *g, int kind, const uint32_t *reads, uint32_t nr, uint32_t o
     n->cost_ns = (uint32_t) (2500 + bytes / 2000 + ps__gen_rng_below (&g->r, 800));
 }
 
-static const int unary_kinds[] = { PS__GEN_K_RELU, PS__GEN_K_GELU, PS__GEN_K_SCALE, PS__GEN_K_ADD_SCALAR, PS__GEN_K_SIGMOID,
-                                   PS__GEN_K_TANH, PS__GEN_K_NEG, PS__GEN_K_EXP, PS__GEN_K_COPY };
+static const int unary_kinds[] = { PS__GEN_K_RELU,       PS__GEN_K_GELU,    PS__GEN_K_SCALE,
+                                   PS__GEN_K_ADD_SCALAR, PS__GEN_K_SIGMOID, PS__GEN_K_TANH,
+                                   PS__GEN_K_NEG,        PS__GEN_K_EXP,     PS__GEN_K_COPY };
 static const int binary_kinds[] = { PS__GEN_K_ADD, PS__GEN_K_MUL, PS__GEN_K_SUB, PS__GEN_K_BIAS };
 
 static int
@@ -193,7 +194,8 @@ ps__gen_shape_chain (ps__gen *g)
       cur = out;
       until_heavy = 3 + ps__gen_rng_below (&g->r, 10);
     } else {
-      uint32_t out = cur != x && ps__gen_rng_chance (&g->r, 2, 5) ? cur : new_temp (g, elems, PS_DT_F32);
+      uint32_t out =
+          cur != x && ps__gen_rng_chance (&g->r, 2, 5) ? cur : new_temp (g, elems, PS_DT_F32);
       if (left (g) > 2 && ps__gen_rng_chance (&g->r, 1, 16)) {
         /* A mask filled on the device, then applied. */
         uint32_t mask = new_temp (g, elems, PS_DT_F32);
@@ -354,7 +356,8 @@ ps__gen_shape_layered (ps__gen *g)
         emit_gemm (g, PS__GEN_K_GEMM, src, w_base + ps__gen_rng_below (&g->r, n_w), out,
                    (elems[j] + 1023) / 1024, 1024, 1024);
       } else if (r < 80) {
-        bool inplace = column && g->bufs[src].kind == PS__GEN_B_TEMP && ps__gen_rng_chance (&g->r, 1, 5);
+        bool inplace =
+            column && g->bufs[src].kind == PS__GEN_B_TEMP && ps__gen_rng_chance (&g->r, 1, 5);
         out = inplace ? src : new_temp (g, elems_of (g, src), PS_DT_F32);
         emit_ew (g, pick_unary (g), src, PS_NONE, out);
       } else {

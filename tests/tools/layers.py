@@ -16,7 +16,8 @@
 # own folder and of the groups before its own; folders grouped together are
 # siblings and may not use each other.  Headers in core/include belong to
 # the folder of their .c file.  core/'s private headers (every header
-# outside core/include) are out of reach of code outside core/.
+# outside core/include) are out of reach of code outside core/, and a
+# -private.h header elsewhere belongs to its own folder.
 #
 # Usage: layers.py BUILD_ROOT          (prints the layers it checked)
 
@@ -144,6 +145,10 @@ def include_edges(files):
             if (target.startswith('core/') and not target.startswith('core/include/')
                     and not f.startswith('core/')):
                 problems.append('includes: %s includes %s, a private header of core/'
+                                % (f, target))
+            elif (target.endswith('-private.h') and not target.startswith('core/')
+                    and os.path.dirname(target) != os.path.dirname(f)):
+                problems.append('includes: %s includes %s, a private header of another folder'
                                 % (f, target))
             u, v = unit_of(f, files), unit_of(target, files)
             if u != v:

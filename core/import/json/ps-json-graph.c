@@ -99,7 +99,8 @@ load_buffer (ps__json_loader *ld)
 
 /* Reads an array of objects, calling `one` for each object. */
 static int
-load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index, int (*one) (ps__json_loader *))
+load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index,
+            int (*one) (ps__json_loader *))
 {
   ps_json_reader *r = &ld->r;
   if (r->token != PS_JSON_ARRAY_BEGIN) {
@@ -113,7 +114,8 @@ load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index, int (
       return t;
     *index = i;
     if (t != PS_JSON_OBJECT_BEGIN) {
-      ret = ps__json_err (ld, r->line, r->col, NULL, "expected an object, got %s", ps__json_token_desc (t));
+      ret = ps__json_err (ld, r->line, r->col, NULL, "expected an object, got %s",
+                          ps__json_token_desc (t));
       if (ret < 0 || (ret = ps__json_skip_current (ld)) < 0)
         return ret;
     } else if ((ret = one (ld)) < 0) {
@@ -460,7 +462,8 @@ load_document (ps__json_loader *ld)
           ps__json_err (ld, r->line, r->col, PS__JSON_KEY ("version"), "unsupported version %lld",
                    (long long) r->i64);
         else
-          ps__json_err (ld, r->line, r->col, PS__JSON_KEY ("version"), "unsupported version %.17g", r->num);
+          ps__json_err (ld, r->line, r->col, PS__JSON_KEY ("version"), "unsupported version %.17g",
+                        r->num);
         return PS_EINVAL;
       }
       break;
@@ -489,7 +492,8 @@ load_document (ps__json_loader *ld)
       uint32_t vline = r->line, vcol = r->col;
       ok = load_array (ld, PS__JSON_KEY ("nodes"), &ld->node_index, load_node_cb);
       if (ok == 0 && g->n_nodes == 0 && ld->errors == 0)
-        ok = ps__json_err (ld, vline, vcol, PS__JSON_KEY ("nodes"), "a graph needs at least one node");
+        ok = ps__json_err (ld, vline, vcol, PS__JSON_KEY ("nodes"),
+                           "a graph needs at least one node");
       break;
     }
     }

@@ -13,7 +13,8 @@
 #include "ps-array.h"
 
 int
-ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__json_key *key, const char *fmt, ...)
+ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__json_key *key,
+              const char *fmt, ...)
 {
   if (ld->too_many)
     return PS_EINVAL;
@@ -114,7 +115,8 @@ ps__json_type_error (ps__json_loader *ld, const ps__json_key *key, const char *w
 }
 
 int
-ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max, int64_t *out)
+ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max,
+                  int64_t *out)
 {
   ps_json_reader *r = &ld->r;
   if (r->token != PS_JSON_NUMBER) {
@@ -174,7 +176,8 @@ ps__json_check_string (ps__json_loader *ld, const ps__json_key *key)
     return ret < 0 ? ret : 0;
   }
   if (memchr (r->str, '\0', r->len)) {
-    int ret = ps__json_err (ld, r->line, r->col, key, "a NUL character (\\u0000) is not allowed here");
+    int ret =
+        ps__json_err (ld, r->line, r->col, key, "a NUL character (\\u0000) is not allowed here");
     return ret < 0 ? ret : 0;
   }
   return 1;
@@ -198,18 +201,19 @@ ps__json_check_name (ps__json_loader *ld, const ps__json_key *key, const char *w
 }
 
 int
-ps__json_unknown (ps__json_loader *ld, uint32_t line, uint32_t col, const char *what, const char *text,
-             const char *const *allowed, size_t n, const ps__json_key *key)
+ps__json_unknown (ps__json_loader *ld, uint32_t line, uint32_t col, const char *what,
+                  const char *text, const char *const *allowed, size_t n, const ps__json_key *key)
 {
   const char *s = ps_suggest (text, strlen (text), allowed, n);
   if (s)
-    return ps__json_err (ld, line, col, key, "unknown %s \"%s\"; did you mean \"%s\"?", what, text, s);
+    return ps__json_err (ld, line, col, key, "unknown %s \"%s\"; did you mean \"%s\"?", what, text,
+                         s);
   return ps__json_err (ld, line, col, key, "unknown %s \"%s\"", what, text);
 }
 
 int
-ps__json_get_enum (ps__json_loader *ld, const ps__json_key *key, const char *what, const char *const *names,
-              size_t n, int *out)
+ps__json_get_enum (ps__json_loader *ld, const ps__json_key *key, const char *what,
+                   const char *const *names, size_t n, int *out)
 {
   *out = -1;
   int ok = ps__json_check_string (ld, key);

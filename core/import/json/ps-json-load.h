@@ -175,8 +175,8 @@ int ps__json_u32vec_push (ps__json_u32vec *v, uint32_t x);
 /* Records a located error: "PATH.KEY: MESSAGE", where PATH is the object
  * being read (`nodes[3]`), KEY may be NULL.  Returns PS_EINVAL once too
  * many errors were reported (then the load stops), else 0. */
-int ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__json_key *key, const char *fmt,
-             ...)
+int ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__json_key *key,
+                  const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__ ((format (printf, 5, 6)))
 #endif
@@ -191,7 +191,8 @@ int ps__json_skip_current (ps__json_loader *ld);
 /* Checks that the current token is an integer in [min, max]; on success
  * stores it and returns 1; else records an error and returns 0 (or a
  * negative code to stop). */
-int ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max, int64_t *out);
+int ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max,
+                      int64_t *out);
 /* Checks that the current token is a number >= 0. */
 int ps__json_get_nonneg (ps__json_loader *ld, const ps__json_key *key, double *out);
 /* Checks that the current token is a valid name (a string, 1 to
@@ -201,12 +202,13 @@ int ps__json_check_name (ps__json_loader *ld, const ps__json_key *key, const cha
 int ps__json_check_string (ps__json_loader *ld, const ps__json_key *key);
 /* Records "unknown WHAT "TEXT"; did you mean ...?" with the closest of
  * `allowed` (n names, NULL ones skipped; see ps_suggest). */
-int ps__json_unknown (ps__json_loader *ld, uint32_t line, uint32_t col, const char *what, const char *text,
-                 const char *const *allowed, size_t n, const ps__json_key *key);
+int ps__json_unknown (ps__json_loader *ld, uint32_t line, uint32_t col, const char *what,
+                      const char *text, const char *const *allowed, size_t n,
+                      const ps__json_key *key);
 /* Reads an enum value (current token a string) among `names`; -1 with an
  * error recorded when it is not one. */
-int ps__json_get_enum (ps__json_loader *ld, const ps__json_key *key, const char *what, const char *const *names,
-                  size_t n, int *out);
+int ps__json_get_enum (ps__json_loader *ld, const ps__json_key *key, const char *what,
+                       const char *const *names, size_t n, int *out);
 
 /* "a string", "an array", ... for messages. */
 const char *ps__json_token_desc (ps_json_token t);
@@ -226,8 +228,8 @@ int ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, ps__json_
  * 0 or a negative code; *out gets the ref's index. */
 int ps__json_push_ref (ps__json_loader *ld, uint8_t field, uint32_t index, uint32_t *out);
 /* Adds a ref for a name already in the refpool. */
-int ps__json_push_ref_at (ps__json_loader *ld, uint8_t field, uint32_t index, const ps__json_nref *name,
-                     uint32_t *out);
+int ps__json_push_ref_at (ps__json_loader *ld, uint8_t field, uint32_t index,
+                          const ps__json_nref *name, uint32_t *out);
 
 /* Node objects (ps-json-node.c). */
 int ps__json_scratch_new (ps__json_loader *ld);

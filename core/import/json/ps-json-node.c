@@ -210,15 +210,16 @@ load_dim (ps__json_loader *ld, const char *key, uint32_t out[3])
     }
     i++;
   }
-  if (i == 0 && (ok = ps__json_err (ld, line, col, PS__JSON_KEY (key), "must have 1 to 3 components")) < 0)
+  if (i == 0 &&
+      (ok = ps__json_err (ld, line, col, PS__JSON_KEY (key), "must have 1 to 3 components")) < 0)
     return ok;
   return 0;
 }
 
 /* Calls `item` for every element of an array (current token its `[`). */
 static int
-load_list (ps__json_loader *ld, const char *key, int (*item) (ps__json_loader *, const ps__json_key *, void *),
-           void *ctx)
+load_list (ps__json_loader *ld, const char *key,
+           int (*item) (ps__json_loader *, const ps__json_key *, void *), void *ctx)
 {
   ps_json_reader *r = &ld->r;
   if (r->token != PS_JSON_ARRAY_BEGIN) {
@@ -304,7 +305,8 @@ arg_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
     if (kind < 0) {
       char text[80];
       ps_quote_text (text, sizeof text, r->str, r->len);
-      if ((ret = ps__json_unknown (ld, r->line, r->col, "argument kind", text, karg_names, 5, key)) < 0)
+      if ((ret = ps__json_unknown (ld, r->line, r->col, "argument kind", text, karg_names, 5,
+                                   key)) < 0)
         return ret;
       if (ps_json_skip_value (r) == PS_JSON_ERROR)
         return ps__json_syntax (ld);
@@ -564,8 +566,8 @@ node_value (ps__json_loader *ld, int k)
 /* Records "WHAT "NAME" needs N reads, got M" (or writes) when a count is
  * wrong; `name` may be NULL. */
 static int
-check_count (ps__json_loader *ld, const char *what, const char *name, uint32_t got, int want, int key,
-             bool reads)
+check_count (ps__json_loader *ld, const char *what, const char *name, uint32_t got, int want,
+             int key, bool reads)
 {
   if (want < 0 || got == (uint32_t) want)
     return 0;
@@ -685,8 +687,9 @@ check_event (ps__json_loader *ld, uint32_t *event)
     return 0;
   }
   if (ns->op == PS_OP_EVENT_WAIT)
-    return ps__json_err (ld, ns->vline[PS__NK_EVENT], ns->vcol[PS__NK_EVENT], PS__JSON_KEY ("event"),
-                    "waits for event \"%s\", which no earlier node records", ns->event);
+    return ps__json_err (ld, ns->vline[PS__NK_EVENT], ns->vcol[PS__NK_EVENT],
+                         PS__JSON_KEY ("event"),
+                         "waits for event \"%s\", which no earlier node records", ns->event);
   if (g->n_events == ld->cap_events &&
       (ret = ps_array_grow (&g->event_names, &ld->cap_events, (uint64_t) g->n_events + 1,
                        sizeof *g->event_names, PS_MAX_NODES)) < 0)
@@ -790,7 +793,7 @@ commit_node (ps__json_loader *ld, uint32_t event)
   uint32_t id = g->n_nodes;
   int ret;
   if (id >= PS_MAX_NODES) {
-    ps__json_err (ld, ns->line, ns->col, NULL, "too many nodes (limit %u)", (unsigned) PS_MAX_NODES);
+    ps__json_err (ld, ns->line, ns->col, NULL, "too many nodes (limit %u)", (unsigned)PS_MAX_NODES);
     return PS_ELIMIT;
   }
   if (id == ld->cap_nodes &&

@@ -225,7 +225,8 @@ store_event (ps__trace_importer *im, const event *e)
   if (strcmp (e->ph, "X") != 0 || !e->has_ts)
     return 0;
   double dur = e->dur > 0 ? e->dur : 0;
-  int64_t device = e->device != PS__TRACE_NO_ID ? e->device : (e->pid != PS__TRACE_NO_ID ? e->pid : 0);
+  int64_t device =
+      e->device != PS__TRACE_NO_ID ? e->device : (e->pid != PS__TRACE_NO_ID ? e->pid : 0);
   if (device < 0 || device > INT32_MAX)
     device = 0;
   int kind = gpu_kind (e->cat);
@@ -299,7 +300,8 @@ parse_event (ps__trace_importer *im, ps_json_reader *r)
 {
   event e;
   memset (&e, 0, sizeof e);
-  e.pid = e.tid = e.stream = e.device = e.corr = e.other_stream = e.event = e.rec_corr = PS__TRACE_NO_ID;
+  e.pid = e.tid = e.stream = e.device = e.corr = e.other_stream = e.event = e.rec_corr =
+      PS__TRACE_NO_ID;
   for (;;) {
     ps_json_token t = ps_json_next (r);
     if (t == PS_JSON_ERROR)

@@ -20,7 +20,13 @@ ps__trace_valid_stream (int64_t s)
 }
 
 /* Kinds of ps__trace_sync. */
-enum { PS__TRACE_SY_WAIT_EVENT, PS__TRACE_SY_STREAM, PS__TRACE_SY_CONTEXT, PS__TRACE_SY_EVENT, PS__TRACE_SY_OWN_STALL };
+enum {
+  PS__TRACE_SY_WAIT_EVENT,
+  PS__TRACE_SY_STREAM,
+  PS__TRACE_SY_CONTEXT,
+  PS__TRACE_SY_EVENT,
+  PS__TRACE_SY_OWN_STALL
+};
 
 typedef struct {
   double ts, dur; /* microseconds, as in the file */
@@ -60,6 +66,7 @@ int ps__trace_import_mem (ps_timeline *tl, const char *data, size_t len,
 
 /* Builds the timeline from what was read (rts is sorted in place). */
 int ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
-                       const ps__trace_sync *syncs, size_t n_syncs, ps__trace_call *rts, size_t n_rts);
+                       const ps__trace_sync *syncs, size_t n_syncs, ps__trace_call *rts,
+                       size_t n_rts);
 
 #endif
