@@ -128,7 +128,7 @@ int ps__gpu_run_capture (ps__gpu_run *run, ps_gpu_error *err);
 int ps__gpu_run_reinstantiate (ps__gpu_run *run, ps_gpu_error *err);
 /* One iteration in the given mode, waiting for it; *wall_ns the host time. */
 int ps__gpu_run_once (ps__gpu_run *run, ps_profile_mode mode, bool tracing, uint32_t iteration,
-                  double *wall_ns, ps_gpu_error *err);
+                      double *wall_ns, ps_gpu_error *err);
 
 /* ps-cupti.c */
 int ps__cupti_open (ps_gpu *gpu, ps_gpu_error *err);

@@ -724,7 +724,7 @@ ps__gpu_run_reinstantiate (ps__gpu_run *run, ps_gpu_error *err)
 
 int
 ps__gpu_run_once (ps__gpu_run *run, ps_profile_mode mode, bool tracing, uint32_t iteration,
-              double *wall_ns, ps_gpu_error *err)
+                  double *wall_ns, ps_gpu_error *err)
 {
   const ps__cuda *cu = run->gpu->cu;
   const ps__cupti *cp = run->gpu->cp;

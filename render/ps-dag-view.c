@@ -496,7 +496,7 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   uint32_t ops = 0;
   for (uint32_t v = 0; v < n; v++) {
     ps__view_box_add (&d->boxes[d->box[v]], v, (ps_op) g->nodes[v].op, d->stream[v], d->ns[v],
-                  d->crit[v]);
+                      d->crit[v]);
     if (d->stream[v] >= 0 && d->stream[v] < 64)
       streams |= 1ull << d->stream[v];
   }

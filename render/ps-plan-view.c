@@ -372,7 +372,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
   for (uint32_t i = 0; i < n; i++) {
     const ps_step *st = &p->steps[i];
     ps__view_box_add (&boxes[box[i]], i, (ps_op) st->op, st->stream, is_event (st) ? 0 : ns[i],
-                  crit[i]);
+                      crit[i]);
   }
   double max_ns = 0;
   for (uint32_t b = 0; b < nb; b++)

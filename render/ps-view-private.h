@@ -20,7 +20,7 @@ typedef struct ps__view_box {
 
 void ps__view_box_init (ps__view_box *b);
 void ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, double ns,
-                   bool critical);
+                       bool critical);
 /* "380 kernels, 32 copies" into buf. */
 void ps__view_box_kinds (const ps__view_box *b, char *buf, size_t cap);
 

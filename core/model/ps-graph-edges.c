@@ -39,7 +39,7 @@ add_edge (builder *b, uint32_t u, uint8_t kind)
     }
     uint32_t cap_kind = b->cap_kind;
     int ret = ps_array_grow (&b->src, &b->cap, (uint64_t) b->n + 1, sizeof *b->src,
-                        PS_MAX_EDGES);
+                             PS_MAX_EDGES);
     if (ret == 0)
       ret = ps_array_grow (&b->kind, &cap_kind, b->cap, 1, PS_MAX_EDGES);
     if (ret < 0) {

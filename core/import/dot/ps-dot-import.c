@@ -176,7 +176,7 @@ push_end (ps__dot_importer *im, uint32_t v)
     return PS_ELIMIT;
   if (im->n_ends == im->cap_ends) {
     int ret = ps_array_grow (&im->ends, &im->cap_ends, (uint64_t) im->n_ends + 1,
-                        sizeof *im->ends, 4u * PS_MAX_NODES);
+                             sizeof *im->ends, 4u * PS_MAX_NODES);
     if (ret < 0)
       return ret;
   }
@@ -262,10 +262,10 @@ flat_edge (flat *f, uint32_t a, uint32_t b)
     return PS_ELIMIT;
   if (f->n_edges == f->cap_src) {
     int ret = ps_array_grow (&f->src, &f->cap_src, (uint64_t) f->n_edges + 1,
-                        sizeof *f->src, PS_MAX_EDGES);
+                             sizeof *f->src, PS_MAX_EDGES);
     if (ret == 0)
       ret = ps_array_grow (&f->dst, &f->cap_dst, (uint64_t) f->n_edges + 1,
-                      sizeof *f->dst, PS_MAX_EDGES);
+                           sizeof *f->dst, PS_MAX_EDGES);
     if (ret < 0)
       return ret;
   }

@@ -96,7 +96,7 @@ event_id (ps__dot_importer *im, const char *s, size_t n, uint32_t *out)
     return 0;
   }
   ret = ps_array_grow (&g->event_names, &im->cap_events, (uint64_t) g->n_events + 1,
-                  sizeof *g->event_names, PS_MAX_NODES);
+                       sizeof *g->event_names, PS_MAX_NODES);
   if (ret == 0)
     ret = ps__strmap_insert (&im->event_map, off, h, g->n_events);
   if (ret < 0)

@@ -378,7 +378,7 @@ node_ref (parser *p, tok t, uint32_t cluster, uint32_t *index)
   if (d->n_nodes >= PS_MAX_NODES)
     return syntax (p, t.line, t.col, "too many nodes");
   ret = ps_array_grow (&d->nodes, &d->cap_nodes, (uint64_t) d->n_nodes + 1,
-                  sizeof *d->nodes, PS_MAX_NODES);
+                       sizeof *d->nodes, PS_MAX_NODES);
   if (ret == 0)
     ret = ps__strmap_insert (&d->node_map, off, h, d->n_nodes);
   if (ret < 0)
@@ -465,7 +465,7 @@ add_edge (parser *p, uint32_t from, uint32_t to, tok at)
   if (d->n_edges >= PS_MAX_EDGES)
     return syntax (p, at.line, at.col, "too many edges");
   int ret = ps_array_grow (&d->edges, &d->cap_edges, (uint64_t) d->n_edges + 1,
-                      sizeof *d->edges, PS_MAX_EDGES);
+                           sizeof *d->edges, PS_MAX_EDGES);
   if (ret < 0)
     return ret;
   d->edges[d->n_edges++] = (ps__dot_edge){ from, to, at.line, at.col };
@@ -482,7 +482,7 @@ open_subgraph (parser *p, tok at, tok id, bool has_id, uint32_t *cluster)
   int ret = intern_id (p, id, &off);
   if (ret == 0)
     ret = ps_array_grow (&d->clusters, &d->cap_clusters, (uint64_t) d->n_clusters + 1,
-                    sizeof *d->clusters, PS_MAX_NODES);
+                         sizeof *d->clusters, PS_MAX_NODES);
   if (ret < 0)
     return ret;
   ps__dot_cluster *c = &d->clusters[d->n_clusters];

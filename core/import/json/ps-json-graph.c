@@ -173,8 +173,8 @@ duplicate_buffer (void *ctx, uint32_t i, uint32_t first)
   const ps_graph *g = ld->g;
   ld->buffer_index = i;
   int ret = ps__json_err (ld, g->buffers[i].line, g->buffers[i].col, PS__JSON_KEY ("name"),
-                     "duplicate buffer name \"%s\" (first at buffers[%u], line %u)",
-                     ps_buffer_name (g, i), first, g->buffers[first].line);
+                          "duplicate buffer name \"%s\" (first at buffers[%u], line %u)",
+                          ps_buffer_name (g, i), first, g->buffers[first].line);
   ld->buffer_index = PS_NONE;
   return ret;
 }
@@ -186,8 +186,8 @@ duplicate_node (void *ctx, uint32_t i, uint32_t first)
   const ps_graph *g = ld->g;
   ld->node_index = i;
   int ret = ps__json_err (ld, g->nodes[i].line, g->nodes[i].col, PS__JSON_KEY ("name"),
-                     "duplicate node name \"%s\" (first at nodes[%u], line %u)",
-                     ps_node_name (g, i), first, g->nodes[first].line);
+                          "duplicate node name \"%s\" (first at nodes[%u], line %u)",
+                          ps_node_name (g, i), first, g->nodes[first].line);
   ld->node_index = PS_NONE;
   return ret;
 }
@@ -212,7 +212,7 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
         if (j == cond)
           key = (ps__json_key){ "condition", -1, NULL };
         ret = ps__json_err (ld, ld->acc_line[j], ld->acc_col[j], &key, "unknown buffer \"%s\"",
-                       ld->refpool + g->access[j]);
+                            ld->refpool + g->access[j]);
       }
     }
   }
@@ -329,8 +329,8 @@ mark_branches (ps__json_loader *ld)
         ld->node_index = v;
         if (mark[m] == 2 * (uint64_t) g->nodes[v].aux + (uint32_t) branch)
           ret = ps__json_err (ld, g->nodes[v].line, g->nodes[v].col,
-                         PS__JSON_KEY (branch ? "else" : "then"), "\"%s\" is listed twice",
-                         ps_node_name (g, m));
+                              PS__JSON_KEY (branch ? "else" : "then"), "\"%s\" is listed twice",
+                              ps_node_name (g, m));
         else if (branch && mark[m] == 2 * g->nodes[v].aux)
           ret = ps__json_err (ld, g->nodes[v].line, g->nodes[v].col, PS__JSON_KEY ("else"),
                          "\"%s\" is in both the then and the else branch", ps_node_name (g, m));
@@ -364,20 +364,20 @@ check_sizes (ps__json_loader *ld)
       n->bytes = src != PS_NONE ? src_bytes : dst_bytes;
       if (n->bytes > dst_bytes)
         ret = ps__json_err (ld, n->line, n->col, NULL,
-                       "copies all %llu bytes of \"%s\" into \"%s\" of %llu bytes; give "
-                       "\"bytes\"",
-                       (unsigned long long) src_bytes, ps_buffer_name (g, src),
-                       ps_buffer_name (g, dst), (unsigned long long) dst_bytes);
+                            "copies all %llu bytes of \"%s\" into \"%s\" of %llu bytes; give "
+                            "\"bytes\"",
+                            (unsigned long long) src_bytes, ps_buffer_name (g, src),
+                            ps_buffer_name (g, dst), (unsigned long long) dst_bytes);
     } else if (n->bytes > src_bytes) {
       ret = ps__json_err (ld, n->line, n->col, PS__JSON_KEY ("bytes"),
-                     "%llu is more than the %llu bytes of \"%s\"",
-                     (unsigned long long) n->bytes, (unsigned long long) src_bytes,
-                     ps_buffer_name (g, src));
+                          "%llu is more than the %llu bytes of \"%s\"",
+                          (unsigned long long) n->bytes, (unsigned long long) src_bytes,
+                          ps_buffer_name (g, src));
     } else if (n->bytes > dst_bytes) {
       ret = ps__json_err (ld, n->line, n->col, PS__JSON_KEY ("bytes"),
-                     "%llu is more than the %llu bytes of \"%s\"",
-                     (unsigned long long) n->bytes, (unsigned long long) dst_bytes,
-                     ps_buffer_name (g, dst));
+                          "%llu is more than the %llu bytes of \"%s\"",
+                          (unsigned long long) n->bytes, (unsigned long long) dst_bytes,
+                          ps_buffer_name (g, dst));
     }
   }
   ld->node_index = PS_NONE;
@@ -446,7 +446,7 @@ load_document (ps__json_loader *ld)
         char text[80];
         ps_quote_text (text, sizeof text, r->str, r->len);
         ps__json_err (ld, r->line, r->col, PS__JSON_KEY ("format"),
-                 "expected \"planscope-graph\", got \"%s\"", text);
+                      "expected \"planscope-graph\", got \"%s\"", text);
         return PS_EINVAL;
       }
       if (ok == 0)
@@ -460,7 +460,7 @@ load_document (ps__json_loader *ld)
       if (!(r->num == 1)) {
         if (r->is_int)
           ps__json_err (ld, r->line, r->col, PS__JSON_KEY ("version"), "unsupported version %lld",
-                   (long long) r->i64);
+                        (long long) r->i64);
         else
           ps__json_err (ld, r->line, r->col, PS__JSON_KEY ("version"), "unsupported version %.17g",
                         r->num);
@@ -509,7 +509,7 @@ load_document (ps__json_loader *ld)
   for (size_t i = 0; i < sizeof required / sizeof *required; i++)
     if (!(seen & (1u << required[i])) &&
         (ret = ps__json_err (ld, line, col, NULL, "missing required key \"%s\"",
-                        top_keys[required[i]])) < 0)
+                             top_keys[required[i]])) < 0)
       return ret;
   return 0;
 }

@@ -108,7 +108,7 @@ int
 ps__json_type_error (ps__json_loader *ld, const ps__json_key *key, const char *what)
 {
   int ret = ps__json_err (ld, ld->r.line, ld->r.col, key, "expected %s, got %s", what,
-                     ps__json_token_desc (ld->r.token));
+                          ps__json_token_desc (ld->r.token));
   if (ret < 0)
     return ret;
   return ps__json_skip_current (ld);
@@ -143,7 +143,7 @@ ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int
     else
       snprintf (lit, sizeof lit, "%.17g", r->num);
     int ret = ps__json_err (ld, r->line, r->col, key, "%s is out of range (%lld to %lld)", lit,
-                       (long long) min, (long long) max);
+                            (long long) min, (long long) max);
     return ret < 0 ? ret : 0;
   }
   *out = v;
@@ -160,7 +160,7 @@ ps__json_get_nonneg (ps__json_loader *ld, const ps__json_key *key, double *out)
   }
   if (!(r->num >= 0) || !isfinite (r->num)) {
     int ret = ps__json_err (ld, r->line, r->col, key, "%.17g is negative; expected a number >= 0",
-                       r->num);
+                            r->num);
     return ret < 0 ? ret : 0;
   }
   *out = r->num;
@@ -194,7 +194,7 @@ ps__json_check_name (ps__json_loader *ld, const ps__json_key *key, const char *w
     int ret = r->len == 0
                 ? ps__json_err (ld, r->line, r->col, key, "a %s name must not be empty", what)
                 : ps__json_err (ld, r->line, r->col, key, "a %s name is longer than %u bytes", what,
-                           (unsigned) PS_MAX_NAME);
+                                (unsigned) PS_MAX_NAME);
     return ret < 0 ? ret : 0;
   }
   return 1;
@@ -251,7 +251,7 @@ refpool_add (ps__json_loader *ld, uint32_t *off)
 
 int
 ps__json_push_ref_at (ps__json_loader *ld, uint8_t field, uint32_t index, const ps__json_nref *name,
-                 uint32_t *out)
+                      uint32_t *out)
 {
   int ret = PS_ARRAY_RESERVE (ld->refs, ld->cap_refs, (uint64_t) ld->n_refs + 1);
   if (ret < 0)

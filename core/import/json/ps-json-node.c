@@ -196,7 +196,7 @@ load_dim (ps__json_loader *ld, const char *key, uint32_t out[3])
     if (t < 0)
       return t;
     if (i == 3 && (ok = ps__json_err (ld, r->line, r->col, PS__JSON_KEY (key),
-                                 "has more than 3 components")) < 0)
+                                      "has more than 3 components")) < 0)
       return ok;
     if (i >= 3) {
       if ((ok = ps__json_skip_current (ld)) < 0)
@@ -250,7 +250,7 @@ buffer_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
     return ret;
   if (vec->n == vec->cap &&
       (ret = ps_array_grow (&vec->v, &vec->cap, (uint64_t) vec->n + 1, sizeof *vec->v,
-                       PS_ARRAY_MAX)) < 0)
+                            PS_ARRAY_MAX)) < 0)
     return ret;
   vec->v[vec->n++] = ref;
   return 0;
@@ -350,7 +350,7 @@ arg_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
       return ok;
     if (ns->n_args == ns->cap_args &&
         (ret = ps_array_grow (&ns->args, &ns->cap_args, (uint64_t) ns->n_args + 1,
-                         sizeof *ns->args, PS_ARRAY_MAX)) < 0)
+                              sizeof *ns->args, PS_ARRAY_MAX)) < 0)
       return ret;
     ns->args[ns->n_args++] = a;
   }
@@ -358,8 +358,8 @@ arg_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
     return t;
   if (n_keys == 0)
     return ps__json_err (ld, line, col, key,
-                    "an argument is one of {\"buffer\": NAME}, {\"i32\": N}, {\"i64\": N}, "
-                    "{\"f32\": X} or {\"f64\": X}");
+                         "an argument is one of {\"buffer\": NAME}, {\"i32\": N}, {\"i64\": N}, "
+                         "{\"f32\": X} or {\"f64\": X}");
   return 0;
 }
 
@@ -382,7 +382,7 @@ load_params (ps__json_loader *ld)
       char text[80];
       ps_quote_text (text, sizeof text, r->str, r->len);
       if ((ret = ps__json_unknown (ld, r->line, r->col, "parameter", text, param_names, 3,
-                              PS__JSON_KEY ("params"))) < 0)
+                                   PS__JSON_KEY ("params"))) < 0)
         return ret;
       if (ps_json_skip_value (r) == PS_JSON_ERROR)
         return ps__json_syntax (ld);
@@ -491,7 +491,7 @@ node_value (ps__json_loader *ld, int k)
             (n > 6 && strcmp (m + n - 6, ".cubin") == 0) ||
             (n > 3 && strcmp (m + n - 3, ".cu") == 0)))
         ok = ps__json_err (ld, r->line, r->col, PS__JSON_KEY (key),
-                      "a module is a .ptx, .cubin or .cu file, not \"%s\"", m);
+                           "a module is a .ptx, .cubin or .cu file, not \"%s\"", m);
     }
     break;
   case PS__NK_LABEL:
@@ -575,8 +575,8 @@ check_count (ps__json_loader *ld, const char *what, const char *name, uint32_t g
   bool has_key = ns->seen & BIT (key);
   const char *noun = reads ? "read" : "write";
   return ps__json_err (ld, has_key ? ns->kline[key] : ns->line, has_key ? ns->kcol[key] : ns->col,
-                  NULL, "%s%s%s%s needs %d %s%s, got %u", what, name ? " \"" : "",
-                  name ? name : "", name ? "\"" : "", want, noun, want == 1 ? "" : "s", got);
+                       NULL, "%s%s%s%s needs %d %s%s, got %u", what, name ? " \"" : "",
+                       name ? name : "", name ? "\"" : "", want, noun, want == 1 ? "" : "s", got);
 }
 
 static int
@@ -586,7 +586,7 @@ require (ps__json_loader *ld, int key)
   if (ns->seen & BIT (key))
     return 0;
   return ps__json_err (ld, ns->line, ns->col, NULL, "missing required key \"%s\"",
-                  node_keys[key]);
+                       node_keys[key]);
 }
 
 static int
@@ -601,12 +601,12 @@ check_kernel (ps__json_loader *ld)
   bool has_module = ns->seen & BIT (PS__NK_MODULE);
   if (has_impl && has_module &&
       (ret = ps__json_err (ld, ns->kline[PS__NK_MODULE], ns->kcol[PS__NK_MODULE], NULL,
-                      "a kernel has either \"impl\" or \"module\", not both")) < 0)
+                           "a kernel has either \"impl\" or \"module\", not both")) < 0)
     return ret;
   if ((ns->seen & BIT (PS__NK_ARGS)) && !has_module &&
       (ret = ps__json_err (ld, ns->kline[PS__NK_ARGS], ns->kcol[PS__NK_ARGS], NULL,
-                      "\"args\" are the arguments of a \"module\" kernel; this kernel has no "
-                      "module")) < 0)
+                           "\"args\" are the arguments of a \"module\" kernel; this kernel has no "
+                           "module")) < 0)
     return ret;
 
   /* Parameters belong to one built-in each: scale alpha, add_scalar beta,
@@ -623,7 +623,7 @@ check_kernel (ps__json_loader *ld)
     for (int p = 0; p < 3; p++)
       if ((ns->params_seen & BIT (p)) && p != uses &&
           (ret = ps__json_err (ld, ns->pline[p], ns->pcol[p],
-                          &(ps__json_key){ "params", -1, param_names[p] },
+                               &(ps__json_key){ "params", -1, param_names[p] },
                           "impl \"%s\" has no parameter \"%s\"", ps_impl_name ((ps_impl) ns->impl),
                           param_names[p])) < 0)
         return ret;
@@ -665,7 +665,7 @@ check_memcpy (ps__json_loader *ld)
     for (int k = PS__NK_SRC_DEVICE; k <= PS__NK_DST_DEVICE; k++)
       if ((ns->seen & BIT (k)) &&
           (ret = ps__json_err (ld, ns->kline[k], ns->kcol[k], NULL,
-                          "\"%s\" is only for \"p2p\" copies", node_keys[k])) < 0)
+                               "\"%s\" is only for \"p2p\" copies", node_keys[k])) < 0)
         return ret;
   }
   return 0;
@@ -692,7 +692,7 @@ check_event (ps__json_loader *ld, uint32_t *event)
                          "waits for event \"%s\", which no earlier node records", ns->event);
   if (g->n_events == ld->cap_events &&
       (ret = ps_array_grow (&g->event_names, &ld->cap_events, (uint64_t) g->n_events + 1,
-                       sizeof *g->event_names, PS_MAX_NODES)) < 0)
+                            sizeof *g->event_names, PS_MAX_NODES)) < 0)
     return ret;
   uint32_t off;
   if ((ret = ps__graph_intern (g, ns->event, ns->event_len, &off)) < 0 ||
@@ -763,7 +763,7 @@ append_access (ps__json_loader *ld, const ps__json_nref *refs, uint32_t n)
     return 0;
   uint64_t need = (uint64_t) g->n_access + n;
   int ret = ps_array_grow (&g->access, &ld->cap_access, need, sizeof *g->access,
-                      PS_ARRAY_MAX);
+                           PS_ARRAY_MAX);
   if (ret == 0 && need > ld->cap_acc_pos) {
     uint32_t cap = ld->cap_acc_pos;
     ret = ps_array_grow (&ld->acc_line, &cap, need, sizeof *ld->acc_line, PS_ARRAY_MAX);
@@ -798,7 +798,7 @@ commit_node (ps__json_loader *ld, uint32_t event)
   }
   if (id == ld->cap_nodes &&
       (ret = ps_array_grow (&g->nodes, &ld->cap_nodes, (uint64_t) id + 1, sizeof *g->nodes,
-                       PS_MAX_NODES)) < 0)
+                            PS_MAX_NODES)) < 0)
     return ret;
 
   ps_node n = {
@@ -848,7 +848,7 @@ commit_node (ps__json_loader *ld, uint32_t event)
   case PS_OP_KERNEL: {
     if (g->n_kernels == ld->cap_kernels &&
         (ret = ps_array_grow (&g->kernels, &ld->cap_kernels, (uint64_t) g->n_kernels + 1,
-                         sizeof *g->kernels, PS_MAX_NODES)) < 0)
+                              sizeof *g->kernels, PS_MAX_NODES)) < 0)
       return ret;
     ps_kernel k = {
       .function = ns->function,
@@ -868,7 +868,7 @@ commit_node (ps__json_loader *ld, uint32_t event)
     memcpy (k.block, ns->block, sizeof k.block);
     if (ns->n_args) {
       if ((ret = ps_array_grow (&g->kargs, &ld->cap_kargs, (uint64_t) g->n_kargs + ns->n_args,
-                           sizeof *g->kargs, PS_ARRAY_MAX)) < 0)
+                                sizeof *g->kargs, PS_ARRAY_MAX)) < 0)
         return ret;
       memcpy (g->kargs + g->n_kargs, ns->args, (size_t) ns->n_args * sizeof *ns->args);
       g->n_kargs += ns->n_args;
@@ -893,7 +893,7 @@ commit_node (ps__json_loader *ld, uint32_t event)
   case PS_OP_CONDITIONAL: {
     if (g->n_conds == ld->cap_conds &&
         (ret = ps_array_grow (&g->conds, &ld->cap_conds, (uint64_t) g->n_conds + 1,
-                         sizeof *g->conds, PS_MAX_NODES)) < 0)
+                              sizeof *g->conds, PS_MAX_NODES)) < 0)
       return ret;
     ps_cond c = { .condition = condition, .assume = (uint8_t) ns->assume };
     c.then_begin = g->n_cond_members;
@@ -970,15 +970,15 @@ ps__json_load_node (ps__json_loader *ld)
       names[k] = (allowed & BIT (k)) ? node_keys[k] : NULL;
     for (uint32_t i = 0; i < ns->n_unknown; i++)
       if ((ret = ps__json_unknown (ld, ns->unknown[i].line, ns->unknown[i].col, "key",
-                              ns->unknown[i].text, names, PS__NK__COUNT, NULL)) < 0)
+                                   ns->unknown[i].text, names, PS__NK__COUNT, NULL)) < 0)
         return ret;
   }
   uint32_t extra = ns->seen & ~allowed;
   for (int k = 0; extra && k < PS__NK__COUNT; k++)
     if ((extra & BIT (k)) &&
         (ret = ps__json_err (ld, ns->kline[k], ns->kcol[k], NULL,
-                        "key \"%s\" does not apply to a %s node", node_keys[k],
-                        ps_op_name ((ps_op) ns->op))) < 0)
+                             "key \"%s\" does not apply to a %s node", node_keys[k],
+                             ps_op_name ((ps_op) ns->op))) < 0)
       return ret;
   if ((ret = require (ld, PS__NK_NAME)) < 0 || (ret = require (ld, PS__NK_OP)) < 0)
     return ret;
