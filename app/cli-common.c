@@ -191,6 +191,25 @@ cli_write_trace (const char *cmd, const char *path, const ps_timeline *tl,
   return CLI_FAILED;
 }
 
+/* The name messages give a graph FILE. */
+static const char *
+shown (const char *file)
+{
+  return strcmp (file, "-") == 0 ? "<stdin>" : file;
+}
+
+/* Prints diag to stderr (and, when rc says something failed that diag
+ * does not, why), frees it and returns rc. */
+static int
+report (ps_diag *diag, int rc)
+{
+  ps_diag_print (diag, stderr);
+  if (rc < 0 && diag->errors == 0)
+    fprintf (stderr, "%s: error: %s\n", diag->file, ps_strerror (rc));
+  ps_diag_free (diag);
+  return rc;
+}
+
 /* Finds a device profile: `name` when given, else the graph's "device"
  * (when g is not NULL), else the default.  Problems go to stderr. */
 static int
@@ -200,29 +219,20 @@ find_device (ps_device *dev, const char *name, const ps_graph *g)
     name = g->device;
   ps_diag diag;
   ps_diag_init (&diag, name ? name : PS_DEVICE_DEFAULT);
-  int rc = ps_device_find (dev, name, &diag);
-  ps_diag_print (&diag, stderr);
-  if (rc < 0 && diag.errors == 0)
-    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (rc));
-  ps_diag_free (&diag);
-  return rc;
+  return report (&diag, ps_device_find (dev, name, &diag));
 }
 
 int
 cli_load_graph (ps_graph *g, const char *file, bool timing)
 {
   ps_diag diag;
-  ps_diag_init (&diag, strcmp (file, "-") == 0 ? "<stdin>" : file);
+  ps_diag_init (&diag, shown (file));
   ps_timing t;
   ps_timing_reset (&t);
   int r = ps_import_graph_file (g, file, &t, &diag);
   if (timing)
     cli_print_timing (&t);
-  ps_diag_print (&diag, stderr);
-  if (r != 0 && diag.errors == 0)
-    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (r));
-  ps_diag_free (&diag);
-  return r == 0 ? CLI_OK : CLI_FAILED;
+  return report (&diag, r) == 0 ? CLI_OK : CLI_FAILED;
 }
 
 int
@@ -240,15 +250,11 @@ cli_load_and_plan (ps_graph *g, ps_plan *p, cli_plan_args *a)
   if (cli_load_graph (g, a->file, a->timing) != CLI_OK || cli_plan_device (a, g) != CLI_OK)
     return CLI_FAILED;
   ps_diag diag;
-  ps_diag_init (&diag, strcmp (a->file, "-") == 0 ? "<stdin>" : a->file);
+  ps_diag_init (&diag, shown (a->file));
   int r = ps_plan_build (p, g, &a->options, &diag);
   if (a->timing)
     cli_print_timing (&p->timing);
-  ps_diag_print (&diag, stderr);
-  if (r != 0 && diag.errors == 0)
-    fprintf (stderr, "%s: error: %s\n", diag.file, ps_strerror (r));
-  ps_diag_free (&diag);
-  return r == 0 ? CLI_OK : CLI_FAILED;
+  return report (&diag, r) == 0 ? CLI_OK : CLI_FAILED;
 }
 
 int
