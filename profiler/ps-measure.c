@@ -71,6 +71,7 @@ ps_measured_timeline (const ps_plan *p, const ps_step_times *t, const char *gpu_
 {
   ps_timeline_init (tl, PS_TL_MEASURED);
   tl->graph = p->graph;
+  tl->plan = p;
   tl->iterations = t->n_iterations;
   snprintf (tl->device, sizeof tl->device, "%s", gpu_name ? gpu_name : "");
   if (t->n_steps != p->n_steps)
@@ -147,7 +148,8 @@ ps_measured_timeline (const ps_plan *p, const ps_step_times *t, const char *gpu_
       dv[n] = b - a;
       n++;
     }
-    ps_span sp = { .launch_ns = -1, .stream = q, .step = s, .name = PS_NONE, .pred = PS_NONE,
+    ps_span sp = { .launch_ns = -1, .ready_ns = -1, .stream = q, .step = s, .name = PS_NONE,
+                   .pred = PS_NONE,
                    .kind = (uint8_t) ps_span_kind_of_op ((ps_op) st->op),
                    .bound = PS_BOUND_UNKNOWN };
     if (n) {

@@ -93,7 +93,7 @@ put_wait (ps_plan *p, uint32_t stream, uint32_t ev)
 {
   if (ev >= p->n_events)
     p->n_events = ev + 1;
-  assert_int_equal (ps__plan_add_wait (p, stream, ev, NULL), 0);
+  assert_int_equal (ps__plan_add_wait (p, stream, ev, PS_WAIT_DEPENDENCY, PS_NONE, NULL), 0);
 }
 
 static inline void

@@ -569,8 +569,8 @@ core_sim_stall_waits_for_producer (void **state)
   f = open_memstream (&doc, &len);
   assert_int_equal (ps_timeline_write_text (&tl, &dg, f), 0);
   fclose (f);
-  assert_non_null (strstr (doc, "stream 1 waits"));
-  assert_non_null (strstr (doc, "for slow on stream 0"));
+  assert_non_null (strstr (doc, "stream 1 at "));
+  assert_non_null (strstr (doc, "for slow on stream 0, the work it depends on, which runs "));
   assert_non_null (strstr (doc, "what would help"));
   free (doc);
 

@@ -912,7 +912,8 @@ core_verify_plan_json (void **state)
   ps_json_close (&r);
   assert_non_null (strstr (doc, "{\"op\": \"kernel\", \"stream\": 1, \"nodes\": [\"fc1\"], "
                                 "\"function\": \"gemm\"}"));
-  assert_non_null (strstr (doc, "{\"op\": \"event_wait\", \"stream\": 1, \"event\": 0}"));
+  assert_non_null (strstr (doc, "{\"op\": \"event_wait\", \"stream\": 1, \"event\": 0, "
+                                "\"why\": \"dependency\"}"));
   assert_non_null (strstr (doc, "{\"name\": \"x\", \"bytes\": 4194304, \"external\": true}"));
   free (doc);
   ps_plan_free (&p);

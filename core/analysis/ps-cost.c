@@ -37,31 +37,6 @@ buffer_bytes (const ps_graph *g, uint32_t b)
   return b < g->n_buffers ? (double) g->buffers[b].bytes : 0;
 }
 
-/* True when some conditional above v models the other branch. */
-static bool
-branch_skipped (const ps_graph *g, uint32_t v)
-{
-  uint32_t x = v;
-  /* Bounded walk: branches nest, and a malformed chain must not loop. */
-  for (int depth = 0; depth < 64 && x < g->n_nodes; depth++) {
-    const ps_node *n = &g->nodes[x];
-    uint32_t c = n->cond;
-    if (c == PS_NONE || c >= g->n_nodes)
-      return false;
-    const ps_node *cn = &g->nodes[c];
-    if (cn->op == PS_OP_CONDITIONAL && cn->aux < g->n_conds) {
-      uint8_t assume = g->conds[cn->aux].assume;
-      bool in_then = n->flags & PS_NODE_IN_THEN, in_else = n->flags & PS_NODE_IN_ELSE;
-      if (assume == PS_ASSUME_THEN && in_else && !in_then)
-        return true;
-      if (assume == PS_ASSUME_ELSE && in_then && !in_else)
-        return true;
-    }
-    x = c;
-  }
-  return false;
-}
-
 static bool
 writes_half (const ps_graph *g, const ps_node *n)
 {
@@ -140,6 +115,10 @@ node_cost (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out, doub
     out->resource = PS_RES_SM;
     out->sm_fraction = frac;
     out->ns = given ? given_ns : fmax (c, m) / eff;
+    const ps_kernel *k = n->aux < g->n_kernels ? &g->kernels[n->aux] : NULL;
+    out->unknown = !given && n->impl != PS_IMPL_SPIN && !(k && k->flops >= 0)
+                   && !(k && k->traffic_bytes >= 0) && n->reads_count == 0
+                   && n->writes_count == 0;
     *compute_ns = c;
     *efficiency = eff;
     break;
@@ -186,6 +165,7 @@ node_cost (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out, doub
     out->resource = PS_RES_SM;
     out->sm_fraction = 1;
     out->ns = given_ns;
+    out->unknown = !given;
     break;
   case PS_OP_EVENT_RECORD:
   case PS_OP_EVENT_WAIT:
@@ -203,9 +183,10 @@ node_cost (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out, doub
    * sum of two is not, and the simulator adds them up. */
   if (out->ns > PS_COST_MAX_NS)
     out->ns = PS_COST_MAX_NS;
-  if (n->cond != PS_NONE && branch_skipped (g, v)) {
+  if (n->cond != PS_NONE && ps_node_not_run (g, v, NULL)) {
     out->ns = 0;
     out->skipped = 1;
+    out->unknown = 0;
   }
 }
 
@@ -232,7 +213,7 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
             const uint32_t *readers, uint32_t *local, uint8_t *written, ps_cost *out)
 {
   double sum = 0, compute = 0, flops = 0, bytes = 0, saved = 0, frac = 0, eff = 1;
-  bool any_eff = false;
+  bool any_eff = false, unknown = false, all_skipped = count > 0;
   for (uint32_t i = 0; i < count; i++) {
     uint32_t v = nodes[i];
     if (v >= g->n_nodes)
@@ -243,6 +224,8 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
     node_cost (d, g, v, &c, &cc, &e);
     if (c.skipped)
       continue;
+    all_skipped = false;
+    unknown |= c.unknown;
     sum += c.ns;
     flops += c.flops;
     bytes += c.bytes;
@@ -310,7 +293,8 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
   out->bytes = bytes - saved;
   out->sm_fraction = frac > 0 ? frac : 1;
   out->resource = PS_RES_SM;
-  out->skipped = 0;
+  out->skipped = all_skipped;
+  out->unknown = unknown;
 }
 
 int

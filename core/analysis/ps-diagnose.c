@@ -2,11 +2,14 @@
  * suggestions for a timeline (see ps-diagnose.h). */
 #include "ps-diagnose.h"
 
-#include "util/ps-strmap.h"
-
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ps-format.h"
+#include "ps-plan.h"
+#include "util/ps-strmap.h"
 
 /* Clock skew between host and device timestamps in real traces is a few
  * microseconds at most; a start this close to a constraint counts as bound
@@ -34,9 +37,19 @@ cmp_keyed (const void *a, const void *b)
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+const char *
+ps_cause_name (ps_cause c)
+{
+#define PS__CAUSE_NAME(e, name) name,
+  static const char *const names[] = { PS_CAUSE_MAP (PS__CAUSE_NAME) };
+#undef PS__CAUSE_NAME
+  return (unsigned) c < PS_CAUSE__COUNT ? names[c] : "?";
+}
+
 void
 ps_diagnosis_free (ps_diagnosis *dg)
 {
+  free (dg->waits);
   free (dg->streams);
   free (dg->bound);
   free (dg->pred);
@@ -171,6 +184,331 @@ infer (const ps_timeline *tl, uint32_t x, uint32_t prev, const keyed *st_by_end,
   }
   bound[x] = b;
   pred[x] = p;
+}
+
+/* ---- waits and their causes ---- */
+
+/* A gap before work on a stream this long, the host having issued it
+ * late, counts as a wait for the host. */
+#define HOST_WAIT_NS 1000.0
+
+/* The first span on `stream` that starts at or after t (less TOL_NS), or
+ * PS_NONE. */
+static uint32_t
+span_from (const ps_timeline *tl, uint32_t stream, double t)
+{
+  uint32_t lo = tl->stream_off[stream], hi = tl->stream_off[stream + 1], end = hi;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (tl->spans[tl->by_stream[mid]].start_ns < t - TOL_NS)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < end ? tl->by_stream[lo] : PS_NONE;
+}
+
+/* The span that ran step s of the timeline's plan, or PS_NONE. */
+static uint32_t
+span_of_step (const uint32_t *step_span, const ps_plan *p, uint32_t step)
+{
+  return step_span && p && step < p->n_steps ? step_span[step] : PS_NONE;
+}
+
+/* Pooled buffers of span a's nodes whose bytes overlap those of a pooled
+ * buffer of span b's nodes: the pool reuses bytes across the two. */
+static bool
+pool_overlap (const ps_timeline *tl, uint32_t a, uint32_t b, uint32_t *ba, uint32_t *bb)
+{
+  const ps_plan *p = tl->plan;
+  const ps_graph *g = tl->graph;
+  if (!p || !g || !p->offsets || a >= tl->n_spans || b >= tl->n_spans)
+    return false;
+  const ps_span *sa = &tl->spans[a], *sb = &tl->spans[b];
+  for (uint32_t i = 0; i < sa->nodes_count; i++) {
+    uint32_t v = tl->span_nodes[sa->nodes_begin + i];
+    if (v >= g->n_nodes)
+      continue;
+    const ps_node *nv = &g->nodes[v];
+    for (uint32_t x = nv->reads_begin; x < nv->writes_begin + nv->writes_count; x++) {
+      uint32_t b1 = g->access[x];
+      if (b1 >= g->n_buffers || p->offsets[b1] == UINT64_MAX)
+        continue;
+      uint64_t o1 = p->offsets[b1], e1 = o1 + g->buffers[b1].bytes;
+      for (uint32_t j = 0; j < sb->nodes_count; j++) {
+        uint32_t w = tl->span_nodes[sb->nodes_begin + j];
+        if (w >= g->n_nodes)
+          continue;
+        const ps_node *nw = &g->nodes[w];
+        for (uint32_t y = nw->reads_begin; y < nw->writes_begin + nw->writes_count; y++) {
+          uint32_t b2 = g->access[y];
+          if (b2 == b1 || b2 >= g->n_buffers || p->offsets[b2] == UINT64_MAX)
+            continue;
+          uint64_t o2 = p->offsets[b2], e2 = o2 + g->buffers[b2].bytes;
+          if (o1 < e2 && o2 < e1) {
+            *ba = b1;
+            *bb = b2;
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+static int
+cmp_u32_by_key (const void *a, const void *b)
+{
+  return cmp_keyed (a, b);
+}
+
+/* The causes of the stalls, then the resource and host waits. */
+static int
+find_waits (ps_diagnosis *dg, const ps_timeline *tl)
+{
+  uint32_t nst = tl->n_stalls, nsp = tl->n_spans;
+  const ps_plan *p = tl->plan;
+  /* Resource and host waits, counted first to size the array. */
+  uint32_t n_other = 0;
+  for (uint32_t x = 0; x < nsp; x++) {
+    const ps_span *s = &tl->spans[x];
+    if (dg->bound[x] == PS_BOUND_RESOURCE && s->ready_ns >= 0 && s->start_ns - s->ready_ns > TOL_NS)
+      n_other++;
+  }
+  for (uint32_t q = 0; q < tl->n_streams; q++)
+    for (uint32_t k = tl->stream_off[q] + 1; k < tl->stream_off[q + 1]; k++) {
+      uint32_t x = tl->by_stream[k], prev = tl->by_stream[k - 1];
+      if ((dg->bound[x] == PS_BOUND_HOST || dg->bound[x] == PS_BOUND_HOST_WAIT)
+          && tl->spans[x].start_ns - tl->spans[prev].end_ns > HOST_WAIT_NS)
+        n_other++;
+    }
+  dg->waits = calloc ((size_t) nst + n_other + 1, sizeof *dg->waits);
+  uint32_t *step_span = NULL;
+  keyed *by_end = malloc (((size_t) nst + 1) * sizeof *by_end);
+  uint32_t *span_wait = malloc (((size_t) nsp + 1) * sizeof *span_wait);
+  if (p)
+    step_span = malloc (((size_t) p->n_steps + 1) * sizeof *step_span);
+  if (!dg->waits || !by_end || !span_wait || (p && !step_span)) {
+    free (by_end);
+    free (span_wait);
+    free (step_span);
+    return PS_ENOMEM;
+  }
+  if (step_span) {
+    for (uint32_t i = 0; i < p->n_steps; i++)
+      step_span[i] = PS_NONE;
+    for (uint32_t x = 0; x < nsp; x++)
+      if (tl->spans[x].step < p->n_steps)
+        step_span[tl->spans[x].step] = x;
+  }
+  for (uint32_t x = 0; x < nsp; x++)
+    span_wait[x] = PS_NONE;
+
+  /* Stalls in the order they end, so that a producer that itself waited
+   * (an event chain across streams) has its cause known already. */
+  for (uint32_t i = 0; i < nst; i++)
+    by_end[i] = (keyed) { tl->stalls[i].end_ns, i };
+  qsort (by_end, nst, sizeof *by_end, cmp_u32_by_key);
+  for (uint32_t k = 0; k < nst; k++) {
+    uint32_t i = by_end[k].idx;
+    const ps_stall *sl = &tl->stalls[i];
+    ps_wait *w = &dg->waits[i];
+    *w = (ps_wait){ sl->start_ns, sl->end_ns, sl->stream, PS_WAIT_KIND_EVENT, PS_CAUSE_UNKNOWN,
+                    i, PS_NONE, sl->waiting_for, PS_NONE, PS_NONE, PS_NONE,
+                    sl->end_ns - sl->start_ns };
+    if (sl->stream < tl->n_streams)
+      w->span = span_from (tl, sl->stream, sl->end_ns);
+    if (w->span != PS_NONE && span_wait[w->span] == PS_NONE)
+      span_wait[w->span] = i;
+    uint32_t x = sl->waiting_for;
+    if (x >= nsp)
+      continue;
+    const ps_step *ws = p && sl->step < p->n_steps ? &p->steps[sl->step] : NULL;
+    if (ws && (ws->wait == PS_WAIT_ORDER || ws->wait == PS_WAIT_POOL)) {
+      /* The plan added this wait without a dependency behind it. */
+      uint32_t dep = PS_NONE;
+      if (ws->dep_node < p->graph->n_nodes)
+        dep = span_of_step (step_span, p, p->node_step[ws->dep_node]);
+      w->cause = ws->wait == PS_WAIT_POOL ? PS_CAUSE_POOL
+                 : dep != PS_NONE         ? PS_CAUSE_LATE_RECORD
+                                          : PS_CAUSE_ORDER;
+      w->dep = dep;
+      if (dep != PS_NONE)
+        w->cost_ns = fmin (w->cost_ns, fmax (0, tl->spans[x].end_ns - tl->spans[dep].end_ns));
+      pool_overlap (tl, w->span, x, &w->buffer, &w->shared_with);
+      continue;
+    }
+    /* A dependency: back from the producer along stream order while the
+     * work still ran inside the stall, to the first other cause. */
+    uint32_t r = x, longest = x;
+    double best = -1;
+    for (int guard = 0; guard < 1 << 20; guard++) {
+      const ps_span *rs = &tl->spans[r];
+      double overlap = fmin (rs->end_ns, sl->end_ns) - fmax (rs->start_ns, sl->start_ns);
+      if (overlap > best) {
+        best = overlap;
+        longest = r;
+      }
+      uint32_t pr = dg->pred[r];
+      if (dg->bound[r] != PS_BOUND_STREAM || pr >= nsp
+          || tl->spans[pr].end_ns <= sl->start_ns + TOL_NS)
+        break;
+      r = pr;
+    }
+    const ps_span *rs = &tl->spans[r];
+    bool inside = rs->start_ns > sl->start_ns + TOL_NS;
+    if (inside && dg->bound[r] == PS_BOUND_RESOURCE) {
+      w->cause = PS_CAUSE_RESOURCE;
+      w->culprit = dg->pred[r] < nsp ? dg->pred[r] : r;
+    } else if (inside && (dg->bound[r] == PS_BOUND_HOST || dg->bound[r] == PS_BOUND_HOST_WAIT)) {
+      w->cause = PS_CAUSE_HOST;
+      w->culprit = r;
+    } else if (inside && dg->bound[r] == PS_BOUND_EVENT && span_wait[r] != PS_NONE
+               && dg->waits[span_wait[r]].cause != PS_CAUSE_UNKNOWN) {
+      /* The producer waited on another stream: that wait's cause. */
+      const ps_wait *up = &dg->waits[span_wait[r]];
+      w->cause = up->cause;
+      w->culprit = up->culprit;
+      w->dep = up->dep;
+      w->buffer = up->buffer;
+      w->shared_with = up->shared_with;
+    } else {
+      w->cause = PS_CAUSE_PRODUCER;
+      w->culprit = longest;
+    }
+  }
+
+  /* Resource and host waits. */
+  uint32_t n = nst;
+  for (uint32_t q = 0; q < tl->n_streams; q++)
+    for (uint32_t k = tl->stream_off[q]; k < tl->stream_off[q + 1]; k++) {
+      uint32_t x = tl->by_stream[k];
+      const ps_span *s = &tl->spans[x];
+      if (dg->bound[x] == PS_BOUND_RESOURCE && s->ready_ns >= 0
+          && s->start_ns - s->ready_ns > TOL_NS) {
+        dg->waits[n++] = (ps_wait){ s->ready_ns, s->start_ns, q, PS_WAIT_KIND_RESOURCE,
+                                    PS_CAUSE_RESOURCE, PS_NONE, x,
+                                    dg->pred[x] < nsp ? dg->pred[x] : PS_NONE, PS_NONE, PS_NONE,
+                                    PS_NONE, s->start_ns - s->ready_ns };
+        continue;
+      }
+      if (k == tl->stream_off[q])
+        continue;
+      const ps_span *prev = &tl->spans[tl->by_stream[k - 1]];
+      if ((dg->bound[x] == PS_BOUND_HOST || dg->bound[x] == PS_BOUND_HOST_WAIT)
+          && s->start_ns - prev->end_ns > HOST_WAIT_NS)
+        dg->waits[n++] = (ps_wait){ prev->end_ns, s->start_ns, q, PS_WAIT_KIND_HOST,
+                                    PS_CAUSE_HOST, PS_NONE, x,
+                                    dg->bound[x] == PS_BOUND_HOST_WAIT && dg->pred[x] < nsp
+                                      ? dg->pred[x] : x,
+                                    PS_NONE, PS_NONE, PS_NONE, s->start_ns - prev->end_ns };
+    }
+  dg->n_waits = n;
+  free (by_end);
+  free (span_wait);
+  free (step_span);
+  return 0;
+}
+
+/* "a + b" of span x, into buf. */
+static const char *
+label_of (const ps_timeline *tl, uint32_t x, char *buf, size_t cap)
+{
+  if (x >= tl->n_spans) {
+    snprintf (buf, cap, "?");
+    return buf;
+  }
+  ps_timeline_span_label (tl, x, buf, cap);
+  return buf;
+}
+
+const char *
+ps_diagnose_wait_text (const ps_timeline *tl, const ps_diagnosis *dg, uint32_t i, char *buf,
+                       size_t cap)
+{
+  if (cap == 0)
+    return buf;
+  buf[0] = '\0';
+  if (!dg || i >= dg->n_waits)
+    return buf;
+  const ps_wait *w = &dg->waits[i];
+  char who[256], what[256], dep[256], len[PS_FORMAT_MAX], dur[PS_FORMAT_MAX],
+    cost[PS_FORMAT_MAX], on[64] = "";
+  const ps_graph *g = tl->graph;
+  if (w->span < tl->n_spans)
+    label_of (tl, w->span, who, sizeof who);
+  else
+    ps_timeline_stream_label (tl, w->stream, who, sizeof who);
+  ps_format_duration (w->end_ns - w->start_ns, len, sizeof len);
+  ps_format_duration (w->cost_ns, cost, sizeof cost);
+  label_of (tl, w->culprit, what, sizeof what);
+  if (w->culprit < tl->n_spans) {
+    const ps_span *c = &tl->spans[w->culprit];
+    ps_format_duration (c->end_ns - c->start_ns, dur, sizeof dur);
+    if (c->flags & PS_SPAN_F_UNKNOWN)
+      snprintf (dur, sizeof dur, "unknown duration");
+    ps_timeline_stream_label (tl, c->stream, on, sizeof on);
+  } else {
+    snprintf (dur, sizeof dur, "?");
+  }
+  char pool[600] = "";
+  if (w->buffer != PS_NONE && g && w->buffer < g->n_buffers && w->shared_with < g->n_buffers)
+    snprintf (pool, sizeof pool, "; the pool gives %s the bytes of %s, which relies on this wait",
+              ps_buffer_name (g, w->buffer), ps_buffer_name (g, w->shared_with));
+  size_t n = 0;
+  switch ((ps_wait_kind) w->kind) {
+  case PS_WAIT_KIND_RESOURCE:
+    n = (size_t) snprintf (buf, cap, "%s waits %s for the %s held by %s (%s)", who, len,
+                           w->culprit < tl->n_spans
+                                 && tl->spans[w->culprit].kind == PS_SPAN_MEMCPY
+                             ? "copy engine" : "SMs",
+                           what, dur);
+    break;
+  case PS_WAIT_KIND_HOST:
+    n = (size_t) snprintf (buf, cap, "%s waits %s for the host to issue it: launch-bound", who,
+                           len);
+    break;
+  case PS_WAIT_KIND_EVENT:
+  default:
+    n = (size_t) snprintf (buf, cap, "%s waits %s for %s on %s", who, len, what, on);
+    if (n >= cap)
+      break;
+    switch ((ps_cause) w->cause) {
+    case PS_CAUSE_PRODUCER:
+      snprintf (buf + n, cap - n, ", the work it depends on, which runs %s", dur);
+      break;
+    case PS_CAUSE_RESOURCE:
+      snprintf (buf + n, cap - n, ": the work before it there waited for the SMs held by %s (%s)",
+                what, dur);
+      break;
+    case PS_CAUSE_HOST:
+      snprintf (buf + n, cap - n, ": the host issued %s late, after its inputs were ready", what);
+      break;
+    case PS_CAUSE_ORDER:
+      snprintf (buf + n, cap - n,
+                ", which it does not depend on: the plan keeps it from taking the %s first "
+                "(resource order), costing %s%s",
+                w->culprit < tl->n_spans && tl->spans[w->culprit].kind == PS_SPAN_MEMCPY
+                  ? "copy engine" : "SMs",
+                cost, pool);
+      break;
+    case PS_CAUSE_LATE_RECORD:
+      snprintf (buf + n, cap - n,
+                ": the event is recorded after %s, but it depends only on %s, which ends %s "
+                "earlier (resource order)%s",
+                what, label_of (tl, w->dep, dep, sizeof dep), cost, pool);
+      break;
+    case PS_CAUSE_POOL:
+      snprintf (buf + n, cap - n, ", which it does not depend on: a wait the memory pool added%s, "
+                "costing %s", pool[0] ? pool : "", cost);
+      break;
+    default:
+      break;
+    }
+    break;
+  }
+  return buf;
 }
 
 static void
@@ -387,24 +725,34 @@ ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl)
     }
   }
 
-  /* Stall causes. */
+  /* Stall chains: from the waited-for span back along stream order while
+   * the work ran inside the stall, to the first span bound otherwise. */
   uint32_t total = 0;
-  for (uint32_t i = 0; i < nst; i++) {
-    uint32_t c = 0;
-    for (uint32_t x = tl->stalls[i].waiting_for; x < nsp && c < PS_DIAG_CHAIN_MAX; x = dg->pred[x])
-      c++;
-    total += c;
-    dg->chain_off[i + 1] = total;
+  for (int pass = 0; pass < 2; pass++) {
+    total = 0;
+    for (uint32_t i = 0; i < nst; i++) {
+      const ps_stall *sl = &tl->stalls[i];
+      uint32_t c = 0;
+      for (uint32_t x = sl->waiting_for; x < nsp && c < PS_DIAG_CHAIN_MAX; x = dg->pred[x]) {
+        if (pass)
+          dg->chain[total + c] = x;
+        c++;
+        if (dg->bound[x] != PS_BOUND_STREAM || dg->pred[x] >= nsp
+            || tl->spans[dg->pred[x]].end_ns <= sl->start_ns + TOL_NS)
+          break;
+      }
+      total += c;
+      dg->chain_off[i + 1] = total;
+    }
+    if (!pass) {
+      dg->chain = malloc (((size_t) total + 1) * sizeof *dg->chain);
+      if (!dg->chain)
+        goto out;
+    }
   }
-  dg->chain = malloc (((size_t) total + 1) * sizeof *dg->chain);
-  if (!dg->chain)
+  rc = find_waits (dg, tl);
+  if (rc < 0)
     goto out;
-  for (uint32_t i = 0; i < nst; i++) {
-    uint32_t at = dg->chain_off[i];
-    for (uint32_t x = tl->stalls[i].waiting_for; x < nsp && at < dg->chain_off[i + 1];
-         x = dg->pred[x])
-      dg->chain[at++] = x;
-  }
 
   rc = find_helps (dg, tl, st_start, st_off);
 out:

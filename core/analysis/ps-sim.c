@@ -130,11 +130,12 @@ ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
   s->record_time = malloc (n * sizeof *s->record_time);
   s->rec_span = malloc (n * sizeof *s->rec_span);
   s->start = malloc (n * sizeof *s->start);
+  s->ready = malloc (n * sizeof *s->ready);
   s->bound = malloc (n);
   s->pred = malloc (n * sizeof *s->pred);
   uint32_t *last_rec = malloc (((size_t) p->n_events + 1) * sizeof *last_rec);
   if (!s->cost || !s->wait_record || !s->next_on_stream || !s->submit || !s->record_time
-      || !s->rec_span || !s->start || !s->bound || !s->pred || !last_rec) {
+      || !s->rec_span || !s->start || !s->ready || !s->bound || !s->pred || !last_rec) {
     free (last_rec);
     ps_sim_free (s);
     return PS_ENOMEM;
@@ -189,6 +190,7 @@ ps_sim_free (ps_sim *s)
   free (s->record_time);
   free (s->rec_span);
   free (s->start);
+  free (s->ready);
   free (s->bound);
   free (s->pred);
   memset (s, 0, sizeof *s);
@@ -260,12 +262,15 @@ end_work (ps_sim *s, run_state *r, uint32_t i)
     sp.start_ns = s->start[i];
     sp.end_ns = r->now;
     sp.launch_ns = s->submit[i];
+    sp.ready_ns = s->ready[i];
     sp.stream = st->stream;
     sp.step = i;
     sp.name = PS_NONE;
     sp.pred = s->pred[i];
     sp.kind = (uint8_t) ps_span_kind_of_op ((ps_op) st->op);
     sp.bound = s->bound[i];
+    sp.flags = (s->cost[i].unknown ? PS_SPAN_F_UNKNOWN : 0)
+               | (s->cost[i].skipped ? PS_SPAN_F_NOT_RUN : 0);
     const uint32_t *nodes = s->plan->step_nodes + st->nodes_begin;
     int rc = ps_timeline_add_span (r->tl, &sp, nodes, st->nodes_count, &span);
     if (rc < 0)
@@ -384,7 +389,7 @@ advance (ps_sim *s, run_state *r, uint32_t qi)
       b = PS_BOUND_HOST;
       p = PS_NONE;
     }
-    s->start[i] = t;
+    s->start[i] = s->ready[i] = t;
     s->bound[i] = b;
     s->pred[i] = p;
     q->state = S_BUSY;
@@ -407,6 +412,7 @@ ps_sim_run (ps_sim *s, ps_timeline *tl, double *makespan_ns)
   const ps_plan *p = s->plan;
   if (tl) {
     tl->graph = p->graph;
+    tl->plan = p;
     snprintf (tl->device, sizeof tl->device, "%s", s->dev.name);
     for (uint32_t q = 0; q < s->n_streams && !r->err; q++)
       r->err = ps_timeline_add_stream (tl, q, -1, NULL);

@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "model/ps-plan-private.h"
-#include "ps-analysis.h"
 #include "ps-cost.h"
+#include "ps-diagnose.h"
+#include "ps-figures.h"
 #include "ps-format.h"
 #include "ps-jsonw.h"
+#include "ps-sim.h"
 
 /* ---- JSON ---- */
 
@@ -41,6 +43,14 @@ write_step_json (const ps_plan *p, uint32_t i, FILE *out)
   }
   if ((st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT) && st->event != PS_NONE)
     fprintf (out, ", \"event\": %u", st->event);
+  if (st->op == PS_OP_EVENT_WAIT && st->wait != PS_WAIT_NONE) {
+    fputs (", \"why\": ", out);
+    ps_jsonw_string (out, ps_wait_reason_name ((ps_wait_reason) st->wait));
+    if (st->dep_node < g->n_nodes) {
+      fputs (", \"depends_on\": ", out);
+      ps_jsonw_string (out, ps_node_name (g, st->dep_node));
+    }
+  }
   fputc ('}', out);
 }
 
@@ -121,6 +131,32 @@ put_name_list (FILE *out, const ps_graph *g, const uint32_t *ids, uint32_t n, co
   }
 }
 
+/* The critical path of the plan's run on dev, as every view shows it: the
+ * simulated timeline's (ps-figures.h). */
+static void
+put_critical (FILE *out, const ps_plan *p, const ps_device *dev)
+{
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_SIMULATED);
+  ps_diagnosis dg;
+  memset (&dg, 0, sizeof dg);
+  ps_figures f;
+  memset (&f, 0, sizeof f);
+  if (ps_simulate (p, dev, &tl) == 0 && ps_diagnose (&dg, &tl) == 0
+      && ps_figures_build (&f, p, &tl, &dg) == 0 && f.n_critical > 0) {
+    fputs ("  critical path   ", out);
+    put_name_list (out, p->graph, f.critical, f.n_critical, " -> ", 12);
+    fprintf (out, " (%u node%s, ", f.n_critical, f.n_critical == 1 ? "" : "s");
+    put_time (out, f.critical_work_ns);
+    fputs (" of work in the ", out);
+    put_time (out, tl.makespan_ns);
+    fputs (" run)\n", out);
+  }
+  ps_figures_free (&f);
+  ps_diagnosis_free (&dg);
+  ps_timeline_free (&tl);
+}
+
 /* What a step is called in a "after X" note: its fused kernel name, or its
  * last node. */
 static void
@@ -179,6 +215,15 @@ write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, 
       if (wait) {
         fputs (" (", out);
         put_wait_source (out, p, link, s);
+        if (st->wait == PS_WAIT_ORDER || st->wait == PS_WAIT_POOL) {
+          fputs (st->wait == PS_WAIT_ORDER ? "; resource order" : "; pool reuse", out);
+          if (st->dep_node < g->n_nodes) {
+            fputs (", depends on ", out);
+            ps_put_printable (out, ps_node_name (g, st->dep_node));
+          } else {
+            fputs (", no dependency", out);
+          }
+        }
         fputc (')', out);
       }
     } else {
@@ -328,19 +373,7 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   fprintf (out, " on %s (%s)\n", dev->name,
            p->est_simulated ? "simulated" : "list schedule; simulate refines it");
 
-  ps_analysis a;
-  double *cost = malloc ((g->n_nodes ? g->n_nodes : 1) * sizeof *cost);
-  if (cost)
-    ps_cost_nodes (dev, g, cost);
-  if (cost && ps_analysis_run (&a, g, cost) == 0) {
-    fputs ("  critical path   ", out);
-    put_name_list (out, g, a.critical, a.n_critical, " -> ", 12);
-    fprintf (out, " (%u node%s, ", a.n_critical, a.n_critical == 1 ? "" : "s");
-    put_time (out, a.length_ns);
-    fputs (")\n", out);
-    ps_analysis_free (&a);
-  }
-  free (cost);
+  put_critical (out, p, dev);
 out:
   free (link);
   free (order);

@@ -39,6 +39,40 @@ span_names (FILE *out, const ps_timeline *tl, uint32_t x, bool *first)
   }
 }
 
+/* The cause of wait i: its kind of cause, the work to blame, what the
+ * cause costs, and the sentence that says it. */
+static void
+write_wait_cause (FILE *out, const ps_timeline *tl, const ps_diagnosis *dg, uint32_t i)
+{
+  const ps_wait *w = &dg->waits[i];
+  fputs (", \"cause\": ", out);
+  ps_jsonw_string (out, ps_cause_name ((ps_cause) w->cause));
+  if (w->culprit < tl->n_spans) {
+    fputs (", \"culprit\": [", out);
+    bool f = true;
+    span_names (out, tl, w->culprit, &f);
+    fputs ("]", out);
+  }
+  if (w->dep < tl->n_spans) {
+    fputs (", \"depends_on\": [", out);
+    bool f = true;
+    span_names (out, tl, w->dep, &f);
+    fputs ("]", out);
+  }
+  if (tl->graph && w->buffer < tl->graph->n_buffers && w->shared_with < tl->graph->n_buffers) {
+    fputs (", \"pool_shares\": [", out);
+    ps_jsonw_string (out, ps_buffer_name (tl->graph, w->buffer));
+    fputs (", ", out);
+    ps_jsonw_string (out, ps_buffer_name (tl->graph, w->shared_with));
+    fputs ("]", out);
+  }
+  fputs (", \"cost_ns\": ", out);
+  num (out, w->cost_ns);
+  char text[1024];
+  fputs (", \"why\": ", out);
+  ps_jsonw_string (out, ps_diagnose_wait_text (tl, dg, i, text, sizeof text));
+}
+
 static const char *
 help_kind_name (ps_help_kind k)
 {
@@ -151,11 +185,34 @@ ps_timeline_write_json (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
         span_names (out, tl, dg->chain[c], &f);
       fputs ("]", out);
     }
+    if (dg && i < dg->n_waits)
+      write_wait_cause (out, tl, dg, i);
     fputs ("}", out);
   }
   fputs ("\n  ]", out);
 
   if (dg) {
+    /* Every wait: the stalls again, then waits for resources and the host. */
+    fputs (",\n  \"waits\": [", out);
+    for (uint32_t i = 0; i < dg->n_waits; i++) {
+      const ps_wait *w = &dg->waits[i];
+      static const char *const kinds[] = { "event", "resource", "host" };
+      fprintf (out, "%s\n    {\"kind\": \"%s\", \"stream\": %lld", i ? "," : "",
+               w->kind < 3 ? kinds[w->kind] : "?", (long long) stream_id (tl, w->stream));
+      fputs (", \"start_ns\": ", out);
+      num (out, w->start_ns);
+      fputs (", \"end_ns\": ", out);
+      num (out, w->end_ns);
+      if (w->span < tl->n_spans) {
+        fputs (", \"work\": [", out);
+        bool f = true;
+        span_names (out, tl, w->span, &f);
+        fputs ("]", out);
+      }
+      write_wait_cause (out, tl, dg, i);
+      fputs ("}", out);
+    }
+    fputs ("\n  ]", out);
     fputs (",\n  \"critical_path\": [", out);
     bool f = true;
     for (uint32_t i = 0; i < dg->n_critical; i++)
@@ -290,23 +347,23 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
       }
       shown++;
       ps_timeline_stream_label (tl, s->stream, sl_, sizeof sl_);
-      fprintf (out, "  %s waits %s from %s", sl_, dur (a, sizeof a, s->end_ns - s->start_ns),
-               dur (b, sizeof b, s->start_ns));
+      fprintf (out, "  %s at %s", sl_, dur (a, sizeof a, s->start_ns));
       if (s->step != PS_NONE)
-        fprintf (out, " at step %u", s->step);
-      if (s->event >= 0)
-        fprintf (out, " (event %lld)", (long long) s->event);
-      if (s->waiting_for < tl->n_spans) {
-        fputs (" for ", out);
-        print_span (out, tl, s->waiting_for);
-      }
-      if (s->on_stream < tl->n_streams) {
-        ps_timeline_stream_label (tl, s->on_stream, sl2, sizeof sl2);
-        fprintf (out, " on %s", sl2);
+        fprintf (out, " (step %u)", s->step);
+      if (dg && i < dg->n_waits) {
+        char text[1024];
+        fputs (": ", out);
+        ps_put_printable (out, ps_diagnose_wait_text (tl, dg, i, text, sizeof text));
+      } else {
+        fprintf (out, ": waits %s", dur (b, sizeof b, s->end_ns - s->start_ns));
+        if (s->waiting_for < tl->n_spans) {
+          fputs (" for ", out);
+          print_span (out, tl, s->waiting_for);
+        }
       }
       fputc ('\n', out);
       if (dg && dg->chain_off && dg->chain_off[i + 1] - dg->chain_off[i] > 1) {
-        fputs ("    because: ", out);
+        fputs ("    chain: ", out);
         for (uint32_t k = dg->chain_off[i]; k < dg->chain_off[i + 1]; k++) {
           uint32_t x = dg->chain[k];
           if (k > dg->chain_off[i])
@@ -316,6 +373,35 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
         }
         fputc ('\n', out);
       }
+    }
+  }
+  if (dg && dg->n_waits > tl->n_stalls) {
+    /* The other waits, longest first (at most ten). */
+    uint32_t shown[10], n_shown = 0;
+    double total = 0;
+    for (uint32_t i = tl->n_stalls; i < dg->n_waits; i++) {
+      const ps_wait *w = &dg->waits[i];
+      double len = w->end_ns - w->start_ns;
+      total += len;
+      uint32_t pos = n_shown < 10 ? n_shown++ : 10;
+      while (pos > 0 && dg->waits[shown[pos - 1]].end_ns - dg->waits[shown[pos - 1]].start_ns
+                          < len) {
+        if (pos < 10)
+          shown[pos] = shown[pos - 1];
+        pos--;
+      }
+      if (pos < 10)
+        shown[pos] = i;
+    }
+    fprintf (out, "\nwaits for the SMs, copy engines and the host: %u, %s in all\n",
+             dg->n_waits - tl->n_stalls, dur (a, sizeof a, total));
+    for (uint32_t k = 0; k < n_shown; k++) {
+      const ps_wait *w = &dg->waits[shown[k]];
+      char text[1024];
+      ps_timeline_stream_label (tl, w->stream, sl_, sizeof sl_);
+      fprintf (out, "  %s at %s: ", sl_, dur (a, sizeof a, w->start_ns));
+      ps_put_printable (out, ps_diagnose_wait_text (tl, dg, shown[k], text, sizeof text));
+      fputc ('\n', out);
     }
   }
   if (dg && dg->n_critical) {

@@ -13,7 +13,10 @@
  * member reads is read from registers, and not written at all when nothing
  * outside the group reads it), but never less than its members' compute
  * time.  Nodes of a conditional branch that the graph's `assume` excludes
- * cost nothing.  Durations exclude launch latency, which the simulator
+ * cost nothing.  A kernel or an opaque node with no cost_ns, no flops or
+ * traffic and no buffers (an imported CUDA graph without times) has an
+ * unknown duration: it is modelled as 0 ns and flagged, so that views say
+ * "unknown" instead of "0 ns".  Durations exclude launch latency, which the simulator
  * adds, and are clamped to [0, PS_COST_MAX_NS] (NaN counts as 0), as
  * ps_analysis_run does, so that sums of them stay finite. */
 #ifndef PS_COST_H
@@ -43,6 +46,7 @@ typedef struct ps_cost {
   double bytes;       /* memory or link traffic, as modelled */
   uint8_t resource;   /* ps_resource */
   uint8_t skipped;    /* 1: in a conditional branch the model does not take */
+  uint8_t unknown;    /* 1: nothing tells how long it takes (no cost_ns, no sizes); ns is 0 */
 } ps_cost;
 
 /* The cost of one node. */

@@ -41,6 +41,61 @@ typedef struct ps_help {
 #define PS_DIAG_MAX_HELP 16
 #define PS_DIAG_CHAIN_MAX 8
 
+/* Every time work waited, and what for.  EVENT: a stream sat at an event
+ * wait (a stall of the timeline).  RESOURCE: work was ready but the SMs or
+ * a copy engine were held by other work.  HOST: the stream sat idle until
+ * the host issued its next work. */
+typedef enum ps_wait_kind {
+  PS_WAIT_KIND_EVENT = 0,
+  PS_WAIT_KIND_RESOURCE,
+  PS_WAIT_KIND_HOST,
+} ps_wait_kind;
+
+/* The first cause of a wait that is not "stream order": ENUM and its name
+ * in the timeline document.  PRODUCER: the work waited for ran long (the
+ * culprit, with its duration).  RESOURCE: the SMs or a copy engine were
+ * held by the culprit.  ORDER: the plan orders the waiting work after the
+ * culprit, which it does not depend on (resource order).  LATE_RECORD:
+ * the event was recorded after the culprit although the work depends only
+ * on earlier work (dep).  POOL: the memory pool hands the waiting work
+ * bytes the culprit still uses.  HOST: the host issued the culprit after
+ * its inputs were ready. */
+#define PS_CAUSE_MAP(X)            \
+  X (UNKNOWN, "unknown")           \
+  X (PRODUCER, "producer")         \
+  X (RESOURCE, "resource")         \
+  X (ORDER, "order")               \
+  X (LATE_RECORD, "late_record")   \
+  X (POOL, "pool")                 \
+  X (HOST, "host")
+
+typedef enum ps_cause {
+#define PS__CAUSE_ENUM(e, name) PS_CAUSE_##e,
+  PS_CAUSE_MAP (PS__CAUSE_ENUM)
+#undef PS__CAUSE_ENUM
+  PS_CAUSE__COUNT
+} ps_cause;
+
+const char *ps_cause_name (ps_cause c);
+
+typedef struct ps_wait {
+  double start_ns, end_ns;
+  uint32_t stream;
+  uint8_t kind;  /* ps_wait_kind */
+  uint8_t cause; /* ps_cause */
+  uint32_t stall;   /* EVENT: the stall (index into tl->stalls); else PS_NONE */
+  uint32_t span;    /* the work that waited, or PS_NONE */
+  uint32_t culprit; /* the span to blame, or PS_NONE */
+  uint32_t dep;     /* LATE_RECORD: the span the waiting work does depend on */
+  /* ORDER, LATE_RECORD, POOL: pooled buffers of the waiting work that get
+   * bytes of buffers the culprit uses (the pool relies on this wait), or
+   * PS_NONE. */
+  uint32_t buffer, shared_with;
+  /* ORDER, LATE_RECORD, POOL: the time the wait takes beyond what the
+   * waiting work's dependencies need; else the wait's length. */
+  double cost_ns;
+} ps_wait;
+
 typedef struct ps_diagnosis {
   uint32_t n_streams;
   ps_stream_stats *streams;
@@ -56,11 +111,17 @@ typedef struct ps_diagnosis {
   double critical_work_ns; /* time the path spends in its spans */
   double host_bound_ns;    /* time the path waits for the host to issue work */
 
-  /* Per stall: its causes, the waited-for span first, then back along the
-   * critical-path predecessors (at most PS_DIAG_CHAIN_MAX).  Stall i has
-   * chain[chain_off[i] .. chain_off[i + 1]). */
+  /* Per stall: its chain of causes, the waited-for span first, then back
+   * along what bound each start while it was "stream order" and still
+   * within the stall, ending at the first span bound otherwise (at most
+   * PS_DIAG_CHAIN_MAX).  Stall i has chain[chain_off[i] .. chain_off[i + 1]). */
   uint32_t *chain_off;
   uint32_t *chain;
+
+  /* Every wait, stalls first in stall order (stall i is waits[i]), then
+   * resource and host waits by stream and time. */
+  uint32_t n_waits;
+  ps_wait *waits;
 
   uint32_t n_help;
   ps_help help[PS_DIAG_MAX_HELP];
@@ -73,6 +134,14 @@ uint64_t ps_diagnose_work_key (const ps_timeline *tl, uint32_t span);
 
 /* Diagnoses a finished timeline (ps_timeline_finish). */
 int ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl);
+
+/* One sentence on why wait w happened: what waited, for how long, for
+ * what, and the first cause that is not stream order ("filter1 waits
+ * 166 µs for gain0 + clip0 on stream 1, which it does not depend on: ...").
+ * Writes at most cap bytes; returns buf.  The CLI, the exports and the app
+ * all say it this way. */
+const char *ps_diagnose_wait_text (const ps_timeline *tl, const ps_diagnosis *dg, uint32_t w,
+                                   char *buf, size_t cap);
 void ps_diagnosis_free (ps_diagnosis *dg);
 
 #endif

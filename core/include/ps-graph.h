@@ -304,6 +304,11 @@ bool ps_impl_elementwise (ps_impl impl);
 int ps_copy_dir_reads (ps_copy_dir dir);
 int ps_copy_dir_writes (ps_copy_dir dir);
 
+/* Whether node v is in a conditional branch that the graph's `assume`
+ * leaves out (the model does not run it); *cond (may be NULL) gets the
+ * conditional whose assumption does. */
+bool ps_node_not_run (const ps_graph *g, uint32_t v, uint32_t *cond);
+
 /* Total threads of a kernel launch (grid product times block product), saturated. */
 uint64_t ps_kernel_threads (const ps_kernel *k);
 

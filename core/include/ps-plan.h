@@ -23,14 +23,40 @@ typedef struct ps_plan_options {
 
 void ps_plan_options_init (ps_plan_options *o);
 
+/* Why a wait step is in the plan: ENUM and the name the plan document
+ * gives it ("why").  NONE: not a wait.  USER: a user's event_wait node.
+ * DEPENDENCY: an edge of the graph crosses streams.  ORDER: no edge; the
+ * streams pass keeps the waiting work from taking the SMs or a copy
+ * engine ahead of the recorded work (resource order).  POOL: no edge; the
+ * memory pool hands the waiting work bytes the recorded work still uses. */
+#define PS_WAIT_MAP(X)           \
+  X (NONE, "none")               \
+  X (USER, "user")               \
+  X (DEPENDENCY, "dependency")   \
+  X (ORDER, "order")             \
+  X (POOL, "pool")
+
+typedef enum ps_wait_reason {
+#define PS__WAIT_ENUM(e, name) PS_WAIT_##e,
+  PS_WAIT_MAP (PS__WAIT_ENUM)
+#undef PS__WAIT_ENUM
+  PS_WAIT__COUNT
+} ps_wait_reason;
+
+const char *ps_wait_reason_name (ps_wait_reason r);
+
 typedef struct ps_step {
   uint8_t op;        /* ps_op; PS_OP_EVENT_RECORD / _WAIT also for planner events */
   uint8_t synthetic; /* 1: an event step the planner inserted (no nodes) */
+  uint8_t wait;      /* ps_wait_reason of an event_wait step */
   uint16_t stream;
   uint32_t nodes_begin, nodes_count; /* into plan->step_nodes */
   uint32_t event;    /* plan event id for record/wait steps, else PS_NONE */
   uint32_t group;    /* fused group id when nodes_count > 1, else PS_NONE */
   uint32_t function; /* plan string offset of the kernel function, or PS_NONE */
+  /* A PS_WAIT_ORDER or PS_WAIT_POOL wait: the last node on the recorded
+   * stream that the waiting work does depend on, or PS_NONE (none). */
+  uint32_t dep_node;
 } ps_step;
 
 typedef struct ps_plan {

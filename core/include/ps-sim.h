@@ -46,6 +46,7 @@ typedef struct ps_sim {
   double *record_time;   /* per record step, < 0 until it completes */
   uint32_t *rec_span;    /* per record step: the last span before it */
   double *start;         /* per work step */
+  double *ready;         /* per work step: when all but its resource let it start */
   uint8_t *bound;
   uint32_t *pred;
 } ps_sim;

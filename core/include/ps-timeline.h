@@ -49,9 +49,19 @@ typedef struct ps_tl_stream {
   int32_t device; /* device ordinal, or -1 */
 } ps_tl_stream;
 
+/* Span flags. */
+enum {
+  PS_SPAN_F_UNKNOWN = 1u << 0, /* no model or measurement tells its duration */
+  PS_SPAN_F_NOT_RUN = 1u << 1, /* in a conditional branch the run does not take */
+};
+
 typedef struct ps_span {
   double start_ns, end_ns;
   double launch_ns;     /* when the host issued it; < 0 when unknown */
+  /* When everything but a shared resource let it start (its stream, its
+   * events, the host): start_ns - ready_ns is the time it queued for the
+   * SMs or a copy engine.  < 0 when unknown. */
+  double ready_ns;
   uint32_t stream;      /* index into streams */
   uint32_t step;        /* plan step, or PS_NONE */
   uint32_t nodes_begin, nodes_count; /* graph node ids in span_nodes */
@@ -60,6 +70,7 @@ typedef struct ps_span {
   uint64_t correlation; /* CUPTI correlation id of imported work, or 0 */
   uint8_t kind;         /* ps_span_kind */
   uint8_t bound;        /* ps_bound */
+  uint8_t flags;        /* PS_SPAN_F_* */
 } ps_span;
 
 /* Time a stream sat at an event wait before the event completed. */
@@ -93,6 +104,10 @@ typedef struct ps_timeline {
   ps_timeline_source source;
   char device[64];          /* device profile or GPU name */
   const ps_graph *graph;    /* names of span nodes; may be NULL */
+  /* The plan the spans' steps belong to (simulated and measured
+   * timelines); NULL for imported traces.  The diagnosis reads why each
+   * wait of the plan is there from it. */
+  const struct ps_plan *plan;
   uint32_t iterations;      /* measured timelines */
   uint32_t event_waits;     /* cross-stream event waits seen, stalled or not */
   double makespan_ns;       /* set by ps_timeline_finish */

@@ -162,6 +162,32 @@ ps_copy_dir_writes (ps_copy_dir dir)
   return (unsigned) dir < PS_COPY__COUNT ? dir_writes[dir] : 0;
 }
 
+bool
+ps_node_not_run (const ps_graph *g, uint32_t v, uint32_t *cond)
+{
+  uint32_t x = v;
+  /* Bounded walk: branches nest, and a malformed chain must not loop. */
+  for (int depth = 0; depth < 64 && x < g->n_nodes; depth++) {
+    const ps_node *n = &g->nodes[x];
+    uint32_t c = n->cond;
+    if (c == PS_NONE || c >= g->n_nodes)
+      return false;
+    const ps_node *cn = &g->nodes[c];
+    if (cn->op == PS_OP_CONDITIONAL && cn->aux < g->n_conds) {
+      uint8_t assume = g->conds[cn->aux].assume;
+      bool in_then = n->flags & PS_NODE_IN_THEN, in_else = n->flags & PS_NODE_IN_ELSE;
+      if ((assume == PS_ASSUME_THEN && in_else && !in_then)
+          || (assume == PS_ASSUME_ELSE && in_then && !in_else)) {
+        if (cond)
+          *cond = c;
+        return true;
+      }
+    }
+    x = c;
+  }
+  return false;
+}
+
 static uint64_t
 sat_mul (uint64_t a, uint64_t b)
 {

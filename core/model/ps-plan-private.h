@@ -52,9 +52,12 @@ int ps__plan_add_node_step (ps_plan *p, uint32_t node, uint32_t stream, uint32_t
 uint32_t ps__plan_new_event (ps_plan *p);
 
 /* Appends a planner-inserted (synthetic) event_record or event_wait step.
- * Each added wait counts as one record/wait pair in n_event_pairs. */
+ * Each added wait counts as one record/wait pair in n_event_pairs; it says
+ * why it is there and, for an ORDER or POOL wait, the last node on the
+ * recorded stream the waiting work does depend on (or PS_NONE). */
 int ps__plan_add_record (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step_out);
-int ps__plan_add_wait (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step_out);
+int ps__plan_add_wait (ps_plan *p, uint32_t stream, uint32_t event, ps_wait_reason reason,
+                       uint32_t dep_node, uint32_t *step_out);
 
 /* Lays every pooled (non-external) buffer end to end at PS_POOL_ALIGN
  * aligned offsets and sets pool_bytes.  PS_ELIMIT with a message in diag

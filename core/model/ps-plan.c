@@ -8,6 +8,15 @@
 #include "ps-array.h"
 #include "ps-plan-private.h"
 
+const char *
+ps_wait_reason_name (ps_wait_reason r)
+{
+#define PS__WAIT_NAME(e, name) name,
+  static const char *const names[] = { PS_WAIT_MAP (PS__WAIT_NAME) };
+#undef PS__WAIT_NAME
+  return (unsigned) r < PS_WAIT__COUNT ? names[r] : "?";
+}
+
 void
 ps_plan_options_init (ps_plan_options *o)
 {
@@ -91,6 +100,7 @@ ps__plan_add_step (ps_plan *p, ps_op op, uint32_t stream, const uint32_t *nodes,
     .event = event,
     .group = group,
     .function = function,
+    .dep_node = PS_NONE,
   };
   for (uint32_t i = 0; i < n_nodes; i++) {
     p->step_nodes[p->n_step_nodes++] = nodes[i];
@@ -118,8 +128,15 @@ ps__plan_add_node_step (ps_plan *p, uint32_t node, uint32_t stream, uint32_t *st
         return rc;
     }
   }
-  return ps__plan_add_step (p, (ps_op) n->op, stream, &node, 1, event, PS_NONE, function,
-                            step_out);
+  uint32_t s;
+  int rc = ps__plan_add_step (p, (ps_op) n->op, stream, &node, 1, event, PS_NONE, function, &s);
+  if (rc < 0)
+    return rc;
+  if (n->op == PS_OP_EVENT_WAIT)
+    p->steps[s].wait = PS_WAIT_USER;
+  if (step_out)
+    *step_out = s;
+  return 0;
 }
 
 uint32_t
@@ -143,7 +160,8 @@ ps__plan_add_record (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step
 }
 
 int
-ps__plan_add_wait (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step_out)
+ps__plan_add_wait (ps_plan *p, uint32_t stream, uint32_t event, ps_wait_reason reason,
+                   uint32_t dep_node, uint32_t *step_out)
 {
   uint32_t s;
   int rc = ps__plan_add_step (p, PS_OP_EVENT_WAIT, stream, NULL, 0, event, PS_NONE, PS_NONE,
@@ -151,6 +169,8 @@ ps__plan_add_wait (ps_plan *p, uint32_t stream, uint32_t event, uint32_t *step_o
   if (rc < 0)
     return rc;
   p->steps[s].synthetic = 1;
+  p->steps[s].wait = (uint8_t) reason;
+  p->steps[s].dep_node = dep_node;
   p->n_event_pairs++;
   if (step_out)
     *step_out = s;

@@ -66,7 +66,7 @@ build_simple (ps_plan *p, const ps_graph *g, const ps_analysis *a, ps_diag *diag
       uint32_t *k = &known[s * S + tu];
       if (*k > rec_step[u])
         continue;
-      if ((rc = ps__plan_add_wait (p, s, rec_event[u], NULL)) < 0)
+      if ((rc = ps__plan_add_wait (p, s, rec_event[u], PS_WAIT_DEPENDENCY, PS_NONE, NULL)) < 0)
         goto out;
       *k = rec_step[u] + 1;
     }

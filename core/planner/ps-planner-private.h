@@ -125,6 +125,7 @@ typedef struct ps__planner {
   uint32_t *gevent;   /* planner event recorded right after the group, or PS_NONE */
   uint32_t *uwait_of; /* user event_wait group -> its record's group, else PS_NONE */
   uint32_t *wait_off, *waits; /* per issue index: groups whose records it waits for */
+  uint32_t *wait_dep; /* per wait: the latest dependency on that stream, or PS_NONE */
   uint32_t *snap_of;  /* group -> snapshot index, or PS_NONE */
   uint32_t *snaps;    /* snapshots: the clock of a group's stream right after it */
 } ps__planner;

@@ -51,6 +51,7 @@ planner_free (ps__planner *pl)
   free (pl->uwait_of);
   free (pl->wait_off);
   free (pl->waits);
+  free (pl->wait_dep);
   free (pl->snap_of);
   free (pl->snaps);
   memset (pl, 0, sizeof *pl);

@@ -48,8 +48,9 @@ decide (ps__planner *pl)
   pl->snap_of = malloc (n1 * sizeof *pl->snap_of);
   pl->wait_off = malloc (((size_t) ng + 1) * sizeof *pl->wait_off);
   pl->waits = malloc (((size_t) n_edges + ng + 1) * sizeof *pl->waits);
+  pl->wait_dep = malloc (((size_t) n_edges + ng + 1) * sizeof *pl->wait_dep);
   uint32_t *clk = calloc ((size_t) S * S, sizeof *clk);
-  if (!pl->gevent || !pl->snap_of || !pl->wait_off || !pl->waits || !clk) {
+  if (!pl->gevent || !pl->snap_of || !pl->wait_off || !pl->waits || !pl->wait_dep || !clk) {
     free (clk);
     return ps__planner_nomem (pl);
   }
@@ -84,7 +85,11 @@ decide (ps__planner *pl)
   }
 
   uint32_t best_pos[PS_MAX_STREAMS], best_g[PS_MAX_STREAMS], cand[PS_MAX_STREAMS];
+  /* Per stream, the latest predecessor that is a dependency of the graph
+   * (the resource-order one may be later). */
+  uint32_t dep_pos[PS_MAX_STREAMS], dep_g[PS_MAX_STREAMS], cand_dep[PS_MAX_STREAMS];
   memset (best_pos, 0, sizeof best_pos);
+  memset (dep_pos, 0, sizeof dep_pos);
   uint32_t nw = 0;
   for (uint32_t i = 0; i < ng; i++) {
     uint32_t gi = pl->order[i], s = pl->gstream[gi], nc = 0;
@@ -101,7 +106,13 @@ decide (ps__planner *pl)
       if (u == PS_NONE)
         continue;
       uint32_t t = pl->gstream[u];
-      if (t == s || pl->gpos[u] <= best_pos[t])
+      if (t == s)
+        continue;
+      if (e < e1 && pl->gpos[u] > dep_pos[t]) {
+        dep_pos[t] = pl->gpos[u];
+        dep_g[t] = u;
+      }
+      if (pl->gpos[u] <= best_pos[t])
         continue;
       if (best_pos[t] == 0)
         cand[nc++] = t;
@@ -109,14 +120,20 @@ decide (ps__planner *pl)
       best_g[t] = u;
     }
     for (uint32_t k = 0; k < nc; k++) {
-      cand[k] = best_g[cand[k]];
-      best_pos[pl->gstream[cand[k]]] = 0;
+      uint32_t t = cand[k];
+      cand[k] = best_g[t];
+      /* The dependency it stands for: itself, an earlier one, or none. */
+      cand_dep[k] = dep_pos[t] ? dep_g[t] : PS_NONE;
+      best_pos[t] = 0;
+      dep_pos[t] = 0;
     }
     for (uint32_t k = 1; k < nc; k++) /* descending issue order */
       for (uint32_t j = k; j > 0 && pl->gissue[cand[j]] > pl->gissue[cand[j - 1]]; j--) {
-        uint32_t x = cand[j];
+        uint32_t x = cand[j], xd = cand_dep[j];
         cand[j] = cand[j - 1];
+        cand_dep[j] = cand_dep[j - 1];
         cand[j - 1] = x;
+        cand_dep[j - 1] = xd;
       }
     for (uint32_t k = 0; k < nc; k++) {
       uint32_t u = cand[k], t = pl->gstream[u];
@@ -124,6 +141,7 @@ decide (ps__planner *pl)
         continue;
       if (pl->gevent[u] == PS_NONE)
         pl->gevent[u] = ps__plan_new_event (pl->p);
+      pl->wait_dep[nw] = cand_dep[k];
       pl->waits[nw++] = u;
       merge (c, pl->snaps + (size_t) pl->snap_of[u] * S, S);
     }
@@ -145,8 +163,15 @@ emit (ps__planner *pl)
   int rc = 0;
   for (uint32_t i = 0; i < pl->ng && rc == 0; i++) {
     uint32_t gi = pl->order[i], s = pl->gstream[gi];
-    for (uint32_t k = pl->wait_off[i]; k < pl->wait_off[i + 1] && rc == 0; k++)
-      rc = ps__plan_add_wait (p, s, pl->gevent[pl->waits[k]], NULL);
+    for (uint32_t k = pl->wait_off[i]; k < pl->wait_off[i + 1] && rc == 0; k++) {
+      /* A wait for a predecessor of the graph, or for the resource-order
+       * one, with the dependency it covers besides. */
+      uint32_t u = pl->waits[k], dep = pl->wait_dep[k];
+      bool is_dep = dep == u;
+      uint32_t dep_node = dep != PS_NONE && !is_dep ? pl->gm[pl->gm_off[dep + 1] - 1] : PS_NONE;
+      rc = ps__plan_add_wait (p, s, pl->gevent[u], is_dep ? PS_WAIT_DEPENDENCY : PS_WAIT_ORDER,
+                              dep_node, NULL);
+    }
     if (rc < 0)
       break;
     uint32_t b0 = pl->gm_off[gi], count = pl->gm_off[gi + 1] - b0;
@@ -195,8 +220,9 @@ ps__planner_sync_undo (ps__planner *pl, uint32_t strings_len)
   free (pl->snap_of);
   free (pl->wait_off);
   free (pl->waits);
+  free (pl->wait_dep);
   free (pl->snaps);
-  pl->gevent = pl->snap_of = pl->wait_off = pl->waits = pl->snaps = NULL;
+  pl->gevent = pl->snap_of = pl->wait_off = pl->waits = pl->wait_dep = pl->snaps = NULL;
   ps_plan *p = pl->p;
   for (uint32_t i = 0; i < p->n_step_nodes; i++)
     if (p->step_nodes[i] < pl->n)

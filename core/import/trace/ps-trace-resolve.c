@@ -312,6 +312,7 @@ ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
     s.start_ns = ns (&rv, op->ts);
     s.end_ns = s.start_ns + op->dur * 1000.0;
     s.launch_ns = c ? ns (&rv, c->ts) : -1;
+    s.ready_ns = -1;
     s.stream = find_stream (rv.keys, rv.n_keys, op->device, op->stream);
     s.step = PS_NONE;
     s.name = op->name;

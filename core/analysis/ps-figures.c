@@ -1,0 +1,147 @@
+/* ps-figures.c: the figures of a plan and its timeline (see ps-figures.h),
+ * in one pass over the spans and one over the nodes. */
+#include "ps-figures.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+ps_figure_source_name (ps_figure_source s)
+{
+#define PS__FIGURE_SOURCE_NAME(e, name) name,
+  static const char *const names[] = { PS_FIGURE_SOURCE_MAP (PS__FIGURE_SOURCE_NAME) };
+#undef PS__FIGURE_SOURCE_NAME
+  return (unsigned) s < PS_FIGURE__COUNT ? names[s] : "?";
+}
+
+void
+ps_figures_free (ps_figures *f)
+{
+  free (f->node_span);
+  free (f->node_start);
+  free (f->node_ns);
+  free (f->node_source);
+  free (f->node_stream);
+  free (f->node_critical);
+  free (f->critical);
+  free (f->buf_first);
+  free (f->buf_last);
+  memset (f, 0, sizeof *f);
+}
+
+static bool
+is_work (ps_op op)
+{
+  return op == PS_OP_KERNEL || op == PS_OP_MEMCPY || op == PS_OP_MEMSET || op == PS_OP_HOST
+         || op == PS_OP_OPAQUE;
+}
+
+int
+ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
+                  const ps_diagnosis *dg)
+{
+  memset (f, 0, sizeof *f);
+  const ps_graph *g = tl->graph ? tl->graph : p ? p->graph : NULL;
+  if (!g)
+    return PS_EINVAL;
+  uint32_t n = g->n_nodes, nb = g->n_buffers;
+  f->plan = p;
+  f->tl = tl;
+  f->dg = dg;
+  f->n_nodes = n;
+  f->n_buffers = nb;
+  f->makespan_ns = tl->makespan_ns;
+  size_t n1 = (size_t) n + 1, b1 = (size_t) nb + 1;
+  f->node_span = malloc (n1 * sizeof *f->node_span);
+  f->node_start = malloc (n1 * sizeof *f->node_start);
+  f->node_ns = malloc (n1 * sizeof *f->node_ns);
+  f->node_source = calloc (n1, 1);
+  f->node_stream = malloc (n1 * sizeof *f->node_stream);
+  f->node_critical = calloc (n1, 1);
+  f->buf_first = malloc (b1 * sizeof *f->buf_first);
+  f->buf_last = malloc (b1 * sizeof *f->buf_last);
+  if (!f->node_span || !f->node_start || !f->node_ns || !f->node_source || !f->node_stream
+      || !f->node_critical || !f->buf_first || !f->buf_last) {
+    ps_figures_free (f);
+    return PS_ENOMEM;
+  }
+  for (uint32_t v = 0; v < n; v++) {
+    f->node_span[v] = PS_NONE;
+    f->node_start[v] = f->node_ns[v] = NAN;
+    f->node_stream[v] = -1;
+    if (p && p->node_step && p->node_step[v] < p->n_steps)
+      f->node_stream[v] = p->steps[p->node_step[v]].stream;
+  }
+  for (uint32_t b = 0; b < nb; b++)
+    f->buf_first[b] = f->buf_last[b] = NAN;
+
+  /* Spans: each names the nodes it ran. */
+  ps_figure_source ran = tl->source == PS_TL_MEASURED ? PS_FIGURE_MEASURED : PS_FIGURE_PREDICTED;
+  for (uint32_t x = 0; x < tl->n_spans; x++) {
+    const ps_span *s = &tl->spans[x];
+    ps_figure_source src = (s->flags & PS_SPAN_F_NOT_RUN)   ? PS_FIGURE_NOT_RUN
+                           : (s->flags & PS_SPAN_F_UNKNOWN) ? PS_FIGURE_UNKNOWN
+                                                            : ran;
+    for (uint32_t k = 0; k < s->nodes_count; k++) {
+      uint32_t v = tl->span_nodes[s->nodes_begin + k];
+      if (v >= n || f->node_span[v] != PS_NONE)
+        continue;
+      f->node_span[v] = x;
+      f->node_start[v] = s->start_ns;
+      f->node_source[v] = (uint8_t) src;
+      f->node_ns[v] = src == ran ? s->end_ns - s->start_ns : NAN;
+      if (src == ran && f->node_ns[v] > f->max_node_ns)
+        f->max_node_ns = f->node_ns[v];
+      if (src == PS_FIGURE_NOT_RUN)
+        continue;
+      const ps_node *nd = &g->nodes[v];
+      for (uint32_t a = nd->reads_begin; a < nd->writes_begin + nd->writes_count; a++) {
+        if (a >= g->n_access)
+          break;
+        if (a >= nd->reads_begin + nd->reads_count && a < nd->writes_begin)
+          continue;
+        uint32_t b = g->access[a];
+        if (b >= nb)
+          continue;
+        if (isnan (f->buf_first[b]) || s->start_ns < f->buf_first[b])
+          f->buf_first[b] = s->start_ns;
+        if (isnan (f->buf_last[b]) || s->end_ns > f->buf_last[b])
+          f->buf_last[b] = s->end_ns;
+      }
+    }
+  }
+  /* Nodes no span ran: work of a branch the run leaves out, or no work. */
+  for (uint32_t v = 0; v < n; v++)
+    if (f->node_span[v] == PS_NONE)
+      f->node_source[v] = ps_node_not_run (g, v, NULL) && is_work ((ps_op) g->nodes[v].op)
+                            ? PS_FIGURE_NOT_RUN : PS_FIGURE_NONE;
+
+  /* The critical path: the nodes of the diagnosis's spans. */
+  if (dg && dg->critical) {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < dg->n_critical; i++)
+      if (dg->critical[i] < tl->n_spans)
+        total += tl->spans[dg->critical[i]].nodes_count;
+    f->critical = malloc (((size_t) total + 1) * sizeof *f->critical);
+    if (!f->critical) {
+      ps_figures_free (f);
+      return PS_ENOMEM;
+    }
+    for (uint32_t i = 0; i < dg->n_critical; i++) {
+      uint32_t x = dg->critical[i];
+      if (x >= tl->n_spans)
+        continue;
+      const ps_span *s = &tl->spans[x];
+      for (uint32_t k = 0; k < s->nodes_count; k++) {
+        uint32_t v = tl->span_nodes[s->nodes_begin + k];
+        if (v < n && !f->node_critical[v]) {
+          f->node_critical[v] = 1;
+          f->critical[f->n_critical++] = v;
+        }
+      }
+    }
+    f->critical_work_ns = dg->critical_work_ns;
+  }
+  return 0;
+}

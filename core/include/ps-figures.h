@@ -1,0 +1,73 @@
+/* ps-figures.h: the figures every view, export and CLI line shows of a
+ * plan and its timeline, derived once.
+ *
+ * A node's duration and start come from the span that ran it in the
+ * timeline shown (measured when there is one, else predicted on the plan's
+ * device) and say which they are; a node in a conditional branch the
+ * graph's `assume` leaves out is "not run"; a node no model can time (an
+ * imported kernel without sizes) is "unknown", never 0 ns.  The critical
+ * path is the timeline's (ps-diagnose.h): the nodes of its spans, in
+ * order.  A buffer lives from the first to the last span that touches it.
+ * The DAG, timeline and memory views, the inspector, the status line and
+ * every export read these arrays; none recomputes them. */
+#ifndef PS_FIGURES_H
+#define PS_FIGURES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ps-diagnose.h"
+#include "ps-plan.h"
+#include "ps-timeline.h"
+
+/* Where a node's duration comes from: ENUM and the word views show. */
+#define PS_FIGURE_SOURCE_MAP(X)    \
+  X (NONE, "no work")              \
+  X (MEASURED, "measured")         \
+  X (PREDICTED, "predicted")       \
+  X (UNKNOWN, "unknown")           \
+  X (NOT_RUN, "not run")
+
+typedef enum ps_figure_source {
+#define PS__FIGURE_SOURCE_ENUM(e, name) PS_FIGURE_##e,
+  PS_FIGURE_SOURCE_MAP (PS__FIGURE_SOURCE_ENUM)
+#undef PS__FIGURE_SOURCE_ENUM
+  PS_FIGURE__COUNT
+} ps_figure_source;
+
+const char *ps_figure_source_name (ps_figure_source s);
+
+typedef struct ps_figures {
+  const ps_plan *plan;
+  const ps_timeline *tl;
+  const ps_diagnosis *dg; /* may be NULL: then no critical path */
+  uint32_t n_nodes, n_buffers;
+
+  /* Per node. */
+  uint32_t *node_span;  /* the span of tl that ran it, or PS_NONE */
+  double *node_start;   /* ns from the start of the run; NaN without a span */
+  double *node_ns;      /* its span's duration (a fused group's whole span); NaN when unknown */
+  uint8_t *node_source; /* ps_figure_source */
+  int32_t *node_stream; /* its plan stream, or -1 */
+  uint8_t *node_critical;
+
+  /* The critical path: its nodes in order, and its spans' work. */
+  uint32_t *critical;
+  uint32_t n_critical;
+  double critical_work_ns;
+
+  /* Per buffer: first and last use in tl; NaN when no span touches it. */
+  double *buf_first, *buf_last;
+
+  double makespan_ns;
+  double max_node_ns; /* the longest known node duration, for colour scales */
+} ps_figures;
+
+/* Derives the figures of plan p (may be NULL: then streams are -1) and
+ * timeline tl with its diagnosis dg (may be NULL).  tl's spans name graph
+ * nodes (tl->graph).  Returns 0 or PS_ENOMEM; *f is then safe to free. */
+int ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
+                      const ps_diagnosis *dg);
+void ps_figures_free (ps_figures *f);
+
+#endif
