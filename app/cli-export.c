@@ -17,12 +17,16 @@ static const char usage[] =
   "\n"
   "  --view V       dag (default): the graph, coloured, fused groups framed, critical\n"
   "                 path in red; plan: steps per stream with event edges; timeline:\n"
-  "                 the simulated run per stream; memory: pool offsets over time\n"
+  "                 the simulated run per stream, every wait hatched with its cause;\n"
+  "                 memory: pool offsets over time.  Durations, streams and the\n"
+  "                 critical path are those of the simulated run in every view\n"
   "  --format F     dot, svg, png, json (dag: layout, plan: plan document, timeline:\n"
   "                 timeline document, memory: buffers and lifetimes) or trace (Chrome\n"
   "                 trace of the simulated run); default: from OUT's extension\n"
   "  -o, --output OUT  the file to write\n"
-  "  --color C      dag and plan: kind (default), stream or duration\n"
+  "  --color C      dag, plan and timeline: kind (default), stream, group (fused\n"
+  "                 groups) or duration\n"
+  "  --theme T      light (default) or dark pictures\n"
   "  --device NAME  device profile to plan for, and for durations and the\n"
   "                 simulation (default: the graph's \"device\", else h200)\n"
   "  --max-boxes N  dag and plan: above N boxes draw an overview (default 800)\n"
@@ -43,10 +47,11 @@ cli_export_main (int argc, char **argv)
   ps_export_options eo;
   ps_export_options_init (&eo);
   const char *view = NULL, *format = NULL, *out = NULL, *color = NULL;
-  const char *max_boxes = NULL;
+  const char *max_boxes = NULL, *theme = NULL;
   const cli_opt opts[] = { { "--view", NULL, &view, NULL },    { "--format", NULL, &format, NULL },
                            { "-o", "--output", &out, NULL },    { "--color", NULL, &color, NULL },
-                           { "--max-boxes", NULL, &max_boxes, NULL } };
+                           { "--max-boxes", NULL, &max_boxes, NULL },
+                           { "--theme", NULL, &theme, NULL } };
   int parsed = cli_parse_command (cmd, usage, argc, argv, &a, opts, sizeof opts / sizeof opts[0]);
   if (parsed >= 0)
     return parsed;
@@ -62,7 +67,12 @@ cli_export_main (int argc, char **argv)
     return cli_usage_error (cmd, "missing --format (and '%s' does not say which)", out);
   }
   if (color && ps_color_by_parse (color, &eo.view_options.color) < 0)
-    return cli_usage_error (cmd, "--color must be kind, stream or duration, not '%s'", color);
+    return cli_usage_error (cmd, "--color must be kind, stream, group or duration, not '%s'",
+                            color);
+  if (theme && strcmp (theme, "light") != 0 && strcmp (theme, "dark") != 0)
+    return cli_usage_error (cmd, "--theme must be light or dark, not '%s'", theme);
+  if (theme)
+    eo.view_options.theme = strcmp (theme, "dark") == 0 ? PS_THEME_DARK : PS_THEME_LIGHT;
   if (max_boxes && cli_parse_u32 (max_boxes, 16, 1000000, &eo.view_options.max_boxes) != 0)
     return cli_usage_error (cmd, "--max-boxes needs a whole number from 16 to 1000000, not '%s'",
                             max_boxes);
@@ -86,8 +96,6 @@ cli_export_main (int argc, char **argv)
   if (a.timing) {
     if (st.simulate_s > 0)
       cli_timing ("simulate", st.simulate_s);
-    if (st.cost_s > 0)
-      cli_timing ("cost", st.cost_s);
     if (st.build_s > 0)
       cli_timing ("view", st.build_s);
     if (st.layout_s > 0)

@@ -45,6 +45,7 @@ struct ps_canvas {
   PangoContext *pctx;
   PangoLayout *layout;
   int depth;        /* open groups */
+  int clips;        /* clip paths made (SVG ids) */
 };
 
 /* Numbers without the locale's decimal separator: at most two decimals. */
@@ -445,6 +446,45 @@ ps_canvas_text (ps_canvas *c, double x, double y, const char *text, const ps_fon
   cairo_move_to (c->cr, left, y - base);
   pango_cairo_show_layout (c->cr, c->layout);
   cairo_new_path (c->cr);
+}
+
+void
+ps_canvas_clip_push (ps_canvas *c, double x, double y, double w, double h)
+{
+  if (!c->svg) {
+    cairo_save (c->cr);
+    cairo_rectangle (c->cr, x, y, w, h);
+    cairo_clip (c->cr);
+    return;
+  }
+  FILE *o = c->svg;
+  int id = c->clips++;
+  fprintf (o, "<clipPath id=\"clip%d\"><rect x=\"", id);
+  num (o, x);
+  fputs ("\" y=\"", o);
+  num (o, y);
+  fputs ("\" width=\"", o);
+  num (o, w > 0 ? w : 0);
+  fputs ("\" height=\"", o);
+  num (o, h > 0 ? h : 0);
+  fprintf (o, "\"/></clipPath>\n<g clip-path=\"url(#clip%d)\">\n", id);
+  c->depth++;
+}
+
+void
+ps_canvas_clip_pop (ps_canvas *c)
+{
+  if (!c->svg) {
+    cairo_restore (c->cr);
+    return;
+  }
+  ps_canvas_end_group (c);
+}
+
+bool
+ps_canvas_has_titles (const ps_canvas *c)
+{
+  return c->svg != NULL;
 }
 
 void

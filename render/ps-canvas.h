@@ -63,6 +63,12 @@ void ps_canvas_hatch (ps_canvas *c, double x, double y, double w, double h, doub
  * limit). */
 void ps_canvas_text (ps_canvas *c, double x, double y, const char *text, const ps_font *f,
                      ps_align align, uint32_t rgb, double max_width);
+/* Clips what follows to a rectangle, until the matching pop. */
+void ps_canvas_clip_push (ps_canvas *c, double x, double y, double w, double h);
+void ps_canvas_clip_pop (ps_canvas *c);
+/* Whether groups keep their titles (SVG tooltips): drawings may skip
+ * making them otherwise. */
+bool ps_canvas_has_titles (const ps_canvas *c);
 /* Groups what follows (SVG: <g> with an id class and a <title> tooltip). */
 void ps_canvas_begin_group (ps_canvas *c, const char *cls, const char *title);
 void ps_canvas_end_group (ps_canvas *c);

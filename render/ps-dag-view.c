@@ -1,10 +1,13 @@
 /* ps-dag-view.c: the DAG view (see ps-dag-view.h).
  *
- * Every graph node is mapped to a box in one of three modes, chosen by
- * size: every node its own box (fused groups framed as clusters); fused
+ * Building maps every graph node to a box in one of three modes, chosen
+ * by size: every node its own box (fused groups framed as clusters); fused
  * groups and straight chains as single boxes; or an overview with one box
- * per stream and band of levels.  Edges are then mapped to boxes, merged
- * and counted (ps-view.c). */
+ * per stream and band of levels.  Edges are mapped to boxes, merged and
+ * counted (ps-view.c).  What changes with a plan and its timeline (the
+ * durations, streams, colours, the critical path and fused groups) is
+ * written by ps_dag_view_annotate, so that a laid-out scene follows every
+ * re-plan without a new layout. */
 #include "ps-dag-view.h"
 
 #include <math.h>
@@ -23,15 +26,14 @@ typedef struct dag {
   const ps_graph *g;
   const ps_plan *p;
   const ps_view_options *o;
-  ps_analysis a;
-  double *ns;        /* per node */
-  uint8_t *crit;     /* per node: on the critical path */
-  uint32_t *crit_next; /* per node: the next node on the critical path, or PS_NONE */
-  int32_t *stream;   /* per node */
+  ps_style style;
+  ps_analysis a;     /* levels */
+  int32_t *stream;   /* per node: its plan stream, else the file's */
   uint32_t *unit;    /* per node: its unit (the fused group's first node, or itself) */
   uint32_t *box;     /* per node: its box */
   uint32_t n_boxes;
-  ps__view_box *boxes;
+  uint32_t *first;   /* per box: its first node */
+  int32_t *bstream;  /* per box: the stream of all its nodes, or -1 */
   uint32_t band;     /* overview: levels per band */
 } dag;
 
@@ -45,12 +47,12 @@ node_stream (const dag *d, uint32_t v)
 
 /* The fused group of v: its plan step when that step holds several nodes. */
 static uint32_t
-fused_step (const dag *d, uint32_t v)
+fused_step (const ps_plan *p, uint32_t v)
 {
-  if (!d->p || !d->p->node_step)
+  if (!p || !p->node_step || p->node_step[v] >= p->n_steps)
     return PS_NONE;
-  uint32_t st = d->p->node_step[v];
-  return d->p->steps[st].nodes_count > 1 ? st : PS_NONE;
+  uint32_t st = p->node_step[v];
+  return p->steps[st].nodes_count > 1 ? st : PS_NONE;
 }
 
 static int
@@ -58,46 +60,17 @@ prepare (dag *d)
 {
   const ps_graph *g = d->g;
   uint32_t n = g->n_nodes;
-  d->ns = malloc ((size_t) n * sizeof *d->ns);
-  d->crit = calloc (n, 1);
-  d->crit_next = malloc ((size_t) n * sizeof *d->crit_next);
   d->stream = malloc ((size_t) n * sizeof *d->stream);
   d->unit = malloc ((size_t) n * sizeof *d->unit);
   d->box = malloc ((size_t) n * sizeof *d->box);
-  if (!d->ns || !d->crit || !d->crit_next || !d->stream || !d->unit || !d->box)
+  if (!d->stream || !d->unit || !d->box)
     return PS_ENOMEM;
   for (uint32_t v = 0; v < n; v++) {
-    d->ns[v] = d->o->node_ns ? d->o->node_ns[v] : (g->nodes[v].flags & PS_NODE_HAS_COST)
-                                                      ? g->nodes[v].cost_ns
-                                                      : ps_node_cost_default (g, v);
-    d->crit_next[v] = PS_NONE;
     d->stream[v] = node_stream (d, v);
-    uint32_t st = fused_step (d, v);
+    uint32_t st = fused_step (d->p, v);
     d->unit[v] = st == PS_NONE ? v : d->p->step_nodes[d->p->steps[st].nodes_begin];
   }
-  /* The critical path weighs each work node with the gap it costs its
-   * stream too, so that work the cost model cannot time (imported kernels
-   * without sizes) still counts. */
-  double *w = malloc ((size_t) n * sizeof *w);
-  if (!w)
-    return PS_ENOMEM;
-  for (uint32_t v = 0; v < n; v++) {
-    ps_op op = (ps_op) g->nodes[v].op;
-    bool work = op == PS_OP_KERNEL || op == PS_OP_MEMCPY || op == PS_OP_MEMSET
-                || op == PS_OP_HOST || op == PS_OP_OPAQUE;
-    w[v] = d->ns[v] + (work ? d->o->gap_ns : 0);
-  }
-  int ret = ps_analysis_run (&d->a, g, w);
-  free (w);
-  if (ret < 0)
-    return ret;
-  for (uint32_t i = 0; i < d->a.n_critical; i++) {
-    uint32_t v = d->a.critical[i];
-    d->crit[v] = 1;
-    if (i + 1 < d->a.n_critical)
-      d->crit_next[v] = d->a.critical[i + 1];
-  }
-  return 0;
+  return ps_analysis_run (&d->a, g, NULL);
 }
 
 /* One box per unit (node, or fused group).  Returns the count. */
@@ -295,79 +268,57 @@ node_detail (const ps_graph *g, uint32_t v, char *buf, size_t cap)
   }
 }
 
-/* Labels and tooltip of box b. */
+/* The launch configuration of a kernel: "<<<(8,8,1), 256, 0>>>". */
+static void
+launch_text (const ps_kernel *k, char *buf, size_t cap)
+{
+  char dims[2][40];
+  const uint32_t *d3[2] = { k->grid, k->block };
+  for (int q = 0; q < 2; q++)
+    if (d3[q][1] == 1 && d3[q][2] == 1)
+      snprintf (dims[q], sizeof dims[q], "%u", d3[q][0]);
+    else
+      snprintf (dims[q], sizeof dims[q], "(%u,%u,%u)", d3[q][0], d3[q][1], d3[q][2]);
+  snprintf (buf, cap, "<<<%s, %s, %u>>>", dims[0], dims[1], k->smem);
+}
+
+/* The lines of box b that do not change with the plan: its name and what
+ * it is.  The third line, the time and stream, is the annotation's; here
+ * it gets text as wide as it may become, so that the layout leaves room. */
 static int
-label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
+label_box (dag *d, ps_scene *s, const ps__view_box *bx, ps_scene_node *sn, mode m,
+           bool in_branch)
 {
   const ps_graph *g = d->g;
-  const ps__view_box *bx = &d->boxes[b];
-  char buf[512], t1[32], t2[32], kinds[160];
+  char buf[512], kinds[160];
   int ret;
-  /* Durations the model cannot tell (0) are left out. */
-  if (bx->ns > 0)
-    ps_format_duration (bx->ns, t1, sizeof t1);
-  else
-    t1[0] = '\0';
-  if (bx->stream >= 0)
-    snprintf (t2, sizeof t2, "%sstream %d", t1[0] ? " \xc2\xb7 " : "", bx->stream);
-  else
-    t2[0] = '\0';
+  const char *room = in_branch ? "not run (assume: else) \xc2\xb7 streams 10\xe2\x80\x93" "15"
+                               : "999 \xc2\xb5s + 99 unknown \xc2\xb7 stream 10";
   if (bx->count == 1) {
     uint32_t v = bx->first;
     ret = ps_scene_str (s, ps_node_name (g, v), &sn->label);
     if (ret == 0)
       ret = ps_scene_str (s, node_detail (g, v, buf, sizeof buf), &sn->detail);
-    if (ret == 0 && g->nodes[v].op == PS_OP_KERNEL && !t1[0]) {
-      /* No duration (an imported kernel): its launch configuration. */
-      const ps_kernel *k = &g->kernels[g->nodes[v].aux];
-      char dims[2][48];
-      const uint32_t *d3[2] = { k->grid, k->block };
-      for (int q = 0; q < 2; q++)
-        if (d3[q][1] == 1 && d3[q][2] == 1)
-          snprintf (dims[q], sizeof dims[q], "%u", d3[q][0]);
-        else
-          snprintf (dims[q], sizeof dims[q], "(%u,%u,%u)", d3[q][0], d3[q][1], d3[q][2]);
-      ret = ps_scene_strf (s, &sn->detail2, "<<<%s, %s, %u>>>%s%s", dims[0], dims[1], k->smem,
-                           t2[0] ? " \xc2\xb7 " : "", t2);
-    } else if (ret == 0) {
-      ret = ps_scene_strf (s, &sn->detail2, "%s%s", t1, t2);
-    }
-    if (ret == 0 && g->nodes[v].op == PS_OP_KERNEL) {
-      const ps_kernel *k = &g->kernels[g->nodes[v].aux];
-      ret = ps_scene_strf (s, &sn->tooltip, "%s: %s <<<(%u,%u,%u), (%u,%u,%u), %u>>> %s%s",
-                           ps_node_name (g, v), ps_graph_str (g, k->function), k->grid[0],
-                           k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
-                           k->smem, t1, t2);
-    } else if (ret == 0) {
-      ret = ps_scene_strf (s, &sn->tooltip, "%s: %s, %s%s", ps_node_name (g, v), buf, t1, t2);
-    }
+    if (ret == 0)
+      ret = ps_scene_str (s, in_branch ? "not run (assume: else) \xc2\xb7 stream 10"
+                                       : "unknown \xc2\xb7 stream 10", &sn->detail2);
     sn->ref = v;
     return ret;
   }
   ps__view_box_kinds (bx, kinds, sizeof kinds);
-  uint32_t st = fused_step (d, bx->first);
+  uint32_t st = fused_step (d->p, bx->first);
   bool fused = st != PS_NONE && d->unit[bx->last] == d->unit[bx->first] && m != MODE_OVERVIEW;
   if (m == MODE_OVERVIEW) {
     uint32_t l0 = d->a.level[bx->first] / d->band * d->band;
-    if (bx->stream >= 0)
+    if (d->p && bx->stream >= 0)
       ret = ps_scene_strf (s, &sn->label, "stream %d \xc2\xb7 levels %u\xe2\x80\x93%u",
                            bx->stream, l0, l0 + d->band - 1);
     else
       ret = ps_scene_strf (s, &sn->label, "levels %u\xe2\x80\x93%u", l0, l0 + d->band - 1);
     if (ret == 0)
-      ret = ps_scene_strf (s, &sn->detail, "%u nodes%s%s", bx->count, t1[0] ? " \xc2\xb7 " : "",
-                           t1);
-    if (ret == 0 && bx->n_crit > 0)
-      ret = bx->n_crit == 1
-              ? ps_scene_strf (s, &sn->detail2, "critical: %s", ps_node_name (g, bx->crit_first))
-              : ps_scene_strf (s, &sn->detail2, "critical: %s \xe2\x80\xa6 %s (%u)",
-                               ps_node_name (g, bx->crit_first), ps_node_name (g, bx->crit_last),
-                               bx->n_crit);
-    else if (ret == 0)
-      ret = ps_scene_str (s, kinds, &sn->detail2);
+      ret = ps_scene_strf (s, &sn->detail, "%u nodes: %s", bx->count, kinds);
     if (ret == 0)
-      ret = ps_scene_strf (s, &sn->tooltip, "%u nodes (%s), %s%s; first %s, last %s", bx->count,
-                           kinds, t1, t2, ps_node_name (g, bx->first), ps_node_name (g, bx->last));
+      ret = ps_scene_str (s, room, &sn->detail2);
     return ret;
   }
   if (fused) {
@@ -384,9 +335,7 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
     if (ret == 0)
       ret = ps_scene_str (s, buf, &sn->detail);
     if (ret == 0)
-      ret = ps_scene_strf (s, &sn->detail2, "fused, %u nodes \xc2\xb7 %s%s", bx->count, t1, t2);
-    if (ret == 0)
-      ret = ps_scene_strf (s, &sn->tooltip, "fused group %s: %s", fn ? fn : "", buf);
+      ret = ps_scene_str (s, room, &sn->detail2);
     sn->ref = st;
     return ret;
   }
@@ -395,10 +344,7 @@ label_box (dag *d, ps_scene *s, uint32_t b, ps_scene_node *sn, mode m)
   if (ret == 0)
     ret = ps_scene_strf (s, &sn->detail, "chain of %u: %s", bx->count, kinds);
   if (ret == 0)
-    ret = ps_scene_strf (s, &sn->detail2, "%s%s", t1, t2);
-  if (ret == 0)
-    ret = ps_scene_strf (s, &sn->tooltip, "chain of %u nodes from %s to %s (%s), %s", bx->count,
-                         ps_node_name (g, bx->first), ps_node_name (g, bx->last), kinds, t1);
+    ret = ps_scene_str (s, room, &sn->detail2);
   return ret;
 }
 
@@ -406,13 +352,11 @@ static void
 free_dag (dag *d)
 {
   ps_analysis_free (&d->a);
-  free (d->ns);
-  free (d->crit);
-  free (d->crit_next);
   free (d->stream);
   free (d->unit);
   free (d->box);
-  free (d->boxes);
+  free (d->first);
+  free (d->bstream);
 }
 
 /* Top to bottom, unless the graph is so much wider than deep (few levels
@@ -427,7 +371,7 @@ choose_direction (dag *d, ps_scene *s)
   uint32_t widest = 1;
   double w = 0, h = 0;
   for (uint32_t b = 0; b < s->n_nodes; b++) {
-    uint32_t l = d->a.level[d->boxes[b].first];
+    uint32_t l = d->a.level[d->first[b]];
     if (l < levels && ++count[l] > widest)
       widest = count[l];
     w += s->nodes[b].w;
@@ -453,7 +397,7 @@ place_grid (dag *d, ps_scene *s)
     lane_of[i] = -1;
   double w = 0, h = 0;
   for (uint32_t b = 0; b < s->n_nodes; b++) {
-    int32_t st = d->boxes[b].stream;
+    int32_t st = d->bstream[b];
     int k = st >= 0 && st < PS_MAX_STREAMS ? st + 1 : 0;
     lane_of[k] = 0;
     w = fmax (w, s->nodes[b].w);
@@ -464,13 +408,35 @@ place_grid (dag *d, ps_scene *s)
     if (lane_of[i] == 0)
       lane_of[i] = lanes++;
   for (uint32_t b = 0; b < s->n_nodes; b++) {
-    int32_t st = d->boxes[b].stream;
+    int32_t st = d->bstream[b];
     int k = st >= 0 && st < PS_MAX_STREAMS ? st + 1 : 0;
-    uint32_t row = d->a.level[d->boxes[b].first] / d->band;
+    uint32_t row = d->a.level[d->first[b]] / d->band;
     s->nodes[b].x = lane_of[k] * (w + 48) + w / 2;
     s->nodes[b].y = row * (h + 36) + h / 2;
   }
   s->pinned = true;
+}
+
+/* The membership arrays of the scene: box per graph node, nodes per box. */
+static int
+store_members (dag *d, ps_scene *s)
+{
+  uint32_t n = d->g->n_nodes, nb = d->n_boxes;
+  s->n_graph_nodes = n;
+  s->node_box = malloc (((size_t) n + 1) * sizeof *s->node_box);
+  s->box_off = calloc ((size_t) nb + 2, sizeof *s->box_off);
+  s->box_nodes = malloc (((size_t) n + 1) * sizeof *s->box_nodes);
+  if (!s->node_box || !s->box_off || !s->box_nodes)
+    return PS_ENOMEM;
+  for (uint32_t v = 0; v < n; v++) {
+    s->node_box[v] = d->box[v];
+    s->box_off[d->box[v] + 2]++;
+  }
+  for (uint32_t b = 0; b < nb; b++)
+    s->box_off[b + 2] += s->box_off[b + 1];
+  for (uint32_t v = 0; v < n; v++)
+    s->box_nodes[s->box_off[d->box[v] + 1]++] = v;
+  return 0;
 }
 
 static int
@@ -481,28 +447,35 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   uint32_t n = g->n_nodes;
   ps__view_edge *edges = NULL;
   uint32_t *cluster_of_step = NULL;
+  ps__view_box *boxes = NULL;
+  uint8_t *in_branch = NULL;
   int ret = 0;
 
-  /* Boxes. */
-  d->boxes = malloc ((size_t) nb * sizeof *d->boxes);
-  if (!d->boxes) {
+  /* Boxes: what they stand for, without durations. */
+  boxes = malloc ((size_t) nb * sizeof *boxes);
+  d->first = malloc ((size_t) nb * sizeof *d->first);
+  d->bstream = malloc ((size_t) nb * sizeof *d->bstream);
+  if (!boxes || !d->first || !d->bstream) {
     ret = PS_ENOMEM;
     goto out;
   }
   d->n_boxes = nb;
   for (uint32_t b = 0; b < nb; b++)
-    ps__view_box_init (&d->boxes[b]);
-  uint64_t streams = 0;
-  uint32_t ops = 0;
-  for (uint32_t v = 0; v < n; v++) {
-    ps__view_box_add (&d->boxes[d->box[v]], v, (ps_op) g->nodes[v].op, d->stream[v], d->ns[v],
-                      d->crit[v]);
-    if (d->stream[v] >= 0 && d->stream[v] < 64)
-      streams |= 1ull << d->stream[v];
+    ps__view_box_init (&boxes[b]);
+  for (uint32_t v = 0; v < n; v++)
+    ps__view_box_add (&boxes[d->box[v]], v, (ps_op) g->nodes[v].op, d->stream[v], PS_FIGURE_NONE,
+                      NAN, false);
+  in_branch = calloc ((size_t) nb + 1, 1);
+  if (!in_branch) {
+    ret = PS_ENOMEM;
+    goto out;
   }
-  double max_ns = 0;
-  for (uint32_t b = 0; b < nb; b++)
-    max_ns = fmax (max_ns, d->boxes[b].ns);
+  for (uint32_t v = 0; v < n; v++)
+    in_branch[d->box[v]] |= g->nodes[v].cond != PS_NONE;
+  for (uint32_t b = 0; b < nb; b++) {
+    d->first[b] = boxes[b].first;
+    d->bstream[b] = boxes[b].stream >= 0 ? boxes[b].stream : -1;
+  }
 
   /* Fused groups as clusters when every node has its own box. */
   if (m == MODE_FULL && d->p) {
@@ -520,13 +493,12 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
     if (ret < 0)
       break;
     ps_scene_node *sn = &s->nodes[idx];
-    ps__view_style_node (sn, &d->boxes[b], o->color, max_ns);
-    ops |= 1u << (sn->shape == PS_SHAPE_STACK ? PS_OP__COUNT : sn->kind);
+    ps__view_style_node (sn, &boxes[b], &d->style, d->style.pal->background);
     if (m == MODE_OVERVIEW)
-      sn->rank_group = (uint32_t) (d->boxes[b].stream + 1);
-    ret = label_box (d, s, b, &s->nodes[idx], m);
+      sn->rank_group = (uint32_t) (boxes[b].stream + 1);
+    ret = label_box (d, s, &boxes[b], sn, m, in_branch[b]);
     if (ret == 0 && cluster_of_step) {
-      uint32_t st = fused_step (d, d->boxes[b].first);
+      uint32_t st = fused_step (d->p, boxes[b].first);
       if (st != PS_NONE) {
         if (cluster_of_step[st] == PS_NONE) {
           uint32_t c;
@@ -536,8 +508,6 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
                                ? d->p->strings + d->p->steps[st].function : "fused";
             ret = ps_scene_str (s, fn, &s->clusters[c].label);
             s->clusters[c].flags |= PS_SCENE_DASHED;
-            s->clusters[c].fill = 0xfbfbf0;
-            s->clusters[c].stroke = 0x8a8a5c;
             cluster_of_step[st] = c;
           }
         }
@@ -548,9 +518,9 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   if (ret < 0)
     goto out;
 
-  /* Edges between boxes. */
+  /* Edges between boxes; their kinds and the critical path are the
+   * annotation's. */
   uint32_t ne = 0, cap = 0;
-  uint32_t kinds = 0;
   for (uint32_t v = 0; v < n && ret == 0; v++)
     for (uint32_t i = g->succ_off[v]; i < g->succ_off[v + 1]; i++) {
       uint32_t w = g->succ[i];
@@ -559,54 +529,17 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
       ret = PS_ARRAY_RESERVE (edges, cap, (uint64_t) ne + 1);
       if (ret < 0)
         break;
-      bool cross = d->stream[v] >= 0 && d->stream[w] >= 0 && d->stream[v] != d->stream[w];
-      uint8_t kind = cross ? PS_EDGE_VIEW_CROSS : PS_EDGE_VIEW_DEP;
-      uint8_t flags = d->crit_next[v] == w ? PS_SCENE_CRITICAL : 0;
-      edges[ne++] = (ps__view_edge){ d->box[v], d->box[w], kind, flags };
-      kinds |= 1u << kind | (flags ? 1u << 7 : 0);
+      edges[ne++] = (ps__view_edge){ d->box[v], d->box[w], PS_EDGE_VIEW_DEP, 0 };
     }
   if (ret == 0)
-    ret = ps__view_add_edges (s, edges, ne);
+    ret = ps__view_add_edges (s, edges, ne, &d->style);
   if (ret < 0)
     goto out;
   if (m == MODE_OVERVIEW)
-    for (uint32_t e = 0; e < s->n_edges; e++) {
-      /* Many edges: widths tell the counts, and cross-stream ones recede. */
-      ps_scene_edge *se = &s->edges[e];
-      se->label = PS_NONE;
-      if (se->kind == PS_EDGE_VIEW_CROSS && !(se->flags & PS_SCENE_CRITICAL)) {
-        se->color = 0xf2c894;
-        se->pen = fminf (se->pen, 1.8f);
-      }
-    }
-
-  /* Titles and legend. */
-  char t[32];
-  ps_format_duration (d->a.length_ns, t, sizeof t);
-  char title[512];
-  int tk = snprintf (title, sizeof title, "%s \xe2\x80\x94 DAG: %u node%s, %u edge%s",
-                     g->name && *g->name ? g->name : "graph", n, n == 1 ? "" : "s", g->n_edges,
-                     g->n_edges == 1 ? "" : "s");
-  if (d->p && tk > 0 && (size_t) tk < sizeof title)
-    snprintf (title + tk, sizeof title - (size_t) tk, ", %u stream%s", d->p->streams_used,
-              d->p->streams_used == 1 ? "" : "s");
-  ret = ps_scene_str (s, title, &s->title);
-  if (ret == 0) {
-    char note[400];
-    int k = snprintf (note, sizeof note, "critical path %s over %u nodes (red)", t,
-                      d->a.n_critical);
-    if (m == MODE_COLLAPSED)
-      snprintf (note + k, sizeof note - (size_t) k,
-                "; %u nodes shown as %u boxes: fused groups and straight chains collapsed", n, nb);
-    else if (m == MODE_OVERVIEW)
-      snprintf (note + k, sizeof note - (size_t) k,
-                "; overview: %u nodes in %u boxes, one per stream and band of %u level%s", n, nb,
-                d->band, d->band == 1 ? "" : "s");
-    ret = ps_scene_str (s, note, &s->subtitle);
-  }
-  if (ret == 0)
-    ret = ps__view_legend (s, o->color, streams, ops, kinds, max_ns);
+    for (uint32_t e = 0; e < s->n_edges; e++)
+      s->edges[e].label = PS_NONE; /* many edges: widths tell the counts */
   s->fast = nb > o->fast_boxes;
+  ret = store_members (d, s);
   if (ret == 0) {
     ps_scene_size_nodes (s);
     if (m == MODE_OVERVIEW)
@@ -614,10 +547,17 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
     else
       ret = choose_direction (d, s);
   }
+  /* What the annotation writes comes after this. */
+  s->strings_mark = s->strings_len;
+  s->clusters_mark = s->n_clusters;
+  s->dag_mode = (uint8_t) m;
+  s->dag_band = d->band;
 
 out:
   free (edges);
   free (cluster_of_step);
+  free (boxes);
+  free (in_branch);
   return ret;
 }
 
@@ -660,6 +600,7 @@ ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_vi
   d.g = g;
   d.p = p && p->graph == g ? p : NULL;
   d.o = o;
+  ps_view_options_style (o, &d.style);
   int ret = g->n_nodes ? prepare (&d) : PS_EINVAL;
   if (ret < 0) {
     free_dag (&d);
@@ -682,10 +623,312 @@ ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_vi
       break;
     ps_scene_free (s);
     ps_scene_init (s);
-    free (d.boxes);
-    d.boxes = NULL;
+    free (d.first);
+    free (d.bstream);
+    d.first = NULL;
+    d.bstream = NULL;
     m = m == MODE_FULL ? MODE_COLLAPSED : MODE_OVERVIEW;
   }
+  s->dag_planned = d.p != NULL;
   free_dag (&d);
+  if (ret == 0)
+    ret = ps_dag_view_annotate (s, g, p, o);
+  return ret;
+}
+
+/* ---- annotation ------------------------------------------------------------- */
+
+/* The scene edge from box a to box b (edges are in (from, to) order), or
+ * PS_NONE. */
+static uint32_t
+find_edge (const ps_scene *s, uint32_t a, uint32_t b)
+{
+  uint32_t lo = 0, hi = s->n_edges;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const ps_scene_edge *e = &s->edges[mid];
+    if (e->from < a || (e->from == a && e->to < b))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->n_edges && s->edges[lo].from == a && s->edges[lo].to == b ? lo : PS_NONE;
+}
+
+/* The fill of a box of several nodes. */
+static uint32_t
+box_fill (const ps_style *st, const ps__view_box *bx, const ps_plan *p, double max_ns)
+{
+  switch (st->color) {
+  case PS_COLOR_BY_STREAM:
+    return ps_style_stream_color (st, bx->stream >= 0 ? bx->stream : -1);
+  case PS_COLOR_BY_GROUP: {
+    uint32_t a = fused_step (p, bx->first), b = fused_step (p, bx->last);
+    return a != PS_NONE && a == b ? ps_style_group_color (st, p->steps[a].group) : st->pal->unknown;
+  }
+  case PS_COLOR_BY_DURATION:
+    return bx->n_timed ? ps_style_duration_color (st, bx->ns, max_ns) : st->pal->unknown;
+  default: {
+    ps_op k = ps__view_box_kind (bx);
+    return k < PS_OP__COUNT ? ps_style_kind_color (st, k) : st->pal->surface;
+  }
+  }
+}
+
+/* The third line and the tooltip of box b. */
+static int
+annotate_text (ps_scene *s, const ps_graph *g, const ps_figures *f, const ps__view_box *bx,
+               ps_scene_node *sn)
+{
+  char t[160], str[48], buf[640];
+  ps__view_box_streams (bx, str, sizeof str);
+  int ret;
+  if (bx->count == 1) {
+    uint32_t v = bx->first;
+    ps_figures_node_text (f, g, v, t, sizeof t);
+    ret = ps_scene_strf (s, &sn->detail2, "%s%s%s", t, t[0] && str[0] ? " \xc2\xb7 " : "", str);
+    const char *what = sn->detail != PS_NONE ? s->strings + sn->detail : "";
+    int k = snprintf (buf, sizeof buf, "%s: %s", ps_node_name (g, v), what);
+    if (g->nodes[v].op == PS_OP_KERNEL && g->nodes[v].aux < g->n_kernels && k > 0
+        && (size_t) k < sizeof buf) {
+      char launch[128];
+      launch_text (&g->kernels[g->nodes[v].aux], launch, sizeof launch);
+      k += snprintf (buf + k, sizeof buf - (size_t) k, " %s", launch);
+    }
+    if (k > 0 && (size_t) k < sizeof buf && t[0])
+      k += snprintf (buf + k, sizeof buf - (size_t) k, "; %s %s",
+                     ps_figure_source_name ((ps_figure_source) f->node_source[v]), t);
+    if (k > 0 && (size_t) k < sizeof buf && str[0])
+      k += snprintf (buf + k, sizeof buf - (size_t) k, "; %s", str);
+    if (k > 0 && (size_t) k < sizeof buf && bx->n_crit)
+      snprintf (buf + k, sizeof buf - (size_t) k, "; on the critical path");
+  } else {
+    ps__view_box_time (bx, t, sizeof t);
+    ret = ps_scene_strf (s, &sn->detail2, "%s%s%s", t, t[0] && str[0] ? " \xc2\xb7 " : "", str);
+    char kinds[160];
+    ps__view_box_kinds (bx, kinds, sizeof kinds);
+    int k = snprintf (buf, sizeof buf, "%u nodes (%s) from %s to %s", bx->count, kinds,
+                      ps_node_name (g, bx->first), ps_node_name (g, bx->last));
+    if (k > 0 && (size_t) k < sizeof buf && t[0])
+      k += snprintf (buf + k, sizeof buf - (size_t) k, "; %s", t);
+    if (k > 0 && (size_t) k < sizeof buf && str[0])
+      k += snprintf (buf + k, sizeof buf - (size_t) k, "; %s", str);
+    if (k > 0 && (size_t) k < sizeof buf && bx->n_crit == 1)
+      snprintf (buf + k, sizeof buf - (size_t) k, "; critical: %s",
+                ps_node_name (g, bx->crit_first));
+    else if (k > 0 && (size_t) k < sizeof buf && bx->n_crit > 1)
+      snprintf (buf + k, sizeof buf - (size_t) k, "; critical: %s \xe2\x80\xa6 %s (%u nodes)",
+                ps_node_name (g, bx->crit_first), ps_node_name (g, bx->crit_last), bx->n_crit);
+  }
+  if (ret == 0)
+    ret = ps_scene_str (s, buf, &sn->tooltip);
+  return ret;
+}
+
+/* Frames around the boxes of each fused group of p, for a scene laid out
+ * without the plan. */
+static int
+frame_groups (ps_scene *s, const ps_plan *p, const ps_style *st)
+{
+  int ret = 0;
+  for (uint32_t i = 0; i < p->n_steps && ret == 0; i++) {
+    const ps_step *sp = &p->steps[i];
+    if (sp->nodes_count < 2)
+      continue;
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    uint32_t boxes = 0, last = PS_NONE;
+    for (uint32_t k = 0; k < sp->nodes_count; k++) {
+      uint32_t v = p->step_nodes[sp->nodes_begin + k];
+      uint32_t b = v < s->n_graph_nodes ? s->node_box[v] : PS_NONE;
+      if (b == PS_NONE || b == last)
+        continue;
+      const ps_scene_node *n = &s->nodes[b];
+      x0 = fmin (x0, n->x - n->w / 2);
+      x1 = fmax (x1, n->x + n->w / 2);
+      y0 = fmin (y0, n->y - n->h / 2);
+      y1 = fmax (y1, n->y + n->h / 2);
+      boxes += last == PS_NONE || b != last;
+      last = b;
+    }
+    if (boxes < 2)
+      continue;
+    uint32_t c;
+    ret = ps_scene_add_cluster (s, &c);
+    if (ret < 0)
+      break;
+    ps_scene_cluster *cl = &s->clusters[c];
+    cl->x0 = x0 - 8;
+    cl->y0 = y0 - 18;
+    cl->x1 = x1 + 8;
+    cl->y1 = y1 + 8;
+    cl->label_pos = (ps_pt){ cl->x0 + 5, cl->y0 + 2 };
+    cl->flags |= PS_SCENE_DASHED;
+    ret = ps_scene_str (s, sp->function != PS_NONE ? p->strings + sp->function : "fused group",
+                        &cl->label);
+  }
+  (void) st;
+  return ret;
+}
+
+int
+ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_view_options *o)
+{
+  ps_view_options defaults;
+  if (!o) {
+    ps_view_options_init (&defaults);
+    o = &defaults;
+  }
+  if (!s->node_box || s->n_graph_nodes != g->n_nodes)
+    return PS_EINVAL;
+  if (p && (p->graph->n_nodes != g->n_nodes || !p->node_step))
+    p = NULL;
+  const ps_figures *f = o->figures && o->figures->n_nodes == g->n_nodes ? o->figures : NULL;
+  ps_style st;
+  ps_view_options_style (o, &st);
+  uint32_t n = g->n_nodes, nb = s->n_nodes;
+  s->strings_len = s->strings_mark;
+  s->n_clusters = s->clusters_mark;
+  s->n_legend = 0;
+  s->title = s->subtitle = PS_NONE;
+  s->theme = (uint8_t) st.theme;
+
+  ps__view_box *boxes = malloc (((size_t) nb + 1) * sizeof *boxes);
+  int32_t *stream = malloc (((size_t) n + 1) * sizeof *stream);
+  uint32_t *crit_next = malloc (((size_t) n + 1) * sizeof *crit_next);
+  uint8_t *cross = calloc ((size_t) s->n_edges + 1, 1);
+  int ret = boxes && stream && crit_next && cross ? 0 : PS_ENOMEM;
+  if (ret < 0)
+    goto out;
+  for (uint32_t b = 0; b < nb; b++)
+    ps__view_box_init (&boxes[b]);
+  for (uint32_t v = 0; v < n; v++) {
+    crit_next[v] = PS_NONE;
+    stream[v] = f                                      ? f->node_stream[v]
+                : p && p->node_step[v] < p->n_steps ? p->steps[p->node_step[v]].stream
+                                                       : g->nodes[v].stream;
+  }
+  if (f)
+    for (uint32_t i = 0; i + 1 < f->n_critical; i++)
+      if (f->critical[i] < n)
+        crit_next[f->critical[i]] = f->critical[i + 1];
+
+  /* Boxes: a fused group's span counts once in a box of several nodes. */
+  uint64_t streams = 0;
+  bool unknown = false, not_run = false;
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t b = s->node_box[v];
+    if (b >= nb)
+      continue;
+    uint8_t src = f ? f->node_source[v] : PS_FIGURE_NONE;
+    double ns = f ? f->node_ns[v] : NAN;
+    if (f && f->node_span[v] != PS_NONE && s->box_off[b + 1] - s->box_off[b] > 1) {
+      const ps_span *sp = &f->tl->spans[f->node_span[v]];
+      if (f->tl->span_nodes[sp->nodes_begin] != v)
+        ns = 0;
+    }
+    ps__view_box_add (&boxes[b], v, (ps_op) g->nodes[v].op, stream[v], src, ns,
+                      f && f->node_critical[v]);
+    if (stream[v] >= 0 && stream[v] < 64)
+      streams |= 1ull << stream[v];
+    unknown |= src == PS_FIGURE_UNKNOWN;
+    not_run |= src == PS_FIGURE_NOT_RUN;
+  }
+  double max_ns = 0;
+  for (uint32_t b = 0; b < nb; b++)
+    max_ns = fmax (max_ns, boxes[b].count == 1 && f ? f->max_node_ns : boxes[b].ns);
+  uint32_t ops = 0;
+  for (uint32_t b = 0; b < nb && ret == 0; b++) {
+    ps_scene_node *sn = &s->nodes[b];
+    const ps__view_box *bx = &boxes[b];
+    uint32_t fill = bx->count == 1 ? ps_style_node_fill (&st, g, p, f, bx->first)
+                                   : box_fill (&st, bx, p, max_ns);
+    uint8_t shape = sn->shape;
+    ps__view_style_node (sn, bx, &st, fill);
+    sn->shape = shape; /* the layout's */
+    ops |= 1u << (sn->shape == PS_SHAPE_STACK ? PS_OP__COUNT : sn->kind);
+    ret = annotate_text (s, g, f, bx, sn);
+  }
+
+  /* Edges: across streams when any of theirs is, critical when they link
+   * two nodes in a row of the critical path. */
+  uint32_t kinds = 0;
+  uint8_t *crit_edge = cross; /* bit 1: cross, bit 2: critical */
+  for (uint32_t v = 0; v < n && ret == 0; v++) {
+    uint32_t a = s->node_box[v];
+    for (uint32_t i = g->succ_off[v]; i < g->succ_off[v + 1]; i++) {
+      uint32_t w = g->succ[i], b = s->node_box[w];
+      if (a == b || a >= nb || b >= nb)
+        continue;
+      uint32_t e = find_edge (s, a, b);
+      if (e == PS_NONE)
+        continue;
+      if (stream[v] >= 0 && stream[w] >= 0 && stream[v] != stream[w])
+        crit_edge[e] |= 1;
+      if (crit_next[v] == w)
+        crit_edge[e] |= 2;
+    }
+  }
+  for (uint32_t e = 0; e < s->n_edges; e++) {
+    ps_scene_edge *se = &s->edges[e];
+    uint8_t kind = crit_edge[e] & 1 ? PS_EDGE_VIEW_CROSS : PS_EDGE_VIEW_DEP;
+    ps__view_style_edge (se, kind, crit_edge[e] & 2 ? PS_SCENE_CRITICAL : 0, &st);
+    if (s->dag_mode == MODE_OVERVIEW && kind == PS_EDGE_VIEW_CROSS
+        && !(se->flags & PS_SCENE_CRITICAL)) {
+      /* Many edges: cross-stream ones recede. */
+      se->color = ps_color_mix (se->color, st.pal->background, 0.5);
+      se->pen = fminf (se->pen, 1.8f);
+    }
+    kinds |= 1u << kind | (se->flags & PS_SCENE_CRITICAL ? 1u << 7 : 0);
+  }
+
+  /* Fused groups: the layout's clusters, or frames around their boxes. */
+  if (ret == 0 && p && !s->dag_planned && s->laid_out && s->dag_mode == MODE_FULL)
+    ret = frame_groups (s, p, &st);
+  for (uint32_t c = 0; c < s->n_clusters; c++) {
+    s->clusters[c].fill = st.pal->cluster_fill;
+    s->clusters[c].stroke = st.pal->cluster_stroke;
+  }
+
+  /* Titles and legend. */
+  if (ret == 0) {
+    char title[512];
+    int tk = snprintf (title, sizeof title, "%s \xe2\x80\x94 DAG: %u node%s, %u edge%s",
+                       g->name && *g->name ? g->name : "graph", n, n == 1 ? "" : "s",
+                       g->n_edges, g->n_edges == 1 ? "" : "s");
+    if (p && tk > 0 && (size_t) tk < sizeof title)
+      snprintf (title + tk, sizeof title - (size_t) tk, ", %u stream%s", p->streams_used,
+                p->streams_used == 1 ? "" : "s");
+    ret = ps_scene_str (s, title, &s->title);
+  }
+  if (ret == 0) {
+    char note[600], crit[200];
+    int k = 0;
+    if (f && f->n_critical && st.show_critical)
+      k = snprintf (note, sizeof note, "critical path (red): %s",
+                    ps_figures_critical_text (f, crit, sizeof crit));
+    else
+      note[0] = '\0';
+    if (k < 0)
+      k = 0;
+    const char *sep = k ? "; " : "";
+    if (s->dag_mode == MODE_COLLAPSED)
+      snprintf (note + k, sizeof note - (size_t) k,
+                "%s%u nodes shown as %u boxes: fused groups and straight chains collapsed", sep,
+                n, nb);
+    else if (s->dag_mode == MODE_OVERVIEW)
+      snprintf (note + k, sizeof note - (size_t) k,
+                "%soverview: %u nodes in %u boxes, one per stream and band of %u level%s", sep,
+                n, nb, s->dag_band, s->dag_band == 1 ? "" : "s");
+    if (note[0])
+      ret = ps_scene_str (s, note, &s->subtitle);
+  }
+  if (ret == 0)
+    ret = ps__view_legend (s, &st, streams, ops, kinds, max_ns, unknown, not_run);
+
+out:
+  free (boxes);
+  free (stream);
+  free (crit_next);
+  free (cross);
   return ret;
 }

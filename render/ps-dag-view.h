@@ -25,8 +25,19 @@
 #include "ps-view.h"
 
 /* Builds the DAG view of g; p (may be NULL) gives streams and fused
- * groups.  The scene is sized but not laid out. */
+ * groups to lay out together.  The scene is sized but not laid out, and
+ * annotated with o's figures. */
 int ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p,
                        const ps_view_options *o);
+
+/* Writes what follows the plan and its timeline into a DAG scene built
+ * for g (or a graph with the same nodes): each box's time ("17.4 µs",
+ * "unknown", "not run (assume: then)") and stream, its colour under o's
+ * style, the critical path of o->figures on boxes and edges, dependencies
+ * across p's streams, frames around p's fused groups (a laid-out scene
+ * built without a plan), the title, note and legend.  p and o->figures may
+ * be NULL.  Repeatable: each call replaces the last one's text. */
+int ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p,
+                          const ps_view_options *o);
 
 #endif

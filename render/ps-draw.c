@@ -13,87 +13,6 @@
 #define LEGEND_SIZE 9.0
 #define LEGEND_ROW 16.0
 
-/* ---- colours -------------------------------------------------------------- */
-
-static uint32_t
-mix (uint32_t a, uint32_t b, double t)
-{
-  uint32_t r = 0;
-  for (int sh = 16; sh >= 0; sh -= 8) {
-    double ca = (a >> sh) & 0xff, cb = (b >> sh) & 0xff;
-    r |= (uint32_t) lround (ca + (cb - ca) * t) << sh;
-  }
-  return r;
-}
-
-uint32_t
-ps_color_stream (int32_t stream)
-{
-  static const uint32_t base[10] = { 0x4e79a7, 0xf28e2b, 0x59a14f, 0xe15759, 0x76b7b2,
-                                     0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac };
-  if (stream < 0)
-    return 0xe8e8e8;
-  uint32_t c = base[stream % 10];
-  /* Further cycles of the palette get darker so that they stay apart. */
-  c = mix (c, 0xffffff, 0.5);
-  return stream >= 10 ? mix (c, 0x000000, 0.2 * ((stream / 10) % 3)) : c;
-}
-
-uint32_t
-ps_color_kind (ps_op op)
-{
-  switch (op) {
-  case PS_OP_KERNEL:
-    return 0xa6cee3;
-  case PS_OP_MEMCPY:
-    return 0xb2df8a;
-  case PS_OP_MEMSET:
-    return 0xfdbf6f;
-  case PS_OP_HOST:
-    return 0xcab2d6;
-  case PS_OP_EVENT_RECORD:
-    return 0xffff99;
-  case PS_OP_EVENT_WAIT:
-    return 0xfb9a99;
-  case PS_OP_BARRIER:
-    return 0x404040;
-  case PS_OP_CONDITIONAL:
-    return 0xe0e0e0;
-  case PS_OP_EMPTY:
-    return 0xffffff;
-  case PS_OP_OPAQUE:
-    return 0xd9d9d9;
-  default:
-    return 0xeeeeee;
-  }
-}
-
-uint32_t
-ps_color_heat (double t)
-{
-  static const uint32_t stops[5] = { 0xfff5eb, 0xfdd0a2, 0xfd8d3c, 0xd94801, 0x7f2704 };
-  if (!(t > 0))
-    return stops[0];
-  if (t >= 1)
-    return stops[4];
-  double x = t * 4;
-  int i = (int) x;
-  return mix (stops[i], stops[i + 1], x - i);
-}
-
-uint32_t
-ps_color_darker (uint32_t rgb)
-{
-  return mix (rgb, 0x000000, 0.45);
-}
-
-uint32_t
-ps_color_text_on (uint32_t rgb)
-{
-  double l = 0.299 * ((rgb >> 16) & 0xff) + 0.587 * ((rgb >> 8) & 0xff) + 0.114 * (rgb & 0xff);
-  return l < 120 ? 0xffffff : 0x1a1a1a;
-}
-
 /* ---- frame and decorations ---------------------------------------------------- */
 
 static const ps_font title_font = { TITLE_SIZE, true, false };
@@ -146,6 +65,7 @@ ps_frame_compute (const ps_scene *s, double w, double h, ps_frame *f)
 static void
 legend_swatch (ps_canvas *c, const ps_scene *s, const ps_legend_item *it, double x, double y)
 {
+  const ps_palette *pal = ps_palette_get ((ps_theme) s->theme);
   ps_paint p = ps_paint_both (it->fill, it->stroke, it->pen);
   switch ((ps_legend_kind) it->kind) {
   case PS_LEGEND_LINE:
@@ -173,42 +93,57 @@ legend_swatch (ps_canvas *c, const ps_scene *s, const ps_legend_item *it, double
       ps_canvas_hatch (c, x, y - 5.5, 20, 11, 4, it->stroke, 0.8);
     break;
   }
-  (void) s;
+  (void) pal;
+}
+
+double
+ps_legend_height (const ps_scene *s, double width)
+{
+  return legend_rows (s, width, NULL) * LEGEND_ROW;
+}
+
+double
+ps_draw_legend (const ps_scene *s, double x, double y, double width, ps_canvas *c)
+{
+  if (!s->n_legend)
+    return 0;
+  const ps_palette *pal = ps_palette_get ((ps_theme) s->theme);
+  double *xs = malloc (s->n_legend * sizeof *xs);
+  if (!xs)
+    return 0;
+  int rows = legend_rows (s, width, xs);
+  ps_canvas_begin_group (c, "legend", NULL);
+  double row_y = y + LEGEND_ROW / 2;
+  for (uint32_t i = 0; i < s->n_legend; i++) {
+    if (i > 0 && xs[i] == 0)
+      row_y += LEGEND_ROW;
+    double lx = x + xs[i];
+    legend_swatch (c, s, &s->legend[i], lx, row_y);
+    ps_canvas_text (c, lx + 26, row_y + 3.2, s->strings + s->legend[i].label, &legend_font,
+                    PS_ALIGN_LEFT, pal->text, 0);
+  }
+  ps_canvas_end_group (c);
+  free (xs);
+  return rows * LEGEND_ROW;
 }
 
 void
 ps_draw_decorations (const ps_scene *s, const ps_frame *f, ps_canvas *c)
 {
+  const ps_palette *pal = ps_palette_get ((ps_theme) s->theme);
   double y = MARGIN;
   if (s->title != PS_NONE) {
     y += TITLE_SIZE;
-    ps_canvas_text (c, MARGIN, y, s->strings + s->title, &title_font, PS_ALIGN_LEFT, 0x111111,
+    ps_canvas_text (c, MARGIN, y, s->strings + s->title, &title_font, PS_ALIGN_LEFT, pal->text,
                     f->width - 2 * MARGIN);
     y += 6;
   }
   if (s->subtitle != PS_NONE) {
     y += NOTE_SIZE;
-    ps_canvas_text (c, MARGIN, y, s->strings + s->subtitle, &note_font, PS_ALIGN_LEFT, 0x555555,
-                    f->width - 2 * MARGIN);
+    ps_canvas_text (c, MARGIN, y, s->strings + s->subtitle, &note_font, PS_ALIGN_LEFT,
+                    pal->text_dim, f->width - 2 * MARGIN);
   }
-  if (!s->n_legend)
-    return;
-  double *xs = malloc (s->n_legend * sizeof *xs);
-  if (!xs)
-    return;
-  legend_rows (s, f->width - 2 * MARGIN, xs);
-  ps_canvas_begin_group (c, "legend", NULL);
-  double row_y = f->legend_y + LEGEND_ROW / 2;
-  for (uint32_t i = 0; i < s->n_legend; i++) {
-    if (i > 0 && xs[i] == 0)
-      row_y += LEGEND_ROW;
-    double x = MARGIN + xs[i];
-    legend_swatch (c, s, &s->legend[i], x, row_y);
-    ps_canvas_text (c, x + 26, row_y + 3.2, s->strings + s->legend[i].label, &legend_font,
-                    PS_ALIGN_LEFT, 0x333333, 0);
-  }
-  ps_canvas_end_group (c);
-  free (xs);
+  ps_draw_legend (s, MARGIN, f->legend_y, f->width - 2 * MARGIN, c);
 }
 
 /* ---- scenes -------------------------------------------------------------------- */
@@ -231,12 +166,14 @@ draw_arrow (ps_canvas *c, ps_pt from, ps_pt tip, uint32_t rgb, double pen)
 }
 
 static void
-draw_edge (const ps_scene *s, const ps_scene_edge *e, double ox, double oy, ps_canvas *c)
+draw_edge (const ps_scene *s, const ps_scene_edge *e, double ox, double oy, bool labels,
+           ps_canvas *c)
 {
-  if (e->pts_count < 2)
+  if (e->pts_count < 2 || e->pts_begin + e->pts_count > s->n_pts)
     return;
   uint32_t n = e->pts_count;
-  ps_pt *pts = malloc (n * sizeof *pts);
+  ps_pt stack[64];
+  ps_pt *pts = n <= 64 ? stack : malloc (n * sizeof *pts);
   if (!pts)
     return;
   for (uint32_t k = 0; k < n; k++) {
@@ -252,104 +189,166 @@ draw_edge (const ps_scene *s, const ps_scene_edge *e, double ox, double oy, ps_c
     draw_arrow (c, pts[n - 1], tip, e->color, e->pen);
   else
     draw_arrow (c, pts[n - 2], pts[n - 1], e->color, e->pen);
-  if (e->label != PS_NONE) {
+  if (labels && e->label != PS_NONE) {
     ps_font f = { 7.5, false, false };
     ps_canvas_text (c, e->label_pos.x + ox + 4, e->label_pos.y + oy + 3, s->strings + e->label,
-                    &f, PS_ALIGN_LEFT, ps_color_darker (e->color), 0);
+                    &f, PS_ALIGN_LEFT, e->color, 0);
   }
-  free (pts);
+  if (pts != stack)
+    free (pts);
 }
 
+/* The outline of a box as a path (for shapes with corners). */
 static void
-draw_node (const ps_scene *s, const ps_scene_node *n, double ox, double oy, ps_canvas *c)
+box_outline (const ps_scene *s, const ps_scene_node *n, double ox, double oy, double grow,
+             const ps_paint *p, ps_canvas *c)
 {
-  double x = n->x + ox, y = n->y + oy, w = n->w, h = n->h;
-  double x0 = x - w / 2, y0 = y - h / 2;
-  ps_paint p = ps_paint_both (n->fill, n->stroke, n->pen);
-  p.dash = n->flags & PS_SCENE_DASHED ? 1 : 0;
-  ps_canvas_begin_group (c, "node", n->tooltip != PS_NONE ? s->strings + n->tooltip
-                                   : n->label != PS_NONE ? s->strings + n->label : NULL);
+  double x0 = n->x + ox - n->w / 2 - grow, y0 = n->y + oy - n->h / 2 - grow;
+  double w = n->w + 2 * grow, h = n->h + 2 * grow;
   switch ((ps_shape) n->shape) {
   case PS_SHAPE_ELLIPSE:
   case PS_SHAPE_CIRCLE:
-    ps_canvas_ellipse (c, x, y, w / 2, h / 2, &p);
+    ps_canvas_ellipse (c, n->x + ox, n->y + oy, w / 2, h / 2, p);
     break;
   case PS_SHAPE_ROUNDED:
-    ps_canvas_rect (c, x0, y0, w, h, 6, &p);
+  case PS_SHAPE_STACK:
+    ps_canvas_rect (c, x0, y0, w, h, 6, p);
     break;
-  case PS_SHAPE_STACK: {
-    ps_paint back = p;
-    back.fill_rgb = mix (n->fill, 0x000000, 0.12);
-    ps_canvas_rect (c, x0 + 5, y0, w - 5, h - 5, 3, &back);
-    ps_canvas_rect (c, x0, y0 + 5, w - 5, h - 5, 3, &p);
-    x -= 2.5;
-    y += 2.5;
-    w -= 5;
-    break;
-  }
   default:
-    if (n->poly_count >= 3) {
+    if (n->poly_count >= 3 && grow == 0 && n->poly_begin + n->poly_count <= s->n_pts) {
       ps_pt pts[64];
       uint32_t k = n->poly_count < 64 ? n->poly_count : 64;
       for (uint32_t i = 0; i < k; i++) {
         pts[i].x = s->pts[n->poly_begin + i].x + ox;
         pts[i].y = s->pts[n->poly_begin + i].y + oy;
       }
-      ps_canvas_path (c, pts, k, true, false, &p);
+      ps_canvas_path (c, pts, k, true, false, p);
     } else {
-      ps_canvas_rect (c, x0, y0, w, h, 0, &p);
+      ps_canvas_rect (c, x0, y0, w, h, 0, p);
     }
     break;
   }
-  /* Text, centred: the label in bold, then the details. */
-  uint32_t text = n->text ? n->text : ps_color_text_on (n->fill);
-  ps_font lf = { 10, (n->flags & PS_SCENE_BOLD) != 0, false };
-  ps_font df = { 8.5, false, false };
-  uint32_t lines[3] = { n->label, n->detail, n->detail2 };
-  double heights[3] = { 13, 11, 11 };
-  double total = 0;
-  for (int k = 0; k < 3; k++)
-    if (lines[k] != PS_NONE)
-      total += heights[k];
-  double inner = w - 10;
-  if (n->shape == PS_SHAPE_DIAMOND)
-    inner = w * 0.6;
-  else if (n->shape == PS_SHAPE_ELLIPSE || n->shape == PS_SHAPE_CIRCLE)
-    inner = w * 0.78;
-  else if (n->shape == PS_SHAPE_PARALLELOGRAM)
-    inner = w - h * 0.9 - 4;
-  else if (n->shape == PS_SHAPE_HEXAGON || n->shape == PS_SHAPE_OCTAGON)
-    inner = w - h * 0.6 - 4;
-  double ty = y - total / 2;
-  if (n->shape == PS_SHAPE_HOUSE)
-    ty += h * 0.12;
-  for (int k = 0; k < 3; k++) {
-    if (lines[k] == PS_NONE)
-      continue;
-    ty += heights[k];
-    ps_canvas_text (c, x, ty - 3, s->strings + lines[k], k ? &df : &lf, PS_ALIGN_CENTER,
-                    k ? (text == 0xffffff ? 0xeeeeee : 0x444444) : text, inner);
+}
+
+static void
+draw_node (const ps_scene *s, const ps_scene_node *n, double ox, double oy, bool text,
+           uint8_t mark, ps_canvas *c)
+{
+  const ps_palette *pal = ps_palette_get ((ps_theme) s->theme);
+  double x = n->x + ox, y = n->y + oy, w = n->w, h = n->h;
+  double x0 = x - w / 2, y0 = y - h / 2;
+  ps_paint p = ps_paint_both (n->fill, n->stroke, n->pen);
+  p.dash = n->flags & PS_SCENE_DASHED ? 1 : 0;
+  ps_canvas_begin_group (c, "node", n->tooltip != PS_NONE ? s->strings + n->tooltip
+                                   : n->label != PS_NONE ? s->strings + n->label : NULL);
+  if (mark & PS_MARK_MATCH) {
+    ps_paint m = ps_paint_stroke (pal->match, 4);
+    ps_canvas_rect (c, x0 - 5, y0 - 5, w + 10, h + 10, 4, &m);
+  }
+  if (n->shape == PS_SHAPE_STACK) {
+    ps_paint back = p;
+    back.fill_rgb = ps_color_mix (n->fill, n->stroke, 0.25);
+    ps_canvas_rect (c, x0 + 5, y0, w - 5, h - 5, 3, &back);
+    ps_canvas_rect (c, x0, y0 + 5, w - 5, h - 5, 3, &p);
+    x -= 2.5;
+    y += 2.5;
+    w -= 5;
+  } else {
+    box_outline (s, n, ox, oy, 0, &p, c);
+  }
+  if (mark & PS_MARK_CHANGED) {
+    ps_paint m = ps_paint_stroke (pal->changed, 2.5);
+    m.dash = 1;
+    box_outline (s, n, ox, oy, 3, &m, c);
+  }
+  if (mark & (PS_MARK_SELECTED | PS_MARK_HOVER)) {
+    ps_paint m = ps_paint_stroke (mark & PS_MARK_SELECTED ? pal->selection : pal->hover,
+                                  mark & PS_MARK_SELECTED ? 2.5 : 1.8);
+    box_outline (s, n, ox, oy, mark & PS_MARK_CHANGED ? 6 : 3, &m, c);
+  }
+  if (text) {
+    /* Text, centred: the label in bold, then the details. */
+    uint32_t tc = n->text ? n->text : ps_color_text_on (n->fill);
+    uint32_t dc = ps_color_mix (tc, n->fill, 0.28);
+    ps_font lf = { 10, true, false };
+    ps_font df = { 8.5, false, false };
+    uint32_t lines[3] = { n->label, n->detail, n->detail2 };
+    double heights[3] = { 13, 11, 11 };
+    double total = 0;
+    for (int k = 0; k < 3; k++)
+      if (lines[k] != PS_NONE)
+        total += heights[k];
+    double inner = w - 10;
+    if (n->shape == PS_SHAPE_DIAMOND)
+      inner = w * 0.6;
+    else if (n->shape == PS_SHAPE_ELLIPSE || n->shape == PS_SHAPE_CIRCLE)
+      inner = w * 0.78;
+    else if (n->shape == PS_SHAPE_PARALLELOGRAM)
+      inner = w - h * 0.9 - 4;
+    else if (n->shape == PS_SHAPE_HEXAGON || n->shape == PS_SHAPE_OCTAGON)
+      inner = w - h * 0.6 - 4;
+    double ty = y - total / 2;
+    if (n->shape == PS_SHAPE_HOUSE)
+      ty += h * 0.12;
+    for (int k = 0; k < 3; k++) {
+      if (lines[k] == PS_NONE)
+        continue;
+      ty += heights[k];
+      ps_canvas_text (c, x, ty - 3, s->strings + lines[k], k ? &df : &lf, PS_ALIGN_CENTER,
+                      k ? dc : tc, inner);
+    }
   }
   ps_canvas_end_group (c);
 }
 
-void
-ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c)
+static bool
+meets (const ps_diagram_view *v, double x0, double y0, double x1, double y1)
 {
-  ps_paint bg = ps_paint_fill (0xffffff);
-  ps_canvas_rect (c, 0, 0, f->width, f->height, 0, &bg);
-  ps_draw_decorations (s, f, c);
-  double ox = f->diagram_x, oy = f->diagram_y;
+  return v->x1 <= v->x0 || (x1 >= v->x0 && x0 <= v->x1 && y1 >= v->y0 && y0 <= v->y1);
+}
+
+static bool
+edge_meets (const ps_scene *s, const ps_scene_edge *e, const ps_diagram_view *v)
+{
+  if (v->x1 <= v->x0)
+    return true;
+  if (e->pts_count == 0 || e->pts_begin + e->pts_count > s->n_pts)
+    return false;
+  const ps_pt *pt = &s->pts[e->pts_begin];
+  double bx0 = pt[0].x, by0 = pt[0].y, bx1 = bx0, by1 = by0;
+  for (uint32_t k = 1; k < e->pts_count; k++) {
+    bx0 = fmin (bx0, pt[k].x);
+    bx1 = fmax (bx1, pt[k].x);
+    by0 = fmin (by0, pt[k].y);
+    by1 = fmax (by1, pt[k].y);
+  }
+  if (e->has_tip) {
+    bx0 = fmin (bx0, e->tip.x), bx1 = fmax (bx1, e->tip.x);
+    by0 = fmin (by0, e->tip.y), by1 = fmax (by1, e->tip.y);
+  }
+  return meets (v, bx0, by0, bx1, by1);
+}
+
+void
+ps_draw_diagram (const ps_scene *s, const ps_diagram_view *v, ps_canvas *c)
+{
+  double ox = v->ox, oy = v->oy;
+  /* Text below about 4.5 device pixels is unreadable; edge labels need
+   * more. */
+  bool text = v->scale <= 0 || v->scale * 8.5 >= 4.5;
+  bool labels = v->scale <= 0 || v->scale * 7.5 >= 6;
   ps_font cf = { 9.5, true, false };
   ps_canvas_begin_group (c, "clusters", NULL);
   for (uint32_t i = 0; i < s->n_clusters; i++) {
     const ps_scene_cluster *cl = &s->clusters[i];
+    if (!meets (v, cl->x0, cl->y0, cl->x1, cl->y1))
+      continue;
     ps_paint p = ps_paint_both (cl->fill, cl->stroke, 1);
     p.dash = cl->flags & PS_SCENE_DASHED ? 1 : 0;
     ps_canvas_rect (c, cl->x0 + ox, cl->y0 + oy, cl->x1 - cl->x0, cl->y1 - cl->y0, 6, &p);
-    if (cl->label != PS_NONE)
+    if (cl->label != PS_NONE && text)
       ps_canvas_text (c, cl->label_pos.x + ox, cl->label_pos.y + oy + 10,
-                      s->strings + cl->label, &cf, PS_ALIGN_LEFT, ps_color_darker (cl->stroke),
+                      s->strings + cl->label, &cf, PS_ALIGN_LEFT, cl->stroke,
                       cl->x1 - cl->x0 - 10);
   }
   ps_canvas_end_group (c);
@@ -357,13 +356,29 @@ ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c)
   /* Critical edges last, so that they stay on top. */
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t i = 0; i < s->n_edges; i++)
-      if (((s->edges[i].flags & PS_SCENE_CRITICAL) != 0) == (pass == 1))
-        draw_edge (s, &s->edges[i], ox, oy, c);
+      if (((s->edges[i].flags & PS_SCENE_CRITICAL) != 0) == (pass == 1)
+          && edge_meets (s, &s->edges[i], v))
+        draw_edge (s, &s->edges[i], ox, oy, labels, c);
   ps_canvas_end_group (c);
   ps_canvas_begin_group (c, "nodes", NULL);
-  for (uint32_t i = 0; i < s->n_nodes; i++)
-    draw_node (s, &s->nodes[i], ox, oy, c);
+  for (uint32_t i = 0; i < s->n_nodes; i++) {
+    const ps_scene_node *n = &s->nodes[i];
+    if (meets (v, n->x - n->w / 2 - 8, n->y - n->h / 2 - 8, n->x + n->w / 2 + 8,
+               n->y + n->h / 2 + 8))
+      draw_node (s, n, ox, oy, text, v->marks ? v->marks[i] : 0, c);
+  }
   ps_canvas_end_group (c);
+}
+
+void
+ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c)
+{
+  const ps_palette *pal = ps_palette_get ((ps_theme) s->theme);
+  ps_paint bg = ps_paint_fill (pal->background);
+  ps_canvas_rect (c, 0, 0, f->width, f->height, 0, &bg);
+  ps_draw_decorations (s, f, c);
+  ps_diagram_view v = { f->diagram_x, f->diagram_y, 0, 0, 0, 0, 0, NULL };
+  ps_draw_diagram (s, &v, c);
 }
 
 /* ---- pictures -------------------------------------------------------------------- */

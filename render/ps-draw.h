@@ -11,6 +11,7 @@
 
 #include "ps-canvas.h"
 #include "ps-scene.h"
+#include "ps-style.h"
 
 /* Where the parts of a picture go. */
 typedef struct ps_frame {
@@ -24,8 +25,35 @@ void ps_frame_compute (const ps_scene *s, double w, double h, ps_frame *f);
 /* Draws the title, note and legend of s (the diagram is drawn by the caller). */
 void ps_draw_decorations (const ps_scene *s, const ps_frame *f, ps_canvas *c);
 
-/* Draws a laid-out scene, decorations included. */
+/* Draws a laid-out scene, background and decorations included. */
 void ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c);
+
+/* Marks the app lays over boxes (per box, or-ed). */
+enum {
+  PS_MARK_SELECTED = 1u << 0,
+  PS_MARK_HOVER = 1u << 1,
+  PS_MARK_MATCH = 1u << 2,   /* a search hit */
+  PS_MARK_CHANGED = 1u << 3, /* changed since the baseline */
+};
+
+/* What part of a laid-out diagram to draw, and how. */
+typedef struct ps_diagram_view {
+  double ox, oy;         /* where the diagram's (0, 0) goes on the canvas */
+  double x0, y0, x1, y1; /* the visible part in diagram points; x1 <= x0: all of it */
+  double scale;          /* device pixels per point, for the level of detail; 0: full */
+  const uint8_t *marks;  /* per box (PS_MARK_*), or NULL */
+} ps_diagram_view;
+
+/* Draws the clusters, edges and boxes of s that meet the visible part:
+ * text only where boxes are large enough on screen to read it, edges
+ * merged into one path per style when there are many. */
+void ps_draw_diagram (const ps_scene *s, const ps_diagram_view *v, ps_canvas *c);
+
+/* The height s's legend takes in rows at most width wide. */
+double ps_legend_height (const ps_scene *s, double width);
+/* Draws s's legend in rows at most width wide from (x, y); returns the
+ * height it takes. */
+double ps_draw_legend (const ps_scene *s, double x, double y, double width, ps_canvas *c);
 
 /* A picture drawn by a callback, written as SVG or PNG. */
 typedef void (*ps_draw_fn) (ps_canvas *c, void *ctx);
@@ -36,19 +64,5 @@ double ps_picture_png_scale (double w, double h);
 
 int ps_scene_write_svg (const ps_scene *s, FILE *out);
 int ps_scene_write_png (const ps_scene *s, FILE *out);
-
-/* Colours shared by the views. */
-uint32_t ps_color_stream (int32_t stream);
-uint32_t ps_color_kind (ps_op op);
-/* A sequential scale from light (t = 0) to dark red (t = 1). */
-uint32_t ps_color_heat (double t);
-/* A darker shade for outlines. */
-uint32_t ps_color_darker (uint32_t rgb);
-/* Black or white, whichever reads better on rgb. */
-uint32_t ps_color_text_on (uint32_t rgb);
-
-#define PS_COLOR_CRITICAL 0xd62728u
-#define PS_COLOR_CROSS 0xe6850eu
-#define PS_COLOR_EVENT 0x9c27b0u
 
 #endif

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "ps-cost.h"
 #include "ps-dag-view.h"
 #include "ps-diagnose.h"
 #include "ps-draw.h"
@@ -118,10 +117,13 @@ typedef struct job {
   ps_device dev;
   ps_scene scene;
   bool has_scene;
-  ps_timeline tl;
+  ps_timeline tl;   /* the simulated run */
   bool has_tl;
+  const ps_timeline *run; /* the run shown: tl, or the caller's */
   ps_diagnosis dg;
   bool has_dg;
+  ps_figures fig;
+  bool has_fig;
   ps_memory_map mem;
   bool has_mem;
 } job;
@@ -131,61 +133,44 @@ write_job (FILE *out, void *ctx)
 {
   job *j = ctx;
   ps_export_view v = j->o->view;
+  ps_timeline_layers layers = { j->run, &j->dg, NULL, NULL, &j->fig, j->p };
+  ps_timeline_picture_options po;
+  ps_timeline_picture_options_init (&po);
+  po.theme = j->o->view_options.theme;
+  po.color = j->o->view_options.color;
+  ps_theme theme = j->o->view_options.theme;
   switch (j->o->format) {
   case PS_EXPORT_TRACE:
-    return ps_trace_write (&j->tl, &j->dg, out);
+    return ps_trace_write (j->run, &j->dg, out);
   case PS_EXPORT_DOT:
     if (v == PS_EXPORT_TIMELINE)
-      return ps_timeline_write_dot (&j->tl, &j->dg, out);
+      return ps_timeline_write_dot (&layers, out);
     if (v == PS_EXPORT_MEMORY)
       return ps_memory_write_dot (&j->mem, out);
     return ps_scene_write_dot (&j->scene, out);
   case PS_EXPORT_SVG:
     if (v == PS_EXPORT_TIMELINE)
-      return ps_timeline_write_svg (&j->tl, &j->dg, NULL, out);
+      return ps_timeline_write_svg (&layers, &po, out);
     if (v == PS_EXPORT_MEMORY)
-      return ps_memory_write_svg (&j->mem, out);
+      return ps_memory_write_svg (&j->mem, theme, out);
     return ps_scene_write_svg (&j->scene, out);
   case PS_EXPORT_PNG:
     if (v == PS_EXPORT_TIMELINE)
-      return ps_timeline_write_png (&j->tl, &j->dg, NULL, out);
+      return ps_timeline_write_png (&layers, &po, out);
     if (v == PS_EXPORT_MEMORY)
-      return ps_memory_write_png (&j->mem, out);
+      return ps_memory_write_png (&j->mem, theme, out);
     return ps_scene_write_png (&j->scene, out);
   case PS_EXPORT_JSON:
     if (v == PS_EXPORT_PLAN)
       return ps_plan_write_json (j->p, out);
     if (v == PS_EXPORT_TIMELINE)
-      return ps_timeline_write_json (&j->tl, &j->dg, out);
+      return ps_timeline_write_json (j->run, &j->dg, out);
     if (v == PS_EXPORT_MEMORY)
       return ps_memory_write_json (&j->mem, out);
     return ps_scene_write_json (&j->scene, "dag", j->p->graph->name, out);
   default:
     return PS_EINVAL;
   }
-}
-
-/* Durations per node and per step from the cost model, for colours and
- * the critical path. */
-static int
-costs (job *j, double **node_ns, double **step_ns)
-{
-  const ps_plan *p = j->p;
-  const ps_graph *g = p->graph;
-  *node_ns = malloc (((size_t) g->n_nodes + 1) * sizeof **node_ns);
-  *step_ns = malloc (((size_t) p->n_steps + 1) * sizeof **step_ns);
-  ps_cost *c = malloc (((size_t) p->n_steps + 1) * sizeof *c);
-  if (!*node_ns || !*step_ns || !c) {
-    free (c);
-    return PS_ENOMEM;
-  }
-  ps_cost_nodes (&j->dev, g, *node_ns);
-  int ret = ps_cost_plan (&j->dev, p, c);
-  if (ret == 0)
-    for (uint32_t s = 0; s < p->n_steps; s++)
-      (*step_ns)[s] = c[s].ns;
-  free (c);
-  return ret;
 }
 
 int
@@ -208,7 +193,6 @@ ps_export_write (const ps_plan *p, const ps_export_options *o, const char *path,
   j.p = p;
   j.o = o;
   ps_scene_init (&j.scene);
-  double *node_ns = NULL, *step_ns = NULL;
   int ret = 0;
 
   if (o->device) {
@@ -223,23 +207,29 @@ ps_export_write (const ps_plan *p, const ps_export_options *o, const char *path,
     ps_diag_free (&diag);
   }
 
-  bool needs_timeline = o->format == PS_EXPORT_TRACE || o->view == PS_EXPORT_TIMELINE
-                        || o->view == PS_EXPORT_MEMORY;
-  bool needs_scene = !needs_timeline
-                     && !(o->view == PS_EXPORT_PLAN && o->format == PS_EXPORT_JSON);
+  bool needs_timeline = !(o->view == PS_EXPORT_PLAN && o->format == PS_EXPORT_JSON);
+  bool needs_scene = (o->view == PS_EXPORT_DAG || o->view == PS_EXPORT_PLAN)
+                     && o->format != PS_EXPORT_TRACE && o->format != PS_EXPORT_JSON;
+  needs_scene |= o->view == PS_EXPORT_DAG && o->format == PS_EXPORT_JSON;
   bool needs_layout = needs_scene && o->format != PS_EXPORT_DOT;
 
+  /* One simulated run: every view shows its figures. */
   double t0 = now ();
   if (needs_timeline) {
     ps_timeline_init (&j.tl, PS_TL_SIMULATED);
     j.has_tl = true;
-    ret = ps_simulate (p, &j.dev, &j.tl);
+    j.run = o->timeline ? o->timeline : &j.tl;
+    ret = o->timeline ? 0 : ps_simulate (p, &j.dev, &j.tl);
     if (ret == 0) {
-      ret = ps_diagnose (&j.dg, &j.tl);
+      ret = ps_diagnose (&j.dg, j.run);
       j.has_dg = ret == 0;
     }
+    if (ret == 0) {
+      ret = ps_figures_build (&j.fig, p, j.run, &j.dg);
+      j.has_fig = ret == 0;
+    }
     if (ret == 0 && o->view == PS_EXPORT_MEMORY && o->format != PS_EXPORT_TRACE) {
-      ret = ps_memory_map_build (&j.mem, p, &j.tl);
+      ret = ps_memory_map_build (&j.mem, p, &j.fig);
       j.has_mem = ret == 0;
     }
     if (ret < 0)
@@ -247,14 +237,9 @@ ps_export_write (const ps_plan *p, const ps_export_options *o, const char *path,
     st->simulate_s = now () - t0;
   }
   if (ret == 0 && needs_scene) {
-    double t1 = now ();
-    ret = costs (&j, &node_ns, &step_ns);
     double t2 = now ();
-    st->cost_s = t2 - t1;
     ps_view_options vo = o->view_options;
-    vo.node_ns = node_ns;
-    vo.step_ns = step_ns;
-    vo.gap_ns = j.dev.dispatch_gap_ns;
+    vo.figures = &j.fig;
     if (ret == 0)
       ret = o->view == PS_EXPORT_DAG ? ps_dag_view_build (&j.scene, p->graph, p, &vo)
                                      : ps_plan_view_build (&j.scene, p, &vo);
@@ -288,9 +273,9 @@ ps_export_write (const ps_plan *p, const ps_export_options *o, const char *path,
     st->write_s = now () - t3;
   }
 
-  free (node_ns);
-  free (step_ns);
   ps_scene_free (&j.scene);
+  if (j.has_fig)
+    ps_figures_free (&j.fig);
   if (j.has_mem)
     ps_memory_map_free (&j.mem);
   if (j.has_dg)

@@ -40,16 +40,19 @@ typedef enum ps_export_format {
 typedef struct ps_export_options {
   ps_export_view view;
   ps_export_format format;
-  ps_view_options view_options; /* colours and size thresholds (node_ns and step_ns are set
-                                   by the export) */
+  ps_view_options view_options; /* colours, theme and size thresholds (the figures are
+                                   the export's simulated run) */
   const ps_device *device;      /* NULL: the graph's device, else the default */
+  /* The run every view shows (a measured run of the plan); NULL: the plan
+   * simulated on the device. */
+  const ps_timeline *timeline;
 } ps_export_options;
 
 void ps_export_options_init (ps_export_options *o);
 
 /* Where the time went, for --timing. */
 typedef struct ps_export_stats {
-  double cost_s, simulate_s, build_s, layout_s, write_s;
+  double simulate_s, build_s, layout_s, write_s;
   uint32_t boxes; /* boxes of a DAG or plan scene */
 } ps_export_stats;
 

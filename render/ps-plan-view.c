@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps-analysis.h"
 #include "ps-array.h"
 #include "ps-format.h"
 #include "ps-view-private.h"
@@ -26,59 +25,27 @@ is_event (const ps_step *st)
   return st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT;
 }
 
-/* Per step: on the critical path (any of its nodes), and its duration. */
-static int
-step_facts (const ps_plan *p, const ps_view_options *o, uint8_t *crit, double *ns,
-            double *length, uint32_t *n_critical)
+/* Per step, from the figures of its timeline: the figure source and
+ * duration of its span (through its first node), and whether it is on the
+ * critical path. */
+static void
+step_facts (const ps_plan *p, const ps_figures *f, uint8_t *crit, uint8_t *src, double *ns)
 {
-  const ps_graph *g = p->graph;
-  ps_analysis a;
-  double *node_ns = NULL;
-  if (!o->node_ns) {
-    node_ns = malloc (((size_t) g->n_nodes + 1) * sizeof *node_ns);
-    if (!node_ns)
-      return PS_ENOMEM;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-      node_ns[v] = (g->nodes[v].flags & PS_NODE_HAS_COST) ? g->nodes[v].cost_ns
-                                                          : ps_node_cost_default (g, v);
-  }
-  const double *nns = o->node_ns ? o->node_ns : node_ns;
-  /* Weights for the critical path: durations plus the dispatch gap of
-   * work nodes (see ps_view_options.gap_ns). */
-  double *w = malloc (((size_t) g->n_nodes + 1) * sizeof *w);
-  if (!w) {
-    free (node_ns);
-    return PS_ENOMEM;
-  }
-  for (uint32_t v = 0; v < g->n_nodes; v++) {
-    ps_op op = (ps_op) g->nodes[v].op;
-    bool work = op == PS_OP_KERNEL || op == PS_OP_MEMCPY || op == PS_OP_MEMSET
-                || op == PS_OP_HOST || op == PS_OP_OPAQUE;
-    w[v] = nns[v] + (work ? o->gap_ns : 0);
-  }
-  int ret = ps_analysis_run (&a, g, w);
-  free (w);
-  if (ret < 0) {
-    free (node_ns);
-    return ret;
-  }
-  for (uint32_t i = 0; i < a.n_critical; i++)
-    crit[p->node_step[a.critical[i]]] = 1;
-  *length = a.length_ns;
-  *n_critical = a.n_critical;
   for (uint32_t s = 0; s < p->n_steps; s++) {
-    if (o->step_ns) {
-      ns[s] = o->step_ns[s];
-      continue;
-    }
-    ns[s] = 0;
     const ps_step *st = &p->steps[s];
+    crit[s] = 0;
+    src[s] = PS_FIGURE_NONE;
+    ns[s] = NAN;
+    if (!f || st->nodes_count == 0)
+      continue;
+    uint32_t v = p->step_nodes[st->nodes_begin];
+    if (v >= f->n_nodes)
+      continue;
+    src[s] = f->node_source[v];
+    ns[s] = f->node_ns[v];
     for (uint32_t i = 0; i < st->nodes_count; i++)
-      ns[s] += nns[p->step_nodes[st->nodes_begin + i]];
+      crit[s] |= f->node_critical[p->step_nodes[st->nodes_begin + i]];
   }
-  ps_analysis_free (&a);
-  free (node_ns);
-  return 0;
 }
 
 /* Assigns boxes; returns their count. */
@@ -248,11 +215,10 @@ label_step_box (ps_scene *s, const ps_plan *p, const ps__view_box *b, ps_scene_n
                 uint32_t chunk)
 {
   const ps_graph *g = p->graph;
-  char buf[512], n1[160], n2[160], t[32], kinds[160], sym[160];
-  if (b->ns > 0)
-    ps_format_duration (b->ns, t, sizeof t);
-  else
-    snprintf (t, sizeof t, "time unknown");
+  char buf[512], n1[160], n2[160], t[96], kinds[160], sym[160];
+  ps__view_box_time (b, t, sizeof t);
+  if (!t[0])
+    snprintf (t, sizeof t, "no time");
   int ret;
   if (b->count == 1) {
     uint32_t si = b->first;
@@ -333,7 +299,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
   uint32_t n = p->n_steps;
   if (n == 0 || !p->graph)
     return PS_EINVAL;
-  uint8_t *crit = calloc (n, 1);
+  uint8_t *crit = calloc (n, 1), *src = calloc (n, 1);
   double *ns = malloc ((size_t) n * sizeof *ns);
   uint32_t *box = malloc ((size_t) n * sizeof *box);
   uint32_t *last_rec = malloc (((size_t) p->n_events + 1) * sizeof *last_rec);
@@ -341,13 +307,14 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
   uint32_t *cluster = malloc (PS_MAX_STREAMS * sizeof *cluster);
   ps__view_box *boxes = NULL;
   ps__view_edge *edges = NULL;
-  double length = 0;
-  uint32_t n_critical = 0, chunk = 1;
-  int ret = crit && ns && box && last_rec && prev_on_stream && cluster ? 0 : PS_ENOMEM;
-  if (ret == 0)
-    ret = step_facts (p, o, crit, ns, &length, &n_critical);
+  uint32_t chunk = 1;
+  ps_style style;
+  ps_view_options_style (o, &style);
+  const ps_figures *f = o->figures && o->figures->n_nodes == p->graph->n_nodes ? o->figures : NULL;
+  int ret = crit && src && ns && box && last_rec && prev_on_stream && cluster ? 0 : PS_ENOMEM;
   if (ret < 0)
     goto out;
+  step_facts (p, f, crit, src, ns);
 
   /* A plan reads along its streams, so a picture much wider than a
    * screen helps nobody: at most PLAN_BOXES boxes, else the overview. */
@@ -371,12 +338,16 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     ps__view_box_init (&boxes[b]);
   for (uint32_t i = 0; i < n; i++) {
     const ps_step *st = &p->steps[i];
-    ps__view_box_add (&boxes[box[i]], i, (ps_op) st->op, st->stream, is_event (st) ? 0 : ns[i],
-                      crit[i]);
+    ps__view_box_add (&boxes[box[i]], i, (ps_op) st->op, st->stream,
+                      is_event (st) ? PS_FIGURE_NONE : src[i], ns[i], crit[i]);
   }
   double max_ns = 0;
-  for (uint32_t b = 0; b < nb; b++)
+  bool unknown = false, not_run = false;
+  for (uint32_t b = 0; b < nb; b++) {
     max_ns = fmax (max_ns, boxes[b].ns);
+    unknown |= boxes[b].n_unknown > 0;
+    not_run |= boxes[b].n_not_run > 0;
+  }
 
   /* One cluster per stream, in stream order. */
   for (uint32_t k = 0; k < PS_MAX_STREAMS; k++)
@@ -392,11 +363,12 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     ret = ps_scene_add_cluster (s, &c);
     if (ret == 0)
       ret = ps_scene_strf (s, &s->clusters[c].label, "stream %u", k);
-    uint32_t tint = ps_color_stream ((int32_t) k);
-    /* A pale tint of the stream's colour (halfway to white). */
-    s->clusters[c].fill = o->color == PS_COLOR_BY_STREAM ? 0xf7f7f7
-                                                         : (tint & 0xfefefe) / 2 + 0x7f7f7f;
-    s->clusters[c].stroke = ps_color_darker (tint);
+    uint32_t tint = ps_style_stream_color (&style, (int32_t) k);
+    /* A pale tint of the stream's colour. */
+    s->clusters[c].fill = o->color == PS_COLOR_BY_STREAM
+                            ? style.pal->surface
+                            : ps_color_mix (tint, style.pal->background, 0.6);
+    s->clusters[c].stroke = ps_style_outline (&style, tint);
     cluster[k] = c;
   }
   uint32_t ops = 0;
@@ -406,7 +378,19 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     if (ret < 0)
       break;
     ps_scene_node *sn = &s->nodes[idx];
-    ps__view_style_node (sn, &boxes[b], o->color, max_ns);
+    const ps__view_box *bx = &boxes[b];
+    uint32_t fill;
+    if (o->color == PS_COLOR_BY_STREAM)
+      fill = ps_style_stream_color (&style, bx->stream >= 0 ? bx->stream : -1);
+    else if (o->color == PS_COLOR_BY_DURATION)
+      fill = bx->n_timed ? ps_style_duration_color (&style, bx->ns, max_ns) : style.pal->unknown;
+    else if (o->color == PS_COLOR_BY_GROUP)
+      fill = bx->count == 1 && p->steps[bx->first].nodes_count > 1
+               ? ps_style_group_color (&style, p->steps[bx->first].group) : style.pal->unknown;
+    else
+      fill = ps__view_box_kind (bx) < PS_OP__COUNT
+               ? ps_style_kind_color (&style, ps__view_box_kind (bx)) : style.pal->surface;
+    ps__view_style_node (sn, bx, &style, fill);
     const ps_step *st = &p->steps[boxes[b].first];
     if (boxes[b].count == 1 && st->nodes_count > 1)
       sn->shape = PS_SHAPE_STACK;
@@ -447,14 +431,14 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
     }
   }
   if (ret == 0)
-    ret = ps__view_add_edges (s, edges, ne);
+    ret = ps__view_add_edges (s, edges, ne, &style);
   if (ret < 0)
     goto out;
   if (m == MODE_OVERVIEW)
     for (uint32_t e = 0; e < s->n_edges; e++)
       s->edges[e].label = PS_NONE; /* widths tell the counts */
 
-  char t[32], t2[32], note[400];
+  char t2[32], note[400];
   const ps_graph *g = p->graph;
   ret = ps_scene_strf (s, &s->title,
                        "%s \xe2\x80\x94 plan: %u step%s on %u stream%s, %u event%s, pool %s",
@@ -462,20 +446,21 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
                        p->streams_used, p->streams_used == 1 ? "" : "s", p->n_events,
                        p->n_events == 1 ? "" : "s",
                        ps_format_bytes ((double) p->pool_bytes, t2, sizeof t2));
-  int k = snprintf (note, sizeof note, "issue order left to right; critical path %s (red)",
-                    ps_format_duration (length, t, sizeof t));
+  char ct[200];
+  int k = snprintf (note, sizeof note, "issue order left to right%s%s",
+                    f && f->n_critical ? "; critical path (red): " : "",
+                    f && f->n_critical ? ps_figures_critical_text (f, ct, sizeof ct) : "");
   if (m == MODE_COLLAPSED)
     snprintf (note + k, sizeof note - (size_t) k,
               "; runs of steps between events shown as one box (%u boxes)", nb);
   else if (m == MODE_OVERVIEW)
     snprintf (note + k, sizeof note - (size_t) k,
               "; overview: up to %u consecutive steps of a stream per box", chunk);
-  (void) n_critical;
   if (ret == 0)
     ret = ps_scene_str (s, note, &s->subtitle);
   if (ret == 0)
-    ret = ps__view_legend (s, o->color, o->color == PS_COLOR_BY_STREAM ? streams : 0, ops,
-                           kinds, max_ns);
+    ret = ps__view_legend (s, &style, o->color == PS_COLOR_BY_STREAM ? streams : 0, ops, kinds,
+                           max_ns, unknown, not_run);
   s->left_to_right = true;
   s->fast = nb > o->fast_boxes;
   if (ret == 0)
@@ -485,6 +470,7 @@ ps_plan_view_build (ps_scene *s, const ps_plan *p, const ps_view_options *o)
 
 out:
   free (crit);
+  free (src);
   free (ns);
   free (box);
   free (last_rec);

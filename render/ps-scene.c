@@ -29,7 +29,35 @@ ps_scene_free (ps_scene *s)
   free (s->legend);
   free (s->pts);
   free (s->strings);
+  free (s->node_box);
+  free (s->box_off);
+  free (s->box_nodes);
   ps_scene_init (s);
+}
+
+const uint32_t *
+ps_scene_box_members (const ps_scene *s, uint32_t b, uint32_t *n)
+{
+  if (!s->box_off || b >= s->n_nodes) {
+    *n = 0;
+    return NULL;
+  }
+  *n = s->box_off[b + 1] - s->box_off[b];
+  return s->box_nodes + s->box_off[b];
+}
+
+uint32_t
+ps_scene_box_at (const ps_scene *s, double x, double y, double slop)
+{
+  if (!s->laid_out)
+    return PS_NONE;
+  /* Last drawn first: boxes are drawn in index order. */
+  for (uint32_t i = s->n_nodes; i-- > 0;) {
+    const ps_scene_node *n = &s->nodes[i];
+    if (fabs (x - n->x) <= n->w / 2 + slop && fabs (y - n->y) <= n->h / 2 + slop)
+      return i;
+  }
+  return PS_NONE;
 }
 
 int
@@ -175,7 +203,6 @@ ps_scene_size_nodes (ps_scene *s)
   for (uint32_t i = 0; i < s->n_nodes; i++) {
     ps_scene_node *n = &s->nodes[i];
     ps_font tf = title;
-    tf.bold = (n->flags & PS_SCENE_BOLD) != 0;
     double w = 0, h = 0;
     if (n->label != PS_NONE) {
       w = fmin (MAX_LABEL_WIDTH, ps_text_width (s->strings + n->label, &tf));

@@ -132,6 +132,22 @@ typedef struct ps_scene {
   bool laid_out;
   double width, height; /* the laid-out diagram, without title and legend */
   double layout_seconds;
+
+  /* What the boxes show (DAG views): per graph node its box (PS_NONE:
+   * none), and per box its graph nodes in node order,
+   * box_nodes[box_off[b] .. box_off[b + 1]). */
+  uint32_t n_graph_nodes;
+  uint32_t *node_box, *box_off, *box_nodes;
+
+  /* What an annotation (ps_dag_view_annotate) replaces: strings from
+   * strings_mark on, clusters from clusters_mark on, and the legend. */
+  uint32_t strings_mark, clusters_mark;
+  uint8_t theme; /* ps_theme of the colours, for the decorations */
+  /* DAG views: how the boxes were chosen (see ps-dag-view.c), the levels
+   * per overview band, and whether a plan's fused groups are clusters. */
+  uint8_t dag_mode;
+  uint32_t dag_band;
+  bool dag_planned;
 } ps_scene;
 
 void ps_scene_init (ps_scene *s);
@@ -159,6 +175,13 @@ int ps_scene_add_cluster (ps_scene *s, uint32_t *index);
 int ps_scene_add_legend (ps_scene *s, ps_legend_kind kind, const char *label, uint32_t fill,
                          uint32_t stroke, uint8_t shape_or_flags);
 int ps_scene_add_points (ps_scene *s, const ps_pt *pts, uint32_t n, uint32_t *begin);
+
+/* The graph nodes box b shows; *n gets their count. */
+const uint32_t *ps_scene_box_members (const ps_scene *s, uint32_t b, uint32_t *n);
+
+/* The box under (x, y) of a laid-out scene (its coordinates), within slop
+ * points of its bounds; PS_NONE when none. */
+uint32_t ps_scene_box_at (const ps_scene *s, double x, double y, double slop);
 
 /* Sizes every node to fit its text lines (ps-draw.h measures text). */
 void ps_scene_size_nodes (ps_scene *s);

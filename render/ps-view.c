@@ -16,22 +16,18 @@ ps_view_options_init (ps_view_options *o)
 {
   memset (o, 0, sizeof *o);
   o->color = PS_COLOR_BY_KIND;
+  o->theme = PS_THEME_LIGHT;
   o->detail_boxes = 1000;
   o->max_boxes = 800;
   o->fast_boxes = 600;
   o->max_edges = 1600;
 }
 
-int
-ps_color_by_parse (const char *name, ps_color_by *out)
+void
+ps_view_options_style (const ps_view_options *o, ps_style *out)
 {
-  static const char *const names[] = { "kind", "stream", "duration" };
-  for (int i = 0; i < 3; i++)
-    if (strcmp (name, names[i]) == 0) {
-      *out = (ps_color_by) i;
-      return 0;
-    }
-  return PS_EINVAL;
+  ps_style_init (out, o->theme, o->color);
+  out->show_critical = !o->hide_critical;
 }
 
 /* Reads a <source-name>: a decimal length and that many bytes. */
@@ -104,11 +100,13 @@ ps__view_box_init (ps__view_box *b)
   memset (b, 0, sizeof *b);
   b->first = b->last = b->crit_first = b->crit_last = PS_NONE;
   b->stream = -1;
+  b->stream_min = INT32_MAX;
+  b->stream_max = -1;
 }
 
 void
-ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, double ns,
-                  bool critical)
+ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, uint8_t source,
+                  double ns, bool critical)
 {
   if (b->count == 0) {
     b->first = member;
@@ -116,12 +114,30 @@ ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, do
   } else if (b->stream != stream) {
     b->stream = -2;
   }
+  if (stream >= 0) {
+    b->stream_min = stream < b->stream_min ? stream : b->stream_min;
+    b->stream_max = stream > b->stream_max ? stream : b->stream_max;
+  }
   b->last = member;
   b->count++;
   if ((unsigned) op < PS_OP__COUNT)
     b->kinds[op]++;
-  if (ns > 0 && isfinite (ns))
-    b->ns += ns;
+  switch ((ps_figure_source) source) {
+  case PS_FIGURE_MEASURED:
+  case PS_FIGURE_PREDICTED:
+    b->n_timed++;
+    if (isfinite (ns) && ns > 0)
+      b->ns += ns;
+    break;
+  case PS_FIGURE_UNKNOWN:
+    b->n_unknown++;
+    break;
+  case PS_FIGURE_NOT_RUN:
+    b->n_not_run++;
+    break;
+  default:
+    break;
+  }
   if (critical) {
     if (b->n_crit++ == 0)
       b->crit_first = member;
@@ -129,14 +145,41 @@ ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, do
   }
 }
 
-/* The op of all members, or PS_OP__COUNT when they differ. */
-static ps_op
-vbox_kind (const ps__view_box *b)
+ps_op
+ps__view_box_kind (const ps__view_box *b)
 {
   for (int k = 0; k < PS_OP__COUNT; k++)
     if (b->kinds[k] == b->count && b->count > 0)
       return (ps_op) k;
   return PS_OP__COUNT;
+}
+
+const char *
+ps__view_box_time (const ps__view_box *b, char *buf, size_t cap)
+{
+  char t[PS_FORMAT_MAX];
+  buf[0] = '\0';
+  if (b->n_timed > 0 && b->n_unknown > 0)
+    snprintf (buf, cap, "%s + %u unknown", ps_format_duration (b->ns, t, sizeof t),
+              b->n_unknown);
+  else if (b->n_timed > 0)
+    ps_format_duration (b->ns, buf, cap);
+  else if (b->n_unknown > 0)
+    snprintf (buf, cap, "unknown");
+  else if (b->n_not_run > 0)
+    snprintf (buf, cap, "not run");
+  return buf;
+}
+
+const char *
+ps__view_box_streams (const ps__view_box *b, char *buf, size_t cap)
+{
+  buf[0] = '\0';
+  if (b->stream >= 0)
+    snprintf (buf, cap, "stream %d", b->stream);
+  else if (b->stream_max >= 0 && b->stream_min < b->stream_max)
+    snprintf (buf, cap, "streams %d\xe2\x80\x93%d", b->stream_min, b->stream_max);
+  return buf;
 }
 
 static const char *const op_plural[PS_OP__COUNT] = {
@@ -171,9 +214,8 @@ ps__view_box_kinds (const ps__view_box *b, char *buf, size_t cap)
   }
 }
 
-/* The shape a single node of op gets. */
-static ps_shape
-op_shape (ps_op op)
+ps_shape
+ps__view_op_shape (ps_op op)
 {
   switch (op) {
   case PS_OP_KERNEL:
@@ -201,34 +243,24 @@ op_shape (ps_op op)
 }
 
 void
-ps__view_style_node (ps_scene_node *n, const ps__view_box *b, ps_color_by color, double max_ns)
+ps__view_style_node (ps_scene_node *n, const ps__view_box *b, const ps_style *st, uint32_t fill)
 {
-  ps_op kind = vbox_kind (b);
+  ps_op kind = ps__view_box_kind (b);
   n->kind = (uint8_t) kind;
   n->count = b->count;
   n->stream = b->stream >= 0 ? b->stream : -1;
-  n->shape = (uint8_t) (b->count > 1 ? PS_SHAPE_STACK : op_shape (kind));
-  uint32_t fill;
-  switch (color) {
-  case PS_COLOR_BY_STREAM:
-    fill = ps_color_stream (b->stream >= 0 ? b->stream : -1);
-    break;
-  case PS_COLOR_BY_DURATION: {
-    /* A log scale over three decades below the longest box. */
-    double t = max_ns > 0 && b->ns > 0 ? 1 + log10 (b->ns / max_ns) / 3 : 0;
-    fill = ps_color_heat (t);
-    break;
-  }
-  default:
-    fill = ps_color_kind (kind);
-    break;
-  }
+  n->shape = (uint8_t) (b->count > 1 ? PS_SHAPE_STACK : ps__view_op_shape (kind));
   n->fill = fill;
-  n->stroke = ps_color_darker (fill);
+  n->text = ps_color_text_on (fill);
+  n->stroke = ps_style_outline (st, fill);
   n->pen = 1;
-  if (b->n_crit > 0) {
-    n->flags |= PS_SCENE_CRITICAL | PS_SCENE_BOLD;
-    n->stroke = PS_COLOR_CRITICAL;
+  n->flags &= (uint8_t) ~(PS_SCENE_CRITICAL | PS_SCENE_BOLD | PS_SCENE_DASHED);
+  /* Work that does not run this time: a dashed outline. */
+  if (b->n_not_run > 0 && b->n_not_run == b->count)
+    n->flags |= PS_SCENE_DASHED;
+  if (b->n_crit > 0 && st->show_critical) {
+    n->flags |= PS_SCENE_CRITICAL;
+    n->stroke = st->pal->critical;
     n->pen = 2.5f;
   }
 }
@@ -244,8 +276,42 @@ cmp_vedge (const void *a, const void *b)
   return 0;
 }
 
+void
+ps__view_style_edge (ps_scene_edge *se, uint8_t kind, uint8_t flags, const ps_style *st)
+{
+  const ps_palette *pal = st->pal;
+  se->kind = kind;
+  se->flags = 0;
+  se->pen = 1;
+  switch ((ps_scene_edge_kind) kind) {
+  case PS_EDGE_VIEW_CROSS:
+    se->color = pal->cross;
+    se->flags |= PS_SCENE_DASHED;
+    se->pen = 1.3f;
+    break;
+  case PS_EDGE_VIEW_EVENT:
+    se->color = pal->event;
+    se->flags |= PS_SCENE_DASHED;
+    se->pen = 1.4f;
+    break;
+  case PS_EDGE_VIEW_ORDER:
+    se->color = pal->edge_order;
+    break;
+  default:
+    se->color = pal->edge;
+    break;
+  }
+  if (se->count > 1)
+    se->pen += (float) fmin (3.0, log10 ((double) se->count));
+  if ((flags & PS_SCENE_CRITICAL) && st->show_critical) {
+    se->flags |= PS_SCENE_CRITICAL;
+    se->color = pal->critical;
+    se->pen = fmaxf (se->pen, 2.5f);
+  }
+}
+
 int
-ps__view_add_edges (ps_scene *s, ps__view_edge *e, size_t n)
+ps__view_add_edges (ps_scene *s, ps__view_edge *e, size_t n, const ps_style *st)
 {
   qsort (e, n, sizeof *e, cmp_vedge);
   for (size_t i = 0; i < n;) {
@@ -264,36 +330,12 @@ ps__view_add_edges (ps_scene *s, ps__view_edge *e, size_t n)
       if (ret < 0)
         return ret;
       ps_scene_edge *se = &s->edges[idx];
-      se->kind = kind;
       se->count = count;
-      switch ((ps_scene_edge_kind) kind) {
-      case PS_EDGE_VIEW_CROSS:
-        se->color = PS_COLOR_CROSS;
-        se->flags |= PS_SCENE_DASHED;
-        se->pen = 1.3f;
-        break;
-      case PS_EDGE_VIEW_EVENT:
-        se->color = PS_COLOR_EVENT;
-        se->flags |= PS_SCENE_DASHED;
-        se->pen = 1.4f;
-        break;
-      case PS_EDGE_VIEW_ORDER:
-        se->color = 0x8c8c8c;
-        break;
-      default:
-        se->color = 0x5a5a5a;
-        break;
-      }
+      ps__view_style_edge (se, kind, flags, st);
       if (count > 1) {
-        se->pen += (float) fmin (3.0, log10 ((double) count));
         int r = ps_scene_strf (s, &se->label, "\xc3\x97%u", count);
         if (r < 0)
           return r;
-      }
-      if (flags & PS_SCENE_CRITICAL) {
-        se->flags |= PS_SCENE_CRITICAL;
-        se->color = PS_COLOR_CRITICAL;
-        se->pen = fmaxf (se->pen, 2.5f);
       }
     }
     i = j;
@@ -302,56 +344,65 @@ ps__view_add_edges (ps_scene *s, ps__view_edge *e, size_t n)
 }
 
 int
-ps__view_legend (ps_scene *s, ps_color_by color, uint64_t streams, uint32_t ops,
-                 uint32_t edge_kinds, double max_ns)
+ps__view_legend (ps_scene *s, const ps_style *st, uint64_t streams, uint32_t ops,
+                 uint32_t edge_kinds, double max_ns, bool unknown, bool not_run)
 {
+  const ps_palette *pal = st->pal;
   int ret = 0;
-  char buf[64], a[32];
-  if (color == PS_COLOR_BY_STREAM) {
+  char buf[64];
+  s->n_legend = 0;
+  s->theme = (uint8_t) st->theme;
+  if (st->color == PS_COLOR_BY_STREAM) {
     int shown = 0;
     for (int i = 0; i < 64 && ret == 0; i++)
       if (streams >> i & 1) {
         if (shown++ == 12) {
-          ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "more streams", 0xe8e8e8, 0x888888,
-                                     0);
+          ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "more streams", pal->unknown,
+                                     ps_style_outline (st, pal->unknown), 0);
           break;
         }
         snprintf (buf, sizeof buf, "stream %d", i);
-        uint32_t c = ps_color_stream (i);
-        ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, buf, c, ps_color_darker (c), 0);
+        uint32_t c = ps_style_stream_color (st, i);
+        ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, buf, c, ps_style_outline (st, c), 0);
       }
-  } else if (color == PS_COLOR_BY_DURATION) {
-    static const double frac[4] = { 0.001, 0.01, 0.1, 1.0 };
-    for (int i = 0; i < 4 && ret == 0; i++) {
-      snprintf (buf, sizeof buf, "%s%s", i == 0 ? "\xe2\x89\xa4 " : "",
-                ps_format_duration (max_ns * frac[i], a, sizeof a));
-      uint32_t c = ps_color_heat (i / 3.0);
-      ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, buf, c, ps_color_darker (c), 0);
-    }
+  } else if (st->color == PS_COLOR_BY_DURATION) {
+    ret = ps_style_add_duration_legend (s, st, max_ns, unknown);
+  } else if (st->color == PS_COLOR_BY_GROUP) {
+    uint32_t c = ps_style_group_color (st, 0);
+    ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "fused group (one colour each)", c,
+                               ps_style_outline (st, c), 0);
+    if (ret == 0)
+      ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "not fused", pal->unknown,
+                                 ps_style_outline (st, pal->unknown), 0);
   }
   /* Shapes: one per op present (coloured when colouring by kind). */
   for (int k = 0; k < PS_OP__COUNT && ret == 0; k++)
     if (ops >> k & 1) {
-      uint32_t c = color == PS_COLOR_BY_KIND ? ps_color_kind ((ps_op) k) : 0xffffff;
-      ret = ps_scene_add_legend (s, PS_LEGEND_SHAPE, op_singular[k], c, ps_color_darker (c),
-                                 (uint8_t) op_shape ((ps_op) k));
+      uint32_t c = st->color == PS_COLOR_BY_KIND ? ps_style_kind_color (st, (ps_op) k)
+                                                 : pal->background;
+      ret = ps_scene_add_legend (s, PS_LEGEND_SHAPE, op_singular[k], c, ps_style_outline (st, c),
+                                 (uint8_t) ps__view_op_shape ((ps_op) k));
     }
   if (ret == 0 && (ops >> PS_OP__COUNT & 1))
     ret = ps_scene_add_legend (s, PS_LEGEND_SHAPE, "several nodes (fused group, chain)",
-                               0xeeeeee, 0x777777, PS_SHAPE_STACK);
+                               pal->surface, ps_style_outline (st, pal->surface), PS_SHAPE_STACK);
+  if (ret == 0 && not_run)
+    ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "not run (a branch `assume` leaves out)",
+                               pal->not_run, ps_style_outline (st, pal->not_run), 0);
   static const char *const edge_names[PS_EDGE_VIEW__COUNT] = {
     "dependency", "dependency across streams (event)", "stream order",
     "event record \xe2\x86\x92 wait"
   };
-  static const uint32_t edge_color[PS_EDGE_VIEW__COUNT] = { 0x5a5a5a, PS_COLOR_CROSS, 0x8c8c8c,
-                                                            PS_COLOR_EVENT };
   for (int k = 0; k < PS_EDGE_VIEW__COUNT && ret == 0; k++)
-    if (edge_kinds >> k & 1)
-      ret = ps_scene_add_legend (s, PS_LEGEND_LINE, edge_names[k], 0, edge_color[k],
-                                 k == PS_EDGE_VIEW_CROSS || k == PS_EDGE_VIEW_EVENT
-                                   ? PS_SCENE_DASHED : 0);
-  if (ret == 0 && (edge_kinds >> 7 & 1))
-    ret = ps_scene_add_legend (s, PS_LEGEND_LINE, "critical path", 0, PS_COLOR_CRITICAL,
+    if (edge_kinds >> k & 1) {
+      ps_scene_edge e;
+      memset (&e, 0, sizeof e);
+      ps__view_style_edge (&e, (uint8_t) k, 0, st);
+      ret = ps_scene_add_legend (s, PS_LEGEND_LINE, edge_names[k], 0, e.color,
+                                 e.flags & PS_SCENE_DASHED);
+    }
+  if (ret == 0 && (edge_kinds >> 7 & 1) && st->show_critical)
+    ret = ps_scene_add_legend (s, PS_LEGEND_LINE, PS_CRITICAL_LEGEND, 0, pal->critical,
                                PS_SCENE_CRITICAL);
   return ret;
 }

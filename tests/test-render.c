@@ -34,6 +34,8 @@
 #include "ps-layout.h"
 #include "ps-plan-view.h"
 #include "ps-scene.h"
+#include "ps-sim.h"
+#include "ps-style.h"
 #include "ps-test-data.h"
 
 #ifndef PS_TEST_SOURCE_ROOT
@@ -532,6 +534,35 @@ check_no_overlap (const ps_scene *s)
   }
 }
 
+/* A simulated run of p on the default device, with its figures. */
+typedef struct run {
+  ps_device dev;
+  ps_timeline tl;
+  ps_diagnosis dg;
+  ps_figures fig;
+} run;
+
+static void
+run_plan (run *r, const ps_plan *p)
+{
+  ps_diag d;
+  ps_diag_init (&d, "device");
+  assert_int_equal (ps_device_find (&r->dev, NULL, &d), 0);
+  ps_diag_free (&d);
+  ps_timeline_init (&r->tl, PS_TL_SIMULATED);
+  assert_int_equal (ps_simulate (p, &r->dev, &r->tl), 0);
+  assert_int_equal (ps_diagnose (&r->dg, &r->tl), 0);
+  assert_int_equal (ps_figures_build (&r->fig, p, &r->tl, &r->dg), 0);
+}
+
+static void
+run_free (run *r)
+{
+  ps_figures_free (&r->fig);
+  ps_diagnosis_free (&r->dg);
+  ps_timeline_free (&r->tl);
+}
+
 static void
 render_dag_structure (void **state)
 {
@@ -539,11 +570,16 @@ render_dag_structure (void **state)
   ps_graph g;
   ps_plan p;
   load_plan_text (two_streams, &g, &p);
+  run r;
+  run_plan (&r, &p);
   ps_scene s;
   ps_scene_init (&s);
   ps_view_options o;
   ps_view_options_init (&o);
   o.color = PS_COLOR_BY_STREAM;
+  o.figures = &r.fig;
+  ps_style st;
+  ps_view_options_style (&o, &st);
   assert_int_equal (ps_dag_view_build (&s, &g, &p, &o), 0);
   assert_int_equal (s.n_nodes, g.n_nodes);
   char err[256];
@@ -556,8 +592,8 @@ render_dag_structure (void **state)
   /* Shapes by kind; colours by stream. */
   assert_int_equal (s.nodes[load].shape, PS_SHAPE_PARALLELOGRAM);
   assert_int_equal (s.nodes[left].shape, PS_SHAPE_ROUNDED);
-  assert_int_equal (s.nodes[left].fill, ps_color_stream (0));
-  assert_int_equal (s.nodes[right].fill, ps_color_stream (1));
+  assert_int_equal (s.nodes[left].fill, ps_style_stream_color (&st, 0));
+  assert_int_equal (s.nodes[right].fill, ps_style_stream_color (&st, 1));
   /* The fused pair shares a cluster no other box is in. */
   assert_int_not_equal (s.nodes[act].cluster, PS_NONE);
   assert_int_equal (s.nodes[act].cluster, s.nodes[scale].cluster);
@@ -577,7 +613,7 @@ render_dag_structure (void **state)
   assert_true (crit->flags & PS_SCENE_CRITICAL);
   assert_true (s.nodes[left].flags & PS_SCENE_CRITICAL);
   assert_false (s.nodes[right].flags & PS_SCENE_CRITICAL);
-  assert_int_equal (s.nodes[left].stroke, PS_COLOR_CRITICAL);
+  assert_int_equal (s.nodes[left].stroke, st.pal->critical);
   /* Splines start at their tail box and end near their head box. */
   for (uint32_t e = 0; e < s.n_edges; e++) {
     const ps_scene_edge *ed = &s.edges[e];
@@ -608,6 +644,7 @@ render_dag_structure (void **state)
   assert_int_equal (ps_layout_scene (&s, err, sizeof err), 0);
   check_no_overlap (&s);
   ps_scene_free (&s);
+  run_free (&r);
   ps_plan_free (&p);
   ps_graph_free (&g);
 }

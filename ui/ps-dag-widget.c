@@ -1,11 +1,13 @@
-/* ps-dag-widget.c: draws the laid-out DAG scene with cairo inside a
- * GtkSnapshot, culled to the visible rectangle, with text only when boxes
- * are big enough on screen to read it. */
+/* ps-dag-widget.c: draws the session's annotated DAG scene through the
+ * renderer on a cairo canvas (ps_draw_diagram culls to the view and drops
+ * text that would be too small to read), and lays hover, selection,
+ * search matches and baseline changes over it as marks. */
 #include "ps-dag-widget.h"
 
 #include <math.h>
+#include <string.h>
 
-#include "ps-dag-view.h"
+#include "ps-canvas.h"
 #include "ps-draw.h"
 #include "ps-format.h"
 #include "ps-session.h"
@@ -24,9 +26,12 @@ struct _PsDagWidget
   double ox, oy;     /* scene point at the widget's top left */
   double drag_ox, drag_oy;
   double zoom0, anchor_x, anchor_y;
+  double pointer_x, pointer_y; /* where the last motion left the pointer; < 0: outside */
   guint hover;       /* box under the pointer */
   guint8 *matched;   /* per graph node, or NULL */
   guint n_matched;
+  guint8 *marks;     /* per box, rebuilt each frame */
+  guint n_marks;
 };
 
 enum { PROP_0, PROP_SESSION, N_PROPS };
@@ -41,11 +46,30 @@ scene (PsDagWidget *self)
   return s && s->laid_out ? s : NULL;
 }
 
+/* The band below the diagram: the note (critical path) and the legend. */
+static double
+band_height (PsDagWidget *self, const ps_scene *s)
+{
+  double w = gtk_widget_get_width (GTK_WIDGET (self)) - 16;
+  if (!s || w < 200)
+    return 0;
+  double h = ps_legend_height (s, w);
+  if (s->subtitle != PS_NONE)
+    h += 14;
+  return h > 0 ? h + 10 : 0;
+}
+
+static double
+view_height (PsDagWidget *self)
+{
+  return MAX (gtk_widget_get_height (GTK_WIDGET (self)) - band_height (self, scene (self)), 32);
+}
+
 static double
 fit_zoom (PsDagWidget *self, const ps_scene *s)
 {
   double w = MAX (gtk_widget_get_width (GTK_WIDGET (self)) - 2 * MARGIN, 32);
-  double h = MAX (gtk_widget_get_height (GTK_WIDGET (self)) - 2 * MARGIN, 32);
+  double h = MAX (view_height (self) - 2 * MARGIN, 32);
   double z = MIN (w / MAX (s->width, 1), h / MAX (s->height, 1));
   return CLAMP (z, 1e-4, 2.0);
 }
@@ -56,7 +80,7 @@ clamp_view (PsDagWidget *self, const ps_scene *s)
   double fz = fit_zoom (self, s);
   self->zoom = CLAMP (self->zoom, MIN (fz * 0.5, 0.05), 8.0);
   double vw = gtk_widget_get_width (GTK_WIDGET (self)) / self->zoom;
-  double vh = gtk_widget_get_height (GTK_WIDGET (self)) / self->zoom;
+  double vh = view_height (self) / self->zoom;
   /* Keep at least a quarter of the view on the diagram. */
   self->ox = CLAMP (self->ox, -vw * 0.75, MAX (s->width - vw * 0.25, -vw * 0.75));
   self->oy = CLAMP (self->oy, -vh * 0.75, MAX (s->height - vh * 0.25, -vh * 0.75));
@@ -70,361 +94,110 @@ ensure_view (PsDagWidget *self, const ps_scene *s)
   self->fitted = TRUE;
   self->zoom = fit_zoom (self, s);
   double vw = gtk_widget_get_width (GTK_WIDGET (self)) / self->zoom;
-  double vh = gtk_widget_get_height (GTK_WIDGET (self)) / self->zoom;
+  double vh = view_height (self) / self->zoom;
   self->ox = (s->width - vw) / 2;
   self->oy = (s->height - vh) / 2;
 }
 
 static void
-set_rgb (cairo_t *cr, guint32 rgb, double alpha)
+set_rgb (cairo_t *cr, guint32 rgb)
 {
-  cairo_set_source_rgba (cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
-                         (rgb & 0xff) / 255.0, alpha);
+  cairo_set_source_rgb (cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
+                        (rgb & 0xff) / 255.0);
 }
 
-static guint32
-box_color (PsDagWidget *self, const ps_scene_node *n, guint box)
+/* Marks per box: selection, hover, search matches, baseline changes. */
+static const guint8 *
+build_marks (PsDagWidget *self, const ps_scene *s)
 {
-  guint node = ps_session_box_node (self->session, box);
-  if (node == PS_NONE)
-    return n->fill;
-  return ps_session_node_color (self->session, node);
-}
-
-static gboolean
-box_critical (PsDagWidget *self, const ps_scene_node *n, guint box)
-{
-  if (!ps_session_get_show_critical (self->session))
-    return FALSE;
-  guint node = ps_session_box_node (self->session, box);
-  if (node == PS_NONE)
-    return (n->flags & PS_SCENE_CRITICAL) != 0;
-  return ps_session_node_critical (self->session, node);
-}
-
-static void
-shape_path (cairo_t *cr, const ps_scene *s, const ps_scene_node *n)
-{
-  double x = n->x - n->w / 2, y = n->y - n->h / 2;
-  if (n->poly_count >= 3 && n->poly_begin + n->poly_count <= s->n_pts)
+  if (self->n_marks < s->n_nodes)
     {
-      const ps_pt *p = &s->pts[n->poly_begin];
-      cairo_move_to (cr, p[0].x, p[0].y);
-      for (uint32_t i = 1; i < n->poly_count; i++)
-        cairo_line_to (cr, p[i].x, p[i].y);
-      cairo_close_path (cr);
-      return;
+      g_free (self->marks);
+      self->marks = g_new (guint8, s->n_nodes);
+      self->n_marks = s->n_nodes;
     }
-  switch (n->shape)
-    {
-    case PS_SHAPE_ELLIPSE:
-    case PS_SHAPE_CIRCLE:
-      cairo_save (cr);
-      cairo_translate (cr, n->x, n->y);
-      cairo_scale (cr, n->w / 2, n->h / 2);
-      cairo_new_sub_path (cr);
-      cairo_arc (cr, 0, 0, 1, 0, 2 * G_PI);
-      cairo_restore (cr);
-      break;
-    case PS_SHAPE_DIAMOND:
-      cairo_move_to (cr, n->x, y);
-      cairo_line_to (cr, x + n->w, n->y);
-      cairo_line_to (cr, n->x, y + n->h);
-      cairo_line_to (cr, x, n->y);
-      cairo_close_path (cr);
-      break;
-    case PS_SHAPE_PARALLELOGRAM:
-      cairo_move_to (cr, x + n->h * 0.3, y);
-      cairo_line_to (cr, x + n->w, y);
-      cairo_line_to (cr, x + n->w - n->h * 0.3, y + n->h);
-      cairo_line_to (cr, x, y + n->h);
-      cairo_close_path (cr);
-      break;
-    case PS_SHAPE_ROUNDED:
-    case PS_SHAPE_STACK:
-      {
-        double r = MIN (6, MIN (n->w, n->h) / 3);
-        cairo_new_sub_path (cr);
-        cairo_arc (cr, x + n->w - r, y + r, r, -G_PI / 2, 0);
-        cairo_arc (cr, x + n->w - r, y + n->h - r, r, 0, G_PI / 2);
-        cairo_arc (cr, x + r, y + n->h - r, r, G_PI / 2, G_PI);
-        cairo_arc (cr, x + r, y + r, r, G_PI, 3 * G_PI / 2);
-        cairo_close_path (cr);
-        break;
-      }
-    default:
-      cairo_rectangle (cr, x, y, n->w, n->h);
-    }
+  memset (self->marks, 0, s->n_nodes);
+  guint id = 0;
+  PsSelectionKind kind = ps_session_get_selection (self->session, &id);
+  guint sel = kind == PS_SELECTION_NODE  ? ps_session_node_box (self->session, id)
+              : kind == PS_SELECTION_BOX ? id
+                                         : PS_NONE;
+  if (sel < s->n_nodes)
+    self->marks[sel] |= PS_MARK_SELECTED;
+  if (self->hover < s->n_nodes)
+    self->marks[self->hover] |= PS_MARK_HOVER;
+  if (self->matched)
+    for (uint32_t v = 0; v < s->n_graph_nodes; v++)
+      if (self->matched[v] && s->node_box[v] < s->n_nodes)
+        self->marks[s->node_box[v]] |= PS_MARK_MATCH;
+  if (ps_session_has_baseline (self->session))
+    for (uint32_t v = 0; v < s->n_graph_nodes; v++)
+      if (s->node_box[v] < s->n_nodes && ps_session_node_changed (self->session, v))
+        self->marks[s->node_box[v]] |= PS_MARK_CHANGED;
+  return self->marks;
 }
 
 static void
-draw_labels (PsDagWidget *self, cairo_t *cr, PangoLayout *layout, PangoFontDescription **fonts,
-             const ps_scene *s, const ps_scene_node *n, guint32 fill)
+draw_message (PsDagWidget *self, cairo_t *cr, const ps_style *st)
 {
-  const char *lines[3] = { ps_scene_text (s, n->label), ps_scene_text (s, n->detail),
-                           ps_scene_text (s, n->detail2) };
-  int count = 0;
-  for (int i = 0; i < 3; i++)
-    count += lines[i] != NULL;
-  double line_h = 12.5;
-  double y = n->y - count * line_h / 2;
-  set_rgb (cr, ps_color_text_on (fill), 1);
-  pango_layout_set_width (layout, (int) (MAX (n->w - 8, 8) * PANGO_SCALE));
-  for (int i = 0; i < 3; i++)
-    {
-      if (!lines[i])
-        continue;
-      pango_layout_set_font_description (layout, i == 0 ? fonts[0] : fonts[1]);
-      pango_layout_set_text (layout, lines[i], -1);
-      int lw, lh;
-      pango_layout_get_pixel_size (layout, &lw, &lh);
-      cairo_move_to (cr, n->x - MIN (lw, n->w - 8) / 2.0, y + (line_h - lh) / 2);
-      pango_cairo_show_layout (cr, layout);
-      y += line_h;
-    }
-}
-
-/* Edge styles, drawn as one path each: cairo strokes one long path much
- * faster than thousands of short ones. */
-enum { EDGE_PLAIN, EDGE_CROSS, EDGE_CRITICAL, EDGE_N_STYLES, EDGE_HIDDEN = 255 };
-
-static guint8
-edge_style (PsDagWidget *self, const ps_scene *s, const ps_scene_edge *e, const ps_plan *p,
-            gboolean crit, double vx0, double vy0, double vx1, double vy1)
-{
-  if (e->pts_count < 4 || e->pts_begin + e->pts_count > s->n_pts)
-    return EDGE_HIDDEN;
-  const ps_pt *pt = &s->pts[e->pts_begin];
-  double bx0 = pt[0].x, by0 = pt[0].y, bx1 = bx0, by1 = by0;
-  for (uint32_t k = 1; k < e->pts_count; k++)
-    {
-      bx0 = MIN (bx0, pt[k].x);
-      bx1 = MAX (bx1, pt[k].x);
-      by0 = MIN (by0, pt[k].y);
-      by1 = MAX (by1, pt[k].y);
-    }
-  if (e->has_tip)
-    {
-      bx0 = MIN (bx0, e->tip.x), bx1 = MAX (bx1, e->tip.x);
-      by0 = MIN (by0, e->tip.y), by1 = MAX (by1, e->tip.y);
-    }
-  if (bx1 < vx0 || bx0 > vx1 || by1 < vy0 || by0 > vy1)
-    return EDGE_HIDDEN;
-  guint a = ps_session_box_node (self->session, e->from);
-  guint b = ps_session_box_node (self->session, e->to);
-  if (crit && a != PS_NONE && b != PS_NONE && ps_session_node_critical (self->session, a)
-      && ps_session_node_critical (self->session, b))
-    return EDGE_CRITICAL;
-  if (p && a != PS_NONE && b != PS_NONE && a < p->graph->n_nodes && b < p->graph->n_nodes
-      && p->node_step[a] < p->n_steps && p->node_step[b] < p->n_steps
-      && p->steps[p->node_step[a]].stream != p->steps[p->node_step[b]].stream)
-    return EDGE_CROSS;
-  return EDGE_PLAIN;
-}
-
-static void
-draw_edges (PsDagWidget *self, cairo_t *cr, const ps_scene *s, double vx0, double vy0,
-            double vx1, double vy1)
-{
-  const ps_plan *p = ps_session_get_plan (self->session);
-  gboolean crit = ps_session_get_show_critical (self->session);
-  g_autofree guint8 *style = g_new (guint8, MAX (s->n_edges, 1));
-  for (uint32_t i = 0; i < s->n_edges; i++)
-    style[i] = edge_style (self, s, &s->edges[i], p, crit, vx0, vy0, vx1, vy1);
-  static const guint32 colors[EDGE_N_STYLES] = { 0x606060, PS_COLOR_CROSS, PS_COLOR_CRITICAL };
-  static const double widths[EDGE_N_STYLES] = { 1.0, 1.0, 2.2 };
-  for (guint8 st = 0; st < EDGE_N_STYLES; st++)
-    {
-      cairo_new_path (cr);
-      gboolean any = FALSE;
-      for (uint32_t i = 0; i < s->n_edges; i++)
-        {
-          if (style[i] != st)
-            continue;
-          const ps_scene_edge *e = &s->edges[i];
-          const ps_pt *pt = &s->pts[e->pts_begin];
-          cairo_move_to (cr, pt[0].x, pt[0].y);
-          for (uint32_t k = 1; k + 2 < e->pts_count; k += 3)
-            cairo_curve_to (cr, pt[k].x, pt[k].y, pt[k + 1].x, pt[k + 1].y, pt[k + 2].x,
-                            pt[k + 2].y);
-          any = TRUE;
-        }
-      if (!any)
-        continue;
-      set_rgb (cr, colors[st], st == EDGE_CRITICAL ? 0.95 : 0.75);
-      cairo_set_line_width (cr, MAX (widths[st], 0.6 / self->zoom));
-      if (st == EDGE_CROSS)
-        {
-          double dash[] = { 5, 3 };
-          cairo_set_dash (cr, dash, 2, 0);
-        }
-      cairo_stroke (cr);
-      cairo_set_dash (cr, NULL, 0, 0);
-      /* The arrowheads of the same style. */
-      for (uint32_t i = 0; i < s->n_edges; i++)
-        {
-          const ps_scene_edge *e = &s->edges[i];
-          if (style[i] != st || !e->has_tip)
-            continue;
-          ps_pt end = s->pts[e->pts_begin + e->pts_count - 1];
-          double ang = atan2 (e->tip.y - end.y, e->tip.x - end.x);
-          double len = MAX (hypot (e->tip.x - end.x, e->tip.y - end.y), 6);
-          cairo_move_to (cr, e->tip.x, e->tip.y);
-          cairo_line_to (cr, e->tip.x - len * cos (ang - 0.35), e->tip.y - len * sin (ang - 0.35));
-          cairo_line_to (cr, e->tip.x - len * cos (ang + 0.35), e->tip.y - len * sin (ang + 0.35));
-          cairo_close_path (cr);
-        }
-      cairo_fill (cr);
-    }
-}
-
-/* Dashed frames around the boxes of each fused group of the current plan. */
-static void
-draw_group_frames (PsDagWidget *self, cairo_t *cr, const ps_scene *s)
-{
-  const ps_plan *p = ps_session_get_plan (self->session);
-  if (!p)
-    return;
-  double dash[] = { 4, 3 };
-  cairo_set_dash (cr, dash, 2, 0);
-  cairo_set_line_width (cr, 1.5);
-  for (uint32_t st = 0; st < p->n_steps; st++)
-    {
-      const ps_step *step = &p->steps[st];
-      if (step->nodes_count < 2)
-        continue;
-      double x0 = G_MAXDOUBLE, y0 = G_MAXDOUBLE, x1 = -G_MAXDOUBLE, y1 = -G_MAXDOUBLE;
-      guint boxes = 0, last_box = PS_NONE;
-      for (uint32_t k = 0; k < step->nodes_count; k++)
-        {
-          guint b = ps_session_node_box (self->session, p->step_nodes[step->nodes_begin + k]);
-          if (b == PS_NONE || b == last_box)
-            continue;
-          const ps_scene_node *n = &s->nodes[b];
-          x0 = MIN (x0, n->x - n->w / 2);
-          x1 = MAX (x1, n->x + n->w / 2);
-          y0 = MIN (y0, n->y - n->h / 2);
-          y1 = MAX (y1, n->y + n->h / 2);
-          boxes++;
-          last_box = b;
-        }
-      if (boxes < 2)
-        continue;
-      set_rgb (cr, 0x444444, 0.8);
-      cairo_rectangle (cr, x0 - 6, y0 - 6, x1 - x0 + 12, y1 - y0 + 12);
-      cairo_stroke (cr);
-    }
-  cairo_set_dash (cr, NULL, 0, 0);
+  const char *msg = "No graph open";
+  if (self->session && ps_session_get_title (self->session))
+    msg = ps_session_get_busy (self->session) ? "Laying out the graph…"
+          : ps_session_get_plan_error (self->session) ?: "No layout: press F5 to lay it out";
+  ps_canvas *c = ps_canvas_new_cairo (cr);
+  ps_font f = { 11, false, false };
+  ps_canvas_text (c, 16, 24, msg, &f, PS_ALIGN_LEFT, st->pal->text_dim,
+                  gtk_widget_get_width (GTK_WIDGET (self)) - 32);
+  ps_canvas_finish (c);
 }
 
 static void
 draw (PsDagWidget *self, cairo_t *cr, double width, double height)
 {
-  cairo_set_source_rgb (cr, 0.985, 0.985, 0.99);
+  ps_style st;
+  if (self->session)
+    ps_session_get_style (self->session, &st);
+  else
+    ps_style_init (&st, PS_THEME_LIGHT, PS_COLOR_BY_STREAM);
+  set_rgb (cr, st.pal->background);
   cairo_paint (cr);
   const ps_scene *s = scene (self);
-  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), NULL);
-  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
   if (!s)
     {
-      const char *msg = "No graph open";
-      if (self->session && ps_session_get_title (self->session))
-        msg = ps_session_get_busy (self->session) ? "Laying out the graph…"
-              : ps_session_get_plan_error (self->session) ?: "No layout";
-      pango_layout_set_text (layout, msg, -1);
-      cairo_set_source_rgb (cr, 0.45, 0.45, 0.45);
-      cairo_move_to (cr, 16, 16);
-      pango_cairo_show_layout (cr, layout);
-      g_object_unref (layout);
+      draw_message (self, cr, &st);
       return;
     }
   ensure_view (self, s);
   clamp_view (self, s);
-  double vx0 = self->ox, vy0 = self->oy;
-  double vx1 = vx0 + width / self->zoom, vy1 = vy0 + height / self->zoom;
-
+  double band = band_height (self, s), vh = height - band;
+  ps_diagram_view v = { 0, 0, self->ox, self->oy, self->ox + width / self->zoom,
+                        self->oy + vh / self->zoom, self->zoom, build_marks (self, s) };
   cairo_save (cr);
+  cairo_rectangle (cr, 0, 0, width, vh);
+  cairo_clip (cr);
   cairo_scale (cr, self->zoom, self->zoom);
   cairo_translate (cr, -self->ox, -self->oy);
-  for (uint32_t i = 0; i < s->n_clusters; i++)
-    {
-      const ps_scene_cluster *c = &s->clusters[i];
-      if (c->x1 < vx0 || c->x0 > vx1 || c->y1 < vy0 || c->y0 > vy1)
-        continue;
-      set_rgb (cr, c->fill, 0.35);
-      cairo_rectangle (cr, c->x0, c->y0, c->x1 - c->x0, c->y1 - c->y0);
-      cairo_fill_preserve (cr);
-      set_rgb (cr, c->stroke, 0.8);
-      cairo_set_line_width (cr, 1);
-      cairo_stroke (cr);
-    }
-  draw_edges (self, cr, s, vx0, vy0, vx1, vy1);
-  draw_group_frames (self, cr, s);
-
-  guint sel_id = 0, sel_box = PS_NONE;
-  if (self->session && ps_session_get_selection (self->session, &sel_id) == PS_SELECTION_NODE)
-    sel_box = ps_session_node_box (self->session, sel_id);
-  gboolean text = self->zoom >= 0.45;
-  /* Label fonts in diagram points, so that they scale with the zoom. */
-  PangoFontDescription *fonts[2] = { pango_font_description_from_string ("Sans Bold"),
-                                     pango_font_description_from_string ("Sans") };
-  pango_font_description_set_absolute_size (fonts[0], 10 * PANGO_SCALE);
-  pango_font_description_set_absolute_size (fonts[1], 8.5 * PANGO_SCALE);
-  for (uint32_t i = 0; i < s->n_nodes; i++)
-    {
-      const ps_scene_node *n = &s->nodes[i];
-      if (n->x + n->w / 2 < vx0 || n->x - n->w / 2 > vx1 || n->y + n->h / 2 < vy0
-          || n->y - n->h / 2 > vy1)
-        continue;
-      guint32 fill = box_color (self, n, i);
-      guint node = ps_session_box_node (self->session, i);
-      if (n->shape == PS_SHAPE_STACK || n->count > 1)
-        {
-          cairo_save (cr);
-          cairo_translate (cr, 3, 3);
-          shape_path (cr, s, n);
-          set_rgb (cr, ps_color_darker (fill), 0.5);
-          cairo_fill (cr);
-          cairo_restore (cr);
-        }
-      shape_path (cr, s, n);
-      set_rgb (cr, fill, 1);
-      cairo_fill_preserve (cr);
-      gboolean crit = box_critical (self, n, i);
-      set_rgb (cr, crit ? PS_COLOR_CRITICAL : ps_color_darker (fill), 1);
-      cairo_set_line_width (cr, crit ? 2.5 : 1.0);
-      cairo_stroke (cr);
-      if (node != PS_NONE && ps_session_node_changed (self->session, node))
-        {
-          double dash[] = { 4, 2 };
-          cairo_set_dash (cr, dash, 2, 0);
-          shape_path (cr, s, n);
-          set_rgb (cr, PS_COLOR_CROSS, 1);
-          cairo_set_line_width (cr, 3);
-          cairo_stroke (cr);
-          cairo_set_dash (cr, NULL, 0, 0);
-        }
-      if (self->matched && node != PS_NONE && self->matched[node])
-        {
-          cairo_rectangle (cr, n->x - n->w / 2 - 5, n->y - n->h / 2 - 5, n->w + 10, n->h + 10);
-          cairo_set_source_rgba (cr, 1.0, 0.8, 0.0, 0.9);
-          cairo_set_line_width (cr, MAX (4, 3 / self->zoom));
-          cairo_stroke (cr);
-        }
-      if (i == sel_box || i == self->hover)
-        {
-          cairo_rectangle (cr, n->x - n->w / 2 - 3, n->y - n->h / 2 - 3, n->w + 6, n->h + 6);
-          cairo_set_source_rgba (cr, 0.1, 0.3, 0.9, i == sel_box ? 1 : 0.45);
-          cairo_set_line_width (cr, MAX (i == sel_box ? 3 : 2, 2 / self->zoom));
-          cairo_stroke (cr);
-        }
-      if (text && n->h * self->zoom >= 14)
-        draw_labels (self, cr, layout, fonts, s, n, fill);
-    }
-  pango_font_description_free (fonts[0]);
-  pango_font_description_free (fonts[1]);
+  ps_canvas *c = ps_canvas_new_cairo (cr);
+  ps_draw_diagram (s, &v, c);
+  ps_canvas_finish (c);
   cairo_restore (cr);
-  g_object_unref (layout);
+  if (band > 0)
+    {
+      set_rgb (cr, st.pal->surface);
+      cairo_rectangle (cr, 0, vh, width, band);
+      cairo_fill (cr);
+      c = ps_canvas_new_cairo (cr);
+      double y = vh + 5;
+      if (s->subtitle != PS_NONE)
+        {
+          ps_font f = { 9, false, false };
+          ps_canvas_text (c, 8, y + 10, ps_scene_text (s, s->subtitle), &f, PS_ALIGN_LEFT,
+                          st.pal->text_dim, width - 16);
+          y += 14;
+        }
+      ps_draw_legend (s, 8, y, width - 16, c);
+      ps_canvas_finish (c);
+    }
 }
 
 static void
@@ -458,22 +231,36 @@ ps_dag_widget_size_allocate (GtkWidget *widget, int width, int height, int basel
 
 /* ---- hit testing -------------------------------------------------------- */
 
+void
+ps_dag_widget_to_diagram (PsDagWidget *self, double x, double y, double *dx, double *dy)
+{
+  g_return_if_fail (PS_IS_DAG_WIDGET (self));
+  const ps_scene *s = scene (self);
+  if (s)
+    ensure_view (self, s);
+  double z = self->zoom > 0 ? self->zoom : 1;
+  *dx = self->ox + x / z;
+  *dy = self->oy + y / z;
+}
+
+void
+ps_dag_widget_get_visible (PsDagWidget *self, double *x0, double *y0, double *x1, double *y1)
+{
+  g_return_if_fail (PS_IS_DAG_WIDGET (self));
+  ps_dag_widget_to_diagram (self, 0, 0, x0, y0);
+  ps_dag_widget_to_diagram (self, gtk_widget_get_width (GTK_WIDGET (self)), view_height (self),
+                            x1, y1);
+}
+
 guint
 ps_dag_widget_box_at (PsDagWidget *self, double x, double y)
 {
   g_return_val_if_fail (PS_IS_DAG_WIDGET (self), PS_NONE);
   const ps_scene *s = scene (self);
-  if (!s || self->zoom <= 0)
+  if (!s || self->zoom <= 0 || y > view_height (self))
     return PS_NONE;
-  double sx = self->ox + x / self->zoom, sy = self->oy + y / self->zoom;
-  double slop = 2 / self->zoom;
-  for (uint32_t i = 0; i < s->n_nodes; i++)
-    {
-      const ps_scene_node *n = &s->nodes[i];
-      if (fabs (sx - n->x) <= n->w / 2 + slop && fabs (sy - n->y) <= n->h / 2 + slop)
-        return i;
-    }
-  return PS_NONE;
+  return ps_scene_box_at (s, self->ox + x / self->zoom, self->oy + y / self->zoom,
+                          2 / self->zoom);
 }
 
 static gboolean
@@ -487,7 +274,7 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
     return FALSE;
   const ps_scene_node *n = &s->nodes[b];
   GString *text = g_string_new (ps_scene_text (s, n->tooltip) ?: ps_scene_text (s, n->label));
-  guint node = ps_session_box_node (self->session, b);
+  guint node = n->count == 1 ? ps_session_box_node (self->session, b) : PS_NONE;
   const ps_plan *p = ps_session_get_plan (self->session);
   if (node != PS_NONE && p && node < p->graph->n_nodes && p->node_step[node] < p->n_steps)
     {
@@ -497,18 +284,11 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
       if (st->nodes_count > 1)
         g_string_append_printf (text, ", fused with %u other node%s", st->nodes_count - 1,
                                 st->nodes_count > 2 ? "s" : "");
-      double d = ps_session_node_duration (self->session, node);
-      char buf[32];
-      if (d >= 0)
-        g_string_append_printf (text, "\n%s %s",
-                                ps_session_get_measured (self->session) ? "measured"
-                                                                        : "predicted",
-                                ps_format_duration (d, buf, sizeof buf));
-      if (ps_session_node_critical (self->session, node))
-        g_string_append (text, "\non the critical path");
       if (ps_session_node_changed (self->session, node))
         g_string_append (text, "\nchanged since the baseline");
     }
+  else if (n->count > 1)
+    g_string_append (text, "\nclick to list its nodes in the inspector");
   gtk_tooltip_set_text (tooltip, text->str);
   g_string_free (text, TRUE);
   return TRUE;
@@ -533,36 +313,48 @@ zoom_at (PsDagWidget *self, double x, double y, double factor)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+void
+ps_dag_widget_scroll (PsDagWidget *self, double dx, double dy, GdkModifierType mods)
+{
+  g_return_if_fail (PS_IS_DAG_WIDGET (self));
+  const ps_scene *s = scene (self);
+  if (!s || !isfinite (dx) || !isfinite (dy))
+    return;
+  ensure_view (self, s);
+  if (mods & GDK_CONTROL_MASK)
+    {
+      /* GTK 4.8 gives scroll events no position: the motion controller
+       * tracks the pointer. */
+      double x = self->pointer_x, y = self->pointer_y;
+      if (x < 0 || y < 0)
+        {
+          x = gtk_widget_get_width (GTK_WIDGET (self)) / 2.0;
+          y = view_height (self) / 2.0;
+        }
+      zoom_at (self, x, y, pow (1.15, -dy));
+      return;
+    }
+  if (mods & GDK_SHIFT_MASK)
+    {
+      double t = dx;
+      dx = dy;
+      dy = t;
+    }
+  self->fitted = FALSE;
+  self->ox += dx * 40 / self->zoom;
+  self->oy += dy * 40 / self->zoom;
+  clamp_view (self, s);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
 static gboolean
 on_scroll (GtkEventControllerScroll *ctl, double dx, double dy, gpointer data)
 {
   PsDagWidget *self = data;
-  const ps_scene *s = scene (self);
-  if (!s)
+  if (!scene (self))
     return FALSE;
-  ensure_view (self, s);
-  GdkModifierType mods = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (ctl));
-  double x = gtk_widget_get_width (GTK_WIDGET (self)) / 2.0;
-  double y = gtk_widget_get_height (GTK_WIDGET (self)) / 2.0;
-  GdkEvent *ev = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (ctl));
-  if (ev)
-    gdk_event_get_position (ev, &x, &y);
-  if (mods & GDK_CONTROL_MASK)
-    zoom_at (self, x, y, pow (1.15, -dy));
-  else
-    {
-      if (mods & GDK_SHIFT_MASK)
-        {
-          double t = dx;
-          dx = dy;
-          dy = t;
-        }
-      self->fitted = FALSE;
-      self->ox += dx * 40 / self->zoom;
-      self->oy += dy * 40 / self->zoom;
-      clamp_view (self, s);
-      gtk_widget_queue_draw (GTK_WIDGET (self));
-    }
+  ps_dag_widget_scroll (self, dx, dy,
+                        gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (ctl)));
   return TRUE;
 }
 
@@ -597,16 +389,15 @@ on_drag_end (GtkGestureDrag *g, double dx, double dy, gpointer data)
     return;
   double x, y;
   gtk_gesture_drag_get_start_point (g, &x, &y);
-  guint b = ps_dag_widget_box_at (self, x, y);
-  guint node = b == PS_NONE ? PS_NONE : ps_session_box_node (self->session, b);
-  ps_session_select (self->session, node == PS_NONE ? PS_SELECTION_NONE : PS_SELECTION_NODE,
-                     node);
+  ps_session_select_box (self->session, ps_dag_widget_box_at (self, x, y));
 }
 
 static void
 on_motion (GtkEventControllerMotion *m, double x, double y, gpointer data)
 {
   PsDagWidget *self = data;
+  self->pointer_x = x;
+  self->pointer_y = y;
   guint b = ps_dag_widget_box_at (self, x, y);
   if (b != self->hover)
     {
@@ -620,6 +411,7 @@ on_leave (GtkEventControllerMotion *m, gpointer data)
 {
   PsDagWidget *self = data;
   self->hover = PS_NONE;
+  self->pointer_x = self->pointer_y = -1;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -718,6 +510,8 @@ ps_dag_widget_set_session (PsDagWidget *self, PsSession *session)
                                G_CONNECT_SWAPPED);
       g_signal_connect_object (session, "notify::show-critical", G_CALLBACK (on_redraw), self,
                                G_CONNECT_SWAPPED);
+      g_signal_connect_object (session, "notify::dark", G_CALLBACK (on_redraw), self,
+                               G_CONNECT_SWAPPED);
     }
   self->zoom = 0;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SESSION]);
@@ -736,8 +530,8 @@ void
 ps_dag_widget_zoom (PsDagWidget *self, double factor)
 {
   g_return_if_fail (PS_IS_DAG_WIDGET (self) && factor > 0);
-  zoom_at (self, gtk_widget_get_width (GTK_WIDGET (self)) / 2.0,
-           gtk_widget_get_height (GTK_WIDGET (self)) / 2.0, factor);
+  zoom_at (self, gtk_widget_get_width (GTK_WIDGET (self)) / 2.0, view_height (self) / 2.0,
+           factor);
 }
 
 double
@@ -776,7 +570,7 @@ ps_dag_widget_reveal_node (PsDagWidget *self, guint node)
   ensure_view (self, s);
   const ps_scene_node *n = &s->nodes[b];
   double vw = gtk_widget_get_width (GTK_WIDGET (self)) / self->zoom;
-  double vh = gtk_widget_get_height (GTK_WIDGET (self)) / self->zoom;
+  double vh = view_height (self) / self->zoom;
   if (n->x - n->w / 2 < self->ox || n->x + n->w / 2 > self->ox + vw
       || n->y - n->h / 2 < self->oy || n->y + n->h / 2 > self->oy + vh)
     {
@@ -794,6 +588,8 @@ ps_dag_widget_dispose (GObject *object)
   PsDagWidget *self = PS_DAG_WIDGET (object);
   ps_dag_widget_set_session (self, NULL);
   g_clear_pointer (&self->matched, g_free);
+  g_clear_pointer (&self->marks, g_free);
+  self->n_marks = 0;
   G_OBJECT_CLASS (ps_dag_widget_parent_class)->dispose (object);
 }
 
@@ -850,6 +646,7 @@ ps_dag_widget_init (PsDagWidget *self)
 {
   GtkWidget *w = GTK_WIDGET (self);
   self->hover = PS_NONE;
+  self->pointer_x = self->pointer_y = -1;
   gtk_widget_set_focusable (w, TRUE);
   gtk_widget_set_focus_on_click (w, TRUE);
   gtk_widget_set_has_tooltip (w, TRUE);

@@ -1,7 +1,8 @@
 /* ps-inspector.c: builds the inspector's text from the session. */
 #include "ps-inspector.h"
 
-#include "ps-dag-view.h"
+#include <math.h>
+
 #include "ps-format.h"
 #include "ps-session.h"
 
@@ -16,9 +17,13 @@ struct _PsInspector
   GtkWidget *whatif;
   GtkCheckButton *no_fuse;
   GtkDropDown *pin;
+  GtkWidget *assume_row;
+  GtkLabel *assume_label;
+  GtkDropDown *assume;
 
   PsSession *session;
   guint node; /* the node the what-if controls act on */
+  guint cond; /* the conditional its assumption control acts on, or PS_NONE */
   gboolean updating;
 };
 
@@ -61,73 +66,60 @@ append_buffers (GString *s, const ps_graph *g, uint32_t begin, uint32_t count)
     }
 }
 
+/* A duration line: "Predicted: 17.4 µs, from 12.0 µs to 29.4 µs". */
 static void
-describe_span (GString *s, PsSession *session, const ps_timeline *tl, guint span, const char *what)
+describe_times (GString *s, const ps_figures *f, const ps_graph *g, guint v, const char *what)
 {
-  if (!tl || span == PS_NONE || span >= tl->n_spans)
+  if (!f || v >= f->n_nodes)
     return;
-  const ps_span *sp = &tl->spans[span];
-  g_string_append_printf (s, "%s: ", what);
-  append_ns (s, sp->end_ns - sp->start_ns);
-  g_string_append (s, " from ");
-  append_ns (s, sp->start_ns);
-  g_string_append (s, " to ");
-  append_ns (s, sp->end_ns);
+  char t[160];
+  ps_figures_node_text (f, g, v, t, sizeof t);
+  if (!t[0])
+    return;
+  g_string_append_printf (s, "%s: %s", what, t);
+  if (!isnan (f->node_start[v]) && f->node_source[v] != PS_FIGURE_NOT_RUN)
+    {
+      g_string_append (s, ", from ");
+      append_ns (s, f->node_start[v]);
+      if (!isnan (f->node_ns[v]))
+        {
+          g_string_append (s, " to ");
+          append_ns (s, f->node_start[v] + f->node_ns[v]);
+        }
+    }
   g_string_append_c (s, '\n');
 }
 
 static const char *
-bound_text (ps_bound b)
+wait_kind_text (ps_wait_kind k)
 {
-  switch (b)
+  switch (k)
     {
-    case PS_BOUND_START: return "it started with the run";
-    case PS_BOUND_STREAM: return "the previous work on its stream";
-    case PS_BOUND_EVENT: return "an event wait on another stream";
-    case PS_BOUND_HOST: return "the host issued it late (launch-bound)";
-    case PS_BOUND_HOST_WAIT: return "the host blocked before issuing it";
-    case PS_BOUND_RESOURCE: return "SMs or a copy engine were busy";
-    default: return "unknown";
+    case PS_WAIT_KIND_EVENT: return "at an event";
+    case PS_WAIT_KIND_RESOURCE: return "for the SMs or a copy engine";
+    default: return "for the host";
     }
 }
 
 static void
-describe_stall (GString *s, PsSession *session, guint stall)
+describe_wait (GString *s, PsSession *session, guint w)
 {
   const ps_timeline *tl = ps_session_get_predicted (session);
   const ps_diagnosis *dg = ps_session_get_diagnosis (session);
-  const ps_stall *st = &tl->stalls[stall];
-  g_string_append (s, "Stalled ");
-  append_ns (s, st->end_ns - st->start_ns);
-  g_string_append (s, " from ");
-  append_ns (s, st->start_ns);
-  if (st->waiting_for != PS_NONE && st->waiting_for < tl->n_spans)
+  if (!tl || !dg || w >= dg->n_waits)
+    return;
+  char text[1024];
+  ps_diagnose_wait_text (tl, dg, w, text, sizeof text);
+  g_autofree char *esc = g_markup_escape_text (text, -1);
+  g_string_append_printf (s, "%s\n", esc);
+  const ps_wait *wt = &dg->waits[w];
+  g_string_append_printf (s, "<small>Cause: %s", ps_cause_name ((ps_cause) wt->cause));
+  if (wt->cost_ns > 0)
     {
-      g_autofree char *label = ps_session_span_label (session, tl, st->waiting_for);
-      g_autofree char *esc = g_markup_escape_text (label, -1);
-      g_string_append_printf (s, ", waiting for <b>%s</b>", esc);
+      g_string_append (s, " · costs ");
+      append_ns (s, wt->cost_ns);
     }
-  if (st->on_stream != PS_NONE)
-    g_string_append_printf (s, " on stream %u", st->on_stream);
-  g_string_append_c (s, '\n');
-  if (dg && dg->chain_off && stall < tl->n_stalls)
-    {
-      uint32_t a = dg->chain_off[stall], b = dg->chain_off[stall + 1];
-      if (a < b)
-        g_string_append (s, "Why: ");
-      for (uint32_t i = a; i < b; i++)
-        {
-          uint32_t span = dg->chain[i];
-          if (span >= tl->n_spans)
-            continue;
-          g_autofree char *label = ps_session_span_label (session, tl, span);
-          g_autofree char *esc = g_markup_escape_text (label, -1);
-          g_string_append_printf (s, "%s%s (%s)", i > a ? " ← " : "", esc,
-                                  bound_text ((ps_bound) dg->bound[span]));
-        }
-      if (a < b)
-        g_string_append_c (s, '\n');
-    }
+  g_string_append (s, "</small>\n");
 }
 
 static void
@@ -136,6 +128,7 @@ show_node (PsInspector *self, guint v, GString *body)
   PsSession *session = self->session;
   const ps_graph *g = ps_session_get_graph (session);
   const ps_plan *p = ps_session_get_plan (session);
+  const ps_figures *f = ps_session_get_figures (session);
   const ps_node *n = &g->nodes[v];
   gtk_label_set_text (self->title, ps_node_name (g, v));
   g_autofree char *sub = NULL;
@@ -151,6 +144,22 @@ show_node (PsInspector *self, guint v, GString *body)
                            n->op == PS_OP_MEMCPY ? " " : "",
                            n->op == PS_OP_MEMCPY ? ps_copy_dir_name ((ps_copy_dir) n->dir) : "");
   gtk_label_set_text (self->subtitle, sub);
+
+  heading (body, "Times");
+  const ps_figures *pf = ps_session_get_predicted_figures (session);
+  if (f && f != pf)
+    describe_times (body, f, g, v, "Measured");
+  describe_times (body, pf, g, v, "Predicted");
+  if (f == pf)
+    g_string_append (body, "Measured: no GPU run yet\n");
+  if (f && v < f->n_nodes && f->node_critical[v])
+    {
+      char crit[200];
+      g_string_append_printf (body,
+                              "<span foreground=\"#d62728\">On the critical path</span> "
+                              "<small>(%s)</small>\n",
+                              ps_figures_critical_text (f, crit, sizeof crit));
+    }
 
   if (p && v < p->graph->n_nodes && p->node_step[v] < p->n_steps)
     {
@@ -171,8 +180,9 @@ show_node (PsInspector *self, guint v, GString *body)
             g_string_append_printf (body, " as %s", p->strings + st->function);
           g_string_append_c (body, '\n');
         }
-      /* The waits issued on this stream right before the step. */
-      GString *waits = g_string_new (NULL);
+      /* The waits issued on this stream right before the step, and why
+       * the plan has them. */
+      guint waits = 0;
       for (uint32_t k = si; k-- > 0;)
         {
           const ps_step *w = &p->steps[k];
@@ -180,14 +190,38 @@ show_node (PsInspector *self, guint v, GString *body)
             continue;
           if (w->op != PS_OP_EVENT_WAIT)
             break;
-          g_string_append_printf (waits, "%sevent %u", waits->len ? ", " : "", w->event);
+          waits++;
+          g_string_append_printf (body, "Waits on event %u (%s", w->event,
+                                  ps_wait_reason_name ((ps_wait_reason) w->wait));
+          if (w->dep_node < g->n_nodes)
+            {
+              g_autofree char *esc = g_markup_escape_text (ps_node_name (g, w->dep_node), -1);
+              g_string_append_printf (body, ", depends on %s", esc);
+            }
+          else if (w->wait == PS_WAIT_ORDER || w->wait == PS_WAIT_POOL)
+            g_string_append (body, ", no dependency");
+          g_string_append (body, ")\n");
         }
-      g_string_append_printf (body, "Waits on: %s\n", waits->len ? waits->str : "no events");
-      g_string_free (waits, TRUE);
-      if (ps_session_node_critical (session, v))
-        g_string_append (body, "<span foreground=\"#d62728\">On the critical path</span>\n");
+      if (!waits)
+        g_string_append (body, "Waits on no events\n");
       if (ps_session_node_changed (session, v))
         g_string_append (body, "<span foreground=\"#e6850e\">Changed since the baseline</span>\n");
+    }
+
+  /* Why it started when it did: the waits of its predicted span. */
+  const ps_diagnosis *dg = ps_session_get_diagnosis (session);
+  guint span = ps_session_node_span (session, v, FALSE);
+  if (dg && span != PS_NONE)
+    {
+      gboolean any = FALSE;
+      for (uint32_t i = 0; i < dg->n_waits; i++)
+        if (dg->waits[i].span == span)
+          {
+            if (!any)
+              heading (body, "Before it started");
+            any = TRUE;
+            describe_wait (body, session, i);
+          }
     }
 
   /* A large graph's DAG draws fused groups and chains as one box: say
@@ -211,33 +245,6 @@ show_node (PsInspector *self, guint v, GString *body)
       g_string_append_c (body, '\n');
     }
 
-  heading (body, "Times");
-  const ps_timeline *pred = ps_session_get_predicted (session);
-  const ps_timeline *meas = ps_session_get_measured (session);
-  guint span = ps_session_node_span (session, v, FALSE);
-  describe_span (body, session, pred, span, "Predicted");
-  describe_span (body, session, meas, ps_session_node_span (session, v, TRUE), "Measured");
-  if (!meas)
-    g_string_append (body, "Measured: no GPU run yet\n");
-  if (pred && span != PS_NONE)
-    {
-      const ps_diagnosis *dg = ps_session_get_diagnosis (session);
-      if (dg && dg->bound)
-        g_string_append_printf (body, "Started when: %s\n",
-                                bound_text ((ps_bound) dg->bound[span]));
-      for (uint32_t i = 0; i < pred->n_stalls; i++)
-        {
-          const ps_stall *stl = &pred->stalls[i];
-          if (stl->stream == pred->spans[span].stream && stl->end_ns <= pred->spans[span].start_ns + 1
-              && stl->end_ns >= pred->spans[span].start_ns - 1e3)
-            {
-              heading (body, "Stall before it");
-              describe_stall (body, session, i);
-              break;
-            }
-        }
-    }
-
   heading (body, "Reads");
   if (n->reads_count)
     append_buffers (body, g, n->reads_begin, n->reads_count);
@@ -252,10 +259,44 @@ show_node (PsInspector *self, guint v, GString *body)
 }
 
 static void
+show_box (PsInspector *self, guint box, GString *body)
+{
+  PsSession *session = self->session;
+  const ps_graph *g = ps_session_get_graph (session);
+  const ps_scene *scene = ps_session_get_scene (session);
+  const ps_figures *f = ps_session_get_figures (session);
+  const ps_scene_node *sn = &scene->nodes[box];
+  gtk_label_set_text (self->title, ps_scene_text (scene, sn->label) ?: "Box");
+  g_autofree char *sub = g_strdup_printf ("one box of the DAG for %u nodes", sn->count);
+  gtk_label_set_text (self->subtitle, sub);
+  if (sn->detail2 != PS_NONE)
+    {
+      g_autofree char *esc = g_markup_escape_text (ps_scene_text (scene, sn->detail2), -1);
+      g_string_append_printf (body, "%s\n", esc);
+    }
+  guint total = 0;
+  g_autoptr (GArray) members = ps_session_box_nodes (session, box, 200, &total);
+  heading (body, "Nodes");
+  for (guint k = 0; k < members->len; k++)
+    {
+      guint v = g_array_index (members, guint, k);
+      char t[160];
+      ps_figures_node_text (f, g, v, t, sizeof t);
+      g_autofree char *esc = g_markup_escape_text (ps_node_name (g, v), -1);
+      g_string_append_printf (body, "  %s%s%s%s\n", esc, t[0] ? " · " : "", t,
+                              f && v < f->n_nodes && f->node_critical[v] ? " · critical" : "");
+    }
+  if (total > members->len)
+    g_string_append_printf (body, "  … and %u more (search to find one)\n",
+                            total - members->len);
+}
+
+static void
 show_buffer (PsInspector *self, guint b, GString *body)
 {
   const ps_plan *p = ps_session_get_plan (self->session);
   const ps_graph *g = ps_session_get_graph (self->session);
+  const ps_figures *f = ps_session_get_figures (self->session);
   gtk_label_set_text (self->title, ps_buffer_name (g, b));
   g_autofree char *sub = g_strdup_printf ("buffer · %s%s",
                                           ps_dtype_name ((ps_dtype) g->buffers[b].dtype),
@@ -270,15 +311,17 @@ show_buffer (PsInspector *self, guint b, GString *body)
       append_bytes (body, (double) p->offsets[b]);
       g_string_append_c (body, '\n');
     }
-  double t0, t1;
-  if (ps_session_buffer_live (self->session, b, &t0, &t1))
+  if (f && b < f->n_buffers && !isnan (f->buf_first[b]))
     {
-      g_string_append (body, "Live: ");
-      append_ns (body, t0);
+      g_string_append (body, "In use: ");
+      append_ns (body, f->buf_first[b]);
       g_string_append (body, " → ");
-      append_ns (body, t1);
-      g_string_append_c (body, '\n');
+      append_ns (body, f->buf_last[b]);
+      g_string_append_printf (body, " (%s)\n",
+                              f->tl && f->tl->source == PS_TL_MEASURED ? "measured" : "predicted");
     }
+  else
+    g_string_append (body, "Not used in this run\n");
   heading (body, "Used by");
   guint shown = 0;
   for (uint32_t v = 0; v < g->n_nodes && shown < 50; v++)
@@ -325,6 +368,7 @@ update (PsInspector *self)
                                        : PS_SELECTION_NONE;
   gtk_widget_set_visible (self->whatif, FALSE);
   self->node = PS_NONE;
+  self->cond = PS_NONE;
   if (kind == PS_SELECTION_NODE)
     {
       show_node (self, id, body);
@@ -337,17 +381,38 @@ update (PsInspector *self)
       update_pin_model (self);
       int pin = ps_session_get_node_pin (self->session, id);
       gtk_drop_down_set_selected (self->pin, (guint) (pin + 2));
+      /* A node in a conditional branch, or the conditional itself: which
+       * branch the plan runs. */
+      const ps_graph *g = ps_session_get_graph (self->session);
+      const ps_node *n = &g->nodes[id];
+      uint32_t cnode = n->op == PS_OP_CONDITIONAL ? id : n->cond;
+      self->cond = cnode < g->n_nodes && g->nodes[cnode].op == PS_OP_CONDITIONAL
+                     && g->nodes[cnode].aux < g->n_conds
+                     ? g->nodes[cnode].aux : PS_NONE;
+      gtk_widget_set_visible (self->assume_row, self->cond != PS_NONE);
+      if (self->cond != PS_NONE)
+        {
+          g_autofree char *label = g_strdup_printf ("If %s", ps_node_name (g, cnode));
+          gtk_label_set_text (self->assume_label, label);
+          int a = ps_session_get_cond_assume (self->session, self->cond);
+          gtk_drop_down_set_selected (self->assume, (guint) (a + 1));
+        }
     }
-  else if (kind == PS_SELECTION_STALL)
+  else if (kind == PS_SELECTION_WAIT)
     {
-      const ps_timeline *tl = ps_session_get_predicted (self->session);
-      g_autofree char *title = g_strdup_printf ("Stall on stream %u", tl->stalls[id].stream);
+      const ps_diagnosis *dg = ps_session_get_diagnosis (self->session);
+      const ps_wait *w = &dg->waits[id];
+      g_autofree char *title = g_strdup_printf ("Wait on stream %u", w->stream);
       gtk_label_set_text (self->title, title);
-      gtk_label_set_text (self->subtitle, "time a stream sat at an event wait");
-      describe_stall (body, self->session, id);
+      g_autofree char *sub = g_strdup_printf ("time work waited %s",
+                                              wait_kind_text ((ps_wait_kind) w->kind));
+      gtk_label_set_text (self->subtitle, sub);
+      describe_wait (body, self->session, id);
     }
   else if (kind == PS_SELECTION_BUFFER)
     show_buffer (self, id, body);
+  else if (kind == PS_SELECTION_BOX)
+    show_box (self, id, body);
   else
     {
       gtk_label_set_text (self->title, "Nothing selected");
@@ -372,6 +437,14 @@ on_pin_selected (PsInspector *self)
   guint sel = gtk_drop_down_get_selected (self->pin);
   if (!self->updating && self->node != PS_NONE && sel != GTK_INVALID_LIST_POSITION)
     ps_session_set_node_pin (self->session, self->node, (int) sel - 2);
+}
+
+static void
+on_assume_selected (PsInspector *self)
+{
+  guint sel = gtk_drop_down_get_selected (self->assume);
+  if (!self->updating && self->cond != PS_NONE && sel != GTK_INVALID_LIST_POSITION)
+    ps_session_set_cond_assume (self->session, self->cond, (int) sel - 1);
 }
 
 char *
@@ -424,6 +497,9 @@ ps_inspector_class_init (PsInspectorClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PsInspector, whatif);
   gtk_widget_class_bind_template_child (widget_class, PsInspector, no_fuse);
   gtk_widget_class_bind_template_child (widget_class, PsInspector, pin);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, assume_row);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, assume_label);
+  gtk_widget_class_bind_template_child (widget_class, PsInspector, assume);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "inspector");
 }
@@ -433,7 +509,10 @@ ps_inspector_init (PsInspector *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->node = PS_NONE;
+  self->cond = PS_NONE;
   update_pin_model (self);
   g_signal_connect_swapped (self->no_fuse, "toggled", G_CALLBACK (on_no_fuse_toggled), self);
   g_signal_connect_swapped (self->pin, "notify::selected", G_CALLBACK (on_pin_selected), self);
+  g_signal_connect_swapped (self->assume, "notify::selected", G_CALLBACK (on_assume_selected),
+                            self);
 }

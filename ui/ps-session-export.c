@@ -6,6 +6,7 @@
 
 typedef struct {
   PsPlanState *state;
+  PsMeasured *measured; /* the run the figures come from, or NULL */
   ps_export_options options;
   char *device;
   char *path;
@@ -15,6 +16,7 @@ static void
 export_job_free (ExportJob *job)
 {
   ps__state_unref (job->state);
+  ps__measured_unref (job->measured);
   g_free (job->device);
   g_free (job->path);
   g_free (job);
@@ -64,13 +66,15 @@ ps_session_export_async (PsSession *self, const char *view, const char *format, 
                                view, format, path ? path : "a non-local file");
       return;
     }
-  switch (ps_session_get_color_by (self))
-    {
-    case PS_COLOR_MODE_KIND: job->options.view_options.color = PS_COLOR_BY_KIND; break;
-    case PS_COLOR_MODE_DURATION: job->options.view_options.color = PS_COLOR_BY_DURATION; break;
-    default: job->options.view_options.color = PS_COLOR_BY_STREAM; break;
-    }
+  job->options.view_options.color = ps_session_get_color_by (self);
+  job->options.view_options.hide_critical = !ps_session_get_show_critical (self);
   job->state = ps__state_ref (st);
+  PsMeasured *m = ps__session_get_measured (self);
+  if (m && m->state == st)
+    {
+      job->measured = ps__measured_ref (m);
+      job->options.timeline = &m->tl;
+    }
   job->device = g_strdup (ps_session_get_device (self));
   job->path = g_steal_pointer (&path);
   g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);

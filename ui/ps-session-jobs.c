@@ -4,7 +4,6 @@
  * of ps-session-private.h; nothing here touches GTK. */
 #include "ps-session-private.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,27 +61,36 @@ ps__state_unref (PsPlanState *st)
 {
   if (!st || !g_atomic_int_dec_and_test (&st->ref))
     return;
+  if (st->have_fig)
+    ps_figures_free (&st->fig);
   if (st->have_dg)
     ps_diagnosis_free (&st->dg);
   ps_timeline_free (&st->tl);
   ps_plan_free (&st->plan);
   g_free (st->nodes);
-  g_free (st->node_span);
-  g_free (st->node_critical);
-  g_free (st->buf_start);
-  g_free (st->buf_end);
+  g_free (st->conds);
   g_free (st->error);
   ps__doc_unref (st->doc);
   g_free (st);
 }
 
-void
-ps__measured_free (PsMeasured *m)
+PsMeasured *
+ps__measured_ref (PsMeasured *m)
 {
-  if (!m)
+  g_atomic_int_inc (&m->ref);
+  return m;
+}
+
+void
+ps__measured_unref (PsMeasured *m)
+{
+  if (!m || !g_atomic_int_dec_and_test (&m->ref))
     return;
+  if (m->have_fig)
+    ps_figures_free (&m->fig);
+  if (m->have_dg)
+    ps_diagnosis_free (&m->dg);
   ps_timeline_free (&m->tl);
-  g_free (m->node_span);
   g_free (m->gpu_name);
   ps__state_unref (m->state);
   g_free (m);
@@ -94,8 +102,6 @@ ps__layout_unref (PsLayout *l)
   if (!l || !g_atomic_int_dec_and_test (&l->ref))
     return;
   ps_scene_free (&l->scene);
-  g_free (l->node_box);
-  g_free (l->box_first);
   ps__doc_unref (l->doc);
   g_free (l);
 }
@@ -109,6 +115,7 @@ ps__state_input_free (PsPlanInput *in)
   g_free (in->device);
   g_free (in->no_fuse);
   g_free (in->pin);
+  g_free (in->assume);
   g_free (in);
 }
 
@@ -153,62 +160,6 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
   return doc;
 }
 
-/* Per node, the span of a timeline that ran it (PS_NONE when none). */
-static guint32 *
-node_spans (const ps_timeline *tl, guint n_nodes)
-{
-  guint32 *out = g_new (guint32, MAX (n_nodes, 1));
-  for (guint i = 0; i < n_nodes; i++)
-    out[i] = PS_NONE;
-  for (uint32_t s = 0; s < tl->n_spans; s++)
-    {
-      const ps_span *sp = &tl->spans[s];
-      for (uint32_t k = 0; k < sp->nodes_count; k++)
-        {
-          uint32_t v = tl->span_nodes[sp->nodes_begin + k];
-          if (v < n_nodes && out[v] == PS_NONE)
-            out[v] = s;
-        }
-    }
-  return out;
-}
-
-/* Per buffer, the first and last time any node using it ran. */
-static void
-buffer_lifetimes (PsPlanState *st)
-{
-  const ps_graph *g = &st->graph;
-  st->buf_start = g_new (double, MAX (g->n_buffers, 1));
-  st->buf_end = g_new (double, MAX (g->n_buffers, 1));
-  for (uint32_t b = 0; b < g->n_buffers; b++)
-    {
-      st->buf_start[b] = INFINITY;
-      st->buf_end[b] = -INFINITY;
-    }
-  for (uint32_t v = 0; v < g->n_nodes; v++)
-    {
-      uint32_t s = st->node_span[v];
-      if (s == PS_NONE)
-        continue;
-      const ps_span *sp = &st->tl.spans[s];
-      const ps_node *n = &g->nodes[v];
-      uint32_t ranges[2][2] = { { n->reads_begin, n->reads_count },
-                                { n->writes_begin, n->writes_count } };
-      for (int k = 0; k < 2; k++)
-        for (uint32_t a = 0; a < ranges[k][1]; a++)
-          {
-            uint32_t idx = ranges[k][0] + a;
-            if (idx >= g->n_access)
-              continue;
-            uint32_t b = g->access[idx];
-            if (b >= g->n_buffers)
-              continue;
-            st->buf_start[b] = MIN (st->buf_start[b], sp->start_ns);
-            st->buf_end[b] = MAX (st->buf_end[b], sp->end_ns);
-          }
-    }
-}
-
 PsPlanState *
 ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
 {
@@ -228,6 +179,14 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
             st->nodes[v].stream = in->pin[v];
         }
       st->graph.nodes = st->nodes;
+    }
+  if (in->assume && src->n_conds)
+    {
+      st->conds = g_memdup2 (src->conds, sizeof (ps_cond) * src->n_conds);
+      for (uint32_t c = 0; c < src->n_conds; c++)
+        if (in->assume[c] != PS_ASSUME_AS_FILE)
+          st->conds[c].assume = (uint8_t) in->assume[c];
+      st->graph.conds = st->conds;
     }
 
   /* The device first: the planner schedules with its cost model. */
@@ -273,27 +232,9 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
     st->have_dg = TRUE;
   st->sim_seconds = ps_clock_now () - t0;
 
+  if (st->have_dg && ps_figures_build (&st->fig, &st->plan, &st->tl, &st->dg) == 0)
+    st->have_fig = TRUE;
   uint32_t n = st->graph.n_nodes;
-  st->node_span = node_spans (&st->tl, n);
-  st->node_critical = g_new0 (guint8, MAX (n, 1));
-  if (st->have_dg)
-    for (uint32_t i = 0; i < st->dg.n_critical; i++)
-      {
-        uint32_t s = st->dg.critical[i];
-        if (s >= st->tl.n_spans)
-          continue;
-        const ps_span *sp = &st->tl.spans[s];
-        for (uint32_t k = 0; k < sp->nodes_count; k++)
-          {
-            uint32_t v = st->tl.span_nodes[sp->nodes_begin + k];
-            if (v < n)
-              st->node_critical[v] = 1;
-          }
-      }
-  for (uint32_t s = 0; s < st->tl.n_spans; s++)
-    st->max_duration_ns = MAX (st->max_duration_ns,
-                               st->tl.spans[s].end_ns - st->tl.spans[s].start_ns);
-  buffer_lifetimes (st);
 
   PsSummary *sum = &st->summary;
   sum->valid = TRUE;
@@ -358,13 +299,17 @@ ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
       return NULL;
     }
   PsMeasured *m = g_new0 (PsMeasured, 1);
+  m->ref = 1;
   m->state = ps__state_ref (state);
   m->tl = res.timeline;
   ps_timeline_init (&res.timeline, PS_TL_MEASURED);
   ps_profile_result_free (&res);
-  m->node_span = node_spans (&m->tl, state->graph.n_nodes);
-  for (uint32_t i = 0; i < m->tl.n_spans; i++)
-    m->max_duration_ns = MAX (m->max_duration_ns, m->tl.spans[i].end_ns - m->tl.spans[i].start_ns);
+  m->tl.plan = &state->plan;
+  if (ps_diagnose (&m->dg, &m->tl) == 0)
+    {
+      m->have_dg = TRUE;
+      m->have_fig = ps_figures_build (&m->fig, &state->plan, &m->tl, &m->dg) == 0;
+    }
   m->gpu_name = name;
   return m;
 }

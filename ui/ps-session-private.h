@@ -6,6 +6,9 @@
 
 #include "ps-session.h"
 #include "ps-device.h"
+#include "ps-figures.h"
+#include "ps-memory-draw.h"
+#include "ps-timeline-draw.h"
 
 G_BEGIN_DECLS
 
@@ -26,26 +29,26 @@ typedef struct {
    * array but the nodes, which carry the what-if choices. */
   ps_graph graph;
   ps_node *nodes; /* owned when the graph is a copy, else NULL */
+  ps_cond *conds; /* owned when an assumption was changed, else NULL */
   ps_device device; /* the profile planned and simulated for (plan.options.device) */
   ps_plan plan;
   ps_timeline tl;
   ps_diagnosis dg;
-  gboolean have_plan, have_tl, have_dg;
-  guint32 *node_span;   /* per node: predicted span, or PS_NONE */
-  guint8 *node_critical;
-  double *buf_start, *buf_end; /* per buffer; start > end when unused */
-  double max_duration_ns;
+  ps_figures fig;       /* of the predicted timeline */
+  gboolean have_plan, have_tl, have_dg, have_fig;
   char *error;          /* plan or simulation failure, or NULL */
   PsSummary summary;
   double plan_seconds, sim_seconds;
 } PsPlanState;
 
-/* A GPU run of one plan. */
+/* A GPU run of one plan.  Shared read-only between threads; refcounted. */
 typedef struct {
+  gint ref;
   PsPlanState *state;
   ps_timeline tl; /* moved out of the profiler's result */
-  guint32 *node_span;
-  double max_duration_ns;
+  ps_diagnosis dg;
+  ps_figures fig;
+  gboolean have_dg, have_fig;
   char *gpu_name;
 } PsMeasured;
 
@@ -53,9 +56,7 @@ typedef struct {
 typedef struct {
   gint ref;
   PsDoc *doc;
-  ps_scene scene;
-  guint32 *node_box;  /* per graph node: the scene box showing it, or PS_NONE */
-  guint32 *box_first; /* per scene box: a graph node it shows, or PS_NONE */
+  ps_scene scene;    /* laid out; annotated by the session on the main thread */
   double seconds;
 } PsLayout;
 
@@ -77,17 +78,27 @@ struct _PsSession
   guint8 *no_fuse; /* per node of doc, or NULL */
   gint32 *pin;     /* per node of doc, or NULL */
 
-  PsColorMode color_by;
+  gint8 *assume;   /* per conditional of doc: ps_assume, or PS_ASSUME_AS_FILE; or NULL */
+  GArray *undo;    /* PsWhatIf edits, oldest first */
+
+  ps_color_by color_by;
   gboolean show_critical;
+  gboolean dark;
+
+  /* What the views draw, derived on the main thread from the state, the
+   * measured run and the baseline (refresh_views in ps-session.c). */
+  ps_timeline_chart *chart;
+  ps_memory_map mem;
+  gboolean have_mem;
+
+  /* The visible time span the timeline and the memory map share. */
+  double view_t0, view_t1;
+  gboolean view_fitted;
 
   PsSelectionKind sel_kind;
   guint sel_id;
 
-  gboolean has_baseline;
-  PsSummary baseline;
-  guint32 *base_stream; /* per node: stream in the baseline plan */
-  guint32 *base_group;  /* per node: first node of its step */
-  guint base_nodes;
+  PsPlanState *base;    /* the baseline's plan, timeline and figures, or NULL */
 
   /* Jobs. */
   GCancellable *cancellable;
@@ -95,6 +106,8 @@ struct _PsSession
   gboolean plan_running;
   gboolean plan_pending; /* options changed while a plan job ran */
   gboolean layout_running;
+  gboolean plan_cancelled;   /* the last plan job was cancelled: no plan until asked */
+  gboolean layout_cancelled;
   double progress;
   char *activity;
 };
@@ -106,13 +119,23 @@ typedef struct {
   char *device;
   guint8 *no_fuse; /* per node, or NULL */
   gint32 *pin;     /* per node, or NULL */
+  gint8 *assume;   /* per conditional, or NULL */
 } PsPlanInput;
+
+/* One what-if edit, for undo: what it changed and the value before. */
+typedef enum { PS_WHATIF_NO_FUSE, PS_WHATIF_PIN, PS_WHATIF_ASSUME } PsWhatIfKind;
+typedef struct {
+  PsWhatIfKind kind;
+  guint id;  /* node, or conditional index */
+  gint old;
+} PsWhatIf;
 
 PsDoc *ps__doc_ref (PsDoc *doc);
 void ps__doc_unref (PsDoc *doc);
 PsPlanState *ps__state_ref (PsPlanState *st);
 void ps__state_unref (PsPlanState *st);
-void ps__measured_free (PsMeasured *m);
+PsMeasured *ps__measured_ref (PsMeasured *m);
+void ps__measured_unref (PsMeasured *m);
 void ps__layout_unref (PsLayout *l);
 void ps__state_input_free (PsPlanInput *in);
 
@@ -132,6 +155,7 @@ PsMeasured *ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
 
 /* The current plan state (NULL when none), for ps-session-export.c. */
 PsPlanState *ps__session_get_state (PsSession *self);
+PsMeasured *ps__session_get_measured (PsSession *self);
 
 /* Whether a GPU is usable; the reason when not (probed once). */
 gboolean ps__job_gpu_probe (char **reason);
@@ -140,12 +164,6 @@ gboolean ps__job_gpu_probe (char **reason);
  * (ps-session-jobs.c). */
 guint32 ps__node_group_key (const ps_plan *p, guint node);
 
-
-/* Colours (ps-palette.c). */
-guint32 ps__palette_stream (guint stream);
-guint32 ps__palette_group (guint group);
-guint32 ps__palette_kind (guint op);
-guint32 ps__palette_duration (double ns, double max_ns);
 
 G_END_DECLS
 

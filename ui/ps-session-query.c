@@ -6,16 +6,16 @@
 #include <math.h>
 #include <string.h>
 
-#include "ps-draw.h"
 #include "ps-format.h"
 
 guint
 ps_session_node_box (PsSession *self, guint node)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
-  if (!self->layout || node >= self->layout->doc->graph.n_nodes)
+  const ps_scene *sc = self->layout ? &self->layout->scene : NULL;
+  if (!sc || !sc->node_box || node >= sc->n_graph_nodes)
     return PS_NONE;
-  return self->layout->node_box[node];
+  return sc->node_box[node];
 }
 
 GArray *
@@ -23,14 +23,11 @@ ps_session_box_nodes (PsSession *self, guint box, guint max, guint *total)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), NULL);
   GArray *out = g_array_new (FALSE, FALSE, sizeof (guint));
-  guint n = 0;
-  if (self->layout && box < self->layout->scene.n_nodes)
-    {
-      const PsLayout *l = self->layout;
-      for (uint32_t v = 0; v < l->doc->graph.n_nodes; v++)
-        if (l->node_box[v] == box && n++ < max)
-          g_array_append_val (out, v);
-    }
+  uint32_t n = 0;
+  const uint32_t *members = self->layout ? ps_scene_box_members (&self->layout->scene, box, &n)
+                                         : NULL;
+  for (uint32_t i = 0; i < n && i < max; i++)
+    g_array_append_val (out, members[i]);
   if (total)
     *total = n;
   return out;
@@ -40,9 +37,10 @@ guint
 ps_session_box_node (PsSession *self, guint box)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
-  if (!self->layout || box >= self->layout->scene.n_nodes)
-    return PS_NONE;
-  return self->layout->box_first[box];
+  uint32_t n = 0;
+  const uint32_t *members = self->layout ? ps_scene_box_members (&self->layout->scene, box, &n)
+                                         : NULL;
+  return n ? members[0] : PS_NONE;
 }
 
 char *
@@ -55,7 +53,11 @@ ps_session_format_summary (PsSession *self)
     {
       if (self->state && self->state->error)
         return g_strdup_printf ("No plan: %s", self->state->error);
-      return g_strdup (self->doc ? "Planning…" : "No graph open");
+      if (!self->doc)
+        return g_strdup (self->jobs ? "Loading…" : "No graph open");
+      if (self->plan_cancelled && !self->plan_running)
+        return g_strdup ("Planning cancelled: press F5 to plan again");
+      return g_strdup ("Planning…");
     }
   char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX];
   GString *s = g_string_new (NULL);
@@ -64,17 +66,21 @@ ps_session_format_summary (PsSession *self)
                           ps_format_duration (sum.makespan_ns, a, sizeof a), sum.streams_used,
                           sum.streams_max, sum.kernels_before, sum.kernels_after, sum.events,
                           ps_format_bytes ((double) sum.pool_bytes, b, sizeof b));
-  if (self->has_baseline)
+  if (self->measured)
+    g_string_append_printf (s, " · measured %s on %s",
+                            ps_format_duration (self->measured->tl.makespan_ns, a, sizeof a),
+                            self->measured->gpu_name ? self->measured->gpu_name : "the GPU");
+  if (self->base)
     {
-      gint64 events = (gint64) sum.events - (gint64) self->baseline.events;
+      const PsSummary *base = &self->base->summary;
+      gint64 events = (gint64) sum.events - (gint64) base->events;
       g_string_append_printf (s, " · vs baseline: makespan %s, events %s%" G_GINT64_FORMAT,
-                              ps_format_duration_delta (sum.makespan_ns
-                                                          - self->baseline.makespan_ns,
-                                                        a, sizeof a),
+                              ps_format_duration_delta (sum.makespan_ns - base->makespan_ns, a,
+                                                        sizeof a),
                               events < 0 ? "−" : "+", events < 0 ? -events : events);
       g_string_append_printf (s, ", pool %s",
                               ps_format_bytes_delta ((double) sum.pool_bytes
-                                                       - (double) self->baseline.pool_bytes,
+                                                       - (double) base->pool_bytes,
                                                      b, sizeof b));
     }
   return g_string_free (s, FALSE);
@@ -84,32 +90,12 @@ guint
 ps_session_node_span (PsSession *self, guint node, gboolean measured)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), PS_NONE);
+  const ps_figures *f = NULL;
   if (measured)
-    return self->measured && node < self->measured->state->graph.n_nodes
-               ? self->measured->node_span[node] : PS_NONE;
-  if (!self->state || !self->state->node_span || node >= self->state->graph.n_nodes)
-    return PS_NONE;
-  return self->state->node_span[node];
-}
-
-double
-ps_session_node_duration (PsSession *self, guint node)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), -1);
-  gboolean m = self->measured != NULL;
-  const ps_timeline *tl = m ? &self->measured->tl : ps_session_get_predicted (self);
-  guint s = ps_session_node_span (self, node, m);
-  if (!tl || s == PS_NONE)
-    return -1;
-  return tl->spans[s].end_ns - tl->spans[s].start_ns;
-}
-
-gboolean
-ps_session_node_critical (PsSession *self, guint node)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
-  return self->state && self->state->node_critical && node < self->state->graph.n_nodes
-         && self->state->node_critical[node];
+    f = self->measured && self->measured->have_fig ? &self->measured->fig : NULL;
+  else
+    f = self->state && self->state->have_fig ? &self->state->fig : NULL;
+  return f && node < f->n_nodes ? f->node_span[node] : PS_NONE;
 }
 
 gboolean
@@ -117,22 +103,12 @@ ps_session_node_changed (PsSession *self, guint node)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
   const ps_plan *p = ps_session_get_plan (self);
-  if (!self->has_baseline || !p || node >= self->base_nodes || node >= p->graph->n_nodes
-      || p->node_step[node] >= p->n_steps)
+  const ps_plan *b = self->base ? &self->base->plan : NULL;
+  if (!b || !p || b == p || node >= p->graph->n_nodes || node >= b->graph->n_nodes
+      || p->node_step[node] >= p->n_steps || b->node_step[node] >= b->n_steps)
     return FALSE;
-  return self->base_stream[node] != p->steps[p->node_step[node]].stream
-         || self->base_group[node] != ps__node_group_key (p, node);
-}
-
-gboolean
-ps_session_buffer_live (PsSession *self, guint buffer, double *start_ns, double *end_ns)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
-  if (!self->state || !self->state->buf_start || buffer >= self->state->graph.n_buffers)
-    return FALSE;
-  *start_ns = self->state->buf_start[buffer];
-  *end_ns = self->state->buf_end[buffer];
-  return *start_ns <= *end_ns;
+  return b->steps[b->node_step[node]].stream != p->steps[p->node_step[node]].stream
+         || ps__node_group_key (b, node) != ps__node_group_key (p, node);
 }
 
 char *
@@ -280,56 +256,3 @@ ps_session_find_nodes_finish (PsSession *self, GAsyncResult *result, GError **er
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-guint32
-ps_session_node_color (PsSession *self, guint node)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self), 0xcccccc);
-  const ps_plan *p = ps_session_get_plan (self);
-  const ps_graph *g = ps_session_get_graph (self);
-  if (!g || node >= g->n_nodes)
-    return 0xcccccc;
-  switch (self->color_by)
-    {
-    case PS_COLOR_MODE_KIND:
-      return ps_color_kind ((ps_op) g->nodes[node].op);
-    case PS_COLOR_MODE_DURATION:
-      {
-        double d = ps_session_node_duration (self, node);
-        double max = self->state ? self->state->max_duration_ns : 0;
-        if (self->measured)
-          max = MAX (max, self->measured->max_duration_ns);
-        if (d < 0 || max <= 0)
-          return 0xe0e0e0;
-        /* A log scale, so that short kernels do not all look the same. */
-        return ps_color_heat (log1p (d) / log1p (max));
-      }
-    case PS_COLOR_MODE_GROUP:
-      {
-        if (!p || p->node_step[node] >= p->n_steps)
-          return 0xe0e0e0;
-        const ps_step *st = &p->steps[p->node_step[node]];
-        if (st->group == PS_NONE)
-          return 0xe0e0e0;
-        return ps_color_stream ((int32_t) (st->group * 7 + 3));
-      }
-    case PS_COLOR_MODE_STREAM:
-    default:
-      if (!p || p->node_step[node] >= p->n_steps)
-        return 0xe0e0e0;
-      return ps_color_stream (p->steps[p->node_step[node]].stream);
-    }
-}
-
-guint32
-ps_session_span_color (PsSession *self, const ps_timeline *tl, guint span)
-{
-  g_return_val_if_fail (PS_IS_SESSION (self) && tl && span < tl->n_spans, 0xcccccc);
-  const ps_span *s = &tl->spans[span];
-  if (s->nodes_count > 0)
-    return ps_session_node_color (self, tl->span_nodes[s->nodes_begin]);
-  if (self->color_by == PS_COLOR_MODE_KIND)
-    return ps_color_kind (s->kind == PS_SPAN_MEMCPY ? PS_OP_MEMCPY
-                          : s->kind == PS_SPAN_MEMSET ? PS_OP_MEMSET
-                          : s->kind == PS_SPAN_HOST ? PS_OP_HOST : PS_OP_KERNEL);
-  return ps_color_stream ((int32_t) s->stream);
-}

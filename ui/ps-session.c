@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ps-draw.h"
+#include "ps-dag-view.h"
 
 
 enum {
@@ -23,6 +23,8 @@ enum {
   PROP_TITLE,
   PROP_HAS_BASELINE,
   PROP_HAS_DOCUMENT,
+  PROP_DARK,
+  PROP_CAN_UNDO,
   N_PROPS
 };
 
@@ -32,6 +34,7 @@ enum {
   LAYOUT_CHANGED,
   MEASURED_CHANGED,
   SELECTION_CHANGED,
+  TIME_VIEW_CHANGED,
   JOB_FAILED,
   N_SIGNALS
 };
@@ -43,6 +46,7 @@ G_DEFINE_FINAL_TYPE (PsSession, ps_session, G_TYPE_OBJECT)
 
 static void start_plan (PsSession *self);
 static void start_layout (PsSession *self);
+static void refresh_views (PsSession *self, gboolean rebuild);
 
 static void
 notify_ready (PsSession *self)
@@ -106,16 +110,20 @@ static void
 ps_session_finalize (GObject *object)
 {
   PsSession *self = PS_SESSION (object);
-  g_clear_pointer (&self->measured, ps__measured_free);
+  g_clear_pointer (&self->chart, ps_timeline_chart_free);
+  if (self->have_mem)
+    ps_memory_map_free (&self->mem);
+  g_clear_pointer (&self->measured, ps__measured_unref);
   g_clear_pointer (&self->state, ps__state_unref);
+  g_clear_pointer (&self->base, ps__state_unref);
   g_clear_pointer (&self->layout, ps__layout_unref);
   g_clear_pointer (&self->doc, ps__doc_unref);
   g_free (self->layout_error);
   g_free (self->device);
   g_free (self->no_fuse);
   g_free (self->pin);
-  g_free (self->base_stream);
-  g_free (self->base_group);
+  g_free (self->assume);
+  g_clear_pointer (&self->undo, g_array_unref);
   g_free (self->activity);
   G_OBJECT_CLASS (ps_session_parent_class)->finalize (object);
 }
@@ -136,8 +144,10 @@ ps_session_get_property (GObject *object, guint prop_id, GValue *value, GParamSp
     case PROP_ACTIVITY: g_value_set_string (value, self->activity); break;
     case PROP_READY: g_value_set_boolean (value, ps_session_get_ready (self)); break;
     case PROP_TITLE: g_value_set_string (value, ps_session_get_title (self)); break;
-    case PROP_HAS_BASELINE: g_value_set_boolean (value, self->has_baseline); break;
+    case PROP_HAS_BASELINE: g_value_set_boolean (value, self->base != NULL); break;
     case PROP_HAS_DOCUMENT: g_value_set_boolean (value, self->doc != NULL); break;
+    case PROP_DARK: g_value_set_boolean (value, self->dark); break;
+    case PROP_CAN_UNDO: g_value_set_boolean (value, ps_session_can_undo (self)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -153,6 +163,7 @@ ps_session_set_property (GObject *object, guint prop_id, const GValue *value, GP
     case PROP_DEVICE: ps_session_set_device (self, g_value_get_string (value)); break;
     case PROP_COLOR_BY: ps_session_set_color_by (self, g_value_get_int (value)); break;
     case PROP_SHOW_CRITICAL: ps_session_set_show_critical (self, g_value_get_boolean (value)); break;
+    case PROP_DARK: ps_session_set_dark (self, g_value_get_boolean (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -171,8 +182,8 @@ ps_session_class_init (PsSessionClass *klass)
   properties[PROP_STREAMS] = g_param_spec_uint ("streams", NULL, NULL, 1, PS_MAX_STREAMS, 4, rw);
   properties[PROP_FUSION] = g_param_spec_boolean ("fusion", NULL, NULL, TRUE, rw);
   properties[PROP_DEVICE] = g_param_spec_string ("device", NULL, NULL, PS_DEVICE_DEFAULT, rw);
-  properties[PROP_COLOR_BY] = g_param_spec_int ("color-by", NULL, NULL, 0, PS_COLOR_MODE_DURATION,
-                                                0, rw);
+  properties[PROP_COLOR_BY] = g_param_spec_int ("color-by", NULL, NULL, 0,
+                                                PS_COLOR_BY__COUNT - 1, PS_COLOR_BY_STREAM, rw);
   properties[PROP_SHOW_CRITICAL] = g_param_spec_boolean ("show-critical", NULL, NULL, TRUE, rw);
   properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE, ro);
   properties[PROP_PROGRESS] = g_param_spec_double ("progress", NULL, NULL, -1, 1, -1, ro);
@@ -181,12 +192,15 @@ ps_session_class_init (PsSessionClass *klass)
   properties[PROP_TITLE] = g_param_spec_string ("title", NULL, NULL, NULL, ro);
   properties[PROP_HAS_BASELINE] = g_param_spec_boolean ("has-baseline", NULL, NULL, FALSE, ro);
   properties[PROP_HAS_DOCUMENT] = g_param_spec_boolean ("has-document", NULL, NULL, FALSE, ro);
+  properties[PROP_DARK] = g_param_spec_boolean ("dark", NULL, NULL, FALSE, rw);
+  properties[PROP_CAN_UNDO] = g_param_spec_boolean ("can-undo", NULL, NULL, FALSE, ro);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
-  for (int i = DOCUMENT_CHANGED; i <= SELECTION_CHANGED; i++)
+  for (int i = DOCUMENT_CHANGED; i <= TIME_VIEW_CHANGED; i++)
     {
       static const char *const names[] = { "document-changed", "plan-changed", "layout-changed",
-                                           "measured-changed", "selection-changed" };
+                                           "measured-changed", "selection-changed",
+                                           "time-view-changed" };
       signals[i] = g_signal_new (names[i], G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                                  NULL, NULL, NULL, G_TYPE_NONE, 0);
     }
@@ -202,7 +216,79 @@ ps_session_init (PsSession *self)
   ps_plan_options_init (&self->options);
   self->device = g_strdup (PS_DEVICE_DEFAULT);
   self->show_critical = TRUE;
+  self->color_by = PS_COLOR_BY_STREAM;
   self->progress = -1;
+  self->view_fitted = TRUE;
+  self->view_t1 = 1000;
+  self->undo = g_array_new (FALSE, FALSE, sizeof (PsWhatIf));
+}
+
+/* ---- what the views draw ---------------------------------------------------- */
+
+static const ps_figures *
+current_figures (PsSession *self)
+{
+  if (self->measured && self->measured->have_fig)
+    return &self->measured->fig;
+  return self->state && self->state->have_fig ? &self->state->fig : NULL;
+}
+
+/* Writes the plan, figures and style into the DAG scene. */
+static void
+annotate_scene (PsSession *self)
+{
+  if (!self->layout)
+    return;
+  ps_view_options o;
+  ps_view_options_init (&o);
+  o.color = self->color_by;
+  o.theme = self->dark ? PS_THEME_DARK : PS_THEME_LIGHT;
+  o.hide_critical = !self->show_critical;
+  o.figures = current_figures (self);
+  const ps_plan *p = ps_session_get_plan (self);
+  const ps_graph *g = p ? p->graph : &self->layout->doc->graph;
+  ps_dag_view_annotate (&self->layout->scene, g, p, &o);
+}
+
+static double
+run_length (PsSession *self)
+{
+  return self->chart ? ps_timeline_chart_length (self->chart) : 1000;
+}
+
+/* Rebuilds the timeline chart and the memory map (rebuild), annotates the
+ * DAG scene and re-fits the visible time span when it follows the run. */
+static void
+refresh_views (PsSession *self, gboolean rebuild)
+{
+  if (rebuild)
+    {
+      g_clear_pointer (&self->chart, ps_timeline_chart_free);
+      if (self->have_mem)
+        ps_memory_map_free (&self->mem);
+      self->have_mem = FALSE;
+      PsPlanState *st = self->state;
+      if (st && st->have_tl)
+        {
+          gboolean same_graph = self->base && self->base->have_tl
+                                && self->base->graph.n_nodes == st->graph.n_nodes;
+          ps_timeline_layers l = { &st->tl, st->have_dg ? &st->dg : NULL,
+                                   self->measured ? &self->measured->tl : NULL,
+                                   same_graph ? &self->base->tl : NULL, current_figures (self),
+                                   &st->plan };
+          ps_timeline_chart_new (&self->chart, &l);
+          const ps_figures *f = current_figures (self);
+          if (f && ps_memory_map_build (&self->mem, &st->plan, f) == 0)
+            self->have_mem = TRUE;
+        }
+    }
+  annotate_scene (self);
+  if (self->view_fitted)
+    {
+      self->view_t0 = 0;
+      self->view_t1 = run_length (self) * 1.02;
+      g_signal_emit (self, signals[TIME_VIEW_CHANGED], 0);
+    }
 }
 
 PsSession *
@@ -229,17 +315,23 @@ set_document (PsSession *self, PsDoc *doc)
 {
   if (self->cancellable)
     g_cancellable_cancel (self->cancellable);
-  g_clear_pointer (&self->measured, ps__measured_free);
+  g_clear_pointer (&self->measured, ps__measured_unref);
   g_clear_pointer (&self->state, ps__state_unref);
   g_clear_pointer (&self->layout, ps__layout_unref);
   g_clear_pointer (&self->layout_error, g_free);
   g_clear_pointer (&self->doc, ps__doc_unref);
   g_clear_pointer (&self->no_fuse, g_free);
   g_clear_pointer (&self->pin, g_free);
+  g_clear_pointer (&self->assume, g_free);
+  g_array_set_size (self->undo, 0);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_UNDO]);
   self->layout_failed = FALSE;
+  self->plan_cancelled = self->layout_cancelled = FALSE;
   self->doc = doc;
   self->sel_kind = PS_SELECTION_NONE;
   ps_session_clear_baseline (self);
+  self->view_fitted = TRUE;
+  refresh_views (self, TRUE);
   if (doc->graph.device && *doc->graph.device && g_strcmp0 (doc->graph.device, self->device))
     {
       g_free (self->device);
@@ -377,13 +469,16 @@ plan_done (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   PsPlanState *st = g_task_propagate_pointer (G_TASK (result), &error);
   self->plan_running = FALSE;
+  if (!st && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) && !self->plan_pending)
+    self->plan_cancelled = TRUE;
   if (st && (st->doc != self->doc || self->plan_pending))
     g_clear_pointer (&st, ps__state_unref);
   if (st)
     {
-      g_clear_pointer (&self->measured, ps__measured_free);
+      g_clear_pointer (&self->measured, ps__measured_unref);
       g_clear_pointer (&self->state, ps__state_unref);
       self->state = st;
+      refresh_views (self, TRUE);
       if (st->error)
         g_signal_emit (self, signals[JOB_FAILED], 0, "plan", st->error);
       g_signal_emit (self, signals[PLAN_CHANGED], 0);
@@ -393,6 +488,8 @@ plan_done (GObject *source, GAsyncResult *result, gpointer data)
     }
   if (self->plan_pending && self->doc)
     start_plan (self);
+  else if (self->plan_cancelled)
+    g_signal_emit (self, signals[PLAN_CHANGED], 0); /* views say it was cancelled */
   job_end (self);
   g_object_unref (self);
 }
@@ -408,6 +505,7 @@ start_plan (PsSession *self)
       return;
     }
   self->plan_pending = FALSE;
+  self->plan_cancelled = FALSE;
   PsPlanInput *in = g_new0 (PsPlanInput, 1);
   in->doc = ps__doc_ref (self->doc);
   in->options = self->options;
@@ -417,6 +515,8 @@ start_plan (PsSession *self)
     in->no_fuse = g_memdup2 (self->no_fuse, MAX (n, 1));
   if (self->pin)
     in->pin = g_memdup2 (self->pin, sizeof (gint32) * MAX (n, 1));
+  if (self->assume)
+    in->assume = g_memdup2 (self->assume, MAX (self->doc->graph.n_conds, 1));
   self->plan_running = TRUE;
   job_begin (self, "Planning");
   g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), plan_done,
@@ -430,6 +530,8 @@ ps_session_replan (PsSession *self)
 {
   g_return_if_fail (PS_IS_SESSION (self));
   start_plan (self);
+  if (self->doc && !self->layout && !self->layout_failed)
+    start_layout (self);
 }
 
 /* ---- layout ------------------------------------------------------------- */
@@ -452,15 +554,22 @@ layout_done (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   PsLayout *l = g_task_propagate_pointer (G_TASK (result), &error);
   self->layout_running = FALSE;
+  gboolean cancelled = !l && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   if (l && l->doc == self->doc)
     {
       g_clear_pointer (&self->layout, ps__layout_unref);
       self->layout = l;
+      annotate_scene (self);
       g_signal_emit (self, signals[LAYOUT_CHANGED], 0);
     }
   else if (l)
     ps__layout_unref (l);
-  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  else if (cancelled)
+    {
+      self->layout_cancelled = TRUE;
+      g_signal_emit (self, signals[LAYOUT_CHANGED], 0);
+    }
+  else
     {
       self->layout_failed = TRUE;
       g_free (self->layout_error);
@@ -469,7 +578,7 @@ layout_done (GObject *source, GAsyncResult *result, gpointer data)
       g_signal_emit (self, signals[LAYOUT_CHANGED], 0);
     }
   /* A document opened while this layout ran needs its own. */
-  if (self->doc && !self->layout && !self->layout_failed)
+  if (self->doc && !self->layout && !self->layout_failed && !self->layout_cancelled)
     start_layout (self);
   job_end (self);
   g_object_unref (self);
@@ -481,6 +590,7 @@ start_layout (PsSession *self)
   if (!self->doc || self->layout_running)
     return;
   self->layout_running = TRUE;
+  self->layout_cancelled = FALSE;
   job_begin (self, "Laying out");
   g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), layout_done,
                                        NULL);
@@ -531,7 +641,7 @@ gpu_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
   GError *error = NULL;
   PsMeasured *m = ps__job_gpu (data, cancellable, gpu_progress, source, &error);
   if (m)
-    g_task_return_pointer (task, m, (GDestroyNotify) ps__measured_free);
+    g_task_return_pointer (task, m, (GDestroyNotify) ps__measured_unref);
   else
     g_task_return_error (task, error);
 }
@@ -544,12 +654,13 @@ gpu_done (GObject *source, GAsyncResult *result, gpointer data)
   PsMeasured *m = g_task_propagate_pointer (G_TASK (result), &error);
   if (m && m->state == self->state)
     {
-      g_clear_pointer (&self->measured, ps__measured_free);
+      g_clear_pointer (&self->measured, ps__measured_unref);
       self->measured = m;
+      refresh_views (self, TRUE);
       g_signal_emit (self, signals[MEASURED_CHANGED], 0);
     }
   else if (m)
-    ps__measured_free (m);
+    ps__measured_unref (m);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_signal_emit (self, signals[JOB_FAILED], 0, "gpu", error->message);
   job_end (self);
@@ -730,11 +841,28 @@ doc_nodes (PsSession *self)
   return self->doc ? self->doc->graph.n_nodes : 0;
 }
 
+static void
+push_undo (PsSession *self, PsWhatIfKind kind, guint id, gint old)
+{
+  PsWhatIf w = { kind, id, old };
+  g_array_append_val (self->undo, w);
+  if (self->undo->len == 1)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_UNDO]);
+}
+
 gboolean
 ps_session_get_node_no_fuse (PsSession *self, guint node)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
   return self->no_fuse && node < doc_nodes (self) && self->no_fuse[node];
+}
+
+static void
+set_no_fuse (PsSession *self, guint node, gboolean no_fuse)
+{
+  if (!self->no_fuse)
+    self->no_fuse = g_new0 (guint8, MAX (doc_nodes (self), 1));
+  self->no_fuse[node] = !!no_fuse;
 }
 
 void
@@ -743,9 +871,8 @@ ps_session_set_node_no_fuse (PsSession *self, guint node, gboolean no_fuse)
   g_return_if_fail (PS_IS_SESSION (self));
   if (node >= doc_nodes (self) || ps_session_get_node_no_fuse (self, node) == !!no_fuse)
     return;
-  if (!self->no_fuse)
-    self->no_fuse = g_new0 (guint8, doc_nodes (self));
-  self->no_fuse[node] = !!no_fuse;
+  push_undo (self, PS_WHATIF_NO_FUSE, node, ps_session_get_node_no_fuse (self, node));
+  set_no_fuse (self, node, no_fuse);
   start_plan (self);
 }
 
@@ -758,6 +885,18 @@ ps_session_get_node_pin (PsSession *self, guint node)
   return self->pin[node];
 }
 
+static void
+set_pin (PsSession *self, guint node, int pin)
+{
+  if (!self->pin)
+    {
+      self->pin = g_new (gint32, MAX (doc_nodes (self), 1));
+      for (guint i = 0; i < doc_nodes (self); i++)
+        self->pin[i] = PS_PIN_AS_FILE;
+    }
+  self->pin[node] = pin;
+}
+
 void
 ps_session_set_node_pin (PsSession *self, guint node, int pin)
 {
@@ -765,13 +904,8 @@ ps_session_set_node_pin (PsSession *self, guint node, int pin)
   if (node >= doc_nodes (self) || pin < PS_PIN_AS_FILE || pin >= PS_MAX_STREAMS
       || ps_session_get_node_pin (self, node) == pin)
     return;
-  if (!self->pin)
-    {
-      self->pin = g_new (gint32, doc_nodes (self));
-      for (guint i = 0; i < doc_nodes (self); i++)
-        self->pin[i] = PS_PIN_AS_FILE;
-    }
-  self->pin[node] = pin;
+  push_undo (self, PS_WHATIF_PIN, node, ps_session_get_node_pin (self, node));
+  set_pin (self, node, pin);
   start_plan (self);
 }
 
@@ -782,6 +916,87 @@ ps_session_node_fusible (PsSession *self, guint node)
   return node < doc_nodes (self) && (self->doc->graph.nodes[node].flags & PS_NODE_FUSIBLE);
 }
 
+static guint
+doc_conds (PsSession *self)
+{
+  return self->doc ? self->doc->graph.n_conds : 0;
+}
+
+int
+ps_session_get_cond_assume (PsSession *self, guint cond)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_ASSUME_AS_FILE);
+  if (!self->assume || cond >= doc_conds (self))
+    return PS_ASSUME_AS_FILE;
+  return self->assume[cond];
+}
+
+static void
+set_assume (PsSession *self, guint cond, int assume)
+{
+  if (!self->assume)
+    {
+      self->assume = g_new (gint8, MAX (doc_conds (self), 1));
+      memset (self->assume, PS_ASSUME_AS_FILE, MAX (doc_conds (self), 1));
+    }
+  self->assume[cond] = (gint8) assume;
+}
+
+void
+ps_session_set_cond_assume (PsSession *self, guint cond, int assume)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (cond >= doc_conds (self) || assume < PS_ASSUME_AS_FILE || assume >= PS_ASSUME__COUNT
+      || ps_session_get_cond_assume (self, cond) == assume)
+    return;
+  push_undo (self, PS_WHATIF_ASSUME, cond, ps_session_get_cond_assume (self, cond));
+  set_assume (self, cond, assume);
+  start_plan (self);
+}
+
+gboolean
+ps_session_can_undo (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->undo->len > 0;
+}
+
+void
+ps_session_undo (PsSession *self)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (self->undo->len == 0)
+    return;
+  PsWhatIf w = g_array_index (self->undo, PsWhatIf, self->undo->len - 1);
+  g_array_set_size (self->undo, self->undo->len - 1);
+  switch (w.kind)
+    {
+    case PS_WHATIF_NO_FUSE: set_no_fuse (self, w.id, w.old); break;
+    case PS_WHATIF_PIN: set_pin (self, w.id, w.old); break;
+    case PS_WHATIF_ASSUME: set_assume (self, w.id, w.old); break;
+    }
+  if (self->undo->len == 0)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_UNDO]);
+  start_plan (self);
+}
+
+void
+ps_session_reset_whatif (PsSession *self)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  gboolean any = self->no_fuse || self->pin || self->assume;
+  g_clear_pointer (&self->no_fuse, g_free);
+  g_clear_pointer (&self->pin, g_free);
+  g_clear_pointer (&self->assume, g_free);
+  if (self->undo->len)
+    {
+      g_array_set_size (self->undo, 0);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_UNDO]);
+    }
+  if (any)
+    start_plan (self);
+}
+
 /* ---- results ------------------------------------------------------------ */
 
 PsPlanState *
@@ -790,22 +1005,57 @@ ps__session_get_state (PsSession *self)
   return self->state;
 }
 
-/* ---- colours ------------------------------------------------------------ */
+PsMeasured *
+ps__session_get_measured (PsSession *self)
+{
+  return self->measured;
+}
 
-PsColorMode
+const ps_figures *
+ps_session_get_figures (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return current_figures (self);
+}
+
+const ps_figures *
+ps_session_get_predicted_figures (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->state && self->state->have_fig ? &self->state->fig : NULL;
+}
+
+const ps_timeline_chart *
+ps_session_get_chart (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->chart;
+}
+
+const ps_memory_map *
+ps_session_get_memory_map (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->have_mem ? &self->mem : NULL;
+}
+
+/* ---- style -------------------------------------------------------------- */
+
+ps_color_by
 ps_session_get_color_by (PsSession *self)
 {
-  g_return_val_if_fail (PS_IS_SESSION (self), PS_COLOR_MODE_STREAM);
+  g_return_val_if_fail (PS_IS_SESSION (self), PS_COLOR_BY_STREAM);
   return self->color_by;
 }
 
 void
-ps_session_set_color_by (PsSession *self, PsColorMode color_by)
+ps_session_set_color_by (PsSession *self, ps_color_by color_by)
 {
   g_return_if_fail (PS_IS_SESSION (self));
-  if (color_by == self->color_by || color_by > PS_COLOR_MODE_DURATION)
+  if (color_by == self->color_by || (unsigned) color_by >= PS_COLOR_BY__COUNT)
     return;
   self->color_by = color_by;
+  annotate_scene (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COLOR_BY]);
 }
 
@@ -823,7 +1073,79 @@ ps_session_set_show_critical (PsSession *self, gboolean show)
   if (!show == !self->show_critical)
     return;
   self->show_critical = !!show;
+  annotate_scene (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHOW_CRITICAL]);
+}
+
+gboolean
+ps_session_get_dark (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  return self->dark;
+}
+
+void
+ps_session_set_dark (PsSession *self, gboolean dark)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (!dark == !self->dark)
+    return;
+  self->dark = !!dark;
+  annotate_scene (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DARK]);
+}
+
+void
+ps_session_get_style (PsSession *self, ps_style *out)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  ps_style_init (out, self->dark ? PS_THEME_DARK : PS_THEME_LIGHT, self->color_by);
+  out->show_critical = self->show_critical;
+}
+
+/* ---- the visible time span ------------------------------------------------ */
+
+void
+ps_session_get_time_view (PsSession *self, double *t0, double *t1)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  *t0 = self->view_t0;
+  *t1 = self->view_t1;
+}
+
+void
+ps_session_set_time_view (PsSession *self, double t0, double t1)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  double len = run_length (self);
+  /* At least a nanosecond, at most four runs, and some of the run in view. */
+  double span = CLAMP (t1 - t0, 1, len * 4);
+  if (!isfinite (t0) || !isfinite (span))
+    return;
+  t0 = CLAMP (t0, -span * 0.5, MAX (len - span * 0.5, -span * 0.5));
+  if (t0 == self->view_t0 && t0 + span == self->view_t1 && !self->view_fitted)
+    return;
+  self->view_t0 = t0;
+  self->view_t1 = t0 + span;
+  self->view_fitted = FALSE;
+  g_signal_emit (self, signals[TIME_VIEW_CHANGED], 0);
+}
+
+void
+ps_session_fit_time_view (PsSession *self)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  self->view_fitted = TRUE;
+  self->view_t0 = 0;
+  self->view_t1 = run_length (self) * 1.02;
+  g_signal_emit (self, signals[TIME_VIEW_CHANGED], 0);
+}
+
+gboolean
+ps_session_get_time_view_fitted (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), TRUE);
+  return self->view_fitted;
 }
 
 /* ---- selection ---------------------------------------------------------- */
@@ -842,10 +1164,12 @@ ps_session_select (PsSession *self, PsSelectionKind kind, guint id)
 {
   g_return_if_fail (PS_IS_SESSION (self));
   const ps_graph *g = ps_session_get_graph (self);
-  const ps_timeline *tl = ps_session_get_predicted (self);
+  const ps_diagnosis *dg = ps_session_get_diagnosis (self);
+  const ps_scene *sc = ps_session_get_scene (self);
   if ((kind == PS_SELECTION_NODE && (!g || id >= g->n_nodes))
       || (kind == PS_SELECTION_BUFFER && (!g || id >= g->n_buffers))
-      || (kind == PS_SELECTION_STALL && (!tl || id >= tl->n_stalls)))
+      || (kind == PS_SELECTION_WAIT && (!dg || id >= dg->n_waits))
+      || (kind == PS_SELECTION_BOX && (!sc || id >= sc->n_nodes)))
     kind = PS_SELECTION_NONE;
   if (kind == PS_SELECTION_NONE)
     id = 0;
@@ -868,29 +1192,32 @@ ps_session_select_span (PsSession *self, const ps_timeline *tl, guint span)
   ps_session_select (self, PS_SELECTION_NODE, tl->span_nodes[tl->spans[span].nodes_begin]);
 }
 
+void
+ps_session_select_box (PsSession *self, guint box)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  const ps_scene *sc = ps_session_get_scene (self);
+  uint32_t n = 0;
+  const uint32_t *members = sc ? ps_scene_box_members (sc, box, &n) : NULL;
+  if (n == 1)
+    ps_session_select (self, PS_SELECTION_NODE, members[0]);
+  else if (n > 1)
+    ps_session_select (self, PS_SELECTION_BOX, box);
+  else
+    ps_session_select (self, PS_SELECTION_NONE, 0);
+}
+
 /* ---- baseline ----------------------------------------------------------- */
 
 void
 ps_session_pin_baseline (PsSession *self)
 {
   g_return_if_fail (PS_IS_SESSION (self));
-  const ps_plan *p = ps_session_get_plan (self);
-  if (!p || !self->state->summary.valid)
+  if (!self->state || !self->state->have_plan || !self->state->summary.valid)
     return;
-  guint n = p->graph->n_nodes;
-  g_free (self->base_stream);
-  g_free (self->base_group);
-  self->base_stream = g_new (guint32, MAX (n, 1));
-  self->base_group = g_new (guint32, MAX (n, 1));
-  for (guint v = 0; v < n; v++)
-    {
-      gboolean ok = p->node_step[v] < p->n_steps;
-      self->base_stream[v] = ok ? p->steps[p->node_step[v]].stream : PS_NONE;
-      self->base_group[v] = ok ? ps__node_group_key (p, v) : PS_NONE;
-    }
-  self->base_nodes = n;
-  self->baseline = self->state->summary;
-  self->has_baseline = TRUE;
+  g_clear_pointer (&self->base, ps__state_unref);
+  self->base = ps__state_ref (self->state);
+  refresh_views (self, TRUE);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_BASELINE]);
   g_signal_emit (self, signals[PLAN_CHANGED], 0);
 }
@@ -899,12 +1226,10 @@ void
 ps_session_clear_baseline (PsSession *self)
 {
   g_return_if_fail (PS_IS_SESSION (self));
-  if (!self->has_baseline)
+  if (!self->base)
     return;
-  self->has_baseline = FALSE;
-  g_clear_pointer (&self->base_stream, g_free);
-  g_clear_pointer (&self->base_group, g_free);
-  self->base_nodes = 0;
+  g_clear_pointer (&self->base, ps__state_unref);
+  refresh_views (self, TRUE);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_BASELINE]);
   g_signal_emit (self, signals[PLAN_CHANGED], 0);
 }
@@ -913,5 +1238,36 @@ gboolean
 ps_session_has_baseline (PsSession *self)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
-  return self->has_baseline;
+  return self->base != NULL;
+}
+
+const ps_plan *
+ps_session_get_baseline_plan (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->base ? &self->base->plan : NULL;
+}
+
+const ps_timeline *
+ps_session_get_baseline_timeline (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->base && self->base->have_tl ? &self->base->tl : NULL;
+}
+
+const ps_figures *
+ps_session_get_baseline_figures (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->base && self->base->have_fig ? &self->base->fig : NULL;
+}
+
+void
+ps_session_get_baseline_summary (PsSession *self, PsSummary *out)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  if (self->base)
+    *out = self->base->summary;
+  else
+    memset (out, 0, sizeof *out);
 }

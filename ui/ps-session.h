@@ -9,7 +9,14 @@
  * plain data here and never calls core/ itself.  Pointers returned by the
  * getters stay valid until the next signal that replaces them
  * ("document-changed", "plan-changed", "layout-changed",
- * "measured-changed"). */
+ * "measured-changed").
+ *
+ * Every figure a view shows comes from the session's ps_figures (the
+ * measured run when there is one, else the prediction on the plan's
+ * device): the DAG scene is annotated with them, the timeline chart and
+ * the memory map are built from them, and the inspector and the status
+ * line read them.  No view derives a duration, a stream, the critical
+ * path or a lifetime of its own. */
 #ifndef PS_SESSION_H
 #define PS_SESSION_H
 
@@ -17,9 +24,13 @@
 
 #include "ps-types.h"
 #include "ps-diagnose.h"
+#include "ps-figures.h"
 #include "ps-graph.h"
+#include "ps-memory-draw.h"
 #include "ps-plan.h"
 #include "ps-scene.h"
+#include "ps-style.h"
+#include "ps-timeline-draw.h"
 #include "ps-timeline.h"
 
 G_BEGIN_DECLS
@@ -70,6 +81,18 @@ void ps_session_set_node_pin (PsSession *self, guint node, int pin);
 /* Whether a node could be fused at all (a fusible element-wise kernel). */
 gboolean ps_session_node_fusible (PsSession *self, guint node);
 
+/* Which branch of conditional `cond` (an index into graph->conds) the
+ * plan assumes: PS_ASSUME_AS_FILE (what the file says) or a ps_assume. */
+#define PS_ASSUME_AS_FILE (-1)
+int ps_session_get_cond_assume (PsSession *self, guint cond);
+void ps_session_set_cond_assume (PsSession *self, guint cond, int assume);
+
+/* What-if edits (fusion, pins, assumptions) can be undone one by one, or
+ * all at once ("can-undo" tells whether there is one). */
+gboolean ps_session_can_undo (PsSession *self);
+void ps_session_undo (PsSession *self);
+void ps_session_reset_whatif (PsSession *self);
+
 /* ---- results ------------------------------------------------------------ */
 
 /* The current plan, its predicted timeline and diagnosis; NULL when none. */
@@ -78,14 +101,23 @@ const ps_timeline *ps_session_get_predicted (PsSession *self);
 const ps_diagnosis *ps_session_get_diagnosis (PsSession *self);
 /* The measured timeline of the current plan; NULL when none. */
 const ps_timeline *ps_session_get_measured (PsSession *self);
-/* The laid-out DAG; NULL while none. */
+/* The figures every view shows: of the measured run when there is one,
+ * else of the prediction; NULL when none.  The predicted ones always. */
+const ps_figures *ps_session_get_figures (PsSession *self);
+const ps_figures *ps_session_get_predicted_figures (PsSession *self);
+/* The timeline chart (the predicted lanes, the measured run over them,
+ * the baseline under them) and the memory map; NULL when none. */
+const ps_timeline_chart *ps_session_get_chart (PsSession *self);
+const ps_memory_map *ps_session_get_memory_map (PsSession *self);
+/* The laid-out DAG, annotated with the current plan, figures and style;
+ * NULL while none. */
 const ps_scene *ps_session_get_scene (PsSession *self);
-/* The scene box that shows a graph node, and a node a box shows; PS_NONE
- * when unknown (overview boxes stand for bands of nodes). */
+/* The scene box that shows a graph node, and the first node a box
+ * shows; PS_NONE when none. */
 guint ps_session_node_box (PsSession *self, guint node);
 guint ps_session_box_node (PsSession *self, guint box);
 /* The nodes a box shows, in node order, at most max; *total (may be NULL)
- * gets how many there are.  One pass over the nodes. */
+ * gets how many there are. */
 GArray *ps_session_box_nodes (PsSession *self, guint box, guint max, guint *total);
 
 /* Why the last plan failed (e.g. a pin that cannot be honoured), or NULL. */
@@ -98,14 +130,8 @@ char *ps_session_format_summary (PsSession *self);
 /* Per node: the span of the predicted (or measured) timeline that ran it,
  * or PS_NONE. */
 guint ps_session_node_span (PsSession *self, guint node, gboolean measured);
-/* Per node: predicted duration in ns of its step (< 0 when unknown). */
-double ps_session_node_duration (PsSession *self, guint node);
-/* Whether the node lies on the predicted critical path. */
-gboolean ps_session_node_critical (PsSession *self, guint node);
 /* Whether the node's step differs from the baseline's (stream or group). */
 gboolean ps_session_node_changed (PsSession *self, guint node);
-/* Per buffer: [first use, last use] in the predicted timeline; FALSE when unused. */
-gboolean ps_session_buffer_live (PsSession *self, guint buffer, double *start_ns, double *end_ns);
 /* The displayed label of a span ("a + b" for fused spans). */
 char *ps_session_span_label (PsSession *self, const ps_timeline *tl, guint span);
 char *ps_session_stream_label (PsSession *self, const ps_timeline *tl, guint stream);
@@ -120,29 +146,48 @@ void ps_session_find_nodes_async (PsSession *self, const char *text, guint max,
                                   gpointer user_data);
 GArray *ps_session_find_nodes_finish (PsSession *self, GAsyncResult *result, GError **error);
 
-/* ---- colours shared by the views ------------------------------------------ */
+/* ---- the style every view draws with ------------------------------------- */
 
-PsColorMode ps_session_get_color_by (PsSession *self);
-void ps_session_set_color_by (PsSession *self, PsColorMode color_by);
+ps_color_by ps_session_get_color_by (PsSession *self);
+void ps_session_set_color_by (PsSession *self, ps_color_by color_by);
 gboolean ps_session_get_show_critical (PsSession *self);
 void ps_session_set_show_critical (PsSession *self, gboolean show);
-/* The fill colour (0xRRGGBB) of a node under the current colouring. */
-guint32 ps_session_node_color (PsSession *self, guint node);
-/* The same for a span of a timeline (its first node, else its stream). */
-guint32 ps_session_span_color (PsSession *self, const ps_timeline *tl, guint span);
+/* Dark canvases (the window follows the desktop's style). */
+gboolean ps_session_get_dark (PsSession *self);
+void ps_session_set_dark (PsSession *self, gboolean dark);
+void ps_session_get_style (PsSession *self, ps_style *out);
+
+/* ---- the visible time span ------------------------------------------------- */
+
+/* The time span the timeline and the memory map show, in ns.  While it is
+ * fitted it follows the run's length through every re-plan; a zoom or a
+ * pan ("set") stops that until the next fit.  "time-view-changed" tells. */
+void ps_session_get_time_view (PsSession *self, double *t0, double *t1);
+void ps_session_set_time_view (PsSession *self, double t0, double t1);
+void ps_session_fit_time_view (PsSession *self);
+gboolean ps_session_get_time_view_fitted (PsSession *self);
 
 /* ---- selection ---------------------------------------------------------- */
 
 PsSelectionKind ps_session_get_selection (PsSession *self, guint *id);
 void ps_session_select (PsSession *self, PsSelectionKind kind, guint id);
-/* Selects the span's first node (or its stall). */
+/* Selects the span's first node. */
 void ps_session_select_span (PsSession *self, const ps_timeline *tl, guint span);
+/* Selects what a DAG box shows: its node, or the box when it stands for
+ * several. */
+void ps_session_select_box (PsSession *self, guint box);
 
 /* ---- baseline ----------------------------------------------------------- */
 
 void ps_session_pin_baseline (PsSession *self);
 void ps_session_clear_baseline (PsSession *self);
 gboolean ps_session_has_baseline (PsSession *self);
+/* The baseline's plan, predicted timeline, figures and status numbers;
+ * NULL (invalid) without one. */
+const ps_plan *ps_session_get_baseline_plan (PsSession *self);
+const ps_timeline *ps_session_get_baseline_timeline (PsSession *self);
+const ps_figures *ps_session_get_baseline_figures (PsSession *self);
+void ps_session_get_baseline_summary (PsSession *self, PsSummary *out);
 
 /* ---- exports ------------------------------------------------------------ */
 

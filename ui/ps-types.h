@@ -16,21 +16,15 @@ typedef struct _PsTimelineWidget PsTimelineWidget;
 typedef struct _PsMemoryWidget PsMemoryWidget;
 typedef struct _PsInspector PsInspector;
 typedef struct _PsStatusLine PsStatusLine;
-
-/* How the DAG and timeline colour nodes and spans. */
-typedef enum {
-  PS_COLOR_MODE_STREAM = 0,
-  PS_COLOR_MODE_GROUP,
-  PS_COLOR_MODE_KIND,
-  PS_COLOR_MODE_DURATION,
-} PsColorMode;
+typedef struct _PsBaselineView PsBaselineView;
 
 /* What the selection refers to. */
 typedef enum {
   PS_SELECTION_NONE = 0,
   PS_SELECTION_NODE,   /* a graph node (and so its plan step and span) */
-  PS_SELECTION_STALL,  /* a stall of the predicted timeline */
+  PS_SELECTION_WAIT,   /* a wait of the predicted timeline's diagnosis */
   PS_SELECTION_BUFFER, /* a buffer */
+  PS_SELECTION_BOX,    /* a box of the DAG that stands for several nodes */
 } PsSelectionKind;
 
 /* The numbers of the status line, for one plan. */

@@ -4,7 +4,10 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "ps-format.h"
 
 const char *
 ps_figure_source_name (ps_figure_source s)
@@ -25,8 +28,11 @@ ps_figures_free (ps_figures *f)
   free (f->node_stream);
   free (f->node_critical);
   free (f->critical);
+  free (f->span_critical);
   free (f->buf_first);
   free (f->buf_last);
+  free (f->buf_first_span);
+  free (f->buf_last_span);
   memset (f, 0, sizeof *f);
 }
 
@@ -61,7 +67,10 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
   f->node_critical = calloc (n1, 1);
   f->buf_first = malloc (b1 * sizeof *f->buf_first);
   f->buf_last = malloc (b1 * sizeof *f->buf_last);
-  if (!f->node_span || !f->node_start || !f->node_ns || !f->node_source || !f->node_stream
+  f->span_critical = calloc ((size_t) tl->n_spans + 1, 1);
+  f->buf_first_span = malloc (b1 * sizeof *f->buf_first_span);
+  f->buf_last_span = malloc (b1 * sizeof *f->buf_last_span);
+  if (!f->span_critical || !f->buf_first_span || !f->buf_last_span || !f->node_span || !f->node_start || !f->node_ns || !f->node_source || !f->node_stream
       || !f->node_critical || !f->buf_first || !f->buf_last) {
     ps_figures_free (f);
     return PS_ENOMEM;
@@ -73,8 +82,10 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
     if (p && p->node_step && p->node_step[v] < p->n_steps)
       f->node_stream[v] = p->steps[p->node_step[v]].stream;
   }
-  for (uint32_t b = 0; b < nb; b++)
+  for (uint32_t b = 0; b < nb; b++) {
     f->buf_first[b] = f->buf_last[b] = NAN;
+    f->buf_first_span[b] = f->buf_last_span[b] = PS_NONE;
+  }
 
   /* Spans: each names the nodes it ran. */
   ps_figure_source ran = tl->source == PS_TL_MEASURED ? PS_FIGURE_MEASURED : PS_FIGURE_PREDICTED;
@@ -104,10 +115,14 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
         uint32_t b = g->access[a];
         if (b >= nb)
           continue;
-        if (isnan (f->buf_first[b]) || s->start_ns < f->buf_first[b])
+        if (isnan (f->buf_first[b]) || s->start_ns < f->buf_first[b]) {
           f->buf_first[b] = s->start_ns;
-        if (isnan (f->buf_last[b]) || s->end_ns > f->buf_last[b])
+          f->buf_first_span[b] = x;
+        }
+        if (isnan (f->buf_last[b]) || s->end_ns > f->buf_last[b]) {
           f->buf_last[b] = s->end_ns;
+          f->buf_last_span[b] = x;
+        }
       }
     }
   }
@@ -133,6 +148,7 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
       if (x >= tl->n_spans)
         continue;
       const ps_span *s = &tl->spans[x];
+      f->span_critical[x] = 1;
       for (uint32_t k = 0; k < s->nodes_count; k++) {
         uint32_t v = tl->span_nodes[s->nodes_begin + k];
         if (v < n && !f->node_critical[v]) {
@@ -144,4 +160,50 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
     f->critical_work_ns = dg->critical_work_ns;
   }
   return 0;
+}
+
+const char *
+ps_figures_node_text (const ps_figures *f, const ps_graph *g, uint32_t v, char *buf, size_t cap)
+{
+  if (cap == 0)
+    return "";
+  buf[0] = '\0';
+  if (!f || v >= f->n_nodes)
+    return buf;
+  switch ((ps_figure_source) f->node_source[v]) {
+  case PS_FIGURE_MEASURED:
+  case PS_FIGURE_PREDICTED:
+    return ps_format_duration (f->node_ns[v], buf, cap);
+  case PS_FIGURE_UNKNOWN:
+    snprintf (buf, cap, "unknown");
+    return buf;
+  case PS_FIGURE_NOT_RUN: {
+    uint32_t c = PS_NONE;
+    const char *assume = "?";
+    if (g && ps_node_not_run (g, v, &c) && c < g->n_nodes && g->nodes[c].aux < g->n_conds)
+      assume = ps_assume_name ((ps_assume) g->conds[g->nodes[c].aux].assume);
+    snprintf (buf, cap, "not run (assume: %s)", assume);
+    return buf;
+  }
+  default:
+    return buf;
+  }
+}
+
+const char *
+ps_figures_critical_text (const ps_figures *f, char *buf, size_t cap)
+{
+  char w[PS_FORMAT_MAX], m[PS_FORMAT_MAX];
+  if (cap == 0)
+    return "";
+  buf[0] = '\0';
+  if (!f || f->n_critical == 0)
+    return buf;
+  snprintf (buf, cap, "%u node%s, %s of work in the %s %s run", f->n_critical,
+            f->n_critical == 1 ? "" : "s", ps_format_duration (f->critical_work_ns, w, sizeof w),
+            ps_format_duration (f->makespan_ns, m, sizeof m),
+            f->tl && f->tl->source == PS_TL_MEASURED   ? "measured"
+            : f->tl && f->tl->source == PS_TL_IMPORTED ? "imported"
+                                                       : "predicted");
+  return buf;
 }

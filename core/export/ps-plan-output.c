@@ -146,11 +146,8 @@ put_critical (FILE *out, const ps_plan *p, const ps_device *dev)
       && ps_figures_build (&f, p, &tl, &dg) == 0 && f.n_critical > 0) {
     fputs ("  critical path   ", out);
     put_name_list (out, p->graph, f.critical, f.n_critical, " -> ", 12);
-    fprintf (out, " (%u node%s, ", f.n_critical, f.n_critical == 1 ? "" : "s");
-    put_time (out, f.critical_work_ns);
-    fputs (" of work in the ", out);
-    put_time (out, tl.makespan_ns);
-    fputs (" run)\n", out);
+    char text[160];
+    fprintf (out, " (%s)\n", ps_figures_critical_text (&f, text, sizeof text));
   }
   ps_figures_free (&f);
   ps_diagnosis_free (&dg);

@@ -14,6 +14,7 @@
 #define PS_FIGURES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ps-diagnose.h"
@@ -51,13 +52,18 @@ typedef struct ps_figures {
   int32_t *node_stream; /* its plan stream, or -1 */
   uint8_t *node_critical;
 
+  /* Per span of tl: on the critical path. */
+  uint8_t *span_critical;
+
   /* The critical path: its nodes in order, and its spans' work. */
   uint32_t *critical;
   uint32_t n_critical;
   double critical_work_ns;
 
-  /* Per buffer: first and last use in tl; NaN when no span touches it. */
+  /* Per buffer: first and last use in tl, and the spans of those uses;
+   * NaN and PS_NONE when no span touches it. */
   double *buf_first, *buf_last;
+  uint32_t *buf_first_span, *buf_last_span;
 
   double makespan_ns;
   double max_node_ns; /* the longest known node duration, for colour scales */
@@ -69,5 +75,14 @@ typedef struct ps_figures {
 int ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
                       const ps_diagnosis *dg);
 void ps_figures_free (ps_figures *f);
+
+/* What every view says of node v's duration: "17.4 µs", "unknown",
+ * "not run (assume: then)", or "" for a node without work.  Returns buf. */
+const char *ps_figures_node_text (const ps_figures *f, const ps_graph *g, uint32_t v, char *buf,
+                                  size_t cap);
+
+/* The critical path in words, as every view says it: "9 nodes, 24.1 µs of
+ * work in the 112 µs predicted run" ("" without one).  Returns buf. */
+const char *ps_figures_critical_text (const ps_figures *f, char *buf, size_t cap);
 
 #endif
