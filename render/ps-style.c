@@ -114,7 +114,7 @@ ps_color_text_on (uint32_t rgb)
 static uint32_t
 themed (const ps_style *s, uint32_t light)
 {
-  return s->theme == PS_THEME_DARK ? ps_color_mix (light, s->pal->background, 0.55) : light;
+  return s->theme == PS_THEME_DARK ? ps_color_mix (light, s->pal->background, 0.42) : light;
 }
 
 /* ---- base colours ------------------------------------------------------------ */

@@ -580,6 +580,219 @@ core_sim_stall_waits_for_producer (void **state)
   ps_graph_free (&g);
 }
 
+/* ---- stall causes: each kind from a hand-made graph --------------------- */
+
+/* The sentence and cause of the first wait on work named `who`. */
+typedef struct cause_case {
+  ps_graph g;
+  ps_plan p;
+  ps_timeline tl;
+  ps_diagnosis dg;
+} cause_case;
+
+static void
+cause_load (cause_case *c, const char *json, const char *example, uint32_t streams)
+{
+  memset (c, 0, sizeof *c);
+  if (json) {
+    ts_load (&c->g, json);
+  } else {
+    char path[1024];
+    snprintf (path, sizeof path, "%s/data/examples/%s", ts_source_root (), example);
+    ps_diag d;
+    ps_diag_init (&d, path);
+    ps_graph_init (&c->g);
+    int rc = ps_import_graph_file (&c->g, path, NULL, &d);
+    ps_diag_free (&d);
+    assert_int_equal (rc, 0);
+  }
+  ts_simulate (&c->g, streams, true, &c->p, &c->tl);
+  assert_int_equal (ps_diagnose (&c->dg, &c->tl), 0);
+}
+
+static const ps_wait *
+cause_find (cause_case *c, const char *who, ps_wait_kind kind, char *text, size_t cap)
+{
+  for (uint32_t i = 0; i < c->dg.n_waits; i++) {
+    const ps_wait *w = &c->dg.waits[i];
+    if (w->kind == kind && w->span < c->tl.n_spans
+        && strcmp (ps_timeline_span_name (&c->tl, w->span), who) == 0) {
+      ps_diagnose_wait_text (&c->tl, &c->dg, i, text, cap);
+      return w;
+    }
+  }
+  fail_msg ("no wait of %s", who);
+  return NULL;
+}
+
+static void
+cause_free (cause_case *c)
+{
+  ps_diagnosis_free (&c->dg);
+  ps_timeline_free (&c->tl);
+  ps_plan_free (&c->p);
+  ps_graph_free (&c->g);
+}
+
+static void
+expect_text (const char *text, const char *needle)
+{
+  if (!strstr (text, needle))
+    fail_msg ("'%s' does not say '%s'", text, needle);
+}
+
+static const char cause_producer_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": ["
+  " {\"name\": \"a\", \"bytes\": 1048576, \"external\": true}, {\"name\": \"b\", \"bytes\": 1048576}],"
+  " \"nodes\": ["
+  "  {\"name\": \"upload\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"a\"], \"stream\": 0},"
+  "  {\"name\": \"long\", \"op\": \"kernel\", \"function\": \"slow\", \"grid\": 64, \"block\": 128,"
+  "   \"reads\": [\"a\"], \"writes\": [\"b\"], \"cost_ns\": 50000, \"stream\": 0},"
+  "  {\"name\": \"use\", \"op\": \"kernel\", \"function\": \"fast\", \"grid\": 64, \"block\": 128,"
+  "   \"reads\": [\"b\"], \"cost_ns\": 1000, \"stream\": 1}]}";
+
+/* The work waited for ran long: it is named, with its duration. */
+static void
+core_cause_producer (void **state)
+{
+  (void) state;
+  cause_case c;
+  cause_load (&c, cause_producer_graph, NULL, 2);
+  char text[1024];
+  const ps_wait *w = cause_find (&c, "use", PS_WAIT_KIND_EVENT, text, sizeof text);
+  assert_int_equal (w->cause, PS_CAUSE_PRODUCER);
+  assert_string_equal (ps_timeline_span_name (&c.tl, w->culprit), "long");
+  expect_text (text, "use waits ");
+  expect_text (text, "for long on stream 0, the work it depends on, which runs 50.0 \xc2\xb5s");
+  assert_null (strstr (text, "host"));
+  cause_free (&c);
+}
+
+static const char cause_resource_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": ["
+  " {\"name\": \"x\", \"bytes\": 1048576, \"external\": true}, {\"name\": \"b\", \"bytes\": 1048576},"
+  " {\"name\": \"y\", \"bytes\": 1048576, \"external\": true}],"
+  " \"nodes\": ["
+  "  {\"name\": \"hog\", \"op\": \"kernel\", \"function\": \"hog\", \"grid\": 100000, \"block\": 1024,"
+  "   \"writes\": [\"x\"], \"cost_ns\": 40000, \"stream\": 0},"
+  "  {\"name\": \"prod\", \"op\": \"kernel\", \"function\": \"prod\", \"grid\": 100000, \"block\": 1024,"
+  "   \"writes\": [\"b\"], \"cost_ns\": 10000, \"stream\": 1},"
+  "  {\"name\": \"use\", \"op\": \"kernel\", \"function\": \"use\", \"grid\": 64, \"block\": 128,"
+  "   \"reads\": [\"b\"], \"writes\": [\"y\"], \"cost_ns\": 1000, \"stream\": 2}]}";
+
+/* The work waited for was itself held up by SMs another kernel filled:
+ * the stall names both, and the SM wait is a wait of its own. */
+static void
+core_cause_resource (void **state)
+{
+  (void) state;
+  cause_case c;
+  cause_load (&c, cause_resource_graph, NULL, 3);
+  char text[1024];
+  const ps_wait *w = cause_find (&c, "use", PS_WAIT_KIND_EVENT, text, sizeof text);
+  assert_int_equal (w->cause, PS_CAUSE_RESOURCE);
+  assert_string_equal (ps_timeline_span_name (&c.tl, w->culprit), "hog");
+  expect_text (text, "use waits ");
+  expect_text (text, "for prod on stream 1: prod waited for the SMs held by hog (40.0 \xc2\xb5s)");
+  w = cause_find (&c, "prod", PS_WAIT_KIND_RESOURCE, text, sizeof text);
+  assert_string_equal (ps_timeline_span_name (&c.tl, w->culprit), "hog");
+  expect_text (text, "prod waits ");
+  expect_text (text, "for the SMs held by hog (40.0 \xc2\xb5s)");
+  cause_free (&c);
+}
+
+/* A copy engine held by another copy. */
+static void
+core_cause_copy_engine (void **state)
+{
+  (void) state;
+  cause_case c;
+  cause_load (&c, NULL, "long-kernel-wait.json", 4);
+  char text[1024];
+  const ps_wait *w = cause_find (&c, "upload_query", PS_WAIT_KIND_RESOURCE, text, sizeof text);
+  assert_int_equal (w->cause, PS_CAUSE_RESOURCE);
+  expect_text (text, "upload_query waits ");
+  expect_text (text, "for the copy engine held by upload_features");
+  cause_free (&c);
+}
+
+/* A wait the plan added for resource order, which the pool relies on:
+ * no dependency, the cost, and the buffers that share bytes. */
+static void
+core_cause_order_and_pool (void **state)
+{
+  (void) state;
+  cause_case c;
+  cause_load (&c, NULL, "copy-compute-overlap.json", 4);
+  char text[1024];
+  const ps_wait *w = cause_find (&c, "filter1", PS_WAIT_KIND_EVENT, text, sizeof text);
+  assert_int_equal (w->cause, PS_CAUSE_ORDER);
+  assert_int_equal (w->dep, PS_NONE);
+  expect_text (text, "filter1 waits ");
+  expect_text (text, "which it does not depend on: the plan keeps it from taking the SMs first "
+                     "(resource order), costing ");
+  expect_text (text, "the pool gives mid1 the bytes of mid0, which relies on this wait");
+  assert_true (w->cost_ns > 0);
+  cause_free (&c);
+}
+
+/* The event was recorded later than the dependency needs. */
+static void
+core_cause_late_record (void **state)
+{
+  (void) state;
+  cause_case c;
+  cause_load (&c, NULL, "long-kernel-wait.json", 4);
+  char text[1024];
+  const ps_wait *w = cause_find (&c, "score_topk", PS_WAIT_KIND_EVENT, text, sizeof text);
+  assert_int_equal (w->cause, PS_CAUSE_LATE_RECORD);
+  assert_string_equal (ps_timeline_span_name (&c.tl, w->dep), "big_gemm");
+  expect_text (text, "score_topk waits ");
+  expect_text (text, "for softmax on stream 0: the event is recorded after softmax, but it "
+                     "depends only on big_gemm, which ends ");
+  /* The wait costs what lies between the dependency and the record. */
+  const ps_span *dep = &c.tl.spans[w->dep], *cul = &c.tl.spans[w->culprit];
+  assert_true (fabs (w->cost_ns - (cul->end_ns - dep->end_ns)) < 1);
+  cause_free (&c);
+}
+
+/* The host fell behind issuing a hundred tiny kernels: the stream that
+ * had its inputs sits idle until the host issues its work. */
+static void
+core_cause_host (void **state)
+{
+  (void) state;
+  char json[32768];
+  size_t n = (size_t) snprintf (json, sizeof json,
+                                "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": ["
+                                "{\"name\": \"o\", \"bytes\": 4096, \"external\": true}],"
+                                " \"nodes\": [{\"name\": \"first\", \"op\": \"kernel\", "
+                                "\"function\": \"k0\", \"grid\": 64, \"block\": 128, "
+                                "\"cost_ns\": 1000, \"stream\": 1}");
+  for (int i = 0; i < 100; i++)
+    n += (size_t) snprintf (json + n, sizeof json - n,
+                            ", {\"name\": \"tiny%d\", \"op\": \"kernel\", \"function\": \"tiny\", "
+                            "\"grid\": 1, \"block\": 32, \"cost_ns\": 200, \"stream\": 0}", i);
+  snprintf (json + n, sizeof json - n,
+            ", {\"name\": \"late\", \"op\": \"kernel\", \"function\": \"k1\", \"grid\": 64, "
+            "\"block\": 128, \"writes\": [\"o\"], \"cost_ns\": 1000, \"stream\": 1}]}");
+  cause_case c;
+  cause_load (&c, json, NULL, 2);
+  char text[1024];
+  const ps_wait *w = cause_find (&c, "late", PS_WAIT_KIND_HOST, text, sizeof text);
+  assert_int_equal (w->cause, PS_CAUSE_HOST);
+  expect_text (text, "late waits ");
+  expect_text (text, "for the host to issue it: launch-bound");
+  /* Its inputs were ready long before: the stream was free. */
+  const ps_span *late = &c.tl.spans[w->span];
+  assert_true (late->start_ns - w->start_ns > 100000);
+  /* Work that did not wait for the host is not said to. */
+  for (uint32_t i = 0; i < c.dg.n_waits; i++)
+    if (c.dg.waits[i].kind == PS_WAIT_KIND_HOST)
+      assert_true (c.dg.waits[i].end_ns - c.dg.waits[i].start_ns > 0);
+  cause_free (&c);
+}
+
 int
 main (void)
 {
@@ -594,6 +807,12 @@ main (void)
     cmocka_unit_test (core_sim_kernels_share_sms),
     cmocka_unit_test (core_sim_copies_overlap_compute),
     cmocka_unit_test (core_sim_stall_waits_for_producer),
+    cmocka_unit_test (core_cause_producer),
+    cmocka_unit_test (core_cause_resource),
+    cmocka_unit_test (core_cause_copy_engine),
+    cmocka_unit_test (core_cause_order_and_pool),
+    cmocka_unit_test (core_cause_late_record),
+    cmocka_unit_test (core_cause_host),
   };
   return cmocka_run_group_tests_name ("/core/sim", tests, NULL, NULL);
 }

@@ -198,7 +198,7 @@ show_node (PsInspector *self, guint v, GString *body)
               g_autofree char *esc = g_markup_escape_text (ps_node_name (g, w->dep_node), -1);
               g_string_append_printf (body, ", depends on %s", esc);
             }
-          else if (w->wait == PS_WAIT_ORDER || w->wait == PS_WAIT_POOL)
+          else if (w->wait == PS_WAIT_ORDER)
             g_string_append (body, ", no dependency");
           g_string_append (body, ")\n");
         }

@@ -22,6 +22,8 @@ ps__window_update_actions (PsWindow *self)
   gtk_widget_action_set_enabled (w, "window.pin-baseline", plan);
   gtk_widget_action_set_enabled (w, "window.clear-baseline", s && ps_session_has_baseline (s));
   gtk_widget_action_set_enabled (w, "window.find", doc);
+  gtk_widget_action_set_enabled (w, "window.undo-whatif", s && ps_session_can_undo (s));
+  gtk_widget_action_set_enabled (w, "window.reset-whatif", s && ps_session_can_undo (s));
   gtk_widget_set_sensitive (GTK_WIDGET (self->baseline), plan || (s && ps_session_has_baseline (s)));
   gtk_widget_set_sensitive (GTK_WIDGET (self->export_button), plan);
 }
@@ -69,6 +71,10 @@ action_session (GtkWidget *widget, const char *name, GVariant *param)
     ps_session_set_streams (s, MAX (ps_session_get_streams (s), 2) - 1);
   else if (g_str_equal (name, "window.toggle-fusion"))
     ps_session_set_fusion (s, !ps_session_get_fusion (s));
+  else if (g_str_equal (name, "window.undo-whatif"))
+    ps_session_undo (s);
+  else if (g_str_equal (name, "window.reset-whatif"))
+    ps_session_reset_whatif (s);
 }
 
 static void
@@ -100,7 +106,7 @@ ps__window_class_init_actions (GtkWidgetClass *widget_class)
   static const char *const session_actions[] = {
     "window.simulate", "window.run-gpu", "window.cancel", "window.pin-baseline",
     "window.clear-baseline", "window.more-streams", "window.fewer-streams",
-    "window.toggle-fusion",
+    "window.toggle-fusion", "window.undo-whatif", "window.reset-whatif",
   };
   for (guint i = 0; i < G_N_ELEMENTS (session_actions); i++)
     gtk_widget_class_install_action (widget_class, session_actions[i], NULL, action_session);
@@ -129,4 +135,6 @@ ps__window_class_init_actions (GtkWidgetClass *widget_class)
                                        "window.fewer-streams", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_u, GDK_CONTROL_MASK,
                                        "window.toggle-fusion", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_z, GDK_CONTROL_MASK,
+                                       "window.undo-whatif", NULL);
 }

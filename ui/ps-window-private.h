@@ -26,6 +26,9 @@ struct _PsWindow
   GtkWidget *timeline;
   GtkLabel *timeline_title;
   GtkWidget *memory;
+  GtkWidget *baseline_view;
+  AdwViewStackPage *baseline_page;
+  AdwViewSwitcherBar *switcher_bar;
   GtkWidget *inspector;
   GtkWidget *status_line;
 

@@ -2,6 +2,7 @@
  * header controls and views to the session. */
 #include "ps-window-private.h"
 
+#include "ps-baseline-view.h"
 #include "ps-dag-pane.h"
 #include "ps-dag-widget.h"
 #include "ps-inspector.h"
@@ -43,6 +44,9 @@ ps_window_get_part (PsWindow *self, const char *name)
     { "inspector", G_STRUCT_OFFSET (PsWindow, inspector) },
     { "status-line", G_STRUCT_OFFSET (PsWindow, status_line) },
     { "stack", G_STRUCT_OFFSET (PsWindow, stack) },
+    { "baseline-view", G_STRUCT_OFFSET (PsWindow, baseline_view) },
+    { "switcher-bar", G_STRUCT_OFFSET (PsWindow, switcher_bar) },
+    { "switcher-title", G_STRUCT_OFFSET (PsWindow, switcher_title) },
   };
   for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
     if (g_str_equal (parts[i].name, name))
@@ -112,8 +116,15 @@ static void
 on_session_baseline (PsWindow *self)
 {
   self->updating = TRUE;
-  gtk_toggle_button_set_active (self->baseline, ps_session_has_baseline (self->session));
+  gboolean has = ps_session_has_baseline (self->session);
+  gtk_toggle_button_set_active (self->baseline, has);
   self->updating = FALSE;
+  /* The comparison shows as a page of its own while there is a baseline. */
+  adw_view_stack_page_set_visible (self->baseline_page, has);
+  if (has)
+    adw_view_stack_set_visible_child_name (self->stack, "baseline");
+  else if (g_strcmp0 (adw_view_stack_get_visible_child_name (self->stack), "baseline") == 0)
+    adw_view_stack_set_visible_child_name (self->stack, "plan");
   ps__window_update_actions (self);
 }
 
@@ -196,6 +207,7 @@ ps_window_class_init (PsWindowClass *klass)
   g_type_ensure (PS_TYPE_MEMORY_WIDGET);
   g_type_ensure (PS_TYPE_INSPECTOR);
   g_type_ensure (PS_TYPE_STATUS_LINE);
+  g_type_ensure (PS_TYPE_BASELINE_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/planscope/Planscope/ps-window.ui");
   gtk_widget_class_bind_template_child (widget_class, PsWindow, switcher_title);
@@ -212,6 +224,9 @@ ps_window_class_init (PsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PsWindow, timeline);
   gtk_widget_class_bind_template_child (widget_class, PsWindow, timeline_title);
   gtk_widget_class_bind_template_child (widget_class, PsWindow, memory);
+  gtk_widget_class_bind_template_child (widget_class, PsWindow, baseline_view);
+  gtk_widget_class_bind_template_child (widget_class, PsWindow, baseline_page);
+  gtk_widget_class_bind_template_child (widget_class, PsWindow, switcher_bar);
   gtk_widget_class_bind_template_child (widget_class, PsWindow, inspector);
   gtk_widget_class_bind_template_child (widget_class, PsWindow, status_line);
   ps__window_class_init_actions (widget_class);
@@ -228,6 +243,7 @@ ps_window_init (PsWindow *self)
   ps_memory_widget_set_session (PS_MEMORY_WIDGET (self->memory), self->session);
   ps_inspector_set_session (PS_INSPECTOR (self->inspector), self->session);
   ps_status_line_set_session (PS_STATUS_LINE (self->status_line), self->session);
+  ps_baseline_view_set_session (PS_BASELINE_VIEW (self->baseline_view), self->session);
 
   g_object_bind_property (self->session, "streams",
                           gtk_spin_button_get_adjustment (self->streams), "value",
@@ -254,6 +270,11 @@ ps_window_init (PsWindow *self)
                             G_CALLBACK (ps__window_update_actions), self);
   g_signal_connect_swapped (self->session, "notify::busy",
                             G_CALLBACK (ps__window_update_actions), self);
+  g_signal_connect_swapped (self->session, "notify::can-undo",
+                            G_CALLBACK (ps__window_update_actions), self);
+  /* The canvases follow the desktop's light or dark style. */
+  g_object_bind_property (adw_style_manager_get_default (), "dark", self->session, "dark",
+                          G_BINDING_SYNC_CREATE);
 
   /* Probing loads the CUDA driver, which can take a while: off the main
    * thread, like every other job. */

@@ -316,7 +316,7 @@ find_waits (ps_diagnosis *dg, const ps_timeline *tl)
     ps_wait *w = &dg->waits[i];
     *w = (ps_wait){ sl->start_ns, sl->end_ns, sl->stream, PS_WAIT_KIND_EVENT, PS_CAUSE_UNKNOWN,
                     i, PS_NONE, sl->waiting_for, PS_NONE, PS_NONE, PS_NONE,
-                    sl->end_ns - sl->start_ns };
+                    sl->end_ns - sl->start_ns, sl->waiting_for, PS_NONE };
     if (sl->stream < tl->n_streams)
       w->span = span_from (tl, sl->stream, sl->end_ns);
     if (w->span != PS_NONE && span_wait[w->span] == PS_NONE)
@@ -325,14 +325,12 @@ find_waits (ps_diagnosis *dg, const ps_timeline *tl)
     if (x >= nsp)
       continue;
     const ps_step *ws = p && sl->step < p->n_steps ? &p->steps[sl->step] : NULL;
-    if (ws && (ws->wait == PS_WAIT_ORDER || ws->wait == PS_WAIT_POOL)) {
+    if (ws && ws->wait == PS_WAIT_ORDER) {
       /* The plan added this wait without a dependency behind it. */
       uint32_t dep = PS_NONE;
       if (ws->dep_node < p->graph->n_nodes)
         dep = span_of_step (step_span, p, p->node_step[ws->dep_node]);
-      w->cause = ws->wait == PS_WAIT_POOL ? PS_CAUSE_POOL
-                 : dep != PS_NONE         ? PS_CAUSE_LATE_RECORD
-                                          : PS_CAUSE_ORDER;
+      w->cause = dep != PS_NONE ? PS_CAUSE_LATE_RECORD : PS_CAUSE_ORDER;
       w->dep = dep;
       if (dep != PS_NONE)
         w->cost_ns = fmin (w->cost_ns, fmax (0, tl->spans[x].end_ns - tl->spans[dep].end_ns));
@@ -361,9 +359,11 @@ find_waits (ps_diagnosis *dg, const ps_timeline *tl)
     if (inside && dg->bound[r] == PS_BOUND_RESOURCE) {
       w->cause = PS_CAUSE_RESOURCE;
       w->culprit = dg->pred[r] < nsp ? dg->pred[r] : r;
+      w->via = r;
     } else if (inside && (dg->bound[r] == PS_BOUND_HOST || dg->bound[r] == PS_BOUND_HOST_WAIT)) {
       w->cause = PS_CAUSE_HOST;
       w->culprit = r;
+      w->via = r;
     } else if (inside && dg->bound[r] == PS_BOUND_EVENT && span_wait[r] != PS_NONE
                && dg->waits[span_wait[r]].cause != PS_CAUSE_UNKNOWN) {
       /* The producer waited on another stream: that wait's cause. */
@@ -373,6 +373,7 @@ find_waits (ps_diagnosis *dg, const ps_timeline *tl)
       w->dep = up->dep;
       w->buffer = up->buffer;
       w->shared_with = up->shared_with;
+      w->via = up->via != PS_NONE ? up->via : up->producer;
     } else {
       w->cause = PS_CAUSE_PRODUCER;
       w->culprit = longest;
@@ -390,7 +391,7 @@ find_waits (ps_diagnosis *dg, const ps_timeline *tl)
         dg->waits[n++] = (ps_wait){ s->ready_ns, s->start_ns, q, PS_WAIT_KIND_RESOURCE,
                                     PS_CAUSE_RESOURCE, PS_NONE, x,
                                     dg->pred[x] < nsp ? dg->pred[x] : PS_NONE, PS_NONE, PS_NONE,
-                                    PS_NONE, s->start_ns - s->ready_ns };
+                                    PS_NONE, s->start_ns - s->ready_ns, PS_NONE, PS_NONE };
         continue;
       }
       if (k == tl->stream_off[q])
@@ -402,7 +403,8 @@ find_waits (ps_diagnosis *dg, const ps_timeline *tl)
                                     PS_CAUSE_HOST, PS_NONE, x,
                                     dg->bound[x] == PS_BOUND_HOST_WAIT && dg->pred[x] < nsp
                                       ? dg->pred[x] : x,
-                                    PS_NONE, PS_NONE, PS_NONE, s->start_ns - prev->end_ns };
+                                    PS_NONE, PS_NONE, PS_NONE, s->start_ns - prev->end_ns,
+                                    PS_NONE, PS_NONE };
     }
   dg->n_waits = n;
   free (by_end);
@@ -470,28 +472,40 @@ ps_diagnose_wait_text (const ps_timeline *tl, const ps_diagnosis *dg, uint32_t i
                            len);
     break;
   case PS_WAIT_KIND_EVENT:
-  default:
-    n = (size_t) snprintf (buf, cap, "%s waits %s for %s on %s", who, len, what, on);
+  default: {
+    /* What the event covered, then the first cause that is not stream
+     * order. */
+    char prod[256], pon[64] = "", via[256];
+    label_of (tl, w->producer, prod, sizeof prod);
+    if (w->producer < tl->n_spans)
+      ps_timeline_stream_label (tl, tl->spans[w->producer].stream, pon, sizeof pon);
+    label_of (tl, w->via, via, sizeof via);
+    n = (size_t) snprintf (buf, cap, "%s waits %s for %s on %s", who, len, prod, pon);
     if (n >= cap)
       break;
+    const char *engine = w->culprit < tl->n_spans && tl->spans[w->culprit].kind == PS_SPAN_MEMCPY
+                           ? "copy engine" : "SMs";
     switch ((ps_cause) w->cause) {
     case PS_CAUSE_PRODUCER:
-      snprintf (buf + n, cap - n, ", the work it depends on, which runs %s", dur);
+      if (w->culprit == w->producer)
+        snprintf (buf + n, cap - n, ", the work it depends on, which runs %s", dur);
+      else
+        snprintf (buf + n, cap - n, ", the work it depends on, which ran after %s (%s) there",
+                  what, dur);
       break;
     case PS_CAUSE_RESOURCE:
-      snprintf (buf + n, cap - n, ": the work before it there waited for the SMs held by %s (%s)",
-                what, dur);
+      snprintf (buf + n, cap - n, ": %s%s waited for the %s held by %s (%s)",
+                w->via == w->producer ? "" : "the work before it there, ",
+                w->via == w->producer ? prod : via, engine, what, dur);
       break;
     case PS_CAUSE_HOST:
-      snprintf (buf + n, cap - n, ": the host issued %s late, after its inputs were ready", what);
+      snprintf (buf + n, cap - n, ": the host issued %s late, after its inputs were ready", via);
       break;
     case PS_CAUSE_ORDER:
       snprintf (buf + n, cap - n,
                 ", which it does not depend on: the plan keeps it from taking the %s first "
                 "(resource order), costing %s%s",
-                w->culprit < tl->n_spans && tl->spans[w->culprit].kind == PS_SPAN_MEMCPY
-                  ? "copy engine" : "SMs",
-                cost, pool);
+                engine, cost, pool);
       break;
     case PS_CAUSE_LATE_RECORD:
       snprintf (buf + n, cap - n,
@@ -499,14 +513,11 @@ ps_diagnose_wait_text (const ps_timeline *tl, const ps_diagnosis *dg, uint32_t i
                 "earlier (resource order)%s",
                 what, label_of (tl, w->dep, dep, sizeof dep), cost, pool);
       break;
-    case PS_CAUSE_POOL:
-      snprintf (buf + n, cap - n, ", which it does not depend on: a wait the memory pool added%s, "
-                "costing %s", pool[0] ? pool : "", cost);
-      break;
     default:
       break;
     }
     break;
+  }
   }
   return buf;
 }

@@ -207,3 +207,73 @@ ps_figures_critical_text (const ps_figures *f, char *buf, size_t cap)
                                                        : "predicted");
   return buf;
 }
+
+static double
+finish (const ps_figures_delta *d, int k)
+{
+  return isnan (d->start[k]) || isnan (d->ns[k]) ? d->start[k] : d->start[k] + d->ns[k];
+}
+
+static double
+change (const ps_figures_delta *d)
+{
+  double a = finish (d, 0), b = finish (d, 1);
+  if (isnan (a) || isnan (b))
+    return isnan (a) && isnan (b) ? 0 : INFINITY;
+  return fabs (b - a);
+}
+
+static int
+cmp_delta (const void *x, const void *y)
+{
+  const ps_figures_delta *a = x, *b = y;
+  double ca = change (a), cb = change (b);
+  if (ca != cb)
+    return ca > cb ? -1 : 1;
+  return a->node < b->node ? -1 : a->node > b->node;
+}
+
+static bool
+differs (double a, double b)
+{
+  if (isnan (a) || isnan (b))
+    return isnan (a) != isnan (b);
+  return fabs (a - b) > 0.5;
+}
+
+int
+ps_figures_diff (const ps_figures *a, const ps_figures *b, ps_figures_delta **out, uint32_t *n)
+{
+  *out = NULL;
+  *n = 0;
+  if (a->n_nodes != b->n_nodes)
+    return PS_EINVAL;
+  uint32_t m = 0;
+  for (uint32_t v = 0; v < a->n_nodes; v++)
+    m += a->node_stream[v] != b->node_stream[v] || differs (a->node_start[v], b->node_start[v])
+         || differs (a->node_ns[v], b->node_ns[v]) || a->node_critical[v] != b->node_critical[v];
+  ps_figures_delta *d = malloc (((size_t) m + 1) * sizeof *d);
+  if (!d)
+    return PS_ENOMEM;
+  uint32_t k = 0;
+  for (uint32_t v = 0; v < a->n_nodes && k < m; v++) {
+    if (!(a->node_stream[v] != b->node_stream[v] || differs (a->node_start[v], b->node_start[v])
+          || differs (a->node_ns[v], b->node_ns[v])
+          || a->node_critical[v] != b->node_critical[v]))
+      continue;
+    const ps_figures *f[2] = { a, b };
+    ps_figures_delta *e = &d[k++];
+    e->node = v;
+    for (int i = 0; i < 2; i++) {
+      e->stream[i] = f[i]->node_stream[v];
+      e->start[i] = f[i]->node_start[v];
+      e->ns[i] = f[i]->node_ns[v];
+      e->source[i] = f[i]->node_source[v];
+      e->critical[i] = f[i]->node_critical[v] != 0;
+    }
+  }
+  qsort (d, k, sizeof *d, cmp_delta);
+  *out = d;
+  *n = k;
+  return 0;
+}

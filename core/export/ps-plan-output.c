@@ -212,7 +212,7 @@ write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, 
       if (wait) {
         fputs (" (", out);
         put_wait_source (out, p, link, s);
-        if (st->wait == PS_WAIT_ORDER || st->wait == PS_WAIT_POOL) {
+        if (st->wait == PS_WAIT_ORDER) {
           fputs (st->wait == PS_WAIT_ORDER ? "; resource order" : "; pool reuse", out);
           if (st->dep_node < g->n_nodes) {
             fputs (", depends on ", out);

@@ -53,6 +53,12 @@ write_wait_cause (FILE *out, const ps_timeline *tl, const ps_diagnosis *dg, uint
     span_names (out, tl, w->culprit, &f);
     fputs ("]", out);
   }
+  if (w->via < tl->n_spans && w->via != w->culprit) {
+    fputs (", \"via\": [", out);
+    bool f = true;
+    span_names (out, tl, w->via, &f);
+    fputs ("]", out);
+  }
   if (w->dep < tl->n_spans) {
     fputs (", \"depends_on\": [", out);
     bool f = true;

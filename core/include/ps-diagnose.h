@@ -57,16 +57,16 @@ typedef enum ps_wait_kind {
  * held by the culprit.  ORDER: the plan orders the waiting work after the
  * culprit, which it does not depend on (resource order).  LATE_RECORD:
  * the event was recorded after the culprit although the work depends only
- * on earlier work (dep).  POOL: the memory pool hands the waiting work
- * bytes the culprit still uses.  HOST: the host issued the culprit after
- * its inputs were ready. */
+ * on earlier work (dep).  HOST: the host issued the culprit after its
+ * inputs were ready.  An ORDER or LATE_RECORD wait the memory pool relies
+ * on (it gives the waiting work bytes the culprit still uses) names the
+ * two buffers (ps_wait.buffer, shared_with). */
 #define PS_CAUSE_MAP(X)            \
   X (UNKNOWN, "unknown")           \
   X (PRODUCER, "producer")         \
   X (RESOURCE, "resource")         \
   X (ORDER, "order")               \
   X (LATE_RECORD, "late_record")   \
-  X (POOL, "pool")                 \
   X (HOST, "host")
 
 typedef enum ps_cause {
@@ -87,13 +87,17 @@ typedef struct ps_wait {
   uint32_t span;    /* the work that waited, or PS_NONE */
   uint32_t culprit; /* the span to blame, or PS_NONE */
   uint32_t dep;     /* LATE_RECORD: the span the waiting work does depend on */
-  /* ORDER, LATE_RECORD, POOL: pooled buffers of the waiting work that get
+  /* ORDER, LATE_RECORD: pooled buffers of the waiting work that get
    * bytes of buffers the culprit uses (the pool relies on this wait), or
    * PS_NONE. */
   uint32_t buffer, shared_with;
-  /* ORDER, LATE_RECORD, POOL: the time the wait takes beyond what the
+  /* ORDER, LATE_RECORD: the time the wait takes beyond what the
    * waiting work's dependencies need; else the wait's length. */
   double cost_ns;
+  /* EVENT waits: the work the event covered (what the waiting work waits
+   * for), and, for RESOURCE and HOST causes, the work in its stream-order
+   * chain that waited for the resource or the host; else PS_NONE. */
+  uint32_t producer, via;
 } ps_wait;
 
 typedef struct ps_diagnosis {

@@ -81,6 +81,23 @@ void ps_figures_free (ps_figures *f);
 const char *ps_figures_node_text (const ps_figures *f, const ps_graph *g, uint32_t v, char *buf,
                                   size_t cap);
 
+/* What changed for one node between two runs of the same graph: [0] is
+ * before, [1] after; NaN where a run has no figure. */
+typedef struct ps_figures_delta {
+  uint32_t node;
+  int32_t stream[2];
+  double start[2], ns[2];
+  uint8_t source[2]; /* ps_figure_source */
+  bool critical[2];
+} ps_figures_delta;
+
+/* The nodes whose stream, start, duration or critical-path membership
+ * differ between figures a and b of graphs with the same nodes, the
+ * largest change of finish time first (then node order).  *out (free)
+ * gets them, *n their count. */
+int ps_figures_diff (const ps_figures *a, const ps_figures *b, ps_figures_delta **out,
+                     uint32_t *n);
+
 /* The critical path in words, as every view says it: "9 nodes, 24.1 µs of
  * work in the 112 µs predicted run" ("" without one).  Returns buf. */
 const char *ps_figures_critical_text (const ps_figures *f, char *buf, size_t cap);

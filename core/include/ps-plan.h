@@ -27,14 +27,15 @@ void ps_plan_options_init (ps_plan_options *o);
  * gives it ("why").  NONE: not a wait.  USER: a user's event_wait node.
  * DEPENDENCY: an edge of the graph crosses streams.  ORDER: no edge; the
  * streams pass keeps the waiting work from taking the SMs or a copy
- * engine ahead of the recorded work (resource order).  POOL: no edge; the
- * memory pool hands the waiting work bytes the recorded work still uses. */
+ * engine ahead of the recorded work (resource order).  The memory pool
+ * adds no waits of its own: it only shares bytes between buffers whose
+ * uses these waits already order (the diagnosis says when it relies on
+ * an ORDER wait). */
 #define PS_WAIT_MAP(X)           \
   X (NONE, "none")               \
   X (USER, "user")               \
   X (DEPENDENCY, "dependency")   \
-  X (ORDER, "order")             \
-  X (POOL, "pool")
+  X (ORDER, "order")
 
 typedef enum ps_wait_reason {
 #define PS__WAIT_ENUM(e, name) PS_WAIT_##e,
@@ -54,7 +55,7 @@ typedef struct ps_step {
   uint32_t event;    /* plan event id for record/wait steps, else PS_NONE */
   uint32_t group;    /* fused group id when nodes_count > 1, else PS_NONE */
   uint32_t function; /* plan string offset of the kernel function, or PS_NONE */
-  /* A PS_WAIT_ORDER or PS_WAIT_POOL wait: the last node on the recorded
+  /* A PS_WAIT_ORDER wait: the last node on the recorded
    * stream that the waiting work does depend on, or PS_NONE (none). */
   uint32_t dep_node;
 } ps_step;
