@@ -15,6 +15,8 @@
 #include <glib/gstdio.h>
 
 #include "ps-application.h"
+#include "ps-baseline-view.h"
+#include "ps-memory-widget.h"
 #include "ps-dag-pane.h"
 #include "ps-gen.h"
 #include "ps-dag-widget.h"
@@ -688,6 +690,447 @@ ui_zoom_keeps_range (void **state)
   close_window (win);
 }
 
+/* ---- views that follow the plan -------------------------------------- */
+
+/* The first event controller of type t on widget w. */
+static GtkEventController *
+controller_of (GtkWidget *w, GType t)
+{
+  g_autoptr (GListModel) list = gtk_widget_observe_controllers (w);
+  for (guint i = 0; i < g_list_model_get_n_items (list); i++)
+    {
+      g_autoptr (GtkEventController) c = g_list_model_get_item (list, i);
+      if (G_TYPE_CHECK_INSTANCE_TYPE (c, t))
+        return c;
+    }
+  fail_msg ("no %s on the widget", g_type_name (t));
+  return NULL;
+}
+
+/* Whether a label below w says text. */
+static gboolean
+has_label (GtkWidget *w, const char *text)
+{
+  if (GTK_IS_LABEL (w) && g_str_equal (gtk_label_get_text (GTK_LABEL (w)), text))
+    return TRUE;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    if (has_label (c, text))
+      return TRUE;
+  return FALSE;
+}
+
+/* The toggle button below w whose label says text. */
+static GtkWidget *
+toggle_labelled (GtkWidget *w, const char *text)
+{
+  if (GTK_IS_TOGGLE_BUTTON (w) && has_label (w, text))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = toggle_labelled (c, text);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
+/* A box whose centre is on screen, and where. */
+static guint
+visible_box (PsDagWidget *dag, const ps_scene *s, double *wx, double *wy)
+{
+  int width = gtk_widget_get_width (GTK_WIDGET (dag));
+  int height = gtk_widget_get_height (GTK_WIDGET (dag));
+  for (int y = 4; y < height; y += 3)
+    for (int x = 4; x < width; x += 3)
+      {
+        guint b = ps_dag_widget_box_at (dag, x, y);
+        if (b != PS_NONE)
+          {
+            *wx = x;
+            *wy = y;
+            return b;
+          }
+      }
+  return PS_NONE;
+}
+
+/* Ctrl+wheel zooms about the pointer, where the motion controller left
+ * it (GTK 4.8's scroll events have no position): the diagram point and
+ * the box under the pointer stay, and the view still shows the graph.
+ * The timeline keeps the time under the pointer the same way. */
+static void
+ui_ctrl_wheel_zoom (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  PsDagWidget *dag = PS_DAG_WIDGET (ps_window_get_part (win, "dag"));
+  const ps_scene *scene = ps_session_get_scene (s);
+  double x = 0, y = 0;
+  guint box = visible_box (dag, scene, &x, &y);
+  assert_int_not_equal (box, PS_NONE);
+  /* The box's centre, off the widget's centre, so that zooming about the
+   * middle would move it. */
+  const ps_scene_node *n = &scene->nodes[box];
+  double ox, oy, zoom0 = ps_dag_widget_get_zoom (dag);
+  ps_dag_widget_to_diagram (dag, 0, 0, &ox, &oy);
+  x = (n->x - ox) * zoom0;
+  y = (n->y - oy) * zoom0;
+  assert_int_equal (ps_dag_widget_box_at (dag, x, y), box);
+  g_signal_emit_by_name (controller_of (GTK_WIDGET (dag), GTK_TYPE_EVENT_CONTROLLER_MOTION),
+                         "motion", x, y);
+  double dx0, dy0, dx1, dy1;
+  ps_dag_widget_to_diagram (dag, x, y, &dx0, &dy0);
+  double z = ps_dag_widget_get_zoom (dag);
+  for (int i = 0; i < 3; i++)
+    ps_dag_widget_scroll (dag, 0, -1, GDK_CONTROL_MASK);
+  assert_true (ps_dag_widget_get_zoom (dag) > z * 1.4);
+  ps_dag_widget_to_diagram (dag, x, y, &dx1, &dy1);
+  assert_true (fabs (dx1 - dx0) < 0.5 && fabs (dy1 - dy0) < 0.5);
+  assert_int_equal (ps_dag_widget_box_at (dag, x, y), box);
+  double vx0, vy0, vx1, vy1;
+  ps_dag_widget_get_visible (dag, &vx0, &vy0, &vx1, &vy1);
+  assert_true (vx0 < n->x && n->x < vx1 && vy0 < n->y && n->y < vy1);
+  /* The scroll controller itself, without modifiers, pans and keeps
+   * numbers finite. */
+  gboolean handled = FALSE;
+  g_signal_emit_by_name (controller_of (GTK_WIDGET (dag), GTK_TYPE_EVENT_CONTROLLER_SCROLL),
+                         "scroll", 0.0, 1.0, &handled);
+  ps_dag_widget_get_visible (dag, &vx0, &vy0, &vx1, &vy1);
+  assert_true (isfinite (vx0) && isfinite (vy1) && vx1 > vx0 && vy1 > vy0);
+  wait_for_frame (win);
+
+  PsTimelineWidget *tl = PS_TIMELINE_WIDGET (ps_window_get_part (win, "timeline"));
+  int w = gtk_widget_get_width (GTK_WIDGET (tl));
+  double px = w * 0.7;
+  g_signal_emit_by_name (controller_of (GTK_WIDGET (tl), GTK_TYPE_EVENT_CONTROLLER_MOTION),
+                         "motion", px, 40.0);
+  double t_before = ps_timeline_widget_time_at (tl, px), a0, a1, b0, b1;
+  ps_timeline_widget_get_range (tl, &a0, &a1);
+  ps_timeline_widget_scroll (tl, 0, -2, GDK_CONTROL_MASK);
+  ps_timeline_widget_get_range (tl, &b0, &b1);
+  assert_true (b1 - b0 < (a1 - a0) * 0.8);
+  assert_true (fabs (ps_timeline_widget_time_at (tl, px) - t_before) < (b1 - b0) * 1e-3);
+  assert_false (ps_session_get_time_view_fitted (s));
+  close_window (win);
+}
+
+static gboolean
+device_is (gpointer data)
+{
+  PsSession *s = data;
+  const ps_plan *p = ps_session_get_plan (s);
+  const char *want = g_object_get_data (G_OBJECT (s), "want-device");
+  return ps_session_get_ready (s) && p && p->options.device
+         && g_ascii_strcasecmp (p->options.device->name, want) == 0;
+}
+
+static gboolean
+streams_are (gpointer data)
+{
+  PsSession *s = data;
+  const ps_plan *p = ps_session_get_plan (s);
+  guint want = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (s), "want-streams"));
+  return ps_session_get_ready (s) && p && p->options.streams == want;
+}
+
+/* The timeline shows the whole run after a device change (the makespan
+ * changes), and keeps a zoom the user made through a re-plan. */
+static void
+ui_timeline_refits (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  PsTimelineWidget *tl = PS_TIMELINE_WIDGET (ps_window_get_part (win, "timeline"));
+  double t0, t1;
+  ps_timeline_widget_get_range (tl, &t0, &t1);
+  double before = ps_session_get_predicted (s)->makespan_ns;
+  assert_true (t0 == 0 && fabs (t1 - before * 1.02) < 1);
+  g_object_set_data (G_OBJECT (s), "want-device", (gpointer) "a100");
+  ps_session_set_device (s, "a100");
+  assert_true (wait_for (device_is, s, 60));
+  double after = ps_session_get_predicted (s)->makespan_ns;
+  assert_true (fabs (after - before) > before * 0.1);
+  ps_timeline_widget_get_range (tl, &t0, &t1);
+  assert_true (t0 == 0 && fabs (t1 - after * 1.02) < 1);
+  /* The last span ends at the plot's right edge: the whole width. */
+  int w = gtk_widget_get_width (GTK_WIDGET (tl));
+  assert_true (fabs (ps_timeline_widget_time_at (tl, w - 8) - t1) < (t1 - t0) * 0.01);
+  /* A zoom survives a re-plan; "whole run" fits again. */
+  ps_timeline_widget_zoom (tl, 3);
+  ps_timeline_widget_get_range (tl, &t0, &t1);
+  g_object_set_data (G_OBJECT (s), "want-streams", GUINT_TO_POINTER (2));
+  ps_session_set_streams (s, 2);
+  assert_true (wait_for (streams_are, s, 60));
+  double z0, z1;
+  ps_timeline_widget_get_range (tl, &z0, &z1);
+  assert_true (fabs (z0 - t0) < 1 && fabs (z1 - t1) < 1);
+  ps_timeline_widget_zoom_fit (tl);
+  ps_timeline_widget_get_range (tl, &z0, &z1);
+  assert_true (fabs (z1 - ps_session_get_predicted (s)->makespan_ns * 1.02) < 1);
+  close_window (win);
+}
+
+/* The mean luminance (0..255) of a widget as drawn. */
+static double
+widget_luma (PsWindow *win, GtkWidget *w)
+{
+  int width = gtk_widget_get_width (w), height = gtk_widget_get_height (w);
+  assert_true (width > 0 && height > 0);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (w);
+  GtkSnapshot *snap = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snap, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snap);
+  assert_non_null (node);
+  GskRenderer *r = gtk_native_get_renderer (GTK_NATIVE (win));
+  g_autoptr (GdkTexture) tex = gsk_renderer_render_texture (r, node,
+                                                            &GRAPHENE_RECT_INIT (0, 0, width,
+                                                                                 height));
+  gsk_render_node_unref (node);
+  gsize stride = (gsize) width * 4;
+  g_autofree guchar *px = g_malloc (stride * (gsize) height);
+  gdk_texture_download (tex, px, stride);
+  double sum = 0;
+  for (gsize i = 0; i < stride * (gsize) height; i += 4)
+    sum += 0.299 * px[i + 2] + 0.587 * px[i + 1] + 0.114 * px[i];
+  return sum / ((double) width * height);
+}
+
+/* In dark mode the DAG, the timeline and the memory map are dark. */
+static void
+ui_dark_canvases (void **state)
+{
+  AdwStyleManager *sm = adw_style_manager_get_default ();
+  PsWindow *win = open_example ("copy-compute-overlap.json");
+  PsSession *s = ps_window_get_session (win);
+  GtkWidget *parts[3] = { ps_window_get_part (win, "dag"), ps_window_get_part (win, "timeline"),
+                          ps_window_get_part (win, "memory") };
+  AdwViewStack *stack = ADW_VIEW_STACK (ps_window_get_part (win, "stack"));
+  double light[3], dark[3];
+  for (int pass = 0; pass < 2; pass++)
+    {
+      adw_style_manager_set_color_scheme (sm, pass ? ADW_COLOR_SCHEME_FORCE_DARK
+                                                   : ADW_COLOR_SCHEME_FORCE_LIGHT);
+      pump (50);
+      assert_int_equal (ps_session_get_dark (s), pass);
+      for (int i = 0; i < 3; i++)
+        {
+          adw_view_stack_set_visible_child_name (stack, i == 2 ? "memory" : "plan");
+          wait_for_frame (win);
+          (pass ? dark : light)[i] = widget_luma (win, parts[i]);
+        }
+    }
+  adw_style_manager_set_color_scheme (sm, ADW_COLOR_SCHEME_DEFAULT);
+  for (int i = 0; i < 3; i++)
+    if (!(light[i] > 180 && dark[i] < 90))
+      fail_msg ("canvas %d: luminance %.0f light, %.0f dark", i, light[i], dark[i]);
+  close_window (win);
+}
+
+/* At 1024x700 the window fits, and the Memory page can be reached: the
+ * switcher moves from the header to the bottom bar. */
+static void
+ui_narrow_window (void **state)
+{
+  PsWindow *win = ps_window_new (NULL);
+  gtk_window_set_default_size (GTK_WINDOW (win), 1024, 700);
+  gtk_window_present (GTK_WINDOW (win));
+  g_autofree char *path = example ("transformer-block.json");
+  g_autoptr (GError) error = NULL;
+  if (!open_and_wait (win, path, &error))
+    fail_msg ("%s", error->message);
+  pump (200);
+  assert_true (gtk_widget_get_width (GTK_WIDGET (win)) <= 1024);
+  assert_true (gtk_widget_get_height (GTK_WIDGET (win)) <= 700);
+  GtkWidget *bar = ps_window_get_part (win, "switcher-bar");
+  GtkWidget *title = ps_window_get_part (win, "switcher-title");
+  gboolean in_header = !adw_view_switcher_title_get_title_visible (ADW_VIEW_SWITCHER_TITLE (title));
+  gboolean in_bar = adw_view_switcher_bar_get_reveal (ADW_VIEW_SWITCHER_BAR (bar));
+  assert_true (in_header || in_bar);
+  /* Press the switcher's Memory button, wherever it is. */
+  GtkWidget *button = toggle_labelled (in_bar ? bar : title, "Memory");
+  assert_non_null (button);
+  assert_true (gtk_widget_is_drawable (button));
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (button), TRUE);
+  pump (100);
+  AdwViewStack *stack = ADW_VIEW_STACK (ps_window_get_part (win, "stack"));
+  assert_string_equal (adw_view_stack_get_visible_child_name (stack), "memory");
+  GtkWidget *mem = ps_window_get_part (win, "memory");
+  assert_true (gtk_widget_get_width (mem) > 300 && gtk_widget_get_height (mem) > 200);
+  close_window (win);
+}
+
+static gboolean
+plan_cancelled (gpointer data)
+{
+  return !ps_session_get_busy (data);
+}
+
+/* Esc during planning: the status says planning was cancelled, not
+ * "Planning…" for ever, and F5 plans again. */
+static void
+ui_cancel_status (void **state)
+{
+  PsWindow *win = new_window ();
+  PsSession *s = ps_window_get_session (win);
+  g_autofree char *big = tmp_path ("cancel-plan.json");
+  FILE *f = fopen (big, "w");
+  assert_non_null (f);
+  ps_gen_options o;
+  ps_gen_options_init (&o);
+  o.nodes = 200000;
+  assert_int_equal (ps_gen_write (&o, f), 0);
+  fclose (f);
+  g_autoptr (GFile) file = g_file_new_for_path (big);
+  Result r = { 0 };
+  ps_window_open (win, file, on_opened, &r);
+  assert_true (wait_for (result_done, &r, 120));
+  assert_true (r.ok);
+  /* Loaded; planning and layout run now. */
+  assert_true (ps_session_get_busy (s));
+  ps_session_cancel (s);
+  assert_true (wait_for (plan_cancelled, s, 120));
+  if (!ps_session_get_plan (s))
+    {
+      g_autofree char *text = ps_session_format_summary (s);
+      if (!strstr (text, "cancelled"))
+        fail_msg ("after cancelling the status says: %s", text);
+      assert_null (strstr (text, "Planning…"));
+    }
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "window.simulate", NULL));
+  assert_true (wait_for (session_ready, s, 300));
+  assert_non_null (ps_session_get_plan (s));
+  assert_non_null (strstr (status_text (win), "Makespan"));
+  close_window (win);
+}
+
+/* Each kind of wait says its cause in the inspector and the tooltip
+ * text, as the CLI does. */
+static void
+ui_wait_causes (void **state)
+{
+  static const struct { const char *example, *who, *says; } cases[] = {
+    { "transformer-block.json", "k_proj", "the work it depends on, which runs" },
+    { "copy-compute-overlap.json", "filter1", "which it does not depend on" },
+    { "copy-compute-overlap.json", "filter3", "the event is recorded after" },
+    { "copy-compute-overlap.json", "upload1", "for the copy engine held by upload0" },
+    { "transformer-block.json", "q_bias + q_scale", "for the SMs held by" },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      PsWindow *win = open_example (cases[c].example);
+      PsSession *s = ps_window_get_session (win);
+      const ps_timeline *tl = ps_session_get_predicted (s);
+      const ps_diagnosis *dg = ps_session_get_diagnosis (s);
+      guint found = PS_NONE;
+      for (uint32_t i = 0; i < dg->n_waits && found == PS_NONE; i++)
+        {
+          char label[256];
+          if (dg->waits[i].span >= tl->n_spans)
+            continue;
+          ps_timeline_span_label (tl, dg->waits[i].span, label, sizeof label);
+          if (g_str_equal (label, cases[c].who))
+            found = i;
+        }
+      if (found == PS_NONE)
+        fail_msg ("%s: no wait of %s", cases[c].example, cases[c].who);
+      ps_session_select (s, PS_SELECTION_WAIT, found);
+      g_autofree char *text = ps_inspector_get_text (PS_INSPECTOR (ps_window_get_part (win,
+                                                                                       "inspector")));
+      if (!strstr (text, cases[c].says))
+        fail_msg ("%s %s: the inspector says\n%s", cases[c].example, cases[c].who, text);
+      /* The same sentence is the timeline's tooltip. */
+      const ps_timeline_chart *ch = ps_session_get_chart (s);
+      ps_timeline_hit h = { false, 0, found };
+      char tip[1024];
+      ps_timeline_chart_hit_text (ch, h, tip, sizeof tip);
+      assert_non_null (strstr (text, tip));
+      /* Waits are drawn where the pointer finds them. */
+      PsTimelineWidget *tw = PS_TIMELINE_WIDGET (ps_window_get_part (win, "timeline"));
+      gboolean hit = FALSE;
+      int width = gtk_widget_get_width (GTK_WIDGET (tw)), height = gtk_widget_get_height (GTK_WIDGET (tw));
+      for (int y = 0; y < height && !hit; y += 2)
+        for (int x = 0; x < width && !hit; x += 1)
+          hit = ps_timeline_widget_wait_at (tw, x, y) == found;
+      assert_true (hit);
+      close_window (win);
+    }
+}
+
+/* After Ctrl+B and a what-if change: the baseline page lists the node
+ * with its stream before and after, the ghost of the baseline is in the
+ * chart, and undo brings the plan back. */
+static void
+ui_baseline_table (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "window.pin-baseline", NULL));
+  AdwViewStack *stack = ADW_VIEW_STACK (ps_window_get_part (win, "stack"));
+  assert_string_equal (adw_view_stack_get_visible_child_name (stack), "baseline");
+  const ps_plan *p = ps_session_get_plan (s);
+  guint v = node_named (s, "ln1_fwd");
+  assert_int_equal (p->steps[p->node_step[v]].stream, 0);
+  g_object_set_data (G_OBJECT (s), "node", GUINT_TO_POINTER (v));
+  ps_session_set_node_pin (s, v, 1);
+  assert_true (wait_for (node_on_stream1, s, 60));
+  PsBaselineView *bv = PS_BASELINE_VIEW (ps_window_get_part (win, "baseline-view"));
+  guint changed = 0;
+  assert_true (ps_baseline_view_get_n_rows (bv, &changed) > 0);
+  g_autofree char *text = ps_baseline_view_get_text (bv);
+  assert_non_null (strstr (text, "Makespan "));
+  assert_non_null (strstr (text, "ln1_fwd | 0 → 1 |"));
+  assert_non_null (ps_timeline_chart_layers (ps_session_get_chart (s))->ghost);
+  /* Undo: the pin goes, the plan is the baseline's again. */
+  assert_true (ps_session_can_undo (s));
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "window.undo-whatif", NULL));
+  assert_true (wait_for (session_ready, s, 60));
+  p = ps_session_get_plan (s);
+  assert_int_equal (p->steps[p->node_step[v]].stream, 0);
+  assert_false (ps_session_can_undo (s));
+  assert_int_equal (ps_baseline_view_get_n_rows (bv, &changed), 0);
+  close_window (win);
+}
+
+/* An aggregate box of a large graph's overview lists its nodes. */
+static void
+ui_aggregate_box (void **state)
+{
+  g_autofree char *path = tmp_path ("layered.json");
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  ps_gen_options o;
+  ps_gen_options_init (&o);
+  o.shape = PS_GEN_LAYERED;
+  o.nodes = 20000;
+  assert_int_equal (ps_gen_write (&o, f), 0);
+  fclose (f);
+  PsWindow *win = new_window ();
+  g_autoptr (GError) error = NULL;
+  if (!open_and_wait (win, path, &error))
+    fail_msg ("%s", error->message);
+  PsSession *s = ps_window_get_session (win);
+  const ps_scene *scene = ps_session_get_scene (s);
+  guint box = PS_NONE;
+  for (uint32_t b = 0; b < scene->n_nodes && box == PS_NONE; b++)
+    if (scene->nodes[b].count > 20)
+      box = b;
+  assert_int_not_equal (box, PS_NONE);
+  ps_session_select_box (s, box);
+  guint id;
+  assert_int_equal (ps_session_get_selection (s, &id), PS_SELECTION_BOX);
+  g_autofree char *text = ps_inspector_get_text (PS_INSPECTOR (ps_window_get_part (win,
+                                                                                   "inspector")));
+  if (strstr (text, "Nothing selected"))
+    fail_msg ("%s", text);
+  g_autofree char *want = g_strdup_printf ("one box of the DAG for %u nodes",
+                                           scene->nodes[box].count);
+  assert_non_null (strstr (text, want));
+  uint32_t n;
+  const uint32_t *members = ps_scene_box_members (scene, box, &n);
+  assert_non_null (strstr (text, ps_node_name (ps_session_get_graph (s), members[0])));
+  close_window (win);
+}
+
 static gboolean
 recent_has (gpointer data)
 {
@@ -849,6 +1292,14 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_recent_files),
     cmocka_unit_test (ui_cancel_load),
     cmocka_unit_test (ui_app_window),
+    cmocka_unit_test (ui_ctrl_wheel_zoom),
+    cmocka_unit_test (ui_timeline_refits),
+    cmocka_unit_test (ui_dark_canvases),
+    cmocka_unit_test (ui_narrow_window),
+    cmocka_unit_test (ui_cancel_status),
+    cmocka_unit_test (ui_wait_causes),
+    cmocka_unit_test (ui_baseline_table),
+    cmocka_unit_test (ui_aggregate_box),
 #ifdef PS_TEST_FAKE_CUDA
     cmocka_unit_test (ui_gpu_measured),
 #endif
