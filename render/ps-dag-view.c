@@ -417,6 +417,58 @@ place_grid (dag *d, ps_scene *s)
   s->pinned = true;
 }
 
+typedef struct span_key {
+  uint32_t span, edge;
+} span_key;
+
+static int
+cmp_span_desc (const void *a, const void *b)
+{
+  const span_key *x = a, *y = b;
+  if (x->span != y->span)
+    return x->span > y->span ? -1 : 1;
+  return x->edge < y->edge ? -1 : x->edge > y->edge;
+}
+
+/* Graphviz's dot gives an edge one virtual node per rank it crosses and
+ * lays them all out: a few hundred edges across a hundred ranks each (a
+ * barrier or a conditional early in a long chain) make a 300-node graph
+ * take minutes.  The longest edges are laid out apart (drawn straight)
+ * until the virtual nodes are a few per box. */
+static int
+detach_long_edges (dag *d, ps_scene *s, uint32_t nb)
+{
+  uint32_t *level = malloc (((size_t) nb + 1) * sizeof *level);
+  span_key *k = malloc (((size_t) s->n_edges + 1) * sizeof *k);
+  if (!level || !k) {
+    free (level);
+    free (k);
+    return PS_ENOMEM;
+  }
+  for (uint32_t b = 0; b < nb; b++)
+    level[b] = UINT32_MAX;
+  for (uint32_t v = 0; v < d->g->n_nodes; v++)
+    if (d->a.level[v] < level[d->box[v]])
+      level[d->box[v]] = d->a.level[v];
+  uint64_t virt = 0;
+  for (uint32_t e = 0; e < s->n_edges; e++) {
+    uint32_t a = level[s->edges[e].from], b = level[s->edges[e].to];
+    k[e] = (span_key){ b > a ? b - a : a - b, e };
+    virt += k[e].span > 1 ? k[e].span - 1 : 0;
+  }
+  uint64_t budget = 4 * (uint64_t) nb + 400;
+  if (virt > budget) {
+    qsort (k, s->n_edges, sizeof *k, cmp_span_desc);
+    for (uint32_t i = 0; i < s->n_edges && virt > budget && k[i].span > 2; i++) {
+      s->edges[k[i].edge].flags |= PS_SCENE_DETACHED;
+      virt -= k[i].span - 1;
+    }
+  }
+  free (level);
+  free (k);
+  return 0;
+}
+
 /* The membership arrays of the scene: box per graph node, nodes per box. */
 static int
 store_members (dag *d, ps_scene *s)
@@ -538,6 +590,10 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   if (m == MODE_OVERVIEW)
     for (uint32_t e = 0; e < s->n_edges; e++)
       s->edges[e].label = PS_NONE; /* many edges: widths tell the counts */
+  else
+    ret = detach_long_edges (d, s, nb);
+  if (ret < 0)
+    goto out;
   s->fast = nb > o->fast_boxes;
   ret = store_members (d, s);
   if (ret == 0) {
@@ -919,6 +975,13 @@ ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps
       snprintf (note + k, sizeof note - (size_t) k,
                 "%soverview: %u nodes in %u boxes, one per stream and band of %u level%s", sep,
                 n, nb, s->dag_band, s->dag_band == 1 ? "" : "s");
+    uint32_t detached = 0;
+    for (uint32_t e = 0; e < s->n_edges; e++)
+      detached += (s->edges[e].flags & PS_SCENE_DETACHED) != 0;
+    size_t len = strlen (note);
+    if (detached && len < sizeof note)
+      snprintf (note + len, sizeof note - len, "%s%u long edge%s drawn straight", len ? "; " : "",
+                detached, detached == 1 ? "" : "s");
     if (note[0])
       ret = ps_scene_str (s, note, &s->subtitle);
   }

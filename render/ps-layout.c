@@ -120,6 +120,8 @@ build (const ps_scene *s, Agraph_t *g, Agnode_t **nodes, Agedge_t **edges, Agrap
     const ps_scene_edge *ed = &s->edges[e];
     if (ed->from >= s->n_nodes || ed->to >= s->n_nodes)
       return PS_EINVAL;
+    if (ed->flags & PS_SCENE_DETACHED)
+      continue;
     snprintf (buf, sizeof buf, "e%u", e);
     Agedge_t *ae = agedge (g, nodes[ed->from], nodes[ed->to], buf, 1);
     if (!ae)
@@ -168,9 +170,11 @@ read_back (ps_scene *s, Agraph_t *g, Agnode_t **nodes, Agedge_t **edges, Agraph_
   }
   for (uint32_t e = 0; e < s->n_edges; e++) {
     ps_scene_edge *ed = &s->edges[e];
-    splines *spl = ED_spl (edges[e]);
     ed->pts_count = 0;
     ed->has_tip = false;
+    if (!edges[e])
+      continue; /* detached: drawn straight afterwards */
+    splines *spl = ED_spl (edges[e]);
     if (!spl || spl->size < 1 || spl->list[0].size < 1)
       continue;
     const bezier *bz = &spl->list[0];
@@ -225,8 +229,40 @@ box_exit (const ps_scene_node *n, ps_pt to)
   return (ps_pt){ n->x + dx * t, n->y + dy * t };
 }
 
-/* Pinned scenes: straight edges from border to border, as cubic splines
- * (the same shape Graphviz results have), and the bounding box. */
+/* A straight edge from border to border, as a cubic spline (the shape
+ * Graphviz results have). */
+static int
+straight_edge (ps_scene *s, uint32_t e)
+{
+  ps_scene_edge *ed = &s->edges[e];
+  if (ed->from >= s->n_nodes || ed->to >= s->n_nodes)
+    return PS_EINVAL;
+  const ps_scene_node *a = &s->nodes[ed->from], *b = &s->nodes[ed->to];
+  ps_pt p0 = box_exit (a, (ps_pt){ b->x, b->y });
+  ps_pt p3 = box_exit (b, (ps_pt){ a->x, a->y });
+  ps_pt pts[4] = { p0,
+                   { p0.x + (p3.x - p0.x) / 3, p0.y + (p3.y - p0.y) / 3 },
+                   { p0.x + (p3.x - p0.x) * 2 / 3, p0.y + (p3.y - p0.y) * 2 / 3 },
+                   p3 };
+  /* The line stops short of the box; the arrow head fills the rest. */
+  double len = hypot (p3.x - p0.x, p3.y - p0.y);
+  if (len > 12) {
+    double k = (len - 8) / len;
+    pts[3] = (ps_pt){ p0.x + (p3.x - p0.x) * k, p0.y + (p3.y - p0.y) * k };
+    pts[2] = (ps_pt){ p0.x + (pts[3].x - p0.x) * 2 / 3, p0.y + (pts[3].y - p0.y) * 2 / 3 };
+    pts[1] = (ps_pt){ p0.x + (pts[3].x - p0.x) / 3, p0.y + (pts[3].y - p0.y) / 3 };
+  }
+  int ret = ps_scene_add_points (s, pts, 4, &ed->pts_begin);
+  if (ret < 0)
+    return ret;
+  ed->pts_count = 4;
+  ed->has_tip = true;
+  ed->tip = p3;
+  ed->label_pos = (ps_pt){ (p0.x + p3.x) / 2, (p0.y + p3.y) / 2 };
+  return 0;
+}
+
+/* Pinned scenes: straight edges, and the bounding box. */
 static int
 layout_pinned (ps_scene *s)
 {
@@ -295,31 +331,9 @@ layout_pinned (ps_scene *s)
   s->height = y1 - y0;
   s->n_pts = 0;
   for (uint32_t e = 0; e < s->n_edges; e++) {
-    ps_scene_edge *ed = &s->edges[e];
-    if (ed->from >= s->n_nodes || ed->to >= s->n_nodes)
-      return PS_EINVAL;
-    const ps_scene_node *a = &s->nodes[ed->from], *b = &s->nodes[ed->to];
-    ps_pt p0 = box_exit (a, (ps_pt){ b->x, b->y });
-    ps_pt p3 = box_exit (b, (ps_pt){ a->x, a->y });
-    ps_pt pts[4] = { p0,
-                     { p0.x + (p3.x - p0.x) / 3, p0.y + (p3.y - p0.y) / 3 },
-                     { p0.x + (p3.x - p0.x) * 2 / 3, p0.y + (p3.y - p0.y) * 2 / 3 },
-                     p3 };
-    /* The line stops short of the box; the arrow head fills the rest. */
-    double len = hypot (p3.x - p0.x, p3.y - p0.y);
-    if (len > 12) {
-      double k = (len - 8) / len;
-      pts[3] = (ps_pt){ p0.x + (p3.x - p0.x) * k, p0.y + (p3.y - p0.y) * k };
-      pts[2] = (ps_pt){ p0.x + (pts[3].x - p0.x) * 2 / 3, p0.y + (pts[3].y - p0.y) * 2 / 3 };
-      pts[1] = (ps_pt){ p0.x + (pts[3].x - p0.x) / 3, p0.y + (pts[3].y - p0.y) / 3 };
-    }
-    int ret = ps_scene_add_points (s, pts, 4, &ed->pts_begin);
+    int ret = straight_edge (s, e);
     if (ret < 0)
       return ret;
-    ed->pts_count = 4;
-    ed->has_tip = true;
-    ed->tip = p3;
-    ed->label_pos = (ps_pt){ (p0.x + p3.x) / 2, (p0.y + p3.y) / 2 };
   }
   s->laid_out = true;
   return 0;
@@ -376,6 +390,9 @@ ps_layout_scene (ps_scene *s, char *err, size_t errlen)
   }
   if (ret == 0)
     ret = read_back (s, g, nodes, edges, clusters);
+  for (uint32_t e = 0; e < s->n_edges && ret == 0; e++)
+    if (s->edges[e].flags & PS_SCENE_DETACHED)
+      ret = straight_edge (s, e);
   if (laid)
     gvFreeLayout (gvc, g);
   if (g)

@@ -442,7 +442,7 @@ ps_scene_write_dot (const ps_scene *s, FILE *out)
       fputs (", style=dashed", out);
     else if (ed->flags & PS_SCENE_DOTTED)
       fputs (", style=dotted", out);
-    if (ed->flags & PS_SCENE_NO_CONSTRAINT)
+    if (ed->flags & (PS_SCENE_NO_CONSTRAINT | PS_SCENE_DETACHED))
       fputs (", constraint=false", out);
     if (ed->label != PS_NONE) {
       fputs (", label=", out);
@@ -499,6 +499,8 @@ ps_scene_write_json (const ps_scene *s, const char *view, const char *graph_name
     jstr (out, s, n->label);
     fputs (", \"detail\": ", out);
     jstr (out, s, n->detail);
+    fputs (", \"time\": ", out);
+    jstr (out, s, n->detail2);
     fputs (", \"kind\": ", out);
     ps_jsonw_string (out, n->kind < PS_OP__COUNT ? ps_op_name ((ps_op) n->kind) : "mixed");
     fprintf (out, ", \"count\": %u, \"stream\": %d, \"critical\": %s", n->count, n->stream,

@@ -40,6 +40,8 @@ enum {
   PS_SCENE_DOTTED = 1u << 2,
   PS_SCENE_BOLD = 1u << 3,     /* label in bold */
   PS_SCENE_NO_CONSTRAINT = 1u << 4, /* an edge that does not rank its ends */
+  PS_SCENE_DETACHED = 1u << 5, /* an edge left out of the Graphviz layout (it spans too
+                                  many ranks) and drawn straight between its boxes */
 };
 
 typedef struct ps_scene_node {

@@ -528,7 +528,10 @@ draw_span_run (void *ctx, uint32_t pos0, uint32_t pos1, double x0, double x1)
       k += (size_t) snprintf (title + k, sizeof title - k, "%s %s", i ? "," : "", label);
     }
     if (n > 12 && k < sizeof title)
-      snprintf (title + k, sizeof title - k, " and %u more", n - 12);
+      k += (size_t) snprintf (title + k, sizeof title - k, " and %u more", n - 12);
+    uint32_t nc = ly->pcrit[base + (pos1 - off)] - ly->pcrit[base + (pos0 - off)];
+    if (crit && k < sizeof title)
+      snprintf (title + k, sizeof title - k, "\non the critical path: %u of them", nc);
   }
   ps_canvas_begin_group (d->c, "spans", d->titles ? title : NULL);
   ps_canvas_rect (d->c, floor (x0), d->y, fmax (ceil (x1) - floor (x0), TINY), d->h, 0, &pt);

@@ -281,7 +281,7 @@ ps__view_style_edge (ps_scene_edge *se, uint8_t kind, uint8_t flags, const ps_st
 {
   const ps_palette *pal = st->pal;
   se->kind = kind;
-  se->flags = 0;
+  se->flags &= PS_SCENE_DETACHED | PS_SCENE_NO_CONSTRAINT; /* the layout's */
   se->pen = 1;
   switch ((ps_scene_edge_kind) kind) {
   case PS_EDGE_VIEW_CROSS:

@@ -18,7 +18,9 @@
 #include "ps-baseline-view.h"
 #include "ps-memory-widget.h"
 #include "ps-dag-pane.h"
+#include "ps-format.h"
 #include "ps-gen.h"
+#include "ps-json.h"
 #include "ps-dag-widget.h"
 #include "ps-inspector.h"
 #include "ps-session.h"
@@ -174,7 +176,10 @@ open_and_wait (PsWindow *win, const char *path, GError **error)
       g_propagate_error (error, r.error);
       return FALSE;
     }
-  assert_true (wait_for (session_ready, ps_window_get_session (win), 120));
+  PsSession *s = ps_window_get_session (win);
+  if (!wait_for (session_ready, s, 120))
+    fail_msg ("%s never got ready: %s; busy %d (%s)", path, ps_session_format_summary (s),
+              ps_session_get_busy (s), ps_session_get_activity (s));
   wait_for_frame (win);
   return TRUE;
 }
@@ -1131,6 +1136,392 @@ ui_aggregate_box (void **state)
   close_window (win);
 }
 
+/* ---- one truth on every screen ---------------------------------------- */
+
+/* A small JSON tree for reading exports back. */
+typedef struct Jv {
+  ps_json_token t;
+  double num;
+  char *str;
+  GPtrArray *keys;  /* objects */
+  GPtrArray *items; /* objects and arrays: struct Jv * */
+} Jv;
+
+static void
+jv_free (Jv *v)
+{
+  if (!v)
+    return;
+  g_free (v->str);
+  if (v->keys)
+    g_ptr_array_unref (v->keys);
+  if (v->items)
+    g_ptr_array_unref (v->items);
+  g_free (v);
+}
+
+static Jv *
+jv_read (ps_json_reader *r, ps_json_token t)
+{
+  Jv *v = g_new0 (Jv, 1);
+  v->t = t;
+  if (t == PS_JSON_STRING)
+    v->str = g_strndup (r->str, r->len);
+  else if (t == PS_JSON_NUMBER)
+    v->num = r->num;
+  else if (t == PS_JSON_OBJECT_BEGIN || t == PS_JSON_ARRAY_BEGIN)
+    {
+      v->items = g_ptr_array_new_with_free_func ((GDestroyNotify) jv_free);
+      if (t == PS_JSON_OBJECT_BEGIN)
+        v->keys = g_ptr_array_new_with_free_func (g_free);
+      for (;;)
+        {
+          ps_json_token k = ps_json_next (r);
+          if (k == PS_JSON_OBJECT_END || k == PS_JSON_ARRAY_END)
+            break;
+          assert_int_not_equal (k, PS_JSON_ERROR);
+          if (k == PS_JSON_KEY)
+            {
+              g_ptr_array_add (v->keys, g_strndup (r->str, r->len));
+              k = ps_json_next (r);
+            }
+          g_ptr_array_add (v->items, jv_read (r, k));
+        }
+    }
+  return v;
+}
+
+static Jv *
+jv_parse_file (const char *path)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  assert_true (g_file_get_contents (path, &data, &len, NULL));
+  ps_json_reader r;
+  assert_int_equal (ps_json_init_mem (&r, data, len), 0);
+  Jv *v = jv_read (&r, ps_json_next (&r));
+  ps_json_close (&r);
+  return v;
+}
+
+static const Jv *
+jv_get (const Jv *o, const char *key)
+{
+  for (guint i = 0; o && o->keys && i < o->keys->len; i++)
+    if (g_str_equal (g_ptr_array_index (o->keys, i), key))
+      return g_ptr_array_index (o->items, i);
+  return NULL;
+}
+
+static const Jv *
+jv_at (const Jv *a, guint i)
+{
+  return a && a->items && i < a->items->len ? g_ptr_array_index (a->items, i) : NULL;
+}
+
+static guint
+jv_len (const Jv *a)
+{
+  return a && a->items ? a->items->len : 0;
+}
+
+static char *
+export_to (PsWindow *win, const char *view, const char *format, const char *name)
+{
+  char *path = tmp_path (name);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  Result r = { 0 };
+  ps_window_export (win, view, format, file, on_exported, &r);
+  assert_true (wait_for (result_done, &r, 120));
+  if (!r.ok)
+    fail_msg ("export %s %s: %s", view, format, r.error->message);
+  return path;
+}
+
+static guint
+node_by_name (GHashTable *names, const char *name)
+{
+  gpointer v = g_hash_table_lookup (names, name);
+  if (!v)
+    fail_msg ("no node %s", name);
+  return GPOINTER_TO_UINT (v) - 1;
+}
+
+/* Every view, the inspector, the status line and every export say the
+ * same of every node: its time (ps_figures_node_text), its stream and
+ * whether it is on the critical path; buffers' lifetimes agree too. */
+static void
+check_one_truth (PsWindow *win, const char *what)
+{
+  PsSession *s = ps_window_get_session (win);
+  const ps_figures *f = ps_session_get_figures (s);
+  const ps_graph *g = ps_session_get_graph (s);
+  const ps_plan *p = ps_session_get_plan (s);
+  const ps_scene *scene = ps_session_get_scene (s);
+  const ps_timeline_chart *ch = ps_session_get_chart (s);
+  assert_non_null (f);
+  assert_non_null (scene);
+  assert_non_null (ch);
+  g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    g_hash_table_insert (names, (gpointer) ps_node_name (g, v), GUINT_TO_POINTER (v + 1));
+  char text[160], want[200];
+
+  /* The DAG scene and the timeline chart. */
+  const ps_timeline *tl = ps_timeline_chart_layers (ch)->tl;
+  assert_ptr_equal (f->tl, tl);
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    {
+      ps_figures_node_text (f, g, v, text, sizeof text);
+      uint32_t box = ps_session_node_box (s, v), n = 0;
+      ps_scene_box_members (scene, box, &n);
+      if (n == 1)
+        {
+          const ps_scene_node *sn = &scene->nodes[box];
+          const char *d2 = ps_scene_text (scene, sn->detail2);
+          if (text[0] && (!d2 || !g_str_has_prefix (d2, text)))
+            fail_msg ("%s: %s: the DAG says '%s', the figures '%s'", what, ps_node_name (g, v),
+                      d2, text);
+          g_snprintf (want, sizeof want, "stream %d", f->node_stream[v]);
+          if (f->node_stream[v] >= 0 && !strstr (d2, want))
+            fail_msg ("%s: %s: the DAG says '%s', not %s", what, ps_node_name (g, v), d2, want);
+          if (!!(sn->flags & PS_SCENE_CRITICAL) != !!f->node_critical[v])
+            fail_msg ("%s: %s: critical in the DAG %d, in the figures %d", what,
+                      ps_node_name (g, v), !!(sn->flags & PS_SCENE_CRITICAL),
+                      f->node_critical[v]);
+        }
+      uint32_t x = f->node_span[v];
+      if (x == PS_NONE)
+        continue;
+      const ps_span *sp = &tl->spans[x];
+      char d[PS_FORMAT_MAX];
+      if (f->node_source[v] == PS_FIGURE_PREDICTED)
+        assert_string_equal (ps_format_duration (sp->end_ns - sp->start_ns, d, sizeof d), text);
+      assert_int_equal (f->span_critical[x], f->node_critical[v]);
+      assert_int_equal (tl->streams[sp->stream].id, f->node_stream[v]);
+    }
+
+  /* The inspector, for a sample of nodes. */
+  PsInspector *insp = PS_INSPECTOR (ps_window_get_part (win, "inspector"));
+  for (uint32_t v = 0; v < g->n_nodes; v += 1 + g->n_nodes / 25)
+    {
+      ps_session_select (s, PS_SELECTION_NODE, v);
+      g_autofree char *it = ps_inspector_get_text (insp);
+      ps_figures_node_text (f, g, v, text, sizeof text);
+      g_snprintf (want, sizeof want, "Predicted: %s", text);
+      if (text[0] && !strstr (it, want))
+        fail_msg ("%s: the inspector of %s does not say '%s':\n%s", what, ps_node_name (g, v),
+                  want, it);
+      if (!!strstr (it, "On the critical path") != !!f->node_critical[v])
+        fail_msg ("%s: the inspector of %s is wrong about the critical path", what,
+                  ps_node_name (g, v));
+      g_snprintf (want, sizeof want, "on stream %d\n", f->node_stream[v]);
+      if (f->node_stream[v] >= 0 && !strstr (it, want))
+        fail_msg ("%s: the inspector of %s does not say '%s'", what, ps_node_name (g, v), want);
+    }
+  ps_session_select (s, PS_SELECTION_NONE, 0);
+
+  /* The status line. */
+  char m[PS_FORMAT_MAX];
+  g_snprintf (want, sizeof want, "Makespan %s ", ps_format_duration (f->makespan_ns, m, sizeof m));
+  if (!strstr (status_text (win), want))
+    fail_msg ("%s: the status line says '%s', not '%s'", what, status_text (win), want);
+
+  /* The DAG as JSON, DOT and SVG. */
+  g_autofree char *dag_json = export_to (win, "dag", "json", "c-dag.json");
+  Jv *doc = jv_parse_file (dag_json);
+  const Jv *nodes = jv_get (doc, "nodes");
+  guint single = 0;
+  for (guint i = 0; i < jv_len (nodes); i++)
+    {
+      const Jv *n = jv_at (nodes, i);
+      if (jv_get (n, "count")->num != 1)
+        continue;
+      single++;
+      guint v = node_by_name (names, jv_get (n, "label")->str);
+      uint32_t box = ps_session_node_box (s, v);
+      const char *d2 = ps_scene_text (scene, scene->nodes[box].detail2);
+      const Jv *time = jv_get (n, "time");
+      if (!time || !time->str || g_strcmp0 (time->str, d2))
+        fail_msg ("%s: %s: the DAG export says '%s', the app '%s'", what, ps_node_name (g, v),
+                  time && time->str ? time->str : "?", d2);
+      assert_int_equal ((int) jv_get (n, "stream")->num, f->node_stream[v]);
+      assert_int_equal (jv_get (n, "critical")->t == PS_JSON_TRUE, !!f->node_critical[v]);
+    }
+  assert_true (single > 0);
+  jv_free (doc);
+  g_autofree char *dot_path = export_to (win, "dag", "dot", "c-dag.dot");
+  g_autofree char *svg_path = export_to (win, "dag", "svg", "c-dag.svg");
+  g_autofree char *dot = NULL, *svg = NULL;
+  assert_true (g_file_get_contents (dot_path, &dot, NULL, NULL));
+  assert_true (g_file_get_contents (svg_path, &svg, NULL, NULL));
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    {
+      uint32_t box = ps_session_node_box (s, v), n = 0;
+      ps_scene_box_members (scene, box, &n);
+      if (n != 1)
+        continue;
+      const char *d2 = ps_scene_text (scene, scene->nodes[box].detail2);
+      const char *tip = ps_scene_text (scene, scene->nodes[box].tooltip);
+      if (d2 && !strstr (dot, d2))
+        fail_msg ("%s: the DOT export lacks '%s'", what, d2);
+      if (tip && !strpbrk (tip, "&<>\"") && !strstr (svg, tip))
+        fail_msg ("%s: the SVG export lacks '%s'", what, tip);
+    }
+
+  /* The plan document: streams. */
+  g_autofree char *plan_path = export_to (win, "plan", "json", "c-plan.json");
+  doc = jv_parse_file (plan_path);
+  const Jv *steps = jv_get (doc, "steps");
+  for (guint i = 0; i < jv_len (steps); i++)
+    {
+      const Jv *st = jv_at (steps, i), *ns = jv_get (st, "nodes");
+      for (guint k = 0; k < jv_len (ns); k++)
+        assert_int_equal ((int) jv_get (st, "stream")->num,
+                          f->node_stream[node_by_name (names, jv_at (ns, k)->str)]);
+    }
+  jv_free (doc);
+
+  /* The timeline document: times, streams and the critical path. */
+  g_autofree char *tl_path = export_to (win, "timeline", "json", "c-timeline.json");
+  doc = jv_parse_file (tl_path);
+  const Jv *spans = jv_get (doc, "spans");
+  for (guint i = 0; i < jv_len (spans); i++)
+    {
+      const Jv *sp = jv_at (spans, i), *ns = jv_get (sp, "nodes");
+      if (!jv_len (ns))
+        continue;
+      guint v = node_by_name (names, jv_at (ns, 0)->str);
+      assert_true (fabs (jv_get (sp, "start_ns")->num - f->node_start[v]) < 0.51);
+      if (!isnan (f->node_ns[v]))
+        assert_true (fabs (jv_get (sp, "end_ns")->num - jv_get (sp, "start_ns")->num
+                           - f->node_ns[v]) < 1.01);
+      assert_int_equal ((int) jv_get (sp, "stream")->num, f->node_stream[v]);
+    }
+  const Jv *crit = jv_get (doc, "critical_path");
+  assert_int_equal (jv_len (crit), f->n_critical);
+  for (guint i = 0; i < jv_len (crit); i++)
+    assert_true (f->node_critical[node_by_name (names, jv_at (crit, i)->str)]);
+  jv_free (doc);
+
+  /* The timeline picture: every span's duration, the critical ones. */
+  g_autofree char *tsvg_path = export_to (win, "timeline", "svg", "c-timeline.svg");
+  g_autofree char *tsvg = NULL;
+  assert_true (g_file_get_contents (tsvg_path, &tsvg, NULL, NULL));
+  guint crit_spans = 0, said = 0;
+  for (uint32_t x = 0; x < tl->n_spans; x++)
+    crit_spans += f->span_critical[x];
+  /* A span's tooltip says it; merged short spans say how many. */
+  const char *mark = "\non the critical path";
+  for (const char *c = tsvg; (c = strstr (c, mark)); c++)
+    said += g_str_has_prefix (c + strlen (mark), ": ")
+              ? (guint) g_ascii_strtoull (c + strlen (mark) + 2, NULL, 10) : 1;
+  if (said != crit_spans)
+    fail_msg ("%s: the timeline SVG marks %u spans critical, the figures %u", what, said,
+              crit_spans);
+
+  /* The Chrome trace: span durations. */
+  g_autofree char *trace_path = export_to (win, "timeline", "trace", "c-trace.json");
+  doc = jv_parse_file (trace_path);
+  const Jv *events = jv_get (doc, "traceEvents");
+  guint slices = 0;
+  for (guint i = 0; i < jv_len (events); i++)
+    {
+      const Jv *e = jv_at (events, i), *ph = jv_get (e, "ph"), *args = jv_get (e, "args");
+      const Jv *cat = jv_get (e, "cat");
+      if (!ph || g_strcmp0 (ph->str, "X") || !cat || g_str_equal (cat->str, "stall"))
+        continue;
+      /* A slice is named by its span's label: "a + b" for a fused group. */
+      g_auto (GStrv) parts = g_strsplit (jv_get (e, "name")->str, " + ", 2);
+      if (!g_hash_table_contains (names, parts[0]))
+        continue;
+      guint v = node_by_name (names, parts[0]);
+      if (isnan (f->node_ns[v]))
+        continue;
+      slices++;
+      assert_true (fabs (jv_get (e, "dur")->num * 1000 - f->node_ns[v]) < 1.01);
+      const Jv *c = args ? jv_get (args, "critical") : NULL;
+      assert_int_equal (c && c->num != 0, !!f->node_critical[v]);
+    }
+  assert_true (slices > 0);
+  jv_free (doc);
+
+  /* The memory document: lifetimes. */
+  g_autofree char *mem_path = export_to (win, "memory", "json", "c-memory.json");
+  doc = jv_parse_file (mem_path);
+  const Jv *bufs = jv_get (doc, "buffers");
+  assert_int_equal (jv_len (bufs), g->n_buffers);
+  for (guint b = 0; b < jv_len (bufs); b++)
+    {
+      const Jv *first = jv_get (jv_at (bufs, b), "first_ns");
+      if (isnan (f->buf_first[b]))
+        assert_int_equal (first->t, PS_JSON_NULL);
+      else
+        assert_true (fabs (first->num - f->buf_first[b]) < 0.51
+                     && fabs (jv_get (jv_at (bufs, b), "last_ns")->num - f->buf_last[b]) < 0.51);
+    }
+  jv_free (doc);
+  (void) p;
+}
+
+static void
+consistency_run (const char *path, const char *what)
+{
+  PsWindow *win = new_window ();
+  g_autoptr (GError) error = NULL;
+  if (!open_and_wait (win, path, &error))
+    fail_msg ("%s: %s", path, error->message);
+  PsSession *s = ps_window_get_session (win);
+  g_autofree char *a = g_strdup_printf ("%s on %s", what, ps_session_get_device (s));
+  check_one_truth (win, a);
+  g_object_set_data (G_OBJECT (s), "want-device", (gpointer) "a100");
+  ps_session_set_device (s, "a100");
+  assert_true (wait_for (device_is, s, 60));
+  g_autofree char *b = g_strdup_printf ("%s on a100", what);
+  check_one_truth (win, b);
+  g_object_set_data (G_OBJECT (s), "want-streams", GUINT_TO_POINTER (2));
+  ps_session_set_streams (s, 2);
+  assert_true (wait_for (streams_are, s, 60));
+  g_autofree char *c = g_strdup_printf ("%s on a100 with 2 streams", what);
+  check_one_truth (win, c);
+  close_window (win);
+}
+
+static void
+ui_one_truth (void **state)
+{
+  g_autofree char *dir = g_build_filename (source_root (), "data", "examples", NULL);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  guint runs = 0;
+  while ((name = g_dir_read_name (d)))
+    if (g_str_has_suffix (name, ".json"))
+      {
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        consistency_run (path, name);
+        runs++;
+      }
+  static const ps_gen_shape shapes[] = { PS_GEN_CHAIN, PS_GEN_FANOUT, PS_GEN_LAYERED,
+                                         PS_GEN_TRANSFORMER };
+  for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
+    {
+      g_autofree char *name2 = g_strdup_printf ("shape-%u.json", i);
+      g_autofree char *path = tmp_path (name2);
+      FILE *f = fopen (path, "w");
+      assert_non_null (f);
+      ps_gen_options o;
+      ps_gen_options_init (&o);
+      o.shape = shapes[i];
+      o.nodes = 300;
+      o.seed = 7 + i;
+      assert_int_equal (ps_gen_write (&o, f), 0);
+      fclose (f);
+      consistency_run (path, name2);
+      runs++;
+    }
+  assert_true (runs >= 10);
+}
+
 static gboolean
 recent_has (gpointer data)
 {
@@ -1300,6 +1691,7 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_wait_causes),
     cmocka_unit_test (ui_baseline_table),
     cmocka_unit_test (ui_aggregate_box),
+    cmocka_unit_test (ui_one_truth),
 #ifdef PS_TEST_FAKE_CUDA
     cmocka_unit_test (ui_gpu_measured),
 #endif

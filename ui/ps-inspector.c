@@ -416,7 +416,7 @@ update (PsInspector *self)
   else
     {
       gtk_label_set_text (self->title, "Nothing selected");
-      gtk_label_set_text (self->subtitle, "Click a node, a span, a stall or a buffer.");
+      gtk_label_set_text (self->subtitle, "Click a node, a span, a wait or a buffer.");
     }
   gtk_label_set_markup (self->body, body->str);
   g_string_free (body, TRUE);
