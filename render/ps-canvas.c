@@ -320,10 +320,14 @@ ps_canvas_rect (ps_canvas *c, double x, double y, double w, double h, double rad
     cairo_arc (cr, x + radius, y + h - radius, radius, M_PI / 2, M_PI);
     cairo_arc (cr, x + radius, y + radius, radius, M_PI, 3 * M_PI / 2);
     cairo_close_path (cr);
+    cr_paint (cr, p);
   } else {
+    /* Square corners: mitred joins, which cairo strokes without arcs. */
     cairo_rectangle (cr, x, y, w, h);
+    cairo_set_line_join (cr, CAIRO_LINE_JOIN_MITER);
+    cr_paint (cr, p);
+    cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
   }
-  cr_paint (cr, p);
 }
 
 void

@@ -14,13 +14,16 @@
 #define LANE_PITCH (PS_TL_LANE_H + PS_TL_LANE_GAP)
 
 /* One timeline of the chart, indexed by lane. */
+#define BLOCK 64 /* positions per block maximum of ends */
+
 typedef struct layer {
   const ps_timeline *tl;
   /* Per position of tl->by_stream: start time, the running maximum of
    * the ends within the stream, and the count of critical spans before
    * it (n + 1 entries per stream, from pcrit_off). */
-  double *start, *pmax;
+  double *start, *end, *pmax;
   uint32_t *pcrit;
+  double *bmax;          /* per block of BLOCK positions: the largest end in it */
   uint32_t *lane_stream; /* per lane: the stream of tl drawn there, or PS_NONE */
 } layer;
 
@@ -31,7 +34,7 @@ struct ps_timeline_chart {
   /* The diagnosis's waits per lane, by start: wait_ids[wait_off[k] ..
    * wait_off[k + 1]), with starts and running maxima of ends. */
   uint32_t *wait_off, *wait_ids;
-  double *wait_start, *wait_pmax;
+  double *wait_start, *wait_end, *wait_pmax, *wait_bmax;
   double gutter, length;
 };
 
@@ -48,11 +51,15 @@ layer_init (layer *ly, const ps_timeline *tl, const ps_timeline *lanes, const ps
     return PS_EINVAL; /* needs ps_timeline_finish */
   size_t n = tl->n_spans;
   ly->start = malloc ((n + 1) * sizeof *ly->start);
+  ly->end = malloc ((n + 1) * sizeof *ly->end);
   ly->pmax = malloc ((n + 1) * sizeof *ly->pmax);
   ly->pcrit = malloc ((n + tl->n_streams + 1) * sizeof *ly->pcrit);
   ly->lane_stream = malloc (((size_t) lanes->n_streams + 1) * sizeof *ly->lane_stream);
-  if (!ly->start || !ly->pmax || !ly->pcrit || !ly->lane_stream)
+  ly->bmax = malloc ((n / BLOCK + 1) * sizeof *ly->bmax);
+  if (!ly->start || !ly->end || !ly->pmax || !ly->pcrit || !ly->lane_stream || !ly->bmax)
     return PS_ENOMEM;
+  for (size_t b = 0; b <= n / BLOCK; b++)
+    ly->bmax[b] = -INFINITY;
   const uint8_t *crit = fig && fig->tl == tl ? fig->span_critical : NULL;
   for (uint32_t k = 0; k < tl->n_streams; k++) {
     double m = -INFINITY;
@@ -60,6 +67,8 @@ layer_init (layer *ly, const ps_timeline *tl, const ps_timeline *lanes, const ps
     for (uint32_t j = tl->stream_off[k]; j < tl->stream_off[k + 1]; j++) {
       const ps_span *s = &tl->spans[tl->by_stream[j]];
       ly->start[j] = s->start_ns;
+      ly->end[j] = s->end_ns;
+      ly->bmax[j / BLOCK] = fmax (ly->bmax[j / BLOCK], s->end_ns);
       m = fmax (m, s->end_ns);
       ly->pmax[j] = m;
       ly->pcrit[base + (j - tl->stream_off[k])] = c;
@@ -87,8 +96,10 @@ static void
 layer_free (layer *ly)
 {
   free (ly->start);
+  free (ly->end);
   free (ly->pmax);
   free (ly->pcrit);
+  free (ly->bmax);
   free (ly->lane_stream);
 }
 
@@ -132,8 +143,11 @@ index_waits (ps_timeline_chart *ch)
   ch->wait_ids = malloc (((size_t) n + 1) * sizeof *ch->wait_ids);
   ch->wait_start = malloc (((size_t) n + 1) * sizeof *ch->wait_start);
   ch->wait_pmax = malloc (((size_t) n + 1) * sizeof *ch->wait_pmax);
+  ch->wait_end = malloc (((size_t) n + 1) * sizeof *ch->wait_end);
+  ch->wait_bmax = malloc (((size_t) n / BLOCK + 1) * sizeof *ch->wait_bmax);
   uint32_t *tmp = malloc (((size_t) n + 1) * sizeof *tmp);
-  if (!ch->wait_off || !ch->wait_ids || !ch->wait_start || !ch->wait_pmax || !tmp) {
+  if (!ch->wait_off || !ch->wait_ids || !ch->wait_start || !ch->wait_end || !ch->wait_pmax
+      || !ch->wait_bmax || !tmp) {
     free (tmp);
     return PS_ENOMEM;
   }
@@ -143,6 +157,8 @@ index_waits (ps_timeline_chart *ch)
       ch->wait_ids[m++] = i;
   sort_waits (ch->wait_ids, tmp, m, dg);
   free (tmp);
+  for (uint32_t b = 0; b <= n / BLOCK; b++)
+    ch->wait_bmax[b] = -INFINITY;
   uint32_t j = 0;
   for (uint32_t k = 0; k < lanes; k++) {
     ch->wait_off[k] = j;
@@ -150,6 +166,8 @@ index_waits (ps_timeline_chart *ch)
     for (; j < m && dg->waits[ch->wait_ids[j]].stream == k; j++) {
       const ps_wait *w = &dg->waits[ch->wait_ids[j]];
       ch->wait_start[j] = w->start_ns;
+      ch->wait_end[j] = w->end_ns;
+      ch->wait_bmax[j / BLOCK] = fmax (ch->wait_bmax[j / BLOCK], w->end_ns);
       mx = fmax (mx, w->end_ns);
       ch->wait_pmax[j] = mx;
     }
@@ -215,6 +233,8 @@ ps_timeline_chart_free (ps_timeline_chart *ch)
   free (ch->wait_ids);
   free (ch->wait_start);
   free (ch->wait_pmax);
+  free (ch->wait_end);
+  free (ch->wait_bmax);
   free (ch);
 }
 
@@ -335,13 +355,30 @@ first_starting (const double *start, uint32_t lo, uint32_t hi, double t)
  * runs whose items all start within a point are skipped over by binary
  * search. */
 typedef struct walker {
-  const double *start, *pmax;
+  const double *start, *end, *pmax, *bmax;
   uint32_t lo, hi;
-  double (*end) (const void *ctx, uint32_t pos);
   void (*item) (void *ctx, uint32_t pos, double x0, double x1);
   void (*run) (void *ctx, uint32_t pos0, uint32_t pos1, double x0, double x1);
   void *ctx;
 } walker;
+
+/* The first position in [lo, hi) whose end passes t, or hi: whole blocks
+ * whose largest end does not are skipped. */
+static uint32_t
+first_ending_after (const walker *w, uint32_t lo, uint32_t hi, double t)
+{
+  uint32_t j = lo;
+  while (j < hi) {
+    if (j % BLOCK == 0 && j + BLOCK <= hi && w->bmax[j / BLOCK] <= t) {
+      j += BLOCK;
+      continue;
+    }
+    if (w->end[j] > t)
+      return j;
+    j++;
+  }
+  return hi;
+}
 
 static void
 walk (const walker *w, const ps_timeline_view *v, double x_min, double x_max)
@@ -352,7 +389,7 @@ walk (const walker *w, const ps_timeline_view *v, double x_min, double x_max)
   double rx0 = 0, rx1 = 0;
   uint32_t rj0 = 0, rj1 = 0;
   while (j < w->hi && w->start[j] <= t_max) {
-    double x0 = tx (v, w->start[j]), x1 = tx (v, w->end (w->ctx, j));
+    double x0 = tx (v, w->start[j]), x1 = tx (v, w->end[j]);
     if (x1 - x0 >= TINY) {
       if (on)
         w->run (w->ctx, rj0, rj1, rx0, rx1);
@@ -372,14 +409,16 @@ walk (const walker *w, const ps_timeline_view *v, double x_min, double x_max)
       rj0 = j;
     }
     rj1 = j + 1;
-    uint32_t j2 = first_starting (w->start, j + 1, w->hi, tt (v, rx1 + TINY));
-    if (j2 > j + 1 && tx (v, w->pmax[j2 - 1]) <= rx1 + TINY) {
-      rx1 = fmax (rx1, tx (v, w->pmax[j2 - 1]));
-      rj1 = j2;
-      j = j2;
-    } else {
-      j++;
+    /* Everything that starts within a point of the run and ends there
+     * joins it without being looked at one by one. */
+    double t_next = tt (v, rx1 + TINY);
+    uint32_t j2 = first_starting (w->start, j + 1, w->hi, t_next);
+    uint32_t k = j2 > j + 1 ? first_ending_after (w, j + 1, j2, t_next) : j + 1;
+    if (k > j + 1) {
+      rx1 = fmax (rx1, fmin (tx (v, w->pmax[k - 1]), rx1 + TINY));
+      rj1 = k;
     }
+    j = k;
   }
   if (on)
     w->run (w->ctx, rj0, rj1, rx0, rx1);
@@ -398,14 +437,6 @@ typedef struct draw_ctx {
   double alpha;
   bool titles;
 } draw_ctx;
-
-static double
-span_end (const void *ctx, uint32_t pos)
-{
-  const draw_ctx *d = ctx;
-  const ps_timeline *tl = d->ch->layers[d->layer].tl;
-  return tl->spans[tl->by_stream[pos]].end_ns;
-}
 
 static bool
 span_critical (const draw_ctx *d, uint32_t i)
@@ -477,7 +508,8 @@ draw_span_item (void *ctx, uint32_t pos, double x0, double x1)
   if (d->titles)
     span_text (d->ch, d->layer, i, crit, title, sizeof title);
   ps_canvas_begin_group (d->c, "span", d->titles ? title : NULL);
-  ps_canvas_rect (d->c, x0, d->y, fmax (x1 - x0, TINY), d->h, 1.5, &pt);
+  /* Rounded corners only where they show: arcs cost a cairo fill much. */
+  ps_canvas_rect (d->c, x0, d->y, fmax (x1 - x0, TINY), d->h, x1 - x0 > 12 ? 1.5 : 0, &pt);
   uint8_t mark = d->layer == PS_TL_LAYER_GHOST ? 0 : span_mark (d, tl, s);
   if (mark & PS_MARK_CHANGED) {
     ps_paint m = ps_paint_stroke (st->pal->changed, 2);
@@ -536,13 +568,6 @@ draw_span_run (void *ctx, uint32_t pos0, uint32_t pos1, double x0, double x1)
   ps_canvas_begin_group (d->c, "spans", d->titles ? title : NULL);
   ps_canvas_rect (d->c, floor (x0), d->y, fmax (ceil (x1) - floor (x0), TINY), d->h, 0, &pt);
   ps_canvas_end_group (d->c);
-}
-
-static double
-wait_end (const void *ctx, uint32_t pos)
-{
-  const draw_ctx *d = ctx;
-  return d->ch->l.dg->waits[d->ch->wait_ids[pos]].end_ns;
 }
 
 static void
@@ -752,8 +777,8 @@ ps_timeline_chart_draw (const ps_timeline_chart *ch, const ps_timeline_view *v, 
       double y = lane_top (v, k);
       d.y = y + 2;
       d.h = PS_TL_LANE_H - 4;
-      walker w = { ch->wait_start, ch->wait_pmax, ch->wait_off[k], ch->wait_off[k + 1],
-                   wait_end, draw_wait_item, draw_wait_run, &d };
+      walker w = { ch->wait_start, ch->wait_end, ch->wait_pmax, ch->wait_bmax, ch->wait_off[k],
+                   ch->wait_off[k + 1], draw_wait_item, draw_wait_run, &d };
       walk (&w, v, px, px + pw);
     }
   ps_canvas_end_group (c);
@@ -772,8 +797,8 @@ ps_timeline_chart_draw (const ps_timeline_chart *ch, const ps_timeline_view *v, 
       d.y = ry[li];
       d.h = rh[li];
       d.alpha = li == PS_TL_LAYER_GHOST ? 0.55 : li == PS_TL_LAYER_TL && ch->l.measured ? 0.5 : 1;
-      walker w = { ly->start, ly->pmax, ly->tl->stream_off[sk], ly->tl->stream_off[sk + 1],
-                   span_end, draw_span_item, draw_span_run, &d };
+      walker w = { ly->start, ly->end, ly->pmax, ly->bmax, ly->tl->stream_off[sk],
+                   ly->tl->stream_off[sk + 1], draw_span_item, draw_span_run, &d };
       walk (&w, v, px, px + pw);
     }
   }
@@ -787,14 +812,14 @@ ps_timeline_chart_draw (const ps_timeline_chart *ch, const ps_timeline_view *v, 
 /* The item of [lo, hi) under time t, within slop: one that contains t,
  * else the nearest. */
 static uint32_t
-hit_in (const double *start, const double *pmax, uint32_t lo, uint32_t hi, double t, double slop,
-        double (*end) (const void *ctx, uint32_t pos), const void *ctx)
+hit_in (const double *start, const double *end, const double *pmax, uint32_t lo, uint32_t hi,
+        double t, double slop)
 {
   uint32_t best = PS_NONE;
   double best_d = INFINITY;
   for (uint32_t j = first_reaching (pmax, lo, hi, t - slop); j < hi && start[j] <= t + slop;
        j++) {
-    double s = start[j], e = end (ctx, j);
+    double s = start[j], e = end[j];
     if (e < t - slop)
       continue;
     double dist = t < s ? s - t : t > e ? t - e : 0;
@@ -824,16 +849,14 @@ ps_timeline_chart_hit (const ps_timeline_chart *ch, const ps_timeline_view *v, d
   double t = tt (v, x), slop = v->ns_per_pt * 2;
   double ry[3], rh[3];
   lane_rows (ch, lane_top (v, lane), ry, rh);
-  draw_ctx d = { ch, v, NULL, v->style, 0, 0, 0, 0, 1, false };
   for (int li = 0; li < 3; li++) {
     const layer *ly = &ch->layers[li];
     if (!ly->tl || rh[li] <= 0 || y < ry[li] - 1 || y > ry[li] + rh[li] + 1
         || ly->lane_stream[lane] == PS_NONE)
       continue;
     uint32_t sk = ly->lane_stream[lane];
-    d.layer = li;
-    uint32_t pos = hit_in (ly->start, ly->pmax, ly->tl->stream_off[sk],
-                           ly->tl->stream_off[sk + 1], t, slop, span_end, &d);
+    uint32_t pos = hit_in (ly->start, ly->end, ly->pmax, ly->tl->stream_off[sk],
+                           ly->tl->stream_off[sk + 1], t, slop);
     if (pos != PS_NONE) {
       h.span = true;
       h.layer = (uint8_t) li;
@@ -842,8 +865,8 @@ ps_timeline_chart_hit (const ps_timeline_chart *ch, const ps_timeline_view *v, d
     }
   }
   if (ch->l.dg) {
-    uint32_t pos = hit_in (ch->wait_start, ch->wait_pmax, ch->wait_off[lane],
-                           ch->wait_off[lane + 1], t, slop, wait_end, &d);
+    uint32_t pos = hit_in (ch->wait_start, ch->wait_end, ch->wait_pmax, ch->wait_off[lane],
+                           ch->wait_off[lane + 1], t, slop);
     if (pos != PS_NONE)
       h.index = ch->wait_ids[pos];
   }

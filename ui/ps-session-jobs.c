@@ -61,6 +61,9 @@ ps__state_unref (PsPlanState *st)
 {
   if (!st || !g_atomic_int_dec_and_test (&st->ref))
     return;
+  ps_timeline_chart_free (st->chart);
+  if (st->have_mem)
+    ps_memory_map_free (&st->mem);
   if (st->have_fig)
     ps_figures_free (&st->fig);
   if (st->have_dg)
@@ -234,6 +237,12 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
 
   if (st->have_dg && ps_figures_build (&st->fig, &st->plan, &st->tl, &st->dg) == 0)
     st->have_fig = TRUE;
+  /* What the timeline and memory views draw of this prediction. */
+  ps_timeline_layers layers = { &st->tl, st->have_dg ? &st->dg : NULL, NULL, NULL,
+                                st->have_fig ? &st->fig : NULL, &st->plan };
+  ps_timeline_chart_new (&st->chart, &layers);
+  if (st->have_fig && ps_memory_map_build (&st->mem, &st->plan, &st->fig) == 0)
+    st->have_mem = TRUE;
   uint32_t n = st->graph.n_nodes;
 
   PsSummary *sum = &st->summary;

@@ -36,6 +36,11 @@ typedef struct {
   ps_diagnosis dg;
   ps_figures fig;       /* of the predicted timeline */
   gboolean have_plan, have_tl, have_dg, have_fig;
+  /* The chart and the memory map of the prediction alone, built on the
+   * worker thread so that the main thread need not (NULL, FALSE: none). */
+  ps_timeline_chart *chart;
+  ps_memory_map mem;
+  gboolean have_mem;
   char *error;          /* plan or simulation failure, or NULL */
   PsSummary summary;
   double plan_seconds, sim_seconds;
@@ -85,11 +90,16 @@ struct _PsSession
   gboolean show_critical;
   gboolean dark;
 
-  /* What the views draw, derived on the main thread from the state, the
-   * measured run and the baseline (refresh_views in ps-session.c). */
-  ps_timeline_chart *chart;
-  ps_memory_map mem;
-  gboolean have_mem;
+  /* What the views draw: the state's own chart and memory map, or, with a
+   * measured run or a baseline, ones derived on the main thread
+   * (refresh_views in ps-session.c; own_views says they are the session's
+   * to free). */
+  const ps_timeline_chart *chart;
+  const ps_memory_map *mem;
+  gboolean own_views;
+  ps_timeline_chart *own_chart;
+  ps_memory_map own_mem;
+  gboolean have_own_mem;
 
   /* The visible time span the timeline and the memory map share. */
   double view_t0, view_t1;

@@ -47,6 +47,7 @@ G_DEFINE_FINAL_TYPE (PsSession, ps_session, G_TYPE_OBJECT)
 static void start_plan (PsSession *self);
 static void start_layout (PsSession *self);
 static void refresh_views (PsSession *self, gboolean rebuild);
+static void drop_own_views (PsSession *self);
 
 static void
 notify_ready (PsSession *self)
@@ -110,9 +111,7 @@ static void
 ps_session_finalize (GObject *object)
 {
   PsSession *self = PS_SESSION (object);
-  g_clear_pointer (&self->chart, ps_timeline_chart_free);
-  if (self->have_mem)
-    ps_memory_map_free (&self->mem);
+  drop_own_views (self);
   g_clear_pointer (&self->measured, ps__measured_unref);
   g_clear_pointer (&self->state, ps__state_unref);
   g_clear_pointer (&self->base, ps__state_unref);
@@ -256,30 +255,50 @@ run_length (PsSession *self)
   return self->chart ? ps_timeline_chart_length (self->chart) : 1000;
 }
 
-/* Rebuilds the timeline chart and the memory map (rebuild), annotates the
- * DAG scene and re-fits the visible time span when it follows the run. */
+static void
+drop_own_views (PsSession *self)
+{
+  g_clear_pointer (&self->own_chart, ps_timeline_chart_free);
+  if (self->have_own_mem)
+    ps_memory_map_free (&self->own_mem);
+  self->have_own_mem = FALSE;
+  self->chart = NULL;
+  self->mem = NULL;
+}
+
+/* Points the views at the timeline chart and the memory map (rebuild):
+ * the state's own, made on the worker, for a prediction alone; else ones
+ * with the measured run over it and the baseline under it.  Annotates
+ * the DAG scene and re-fits the visible time span when it follows the
+ * run. */
 static void
 refresh_views (PsSession *self, gboolean rebuild)
 {
   if (rebuild)
     {
-      g_clear_pointer (&self->chart, ps_timeline_chart_free);
-      if (self->have_mem)
-        ps_memory_map_free (&self->mem);
-      self->have_mem = FALSE;
+      drop_own_views (self);
       PsPlanState *st = self->state;
-      if (st && st->have_tl)
+      gboolean ghost = self->base && self->base->have_tl && self->base != st
+                       && self->base->graph.n_nodes == (st ? st->graph.n_nodes : 0);
+      if (st && st->have_tl && !self->measured && !ghost)
         {
-          gboolean same_graph = self->base && self->base->have_tl
-                                && self->base->graph.n_nodes == st->graph.n_nodes;
+          self->chart = st->chart;
+          self->mem = st->have_mem ? &st->mem : NULL;
+        }
+      else if (st && st->have_tl)
+        {
           ps_timeline_layers l = { &st->tl, st->have_dg ? &st->dg : NULL,
                                    self->measured ? &self->measured->tl : NULL,
-                                   same_graph ? &self->base->tl : NULL, current_figures (self),
+                                   ghost ? &self->base->tl : NULL, current_figures (self),
                                    &st->plan };
-          ps_timeline_chart_new (&self->chart, &l);
+          if (ps_timeline_chart_new (&self->own_chart, &l) == 0)
+            self->chart = self->own_chart;
           const ps_figures *f = current_figures (self);
-          if (f && ps_memory_map_build (&self->mem, &st->plan, f) == 0)
-            self->have_mem = TRUE;
+          if (f && ps_memory_map_build (&self->own_mem, &st->plan, f) == 0)
+            {
+              self->have_own_mem = TRUE;
+              self->mem = &self->own_mem;
+            }
         }
     }
   annotate_scene (self);
@@ -1036,7 +1055,7 @@ const ps_memory_map *
 ps_session_get_memory_map (PsSession *self)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), NULL);
-  return self->have_mem ? &self->mem : NULL;
+  return self->mem;
 }
 
 /* ---- style -------------------------------------------------------------- */

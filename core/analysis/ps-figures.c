@@ -107,11 +107,11 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
       if (src == PS_FIGURE_NOT_RUN)
         continue;
       const ps_node *nd = &g->nodes[v];
-      for (uint32_t a = nd->reads_begin; a < nd->writes_begin + nd->writes_count; a++) {
+      for (uint32_t i = 0; i < nd->reads_count + nd->writes_count; i++) {
+        uint32_t a = i < nd->reads_count ? nd->reads_begin + i
+                                         : nd->writes_begin + (i - nd->reads_count);
         if (a >= g->n_access)
           break;
-        if (a >= nd->reads_begin + nd->reads_count && a < nd->writes_begin)
-          continue;
         uint32_t b = g->access[a];
         if (b >= nb)
           continue;
