@@ -18,6 +18,7 @@
 #include "ps-analysis.h"
 #include "ps-array.h"
 #include "ps-format.h"
+#include "ps-layout.h"
 #include "ps-view-private.h"
 
 typedef enum mode { MODE_FULL = 0, MODE_COLLAPSED, MODE_OVERVIEW } mode;
@@ -606,6 +607,7 @@ build_scene (dag *d, ps_scene *s, mode m, uint32_t nb)
   /* What the annotation writes comes after this. */
   s->strings_mark = s->strings_len;
   s->clusters_mark = s->n_clusters;
+  s->edges_mark = s->n_edges;
   s->dag_mode = (uint8_t) m;
   s->dag_band = d->band;
 
@@ -699,7 +701,7 @@ ps_dag_view_build (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps_vi
 static uint32_t
 find_edge (const ps_scene *s, uint32_t a, uint32_t b)
 {
-  uint32_t lo = 0, hi = s->n_edges;
+  uint32_t lo = 0, hi = s->edges_mark;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
     const ps_scene_edge *e = &s->edges[mid];
@@ -708,7 +710,7 @@ find_edge (const ps_scene *s, uint32_t a, uint32_t b)
     else
       hi = mid;
   }
-  return lo < s->n_edges && s->edges[lo].from == a && s->edges[lo].to == b ? lo : PS_NONE;
+  return lo < s->edges_mark && s->edges[lo].from == a && s->edges[lo].to == b ? lo : PS_NONE;
 }
 
 /* The fill of a box of several nodes. */
@@ -844,6 +846,9 @@ ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps
   uint32_t n = g->n_nodes, nb = s->n_nodes;
   s->strings_len = s->strings_mark;
   s->n_clusters = s->clusters_mark;
+  s->n_edges = s->edges_mark;
+  if (s->laid_out)
+    s->n_pts = s->pts_mark;
   s->n_legend = 0;
   s->title = s->subtitle = PS_NONE;
   s->theme = (uint8_t) st.theme;
@@ -851,7 +856,7 @@ ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps
   ps__view_box *boxes = malloc (((size_t) nb + 1) * sizeof *boxes);
   int32_t *stream = malloc (((size_t) n + 1) * sizeof *stream);
   uint32_t *crit_next = malloc (((size_t) n + 1) * sizeof *crit_next);
-  uint8_t *cross = calloc ((size_t) s->n_edges + 1, 1);
+  uint8_t *cross = calloc ((size_t) s->edges_mark + 1, 1);
   int ret = boxes && stream && crit_next && cross ? 0 : PS_ENOMEM;
   if (ret < 0)
     goto out;
@@ -924,7 +929,7 @@ ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps
         crit_edge[e] |= 2;
     }
   }
-  for (uint32_t e = 0; e < s->n_edges; e++) {
+  for (uint32_t e = 0; e < s->edges_mark; e++) {
     ps_scene_edge *se = &s->edges[e];
     uint8_t kind = crit_edge[e] & 1 ? PS_EDGE_VIEW_CROSS : PS_EDGE_VIEW_DEP;
     ps__view_style_edge (se, kind, crit_edge[e] & 2 ? PS_SCENE_CRITICAL : 0, &st);
@@ -935,6 +940,30 @@ ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps
       se->pen = fminf (se->pen, 1.8f);
     }
     kinds |= 1u << kind | (se->flags & PS_SCENE_CRITICAL ? 1u << 7 : 0);
+  }
+
+  /* Links of the critical path that are no edge of the graph (stream or
+   * event order): dotted, laid out apart. */
+  bool order_links = false;
+  for (uint32_t i = 0; f && st.show_critical && i + 1 < f->n_critical && ret == 0; i++) {
+    uint32_t a = s->node_box[f->critical[i]], b = s->node_box[f->critical[i + 1]];
+    if (a == b || a >= nb || b >= nb || find_edge (s, a, b) != PS_NONE)
+      continue;
+    if (s->n_edges > s->edges_mark && s->edges[s->n_edges - 1].from == a
+        && s->edges[s->n_edges - 1].to == b)
+      continue;
+    uint32_t e;
+    ret = ps_scene_add_edge (s, a, b, &e);
+    if (ret < 0)
+      break;
+    ps_scene_edge *se = &s->edges[e];
+    se->kind = PS_EDGE_VIEW_ORDER;
+    se->flags = PS_SCENE_DETACHED | PS_SCENE_CRITICAL | PS_SCENE_DOTTED;
+    se->color = st.pal->critical;
+    se->pen = 2;
+    order_links = true;
+    if (s->laid_out)
+      ret = ps_layout_route_straight (s, e);
   }
 
   /* Fused groups: the layout's clusters, or frames around their boxes. */
@@ -976,7 +1005,7 @@ ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps
                 "%soverview: %u nodes in %u boxes, one per stream and band of %u level%s", sep,
                 n, nb, s->dag_band, s->dag_band == 1 ? "" : "s");
     uint32_t detached = 0;
-    for (uint32_t e = 0; e < s->n_edges; e++)
+    for (uint32_t e = 0; e < s->edges_mark; e++)
       detached += (s->edges[e].flags & PS_SCENE_DETACHED) != 0;
     size_t len = strlen (note);
     if (detached && len < sizeof note)
@@ -987,6 +1016,10 @@ ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps
   }
   if (ret == 0)
     ret = ps__view_legend (s, &st, streams, ops, kinds, max_ns, unknown, not_run);
+  if (ret == 0 && order_links)
+    ret = ps_scene_add_legend (s, PS_LEGEND_LINE,
+                               "critical path through stream or event order (no dependency)", 0,
+                               st.pal->critical, PS_SCENE_DOTTED);
 
 out:
   free (boxes);

@@ -333,9 +333,9 @@ void
 ps_draw_diagram (const ps_scene *s, const ps_diagram_view *v, ps_canvas *c)
 {
   double ox = v->ox, oy = v->oy;
-  /* Text below about 4.5 device pixels is unreadable; edge labels need
-   * more. */
-  bool text = v->scale <= 0 || v->scale * 8.5 >= 4.5;
+  /* Labels below about 4.5 device pixels are unreadable; edge labels
+   * need more. */
+  bool text = v->scale <= 0 || v->scale * 10 >= 4.5;
   bool labels = v->scale <= 0 || v->scale * 7.5 >= 6;
   ps_font cf = { 9.5, true, false };
   ps_canvas_begin_group (c, "clusters", NULL);

@@ -231,8 +231,8 @@ box_exit (const ps_scene_node *n, ps_pt to)
 
 /* A straight edge from border to border, as a cubic spline (the shape
  * Graphviz results have). */
-static int
-straight_edge (ps_scene *s, uint32_t e)
+int
+ps_layout_route_straight (ps_scene *s, uint32_t e)
 {
   ps_scene_edge *ed = &s->edges[e];
   if (ed->from >= s->n_nodes || ed->to >= s->n_nodes)
@@ -331,7 +331,7 @@ layout_pinned (ps_scene *s)
   s->height = y1 - y0;
   s->n_pts = 0;
   for (uint32_t e = 0; e < s->n_edges; e++) {
-    int ret = straight_edge (s, e);
+    int ret = ps_layout_route_straight (s, e);
     if (ret < 0)
       return ret;
   }
@@ -347,6 +347,7 @@ ps_layout_scene (ps_scene *s, char *err, size_t errlen)
       err[0] = '\0';
     double t0 = now ();
     int ret = layout_pinned (s);
+    s->pts_mark = s->n_pts;
     s->layout_seconds = now () - t0;
     if (ret < 0 && errlen)
       snprintf (err, errlen, "layout failed: %s", ps_strerror (ret));
@@ -392,7 +393,7 @@ ps_layout_scene (ps_scene *s, char *err, size_t errlen)
     ret = read_back (s, g, nodes, edges, clusters);
   for (uint32_t e = 0; e < s->n_edges && ret == 0; e++)
     if (s->edges[e].flags & PS_SCENE_DETACHED)
-      ret = straight_edge (s, e);
+      ret = ps_layout_route_straight (s, e);
   if (laid)
     gvFreeLayout (gvc, g);
   if (g)
@@ -406,6 +407,7 @@ ps_layout_scene (ps_scene *s, char *err, size_t errlen)
   free (edges);
   free (clusters);
   s->laid_out = ret == 0;
+  s->pts_mark = s->n_pts;
   s->layout_seconds = now () - t0;
   return ret;
 }

@@ -19,6 +19,9 @@
  * in err. */
 int ps_layout_scene (ps_scene *s, char *err, size_t errlen);
 
+/* Routes edge e of a laid-out scene straight from box to box. */
+int ps_layout_route_straight (ps_scene *s, uint32_t e);
+
 /* Reads DOT text with Graphviz and lays it out with `engine` ("dot",
  * "neato", "nop2" for pinned positions, ...): 0 and the drawing's size in
  * points, or a negative code with Graphviz's message in err.  Checks that

@@ -142,8 +142,10 @@ typedef struct ps_scene {
   uint32_t *node_box, *box_off, *box_nodes;
 
   /* What an annotation (ps_dag_view_annotate) replaces: strings from
-   * strings_mark on, clusters from clusters_mark on, and the legend. */
-  uint32_t strings_mark, clusters_mark;
+   * strings_mark on, clusters from clusters_mark on, edges from edges_mark
+   * on (links of the critical path that are no edge of the graph), points
+   * from pts_mark on (set by the layout), and the legend. */
+  uint32_t strings_mark, clusters_mark, edges_mark, pts_mark;
   uint8_t theme; /* ps_theme of the colours, for the decorations */
   /* DAG views: how the boxes were chosen (see ps-dag-view.c), the levels
    * per overview band, and whether a plan's fused groups are clusters. */
