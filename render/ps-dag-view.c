@@ -1018,7 +1018,7 @@ ps_dag_view_annotate (ps_scene *s, const ps_graph *g, const ps_plan *p, const ps
     ret = ps__view_legend (s, &st, streams, ops, kinds, max_ns, unknown, not_run);
   if (ret == 0 && order_links)
     ret = ps_scene_add_legend (s, PS_LEGEND_LINE,
-                               "critical path through stream or event order (no dependency)", 0,
+                               "critical path through stream, event or resource order (no dependency)", 0,
                                st.pal->critical, PS_SCENE_DOTTED);
 
 out:

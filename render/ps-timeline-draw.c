@@ -29,7 +29,11 @@ typedef struct layer {
 
 struct ps_timeline_chart {
   ps_timeline_layers l;
+  /* Lanes: tl's streams, then streams only the measured run or the
+   * baseline has; per lane the timeline and stream that name it. */
   uint32_t n_lanes;
+  const ps_timeline **lane_tl;
+  uint32_t *lane_src;
   layer layers[3];
   /* The diagnosis's waits per lane, by start: wait_ids[wait_off[k] ..
    * wait_off[k + 1]), with starts and running maxima of ends. */
@@ -41,7 +45,7 @@ struct ps_timeline_chart {
 /* ---- building ------------------------------------------------------------ */
 
 static int
-layer_init (layer *ly, const ps_timeline *tl, const ps_timeline *lanes, const ps_figures *fig)
+layer_init (layer *ly, const ps_timeline *tl, const ps_timeline_chart *ch, const ps_figures *fig)
 {
   memset (ly, 0, sizeof *ly);
   ly->tl = tl;
@@ -54,7 +58,7 @@ layer_init (layer *ly, const ps_timeline *tl, const ps_timeline *lanes, const ps
   ly->end = malloc ((n + 1) * sizeof *ly->end);
   ly->pmax = malloc ((n + 1) * sizeof *ly->pmax);
   ly->pcrit = malloc ((n + tl->n_streams + 1) * sizeof *ly->pcrit);
-  ly->lane_stream = malloc (((size_t) lanes->n_streams + 1) * sizeof *ly->lane_stream);
+  ly->lane_stream = malloc (((size_t) ch->n_lanes + 1) * sizeof *ly->lane_stream);
   ly->bmax = malloc ((n / BLOCK + 1) * sizeof *ly->bmax);
   if (!ly->start || !ly->end || !ly->pmax || !ly->pcrit || !ly->lane_stream || !ly->bmax)
     return PS_ENOMEM;
@@ -76,15 +80,15 @@ layer_init (layer *ly, const ps_timeline *tl, const ps_timeline *lanes, const ps
     }
     ly->pcrit[base + (tl->stream_off[k + 1] - tl->stream_off[k])] = c;
   }
-  for (uint32_t lane = 0; lane < lanes->n_streams; lane++) {
+  for (uint32_t lane = 0; lane < ch->n_lanes; lane++) {
     ly->lane_stream[lane] = PS_NONE;
-    if (tl == lanes) {
-      ly->lane_stream[lane] = lane;
+    const ps_tl_stream *want = &ch->lane_tl[lane]->streams[ch->lane_src[lane]];
+    if (tl == ch->lane_tl[lane]) {
+      ly->lane_stream[lane] = ch->lane_src[lane];
       continue;
     }
     for (uint32_t k = 0; k < tl->n_streams; k++)
-      if (tl->streams[k].id == lanes->streams[lane].id
-          && tl->streams[k].device == lanes->streams[lane].device) {
+      if (tl->streams[k].id == want->id && tl->streams[k].device == want->device) {
         ly->lane_stream[lane] = k;
         break;
       }
@@ -176,6 +180,38 @@ index_waits (ps_timeline_chart *ch)
   return 0;
 }
 
+/* The lanes: tl's streams, then those of the measured run and the
+ * baseline that tl has not (matched by stream id and device). */
+static int
+make_lanes (ps_timeline_chart *ch)
+{
+  const ps_timeline *tls[3] = { ch->l.tl, ch->l.measured, ch->l.ghost };
+  size_t most = 0;
+  for (int i = 0; i < 3; i++)
+    most += tls[i] ? tls[i]->n_streams : 0;
+  ch->lane_tl = malloc ((most + 1) * sizeof *ch->lane_tl);
+  ch->lane_src = malloc ((most + 1) * sizeof *ch->lane_src);
+  if (!ch->lane_tl || !ch->lane_src)
+    return PS_ENOMEM;
+  uint32_t n = 0;
+  for (int i = 0; i < 3; i++) {
+    const ps_timeline *t = tls[i];
+    for (uint32_t k = 0; t && k < t->n_streams; k++) {
+      bool seen = false;
+      for (uint32_t j = 0; j < n && !seen && i > 0; j++) {
+        const ps_tl_stream *a = &ch->lane_tl[j]->streams[ch->lane_src[j]];
+        seen = a->id == t->streams[k].id && a->device == t->streams[k].device;
+      }
+      if (seen)
+        continue;
+      ch->lane_tl[n] = t;
+      ch->lane_src[n++] = k;
+    }
+  }
+  ch->n_lanes = n;
+  return 0;
+}
+
 static const ps_font lane_font = { 9.5, true, false };
 static const ps_font stat_font = { 7.5, false, false };
 static const ps_font span_font = { 8.5, false, false };
@@ -192,12 +228,13 @@ ps_timeline_chart_new (ps_timeline_chart **out, const ps_timeline_layers *l)
   ch->l = *l;
   if (ch->l.dg && ch->l.dg->n_streams != l->tl->n_streams)
     ch->l.dg = NULL;
-  ch->n_lanes = l->tl->n_streams;
-  int ret = layer_init (&ch->layers[PS_TL_LAYER_TL], l->tl, l->tl, l->fig);
+  int ret = make_lanes (ch);
   if (ret == 0)
-    ret = layer_init (&ch->layers[PS_TL_LAYER_MEASURED], l->measured, l->tl, l->fig);
+    ret = layer_init (&ch->layers[PS_TL_LAYER_TL], l->tl, ch, l->fig);
   if (ret == 0)
-    ret = layer_init (&ch->layers[PS_TL_LAYER_GHOST], l->ghost, l->tl, NULL);
+    ret = layer_init (&ch->layers[PS_TL_LAYER_MEASURED], l->measured, ch, l->fig);
+  if (ret == 0)
+    ret = layer_init (&ch->layers[PS_TL_LAYER_GHOST], l->ghost, ch, NULL);
   if (ret == 0)
     ret = index_waits (ch);
   if (ret < 0) {
@@ -214,7 +251,7 @@ ps_timeline_chart_new (ps_timeline_chart **out, const ps_timeline_layers *l)
   ch->gutter = ch->l.dg ? ps_text_width ("busy 100%, stalled 100%", &stat_font) + 10 : 70;
   for (uint32_t k = 0; k < ch->n_lanes && k < 256; k++) {
     char name[64];
-    ps_timeline_stream_label (l->tl, k, name, sizeof name);
+    ps_timeline_stream_label (ch->lane_tl[k], ch->lane_src[k], name, sizeof name);
     ch->gutter = fmax (ch->gutter, ps_text_width (name, &lane_font) + 14);
   }
   ch->gutter = fmin (ch->gutter, 220);
@@ -235,6 +272,8 @@ ps_timeline_chart_free (ps_timeline_chart *ch)
   free (ch->wait_pmax);
   free (ch->wait_end);
   free (ch->wait_bmax);
+  free (ch->lane_tl);
+  free (ch->lane_src);
   free (ch);
 }
 
@@ -626,9 +665,15 @@ draw_gutter (const ps_timeline_chart *ch, const ps_timeline_view *v, ps_canvas *
   for (uint32_t k = k0; k < k1; k++) {
     double y = lane_top (v, k);
     char name[64], stats[96];
-    ps_timeline_stream_label (tl, k, name, sizeof name);
+    ps_timeline_stream_label (ch->lane_tl[k], ch->lane_src[k], name, sizeof name);
     ps_canvas_text (c, v->x + 2, y + 13, name, &lane_font, PS_ALIGN_LEFT, pal->text,
                     v->gutter - 6);
+    if (ch->lane_tl[k] != tl) {
+      ps_canvas_text (c, v->x + 2, y + 24,
+                      ch->lane_tl[k] == ch->l.ghost ? "baseline only" : "measured only",
+                      &stat_font, PS_ALIGN_LEFT, pal->text_dim, v->gutter - 6);
+      continue;
+    }
     if (dg && len > 0) {
       int n = snprintf (stats, sizeof stats, "busy %.0f%%", 100 * dg->streams[k].busy_ns / len);
       if (dg->streams[k].stalled_ns > 0 && n > 0)

@@ -982,7 +982,7 @@ ui_cancel_status (void **state)
   assert_non_null (f);
   ps_gen_options o;
   ps_gen_options_init (&o);
-  o.nodes = 200000;
+  o.nodes = 100000;
   assert_int_equal (ps_gen_write (&o, f), 0);
   fclose (f);
   g_autoptr (GFile) file = g_file_new_for_path (big);

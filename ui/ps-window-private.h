@@ -29,6 +29,8 @@ struct _PsWindow
   GtkWidget *baseline_view;
   AdwViewStackPage *baseline_page;
   AdwViewSwitcherBar *switcher_bar;
+  GtkPaned *main_paned;
+  gboolean paned_placed;
   GtkWidget *inspector;
   GtkWidget *status_line;
 

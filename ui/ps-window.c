@@ -145,9 +145,26 @@ static void
 on_measured (PsWindow *self)
 {
   gboolean m = ps_session_get_measured (self->session) != NULL;
+  gboolean b = ps_session_has_baseline (self->session);
   gtk_label_set_text (self->timeline_title,
-                      m ? "Timeline — measured (solid) over predicted (faded)"
-                        : "Timeline — predicted");
+                      m && b ? "Timeline — measured (top) over predicted, the baseline below"
+                      : m    ? "Timeline — measured (top) over predicted (faded)"
+                      : b    ? "Timeline — predicted, the baseline below (grey)"
+                             : "Timeline — predicted");
+}
+
+/* The DAG takes three fifths of the height the first time the
+ * window has one, whatever the window's size. */
+static void
+on_paned_max (PsWindow *self)
+{
+  int max = 0;
+  g_object_get (self->main_paned, "max-position", &max, NULL);
+  if (max > 100 && !self->paned_placed)
+    {
+      self->paned_placed = TRUE;
+      gtk_paned_set_position (self->main_paned, max * 62 / 100);
+    }
 }
 
 static void
@@ -227,6 +244,7 @@ ps_window_class_init (PsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PsWindow, baseline_view);
   gtk_widget_class_bind_template_child (widget_class, PsWindow, baseline_page);
   gtk_widget_class_bind_template_child (widget_class, PsWindow, switcher_bar);
+  gtk_widget_class_bind_template_child (widget_class, PsWindow, main_paned);
   gtk_widget_class_bind_template_child (widget_class, PsWindow, inspector);
   gtk_widget_class_bind_template_child (widget_class, PsWindow, status_line);
   ps__window_class_init_actions (widget_class);
@@ -266,6 +284,10 @@ ps_window_init (PsWindow *self)
   g_signal_connect_swapped (self->session, "notify::title", G_CALLBACK (on_title), self);
   g_signal_connect_swapped (self->session, "job-failed", G_CALLBACK (on_job_failed), self);
   g_signal_connect_swapped (self->session, "measured-changed", G_CALLBACK (on_measured), self);
+  g_signal_connect_swapped (self->session, "notify::has-baseline", G_CALLBACK (on_measured),
+                            self);
+  g_signal_connect_swapped (self->main_paned, "notify::max-position", G_CALLBACK (on_paned_max),
+                            self);
   g_signal_connect_swapped (self->session, "plan-changed",
                             G_CALLBACK (ps__window_update_actions), self);
   g_signal_connect_swapped (self->session, "notify::busy",
