@@ -371,12 +371,17 @@ ps_draw_diagram (const ps_scene *s, const ps_diagram_view *v, ps_canvas *c)
 }
 
 void
-ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c)
+ps_draw_frame (const ps_scene *s, const ps_frame *f, ps_canvas *c)
 {
-  const ps_palette *pal = ps_palette_get ((ps_theme) s->theme);
-  ps_paint bg = ps_paint_fill (pal->background);
+  ps_paint bg = ps_paint_fill (ps_palette_get ((ps_theme) s->theme)->background);
   ps_canvas_rect (c, 0, 0, f->width, f->height, 0, &bg);
   ps_draw_decorations (s, f, c);
+}
+
+void
+ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c)
+{
+  ps_draw_frame (s, f, c);
   ps_diagram_view v = { f->diagram_x, f->diagram_y, 0, 0, 0, 0, 0, NULL };
   ps_draw_diagram (s, &v, c);
 }

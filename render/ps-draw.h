@@ -24,6 +24,9 @@ typedef struct ps_frame {
 void ps_frame_compute (const ps_scene *s, double w, double h, ps_frame *f);
 /* Draws the title, note and legend of s (the diagram is drawn by the caller). */
 void ps_draw_decorations (const ps_scene *s, const ps_frame *f, ps_canvas *c);
+/* Paints the whole picture in s's theme's background, then draws the
+ * decorations. */
+void ps_draw_frame (const ps_scene *s, const ps_frame *f, ps_canvas *c);
 
 /* Draws a laid-out scene, background and decorations included. */
 void ps_draw_scene (const ps_scene *s, const ps_frame *f, ps_canvas *c);

@@ -442,9 +442,7 @@ static void
 draw_picture (ps_canvas *c, void *ctx)
 {
   mem_pic *p = ctx;
-  ps_paint bg = ps_paint_fill (p->style.pal->background);
-  ps_canvas_rect (c, 0, 0, p->frame.width, p->frame.height, 0, &bg);
-  ps_draw_decorations (&p->deco, &p->frame, c);
+  ps_draw_frame (&p->deco, &p->frame, c);
   ps_memory_map_draw (p->m, &p->view, c);
 }
 
@@ -535,19 +533,6 @@ ps_memory_write_png (const ps_memory_map *m, ps_theme theme, FILE *out)
   return ret;
 }
 
-static void
-dot_str (FILE *out, const char *s)
-{
-  fputc ('"', out);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char) *s;
-    if (ch == '"' || ch == '\\')
-      fputc ('\\', out), fputc (ch, out);
-    else if (ch >= 0x20)
-      fputc (ch, out);
-  }
-  fputc ('"', out);
-}
 
 int
 ps_memory_write_dot (const ps_memory_map *m, FILE *out)
@@ -564,7 +549,7 @@ ps_memory_write_dot (const ps_memory_map *m, FILE *out)
          "//   neato -n2 -Tsvg memory.dot > memory.svg\n"
          "digraph memory {\n  graph [label=",
          out);
-  dot_str (out, p.deco.strings + p.deco.title);
+  ps_dot_write_string (out, p.deco.strings + p.deco.title);
   fputs (", labelloc=t, fontname=\"DejaVu Sans\"];\n"
          "  node [shape=box, style=filled, fixedsize=true, fontname=\"DejaVu Sans\", "
          "fontsize=8, penwidth=0.6];\n",
@@ -579,11 +564,11 @@ ps_memory_write_dot (const ps_memory_map *m, FILE *out)
     ps_font f8 = { 8, false, false };
     char fit[300];
     fprintf (out, "  b%u [label=", b);
-    dot_str (out, x1 - x0 > 30 && y1 - y0 > 10 ? ps_text_fit (label, &f8, x1 - x0 - 8, fit,
+    ps_dot_write_string (out, x1 - x0 > 30 && y1 - y0 > 10 ? ps_text_fit (label, &f8, x1 - x0 - 8, fit,
                                                                sizeof fit)
                                                : "");
     fputs (", tooltip=", out);
-    dot_str (out, label);
+    ps_dot_write_string (out, label);
     fprintf (out, ", pos=\"%.2f,%.2f!\", width=%.4f, height=%.4f, fillcolor=\"#%06x\"];\n",
              (x0 + x1) / 2, H - (y0 + y1) / 2, (x1 - x0) / 72, (y1 - y0) / 72,
              m->row[b] != PS_NONE ? p.style.pal->external : buffer_color (&p.style, b));

@@ -273,8 +273,8 @@ ps_scene_edge_kind_name (ps_scene_edge_kind k)
 
 /* A DOT quoted string: quotes and backslashes escaped, line breaks as \n,
  * other control characters dropped. */
-static void
-dot_string (FILE *out, const char *s)
+void
+ps_dot_write_string (FILE *out, const char *s)
 {
   fputc ('"', out);
   for (; s && *s; s++) {
@@ -345,7 +345,7 @@ dot_node (FILE *out, const ps_scene *s, uint32_t i, const char *indent, double t
     fputs (", height=0.25", out);
   if (n->tooltip != PS_NONE) {
     fputs (", tooltip=", out);
-    dot_string (out, s->strings + n->tooltip);
+    ps_dot_write_string (out, s->strings + n->tooltip);
   }
   if (n->rank_group != PS_NONE)
     fprintf (out, ", group=g%u", n->rank_group);
@@ -365,7 +365,7 @@ ps_scene_write_dot (const ps_scene *s, FILE *out)
   fputs ("digraph planscope {\n  graph [", out);
   if (s->title != PS_NONE) {
     fputs ("label=", out);
-    dot_string (out, s->strings + s->title);
+    ps_dot_write_string (out, s->strings + s->title);
     fputs (", labelloc=t, fontsize=14, ", out);
   }
   fprintf (out, "rankdir=%s, fontname=\"DejaVu Sans\", nodesep=0.25, ranksep=0.35%s];\n",
@@ -420,7 +420,7 @@ ps_scene_write_dot (const ps_scene *s, FILE *out)
     stack[sp - 1] = next[k];
     const ps_scene_cluster *cl = &s->clusters[k];
     fprintf (out, "%*ssubgraph cluster_%u {\n%*slabel=", ind, "", k, ind + 2, "");
-    dot_string (out, cl->label != PS_NONE ? s->strings + cl->label : "");
+    ps_dot_write_string (out, cl->label != PS_NONE ? s->strings + cl->label : "");
     fprintf (out, "; style=\"rounded,filled%s\"; fillcolor=\"#%06x\"; color=\"#%06x\"; "
                   "fontsize=11;\n",
              cl->flags & PS_SCENE_DASHED ? ",dashed" : "", cl->fill, cl->stroke);
@@ -446,7 +446,7 @@ ps_scene_write_dot (const ps_scene *s, FILE *out)
       fputs (", constraint=false", out);
     if (ed->label != PS_NONE) {
       fputs (", label=", out);
-      dot_string (out, s->strings + ed->label);
+      ps_dot_write_string (out, s->strings + ed->label);
       fputs (", fontsize=8", out);
     }
     fputs ("];\n", out);

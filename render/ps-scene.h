@@ -190,6 +190,10 @@ uint32_t ps_scene_box_at (const ps_scene *s, double x, double y, double slop);
 /* Sizes every node to fit its text lines (ps-draw.h measures text). */
 void ps_scene_size_nodes (ps_scene *s);
 
+/* A DOT quoted string: quotes and backslashes escaped, line breaks as
+ * \n, other control characters dropped. */
+void ps_dot_write_string (FILE *out, const char *s);
+
 /* Writes the scene as Graphviz DOT text that `dot` lays out like
  * ps_layout_scene does (shapes, colours, clusters, labels). */
 int ps_scene_write_dot (const ps_scene *s, FILE *out);

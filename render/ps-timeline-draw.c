@@ -359,27 +359,15 @@ lane_rows (const ps_timeline_chart *ch, double y, double ry[3], double rh[3])
   }
 }
 
-/* First position in [lo, hi) whose running maximum end reaches t. */
+/* First position in [lo, hi) of a non-decreasing array at or above t:
+ * with starts, the first item starting at or after t; with running
+ * maxima of ends, the first that may reach t. */
 static uint32_t
-first_reaching (const double *pmax, uint32_t lo, uint32_t hi, double t)
+first_at_least (const double *a, uint32_t lo, uint32_t hi, double t)
 {
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (pmax[mid] < t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-/* First position in [lo, hi) that starts at or after t. */
-static uint32_t
-first_starting (const double *start, uint32_t lo, uint32_t hi, double t)
-{
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (start[mid] < t)
+    if (a[mid] < t)
       lo = mid + 1;
     else
       hi = mid;
@@ -423,7 +411,7 @@ static void
 walk (const walker *w, const ps_timeline_view *v, double x_min, double x_max)
 {
   double t_min = tt (v, x_min), t_max = tt (v, x_max);
-  uint32_t j = first_reaching (w->pmax, w->lo, w->hi, t_min);
+  uint32_t j = first_at_least (w->pmax, w->lo, w->hi, t_min);
   bool on = false;
   double rx0 = 0, rx1 = 0;
   uint32_t rj0 = 0, rj1 = 0;
@@ -451,7 +439,7 @@ walk (const walker *w, const ps_timeline_view *v, double x_min, double x_max)
     /* Everything that starts within a point of the run and ends there
      * joins it without being looked at one by one. */
     double t_next = tt (v, rx1 + TINY);
-    uint32_t j2 = first_starting (w->start, j + 1, w->hi, t_next);
+    uint32_t j2 = first_at_least (w->start, j + 1, w->hi, t_next);
     uint32_t k = j2 > j + 1 ? first_ending_after (w, j + 1, j2, t_next) : j + 1;
     if (k > j + 1) {
       rx1 = fmax (rx1, fmin (tx (v, w->pmax[k - 1]), rx1 + TINY));
@@ -862,7 +850,7 @@ hit_in (const double *start, const double *end, const double *pmax, uint32_t lo,
 {
   uint32_t best = PS_NONE;
   double best_d = INFINITY;
-  for (uint32_t j = first_reaching (pmax, lo, hi, t - slop); j < hi && start[j] <= t + slop;
+  for (uint32_t j = first_at_least (pmax, lo, hi, t - slop); j < hi && start[j] <= t + slop;
        j++) {
     double s = start[j], e = end[j];
     if (e < t - slop)
@@ -961,9 +949,7 @@ static void
 draw_picture (ps_canvas *c, void *ctx)
 {
   tl_pic *p = ctx;
-  ps_paint bg = ps_paint_fill (p->style.pal->background);
-  ps_canvas_rect (c, 0, 0, p->frame.width, p->frame.height, 0, &bg);
-  ps_draw_decorations (&p->deco, &p->frame, c);
+  ps_draw_frame (&p->deco, &p->frame, c);
   ps_timeline_chart_draw (p->ch, &p->view, c);
 }
 
@@ -1138,20 +1124,6 @@ ps_timeline_write_png (const ps_timeline_layers *l, const ps_timeline_picture_op
   return ret;
 }
 
-/* DOT text: quotes and backslashes escaped, control characters dropped. */
-static void
-dot_str (FILE *out, const char *s)
-{
-  fputc ('"', out);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char) *s;
-    if (ch == '"' || ch == '\\')
-      fputc ('\\', out), fputc (ch, out);
-    else if (ch >= 0x20)
-      fputc (ch, out);
-  }
-  fputc ('"', out);
-}
 
 int
 ps_timeline_write_dot (const ps_timeline_layers *l, FILE *out)
@@ -1171,7 +1143,7 @@ ps_timeline_write_dot (const ps_timeline_layers *l, FILE *out)
          "//   neato -n2 -Tsvg timeline.dot > timeline.svg\n"
          "digraph timeline {\n  graph [label=",
          out);
-  dot_str (out, p.deco.strings + p.deco.title);
+  ps_dot_write_string (out, p.deco.strings + p.deco.title);
   fprintf (out,
            ", labelloc=t, fontname=\"DejaVu Sans\", splines=line, outputorder=edgesfirst];\n"
            "  node [shape=box, style=filled, fixedsize=true, fontname=\"DejaVu Sans\", "
@@ -1181,7 +1153,7 @@ ps_timeline_write_dot (const ps_timeline_layers *l, FILE *out)
     char name[64];
     ps_timeline_stream_label (tl, k, name, sizeof name);
     fprintf (out, "  lane%u [shape=plaintext, style=\"\", fixedsize=false, label=", k);
-    dot_str (out, name);
+    ps_dot_write_string (out, name);
     fprintf (out, ", pos=\"%.2f,%.2f!\"];\n", v->x + v->gutter / 2,
              H - (lane_top (v, k) + PS_TL_LANE_H / 2));
   }
@@ -1199,9 +1171,9 @@ ps_timeline_write_dot (const ps_timeline_layers *l, FILE *out)
     ps_font f8 = { 8, false, false };
     char fit[300];
     fprintf (out, "  s%u [label=", i);
-    dot_str (out, w > 24 ? ps_text_fit (label, &f8, w - 8, fit, sizeof fit) : "");
+    ps_dot_write_string (out, w > 24 ? ps_text_fit (label, &f8, w - 8, fit, sizeof fit) : "");
     fputs (", tooltip=", out);
-    dot_str (out, label);
+    ps_dot_write_string (out, label);
     bool crit = f && f->span_critical[i];
     fprintf (out, ", pos=\"%.2f,%.2f!\", width=%.4f, height=%.4f, fillcolor=\"#%06x\"", x0 + w / 2,
              H - (lane_top (v, s->stream) + PS_TL_LANE_H / 2), w / 72, (PS_TL_LANE_H - 6) / 72,
@@ -1220,7 +1192,7 @@ ps_timeline_write_dot (const ps_timeline_layers *l, FILE *out)
     ps_diagnose_wait_text (tl, l->dg, i, why, sizeof why);
     uint8_t k = wt->kind < 3 ? wt->kind : 0;
     fprintf (out, "  wait%u [label=\"\", tooltip=", i);
-    dot_str (out, why);
+    ps_dot_write_string (out, why);
     fprintf (out,
              ", style=\"filled,dashed\", fillcolor=\"#%06x\", color=\"#%06x\", "
              "pos=\"%.2f,%.2f!\", width=%.4f, height=%.4f];\n",

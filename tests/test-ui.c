@@ -201,6 +201,38 @@ open_example (const char *name)
   return win;
 }
 
+/* A generated graph in the test folder: shape, nodes and seed, with the
+ * events, barriers, conditionals and pins of the default options unless
+ * plain.  Returns its path. */
+static char *
+gen_graph (const char *name, ps_gen_shape shape, uint32_t nodes, uint64_t seed, gboolean plain)
+{
+  char *path = tmp_path (name);
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  ps_gen_options o;
+  ps_gen_options_init (&o);
+  o.shape = shape;
+  o.nodes = nodes;
+  o.seed = seed;
+  if (plain)
+    o.events = o.barriers = o.conditionals = o.pins = false;
+  assert_int_equal (ps_gen_write (&o, f), 0);
+  assert_int_equal (fclose (f), 0);
+  return path;
+}
+
+/* Opens a graph file in a new window and waits for every view. */
+static PsWindow *
+open_path (const char *path)
+{
+  PsWindow *win = new_window ();
+  g_autoptr (GError) error = NULL;
+  if (!open_and_wait (win, path, &error))
+    fail_msg ("%s: %s", path, error->message);
+  return win;
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 static void
@@ -308,20 +340,8 @@ node_named (PsSession *s, const char *name)
 static void
 ui_inspector_box_members (void **state)
 {
-  g_autofree char *path = tmp_path ("chain.json");
-  FILE *f = fopen (path, "w");
-  assert_non_null (f);
-  ps_gen_options o;
-  ps_gen_options_init (&o);
-  o.shape = PS_GEN_CHAIN;
-  o.nodes = 3000;
-  o.events = o.barriers = o.conditionals = o.pins = false;
-  assert_int_equal (ps_gen_write (&o, f), 0);
-  fclose (f);
-  PsWindow *win = new_window ();
-  g_autoptr (GError) error = NULL;
-  if (!open_and_wait (win, path, &error))
-    fail_msg ("%s: %s", path, error->message);
+  g_autofree char *path = gen_graph ("chain.json", PS_GEN_CHAIN, 3000, 1, TRUE);
+  PsWindow *win = open_path (path);
   PsSession *s = ps_window_get_session (win);
   const ps_scene *scene = ps_session_get_scene (s);
   assert_non_null (scene);
@@ -402,6 +422,20 @@ node_on_stream1 (gpointer data)
   return ps_session_get_ready (s) && p && p->steps[p->node_step[v]].stream == 1;
 }
 
+/* Pins transformer-block's ln1_fwd (on stream 0) to stream 1 and waits
+ * for the plan; returns the node. */
+static guint
+pin_ln1_fwd (PsSession *s)
+{
+  const ps_plan *p = ps_session_get_plan (s);
+  guint v = node_named (s, "ln1_fwd");
+  assert_int_equal (p->steps[p->node_step[v]].stream, 0);
+  g_object_set_data (G_OBJECT (s), "node", GUINT_TO_POINTER (v));
+  ps_session_set_node_pin (s, v, 1);
+  assert_true (wait_for (node_on_stream1, s, 60));
+  return v;
+}
+
 static void
 ui_whatif_baseline (void **state)
 {
@@ -409,19 +443,13 @@ ui_whatif_baseline (void **state)
   PsSession *s = ps_window_get_session (win);
   ps_session_pin_baseline (s);
   assert_true (ps_session_has_baseline (s));
-  const ps_plan *p = ps_session_get_plan (s);
-  /* A node on stream 0 pinned to stream 1. */
-  guint v = node_named (s, "ln1_fwd");
-  assert_int_equal (p->steps[p->node_step[v]].stream, 0);
-  g_object_set_data (G_OBJECT (s), "node", GUINT_TO_POINTER (v));
-  ps_session_set_node_pin (s, v, 1);
-  assert_true (wait_for (node_on_stream1, s, 60));
+  guint v = pin_ln1_fwd (s);
   assert_true (ps_session_node_changed (s, v));
   assert_non_null (strstr (status_text (win), "vs baseline"));
 
   /* "Do not fuse" splits a fused group. */
   guint q = node_named (s, "q_bias");
-  p = ps_session_get_plan (s);
+  const ps_plan *p = ps_session_get_plan (s);
   assert_true (p->steps[p->node_step[q]].nodes_count > 1);
   ps_session_set_node_no_fuse (s, q, TRUE);
   assert_true (wait_for (session_ready, s, 60));
@@ -977,14 +1005,7 @@ ui_cancel_status (void **state)
 {
   PsWindow *win = new_window ();
   PsSession *s = ps_window_get_session (win);
-  g_autofree char *big = tmp_path ("cancel-plan.json");
-  FILE *f = fopen (big, "w");
-  assert_non_null (f);
-  ps_gen_options o;
-  ps_gen_options_init (&o);
-  o.nodes = 100000;
-  assert_int_equal (ps_gen_write (&o, f), 0);
-  fclose (f);
+  g_autofree char *big = gen_graph ("cancel-plan.json", PS_GEN_LAYERED, 100000, 1, FALSE);
   g_autoptr (GFile) file = g_file_new_for_path (big);
   Result r = { 0 };
   ps_window_open (win, file, on_opened, &r);
@@ -1072,12 +1093,7 @@ ui_baseline_table (void **state)
   assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "window.pin-baseline", NULL));
   AdwViewStack *stack = ADW_VIEW_STACK (ps_window_get_part (win, "stack"));
   assert_string_equal (adw_view_stack_get_visible_child_name (stack), "baseline");
-  const ps_plan *p = ps_session_get_plan (s);
-  guint v = node_named (s, "ln1_fwd");
-  assert_int_equal (p->steps[p->node_step[v]].stream, 0);
-  g_object_set_data (G_OBJECT (s), "node", GUINT_TO_POINTER (v));
-  ps_session_set_node_pin (s, v, 1);
-  assert_true (wait_for (node_on_stream1, s, 60));
+  guint v = pin_ln1_fwd (s);
   PsBaselineView *bv = PS_BASELINE_VIEW (ps_window_get_part (win, "baseline-view"));
   guint changed = 0;
   assert_true (ps_baseline_view_get_n_rows (bv, &changed) > 0);
@@ -1089,7 +1105,7 @@ ui_baseline_table (void **state)
   assert_true (ps_session_can_undo (s));
   assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "window.undo-whatif", NULL));
   assert_true (wait_for (session_ready, s, 60));
-  p = ps_session_get_plan (s);
+  const ps_plan *p = ps_session_get_plan (s);
   assert_int_equal (p->steps[p->node_step[v]].stream, 0);
   assert_false (ps_session_can_undo (s));
   assert_int_equal (ps_baseline_view_get_n_rows (bv, &changed), 0);
@@ -1100,19 +1116,8 @@ ui_baseline_table (void **state)
 static void
 ui_aggregate_box (void **state)
 {
-  g_autofree char *path = tmp_path ("layered.json");
-  FILE *f = fopen (path, "w");
-  assert_non_null (f);
-  ps_gen_options o;
-  ps_gen_options_init (&o);
-  o.shape = PS_GEN_LAYERED;
-  o.nodes = 20000;
-  assert_int_equal (ps_gen_write (&o, f), 0);
-  fclose (f);
-  PsWindow *win = new_window ();
-  g_autoptr (GError) error = NULL;
-  if (!open_and_wait (win, path, &error))
-    fail_msg ("%s", error->message);
+  g_autofree char *path = gen_graph ("layered.json", PS_GEN_LAYERED, 20000, 1, FALSE);
+  PsWindow *win = open_path (path);
   PsSession *s = ps_window_get_session (win);
   const ps_scene *scene = ps_session_get_scene (s);
   guint box = PS_NONE;
@@ -1467,10 +1472,7 @@ check_one_truth (PsWindow *win, const char *what)
 static void
 consistency_run (const char *path, const char *what)
 {
-  PsWindow *win = new_window ();
-  g_autoptr (GError) error = NULL;
-  if (!open_and_wait (win, path, &error))
-    fail_msg ("%s: %s", path, error->message);
+  PsWindow *win = open_path (path);
   PsSession *s = ps_window_get_session (win);
   g_autofree char *a = g_strdup_printf ("%s on %s", what, ps_session_get_device (s));
   check_one_truth (win, a);
@@ -1506,16 +1508,7 @@ ui_one_truth (void **state)
   for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
     {
       g_autofree char *name2 = g_strdup_printf ("shape-%u.json", i);
-      g_autofree char *path = tmp_path (name2);
-      FILE *f = fopen (path, "w");
-      assert_non_null (f);
-      ps_gen_options o;
-      ps_gen_options_init (&o);
-      o.shape = shapes[i];
-      o.nodes = 300;
-      o.seed = 7 + i;
-      assert_int_equal (ps_gen_write (&o, f), 0);
-      fclose (f);
+      g_autofree char *path = gen_graph (name2, shapes[i], 300, 7 + i, FALSE);
       consistency_run (path, name2);
       runs++;
     }
@@ -1551,14 +1544,7 @@ ui_cancel_load (void **state)
 {
   PsWindow *win = open_example ("transformer-block.json");
   PsSession *s = ps_window_get_session (win);
-  g_autofree char *big = tmp_path ("big.json");
-  FILE *f = fopen (big, "w");
-  assert_non_null (f);
-  ps_gen_options o;
-  ps_gen_options_init (&o);
-  o.nodes = 60000;
-  assert_int_equal (ps_gen_write (&o, f), 0);
-  fclose (f);
+  g_autofree char *big = gen_graph ("big.json", PS_GEN_LAYERED, 60000, 1, FALSE);
   g_autoptr (GFile) file = g_file_new_for_path (big);
   Result r = { 0 };
   ps_window_open (win, file, on_opened, &r);
