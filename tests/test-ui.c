@@ -1515,6 +1515,92 @@ ui_one_truth (void **state)
   assert_true (runs >= 10);
 }
 
+static const char branch_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"branch\",\n"
+  " \"buffers\": [{\"name\": \"flag\", \"bytes\": 4, \"dtype\": \"i32\", \"external\": true},\n"
+  "  {\"name\": \"x\", \"bytes\": 1048576, \"external\": true}],\n"
+  " \"nodes\": [\n"
+  "  {\"name\": \"check\", \"op\": \"conditional\", \"condition\": \"flag\",\n"
+  "   \"then\": [\"fast_path\"], \"else\": [\"slow_path\"], \"assume\": \"then\"},\n"
+  "  {\"name\": \"fast_path\", \"op\": \"kernel\", \"function\": \"fast\", \"grid\": 64,\n"
+  "   \"block\": 128, \"writes\": [\"x\"], \"cost_ns\": 2000},\n"
+  "  {\"name\": \"slow_path\", \"op\": \"kernel\", \"function\": \"slow\", \"grid\": 64,\n"
+  "   \"block\": 128, \"writes\": [\"x\"], \"cost_ns\": 90000},\n"
+  "  {\"name\": \"opaque_kernel\", \"op\": \"kernel\", \"function\": \"imported\", \"grid\": 8,\n"
+  "   \"block\": 32}]}\n";
+
+static gboolean
+assume_is_both (gpointer data)
+{
+  PsSession *s = data;
+  const ps_graph *g = ps_session_get_graph (s);
+  return ps_session_get_ready (s) && g && g->conds[0].assume == PS_ASSUME_BOTH;
+}
+
+/* A branch `assume` leaves out says "not run (assume: then)" in the DAG
+ * and the inspector, never 0 ns, and the inspector's control flips the
+ * assumption; a kernel nothing can time says "unknown"; undo flips it
+ * back. */
+static void
+ui_not_run_and_unknown (void **state)
+{
+  g_autofree char *path = tmp_path ("branch.json");
+  assert_true (g_file_set_contents (path, branch_graph, -1, NULL));
+  PsWindow *win = open_path (path);
+  PsSession *s = ps_window_get_session (win);
+  const ps_scene *scene = ps_session_get_scene (s);
+  guint slow = node_named (s, "slow_path"), opaque = node_named (s, "opaque_kernel");
+  const char *d2 = ps_scene_text (scene, scene->nodes[ps_session_node_box (s, slow)].detail2);
+  assert_true (g_str_has_prefix (d2, "not run (assume: then)"));
+  d2 = ps_scene_text (scene, scene->nodes[ps_session_node_box (s, opaque)].detail2);
+  assert_true (g_str_has_prefix (d2, "unknown"));
+  PsInspector *insp = PS_INSPECTOR (ps_window_get_part (win, "inspector"));
+  ps_session_select (s, PS_SELECTION_NODE, opaque);
+  g_autofree char *t1 = ps_inspector_get_text (insp);
+  assert_non_null (strstr (t1, "Predicted: unknown"));
+  ps_session_select (s, PS_SELECTION_NODE, slow);
+  g_autofree char *t2 = ps_inspector_get_text (insp);
+  assert_non_null (strstr (t2, "Predicted: not run (assume: then)"));
+  assert_null (strstr (t2, "0 ns"));
+  /* The assumption control, the drop-down whose list says "Both
+   * branches": both branches. */
+  GtkDropDown *assume = NULL;
+  g_autoptr (GPtrArray) drops = g_ptr_array_new ();
+  GtkWidget *stack[256];
+  int top = 0;
+  stack[top++] = GTK_WIDGET (insp);
+  while (top > 0)
+    {
+      GtkWidget *w = stack[--top];
+      if (GTK_IS_DROP_DOWN (w))
+        g_ptr_array_add (drops, w);
+      for (GtkWidget *c = gtk_widget_get_first_child (w); c && top < 256;
+           c = gtk_widget_get_next_sibling (c))
+        stack[top++] = c;
+    }
+  for (guint i = 0; i < drops->len && !assume; i++)
+    {
+      GListModel *m = gtk_drop_down_get_model (g_ptr_array_index (drops, i));
+      if (m && GTK_IS_STRING_LIST (m) && g_list_model_get_n_items (m) == 4
+          && g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (m), 1), "Both branches"))
+        assume = g_ptr_array_index (drops, i);
+    }
+  assert_non_null (assume);
+  assert_true (gtk_widget_get_visible (GTK_WIDGET (assume)));
+  gtk_drop_down_set_selected (assume, 1 + PS_ASSUME_BOTH);
+  assert_true (wait_for (assume_is_both, s, 60));
+  const ps_figures *f = ps_session_get_figures (s);
+  assert_int_equal (f->node_source[slow], PS_FIGURE_PREDICTED);
+  scene = ps_session_get_scene (s);
+  d2 = ps_scene_text (scene, scene->nodes[ps_session_node_box (s, slow)].detail2);
+  assert_true (g_str_has_prefix (d2, "90.0 \xc2\xb5s"));
+  ps_session_undo (s);
+  assert_true (wait_for (session_ready, s, 60));
+  f = ps_session_get_figures (s);
+  assert_int_equal (f->node_source[slow], PS_FIGURE_NOT_RUN);
+  close_window (win);
+}
+
 static gboolean
 recent_has (gpointer data)
 {
@@ -1678,6 +1764,7 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_baseline_table),
     cmocka_unit_test (ui_aggregate_box),
     cmocka_unit_test (ui_one_truth),
+    cmocka_unit_test (ui_not_run_and_unknown),
 #ifdef PS_TEST_FAKE_CUDA
     cmocka_unit_test (ui_gpu_measured),
 #endif
