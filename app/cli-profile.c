@@ -114,9 +114,15 @@ write_text (const report *rp, const ps_diagnosis *dg)
     printf ("  CUPTI         a run takes %s traced, %s untraced (overhead %+.1f%%)\n",
             dur (a, sizeof a, r->wall_traced_ns), dur (b, sizeof b, r->wall_untraced_ns),
             100 * rel_error (r->wall_traced_ns, r->wall_untraced_ns));
-  printf ("  records       %llu mapped to steps, %llu unmatched, %llu dropped\n",
-          (unsigned long long) r->records, (unsigned long long) r->unmatched,
+  printf ("  records       %llu of %llu expected mapped to steps, %llu unmatched, %llu "
+          "untimed, %llu dropped\n",
+          (unsigned long long) r->records, (unsigned long long) r->expected,
+          (unsigned long long) r->unmatched, (unsigned long long) r->untimed,
           (unsigned long long) r->dropped);
+  const ps_gpu_info *in = rp->info;
+  printf ("  versions      CUDA driver %d.%d, CUPTI API %u, NVRTC %d.%d\n",
+          in->driver_version / 1000, in->driver_version % 1000 / 10, in->cupti_api,
+          in->nvrtc_major, in->nvrtc_minor);
   printf ("\nsteps (measured vs predicted)\n  %-5s %-6s %-32s %12s %12s %8s\n", "step", "stream",
           "nodes", "measured", "predicted", "error");
   for (uint32_t s = 0; s < p->n_steps; s++) {
@@ -209,9 +215,15 @@ write_json (const report *rp, const ps_diagnosis *dg)
     num (out, round (r->wall_untraced_ns));
   else
     fputs ("null", out);
-  fprintf (out, ", \"records\": %llu, \"unmatched\": %llu, \"dropped\": %llu}",
-           (unsigned long long) r->records, (unsigned long long) r->unmatched,
-           (unsigned long long) r->dropped);
+  fprintf (out, ", \"records\": %llu, \"expected\": %llu, \"unmatched\": %llu, "
+                "\"untimed\": %llu, \"missing\": %llu, \"dropped\": %llu}",
+           (unsigned long long) r->records, (unsigned long long) r->expected,
+           (unsigned long long) r->unmatched, (unsigned long long) r->untimed,
+           (unsigned long long) r->missing, (unsigned long long) r->dropped);
+  const ps_gpu_info *in = rp->info;
+  fprintf (out, ",\n  \"versions\": {\"driver\": \"%d.%d\", \"cupti_api\": %u, \"nvrtc\": \"%d.%d\"}",
+           in->driver_version / 1000, in->driver_version % 1000 / 10, in->cupti_api,
+           in->nvrtc_major, in->nvrtc_minor);
   fprintf (out, ",\n  \"step_times\": [");
   bool first = true;
   for (uint32_t s = 0; s < rp->p->n_steps; s++) {
@@ -251,9 +263,14 @@ write_json (const report *rp, const ps_diagnosis *dg)
 }
 
 static int
-gpu_failed (const ps_gpu_error *err)
+gpu_failed (const ps_gpu_error *err, const ps_gpu *gpu)
 {
   fprintf (stderr, "planscope-cli profile: %s\n", err->message);
+  const ps_gpu_info *in = ps_gpu_get_info (gpu);
+  if (in)
+    fprintf (stderr, "planscope-cli profile: (on %s: CUDA driver %d.%d, CUPTI API %u, NVRTC %d.%d)\n",
+             in->name, in->driver_version / 1000, in->driver_version % 1000 / 10, in->cupti_api,
+             in->nvrtc_major, in->nvrtc_minor);
   return ps_gpu_status_unavailable (err->status) ? CLI_NO_GPU : CLI_FAILED;
 }
 
@@ -325,7 +342,7 @@ cli_profile_main (int argc, char **argv)
 
   double t0 = ps_clock_now ();
   if (ps_gpu_open (&gpu, &err) != 0) {
-    rc = gpu_failed (&err);
+    rc = gpu_failed (&err, gpu);
     goto out;
   }
   if (a.timing)
@@ -339,7 +356,7 @@ cli_profile_main (int argc, char **argv)
     }
     t0 = ps_clock_now ();
     if (ps_gpu_check (gpu, &pf, &pu, po.mode, &cr, &err) != 0) {
-      rc = gpu_failed (&err);
+      rc = gpu_failed (&err, gpu);
       goto out;
     }
     if (a.timing)
@@ -348,7 +365,7 @@ cli_profile_main (int argc, char **argv)
 
   t0 = ps_clock_now ();
   if (ps_gpu_profile (gpu, &p, &po, &r, &err) != 0) {
-    rc = gpu_failed (&err);
+    rc = gpu_failed (&err, gpu);
     goto out;
   }
   if (a.timing)

@@ -4,11 +4,13 @@
 #include "ps-cuda.h"
 
 #include <dlfcn.h>
+#include <glob.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- result tables ------------------------------------------------------ */
 
@@ -71,10 +73,13 @@
   X (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "graph update not performed")               \
   X (CUDA_ERROR_UNKNOWN, "unknown error")
 
-/* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" from planscope's own table
- * (the stub driver has no texts); never NULL. */
+static ps__cuda cuda_tab;
+
+/* "CUDA_ERROR_OUT_OF_MEMORY" from planscope's own table (the stub driver
+ * has no texts), else from the driver's cuGetErrorName once it is loaded,
+ * else the number; never NULL.  buf holds the last case. */
 static const char *
-cu_result_name (CUresult r)
+cu_result_name (CUresult r, char *buf, size_t cap)
 {
   switch (r) {
 #define PS__NAME_CASE(sym, text) \
@@ -83,8 +88,13 @@ cu_result_name (CUresult r)
     PS__CU_RESULTS (PS__NAME_CASE)
 #undef PS__NAME_CASE
   default:
-    return "CUDA_ERROR_?";
+    break;
   }
+  const char *name = NULL;
+  if (cuda_tab.cuGetErrorName && cuda_tab.cuGetErrorName (r, &name) == CUDA_SUCCESS && name)
+    return name;
+  snprintf (buf, cap, "CUresult %d", (int) r);
+  return buf;
 }
 
 static const char *
@@ -97,8 +107,12 @@ cu_result_text (CUresult r)
     PS__CU_RESULTS (PS__TEXT_CASE)
 #undef PS__TEXT_CASE
   default:
-    return "unrecognised CUDA error";
+    break;
   }
+  const char *text = NULL;
+  if (cuda_tab.cuGetErrorString && cuda_tab.cuGetErrorString (r, &text) == CUDA_SUCCESS && text)
+    return text;
+  return "an error this planscope does not know";
 }
 
 #define PS__CUPTI_RESULTS(X)                                                        \
@@ -138,8 +152,9 @@ ps__cu_fail (ps_gpu_error *err, ps_gpu_status status, CUresult r, const char *fm
   va_end (ap);
   if (r == CUDA_ERROR_OUT_OF_MEMORY && status == PS_GPU_CUDA_FAILED)
     status = PS_GPU_NO_MEMORY;
-  return ps_gpu_error_set (err, status, (int) r, "%s: %s (%s)", what, cu_result_name (r),
-                           cu_result_text (r));
+  char nb[32];
+  return ps_gpu_error_set (err, status, (int) r, "%s: %s (%s)", what,
+                           cu_result_name (r, nb, sizeof nb), cu_result_text (r));
 }
 
 int
@@ -182,10 +197,117 @@ open_first (const char *const *cands, size_t n, char *why, size_t cap)
   return NULL;
 }
 
+/* Where a CUDA library may be: the names the loader finds by itself, the
+ * toolkit's folders, and the copies PyTorch's wheels install (a package
+ * nvidia/<wheel>/lib/ in the site-packages of each python3 on PATH: a
+ * virtual environment, conda, or the system's).  At most 24 candidates. */
+#define PS__MAX_CANDS 24
+
+typedef struct lib_cands {
+  const char *c[PS__MAX_CANDS];
+  char store[PS__MAX_CANDS][1100];
+  size_t n;
+} lib_cands;
+
+static void
+cands_add (lib_cands *l, const char *fmt, ...)
+{
+  if (l->n >= PS__MAX_CANDS)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  int k = vsnprintf (l->store[l->n], sizeof l->store[l->n], fmt, ap);
+  va_end (ap);
+  if (k <= 0 || (size_t) k >= sizeof l->store[l->n])
+    return;
+  for (size_t i = 0; i < l->n; i++)
+    if (strcmp (l->c[i], l->store[l->n]) == 0)
+      return;
+  l->c[l->n] = l->store[l->n];
+  l->n++;
+}
+
+/* Adds what matches pattern (glob), newest name last sorted first. */
+static void
+cands_glob (lib_cands *l, const char *pattern)
+{
+  glob_t gl;
+  if (glob (pattern, 0, NULL, &gl) != 0)
+    return;
+  for (size_t i = gl.gl_pathc; i-- > 0;)
+    cands_add (l, "%s", gl.gl_pathv[i]);
+  globfree (&gl);
+}
+
+/* wheels: the folders under site-packages/nvidia/ that hold the library
+ * (CUDA 12 wheels: cuda_cupti/lib, cuda_nvrtc/lib; CUDA 13: cu13/lib). */
+static void
+cands_python (lib_cands *l, const char *const *wheels, size_t n_wheels, const char *lib)
+{
+  const char *path = getenv ("PATH");
+  char dirs[4096];
+  snprintf (dirs, sizeof dirs, "%s", path ? path : "");
+  char *save = NULL;
+  for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save)) {
+    char py[1100];
+    if (d[0] != '/' || snprintf (py, sizeof py, "%s/python3", d) >= (int) sizeof py ||
+        access (py, X_OK) != 0)
+      continue;
+    for (size_t w = 0; w < n_wheels; w++) {
+      char pat[1100];
+      for (int kind = 0; kind < 2; kind++) {
+        if (snprintf (pat, sizeof pat, "%s/../lib/python3*/%s/nvidia/%s/%s", d,
+                      kind ? "dist-packages" : "site-packages", wheels[w], lib) <
+            (int) sizeof pat)
+          cands_glob (l, pat);
+      }
+    }
+  }
+}
+
 /* The driver. */
-static ps__cuda cuda_tab;
 static ps_gpu_error cuda_err;
 static int cuda_rc = 1; /* 1: not tried yet */
+
+/* Why cuGetProcAddress gave no pointer: its result, else the symbol's status. */
+static const char *
+lookup_text (CUresult r, CUdriverProcAddressQueryResult qs, char *buf, size_t cap)
+{
+  if (r != CUDA_SUCCESS)
+    return cu_result_name (r, buf, cap);
+  switch (qs) {
+  case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND:
+    return "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND";
+  case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT:
+    return "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT";
+  default:
+    return "a NULL pointer";
+  }
+}
+
+/* cuInit and the driver's version, with the table t resolved. */
+static int
+cuda_init (ps__cuda *t, const char *name, ps_gpu_error *err)
+{
+  CUresult r = t->cuInit (0);
+  if (r == CUDA_ERROR_STUB_LIBRARY)
+    return ps_gpu_error_set (err, PS_GPU_NO_DRIVER, (int) r,
+                             "%s is the CUDA toolkit's stub library, not a driver "
+                             "(CUDA_ERROR_STUB_LIBRARY)",
+                             name);
+  if (r == CUDA_ERROR_NO_DEVICE)
+    return ps__cu_fail (err, PS_GPU_NO_DEVICE, r, "the driver found no GPU (cuInit)");
+  if (r != CUDA_SUCCESS)
+    return ps__cu_fail (err, PS_GPU_DRIVER_FAILED, r, "cuInit failed");
+  int ver = 0;
+  r = t->cuDriverGetVersion (&ver);
+  if (r != CUDA_SUCCESS || ver < 12000)
+    return ps_gpu_error_set (err, PS_GPU_DRIVER_FAILED, (int) r,
+                             "the driver supports CUDA %d.%d; planscope needs 12.0 or newer",
+                             ver / 1000, ver % 1000 / 10);
+  t->driver_version = ver;
+  return 0;
+}
 
 static int
 cuda_load_locked (ps_gpu_error *err)
@@ -211,54 +333,40 @@ cuda_load_locked (ps_gpu_error *err)
   memset (t, 0, sizeof *t);
   CUresult r;
   CUdriverProcAddressQueryResult qs;
-#define PS__RESOLVE(fn)                                                                    \
-  r = gpa (#fn, (void **) &t->fn, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &qs);               \
+  char nb[32];
+  /* Each at the version of the variant its pointer's type is (ps-cuda.h). */
+#define PS__RESOLVE(fn, version)                                                           \
+  r = gpa (#fn, (void **) &t->fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &qs);             \
   if (r == CUDA_ERROR_STUB_LIBRARY) {                                                     \
     dlclose (h);                                                                          \
+    memset (t, 0, sizeof *t);                                                             \
     return ps_gpu_error_set (err, PS_GPU_NO_DRIVER, (int) r,                               \
                              "%s is the CUDA toolkit's stub library, not a driver "        \
                              "(CUDA_ERROR_STUB_LIBRARY)", name);                           \
   }                                                                                       \
   if (r != CUDA_SUCCESS || !t->fn || qs != CU_GET_PROC_ADDRESS_SUCCESS) {                 \
     dlclose (h);                                                                          \
+    memset (t, 0, sizeof *t);                                                             \
     return ps_gpu_error_set (err, PS_GPU_DRIVER_FAILED, (int) r,                           \
-                             "%s has no %s for CUDA 12 (%s): the driver is too old", name, \
-                             #fn, cu_result_name (r));                                 \
+                             "%s has no %s of CUDA %d.%d (%s): the driver is too old",     \
+                             name, #fn, version / 1000, version % 1000 / 10,               \
+                             lookup_text (r, qs, nb, sizeof nb));                          \
   }
   PS__CU_FUNCS (PS__RESOLVE)
 #undef PS__RESOLVE
-#define PS__RESOLVE_OPT(fn)                                                         \
-  if (gpa (#fn, (void **) &t->fn, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &qs) != 0 || \
-      qs != CU_GET_PROC_ADDRESS_SUCCESS)                                          \
+#define PS__RESOLVE_OPT(fn, version)                                                    \
+  if (gpa (#fn, (void **) &t->fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &qs) != 0 ||   \
+      qs != CU_GET_PROC_ADDRESS_SUCCESS)                                              \
     t->fn = NULL;
   PS__CU_OPTIONAL (PS__RESOLVE_OPT)
 #undef PS__RESOLVE_OPT
 
-  r = t->cuInit (0);
-  if (r == CUDA_ERROR_STUB_LIBRARY) {
+  int rc = cuda_init (t, name, err);
+  if (rc != 0) {
+    memset (t, 0, sizeof *t); /* before the library goes: no pointer into it stays */
     dlclose (h);
-    return ps_gpu_error_set (err, PS_GPU_NO_DRIVER, (int) r,
-                             "%s is the CUDA toolkit's stub library, not a driver "
-                             "(CUDA_ERROR_STUB_LIBRARY)",
-                             name);
+    return rc;
   }
-  if (r == CUDA_ERROR_NO_DEVICE) {
-    dlclose (h);
-    return ps__cu_fail (err, PS_GPU_NO_DEVICE, r, "the driver found no GPU (cuInit)");
-  }
-  if (r != CUDA_SUCCESS) {
-    dlclose (h);
-    return ps__cu_fail (err, PS_GPU_DRIVER_FAILED, r, "cuInit failed");
-  }
-  int ver = 0;
-  r = t->cuDriverGetVersion (&ver);
-  if (r != CUDA_SUCCESS || ver < 12000) {
-    dlclose (h);
-    return ps_gpu_error_set (err, PS_GPU_DRIVER_FAILED, (int) r,
-                             "the driver supports CUDA %d.%d; planscope needs 12.0 or newer",
-                             ver / 1000, ver % 1000 / 10);
-  }
-  t->driver_version = ver;
   t->lib = h;
   return 0;
 }
@@ -288,26 +396,25 @@ static int nvrtc_rc = 1;
 static int
 nvrtc_load_locked (ps_gpu_error *err)
 {
-  char root[3000] = "", c1[3100], c2[3100], c3[3100];
+  char root[3000] = "";
   const char *env = getenv (PS_ENV_LIBNVRTC);
-  const char *cands[7] = { 0 };
+  lib_cands l = { 0 };
   if (env && env[0]) {
-    cands[0] = env;
+    cands_add (&l, "%s", env);
   } else {
-    cands[0] = "libnvrtc.so.13";
-    cands[1] = "libnvrtc.so.12";
-    cands[2] = "libnvrtc.so";
+    cands_add (&l, "libnvrtc.so.13");
+    cands_add (&l, "libnvrtc.so.12");
+    cands_add (&l, "libnvrtc.so");
     if (ps__toolkit_root (root, sizeof root)) {
-      snprintf (c1, sizeof c1, "%s/lib64/libnvrtc.so.13", root);
-      snprintf (c2, sizeof c2, "%s/lib64/libnvrtc.so", root);
-      snprintf (c3, sizeof c3, "%s/lib/libnvrtc.so", root);
-      cands[3] = c1;
-      cands[4] = c2;
-      cands[5] = c3;
+      cands_add (&l, "%s/lib64/libnvrtc.so.13", root);
+      cands_add (&l, "%s/lib64/libnvrtc.so", root);
+      cands_add (&l, "%s/lib/libnvrtc.so", root);
     }
+    static const char *const wheels[] = { "cu13/lib", "cuda_nvrtc/lib" };
+    cands_python (&l, wheels, 2, "libnvrtc.so.1[0-9]");
   }
   char why[900];
-  void *h = open_first (cands, 7, why, sizeof why);
+  void *h = open_first (l.c, l.n, why, sizeof why);
   if (!h)
     return ps_gpu_error_set (err, PS_GPU_NO_NVRTC, 0, "libnvrtc could not be loaded (%s)", why);
   ps__nvrtc *t = &nvrtc_tab;
@@ -390,26 +497,27 @@ static int cupti_rc = 1;
 static int
 cupti_load_locked (ps_gpu_error *err)
 {
-  char root[3000] = "", c1[3100], c2[3100], c3[3100];
+  char root[3000] = "";
   const char *env = getenv (PS_ENV_LIBCUPTI);
-  const char *cands[7] = { 0 };
+  lib_cands l = { 0 };
   if (env && env[0]) {
-    cands[0] = env;
+    cands_add (&l, "%s", env);
   } else {
-    cands[0] = "libcupti.so.13";
-    cands[1] = "libcupti.so.12";
-    cands[2] = "libcupti.so";
+    cands_add (&l, "libcupti.so.13");
+    cands_add (&l, "libcupti.so.12");
+    cands_add (&l, "libcupti.so");
     if (ps__toolkit_root (root, sizeof root)) {
-      snprintf (c1, sizeof c1, "%s/extras/CUPTI/lib64/libcupti.so", root);
-      snprintf (c2, sizeof c2, "%s/lib64/libcupti.so.13", root);
-      snprintf (c3, sizeof c3, "%s/lib64/libcupti.so", root);
-      cands[3] = c1;
-      cands[4] = c2;
-      cands[5] = c3;
+      cands_add (&l, "%s/extras/CUPTI/lib64/libcupti.so.13", root);
+      cands_add (&l, "%s/extras/CUPTI/lib64/libcupti.so.12", root);
+      cands_add (&l, "%s/extras/CUPTI/lib64/libcupti.so", root);
+      cands_add (&l, "%s/lib64/libcupti.so.13", root);
+      cands_add (&l, "%s/lib64/libcupti.so", root);
     }
+    static const char *const wheels[] = { "cu13/lib", "cuda_cupti/lib" };
+    cands_python (&l, wheels, 2, "libcupti.so.1[0-9]");
   }
   char why[900];
-  void *h = open_first (cands, 7, why, sizeof why);
+  void *h = open_first (l.c, l.n, why, sizeof why);
   if (!h)
     return ps_gpu_error_set (err, PS_GPU_NO_CUPTI, 0, "libcupti could not be loaded (%s)", why);
   ps__cupti *t = &cupti_tab;

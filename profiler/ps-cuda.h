@@ -6,38 +6,50 @@
 #define PS_CUDA_H
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cupti.h>
 #include <nvrtc.h>
 
 #include "ps-profiler-private.h"
 
-/* The driver entry points.  The ABI of each is the one of CUDA 12.0, which
- * is what they are requested for, and what the headers declare. */
-#define PS__CU_FUNCS(X)                                                           \
-  X (cuInit) X (cuDriverGetVersion) X (cuDeviceGetCount) X (cuDeviceGet)          \
-  X (cuDeviceGetName) X (cuDeviceGetAttribute) X (cuDeviceTotalMem)              \
-  X (cuDevicePrimaryCtxRetain) X (cuDevicePrimaryCtxRelease) X (cuCtxSetCurrent)  \
-  X (cuCtxSynchronize) X (cuModuleLoadDataEx) X (cuModuleGetFunction)             \
-  X (cuModuleUnload) X (cuFuncSetAttribute) X (cuFuncGetAttribute)                \
-  X (cuOccupancyMaxActiveBlocksPerMultiprocessor) X (cuLaunchKernel)              \
-  X (cuLaunchHostFunc) X (cuMemAlloc) X (cuMemFree) X (cuMemAllocHost)            \
-  X (cuMemFreeHost) X (cuMemcpyHtoD) X (cuMemcpyDtoH) X (cuMemcpyHtoDAsync)       \
-  X (cuMemcpyDtoHAsync) X (cuMemcpyDtoDAsync) X (cuMemsetD8Async) X (cuMemsetD8)  \
-  X (cuStreamCreate) X (cuStreamDestroy) X (cuStreamSynchronize)                  \
-  X (cuStreamWaitEvent) X (cuEventCreate) X (cuEventRecord) X (cuEventDestroy)    \
-  X (cuStreamBeginCapture) X (cuStreamEndCapture) X (cuGraphInstantiateWithFlags) \
-  X (cuGraphLaunch) X (cuGraphExecDestroy) X (cuGraphDestroy)
+/* The driver entry points, each with the CUDA version of the variant
+ * planscope calls: cuGetProcAddress is asked for exactly that version and
+ * the pointer has that variant's type (PFN_<name>_v<version> of
+ * cudaTypedefs.h).  A newer variant may have another signature
+ * (cuCtxSynchronize_v2 of CUDA 13 takes a context), so no symbol is asked
+ * for at a later version than its row says; a symbol that is newer than
+ * the CUDA 12.0 that planscope needs is optional. */
+#define PS__CU_FUNCS(X)                                                                \
+  X (cuInit, 2000) X (cuDriverGetVersion, 2020) X (cuDeviceGetCount, 2000)               \
+  X (cuDeviceGet, 2000) X (cuDeviceGetName, 2000) X (cuDeviceGetAttribute, 2000)         \
+  X (cuDeviceTotalMem, 3020) X (cuDevicePrimaryCtxRetain, 7000)                          \
+  X (cuDevicePrimaryCtxRelease, 11000) X (cuCtxSetCurrent, 4000)                         \
+  X (cuCtxSynchronize, 2000) X (cuModuleLoadDataEx, 2010) X (cuModuleGetFunction, 2000)  \
+  X (cuModuleUnload, 2000) X (cuFuncSetAttribute, 9000) X (cuFuncGetAttribute, 2020)     \
+  X (cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X (cuLaunchKernel, 4000)         \
+  X (cuLaunchHostFunc, 10000) X (cuMemAlloc, 3020) X (cuMemFree, 3020)                   \
+  X (cuMemAllocHost, 3020) X (cuMemFreeHost, 2000) X (cuMemcpyHtoD, 3020)                \
+  X (cuMemcpyDtoH, 3020) X (cuMemcpyHtoDAsync, 3020) X (cuMemcpyDtoHAsync, 3020)         \
+  X (cuMemcpyDtoDAsync, 3020) X (cuMemsetD8Async, 3020) X (cuMemsetD8, 3020)             \
+  X (cuStreamCreate, 2000) X (cuStreamDestroy, 4000) X (cuStreamSynchronize, 2000)       \
+  X (cuStreamWaitEvent, 3020) X (cuEventCreate, 2000) X (cuEventRecord, 2000)            \
+  X (cuEventDestroy, 4000) X (cuStreamBeginCapture, 10010) X (cuStreamEndCapture, 10000) \
+  X (cuGraphInstantiateWithFlags, 11040) X (cuGraphLaunch, 10000)                        \
+  X (cuGraphExecDestroy, 10000) X (cuGraphDestroy, 10000)
 
-/* Entry points that may be missing (older drivers); NULL then. */
-#define PS__CU_OPTIONAL(X) X (cuGetErrorName) X (cuGetErrorString) X (cuFuncGetParamInfo)
+/* Entry points that may be missing (NULL then): cuFuncGetParamInfo came
+ * with CUDA 12.4. */
+#define PS__CU_OPTIONAL(X) \
+  X (cuGetErrorName, 6000) X (cuGetErrorString, 6000) X (cuFuncGetParamInfo, 12040)
 
+#define PS__CU_FIELD(name, version) PFN_##name##_v##version name;
 #define PS__FIELD(name) __typeof__ (&name) name;
 
 typedef struct ps__cuda {
   void *lib;
   int driver_version;
-  PS__CU_FUNCS (PS__FIELD)
-  PS__CU_OPTIONAL (PS__FIELD)
+  PS__CU_FUNCS (PS__CU_FIELD)
+  PS__CU_OPTIONAL (PS__CU_FIELD)
 } ps__cuda;
 
 #define PS__NVRTC_FUNCS(X)                                                        \
@@ -62,7 +74,7 @@ typedef struct ps__nvrtc {
   X (cuptiActivityGetNextRecord) X (cuptiActivityGetNumDroppedRecords)            \
   X (cuptiActivityPushExternalCorrelationId) X (cuptiActivityPopExternalCorrelationId) \
   X (cuptiGetTimestamp) X (cuptiSubscribe) X (cuptiUnsubscribe) X (cuptiEnableCallback) \
-  X (cuptiGetGraphNodeId)
+  X (cuptiGetGraphNodeId) X (cuptiGetVersion)
 
 typedef struct ps__cupti {
   void *lib;

@@ -24,10 +24,14 @@ static bool done_oom;
 static const ps__cupti *cupti_fns;
 static ps__gpu_run *capture_run;
 
+/* DRIVER: CUPTI writes an external correlation record only ahead of an
+ * activity API record (cupti_activity.h, CUpti_ActivityExternalCorrelation),
+ * so without the driver API's records there would be none, and no kernel,
+ * copy or memset could be tied to its step in streams mode. */
 static const CUpti_ActivityKind traced_kinds[] = {
   CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
   CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-  CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+  CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 #define N_KINDS (sizeof traced_kinds / sizeof traced_kinds[0])
 
@@ -96,6 +100,9 @@ ps__cupti_open (ps_gpu *gpu, ps_gpu_error *err)
 {
   const ps__cupti *cp = gpu->cp;
   cupti_fns = cp;
+  uint32_t api = 0;
+  if (cp->cuptiGetVersion (&api) == CUPTI_SUCCESS)
+    gpu->info.cupti_api = api;
   CUptiResult r = cp->cuptiActivityRegisterCallbacks (buffer_requested, buffer_completed);
   if (r != CUPTI_SUCCESS)
     return ps__cupti_fail (err, cp, r, "cuptiActivityRegisterCallbacks");

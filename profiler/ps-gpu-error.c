@@ -29,6 +29,7 @@ static const struct {
   [PS_GPU_BAD_MODULE] = { "bad-module", "bad kernel module", PS_EINVAL },
   [PS_GPU_COMPILE_FAILED] = { "compile-failed", "kernel compilation failed", PS_EINVAL },
   [PS_GPU_CUDA_FAILED] = { "cuda-failed", "CUDA error", PS_EINVAL },
+  [PS_GPU_RECORDS] = { "records", "CUPTI records do not match the run", PS_EINVAL },
   [PS_GPU_NO_MEMORY] = { "no-memory", "out of memory", PS_ENOMEM },
   [PS_GPU_IO] = { "io", "input/output error", PS_EIO },
   [PS_GPU_CANCELLED] = { "cancelled", "cancelled", PS_ECANCELED },

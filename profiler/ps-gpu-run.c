@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ps-array.h"
+#include "ps-inputs.h"
 #include "ps-timing.h"
 
 #define CU(call) ((r = (call)) == CUDA_SUCCESS)
@@ -549,10 +550,20 @@ ps__gpu_run_fill (ps__gpu_run *run, ps_gpu_error *err)
       return ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "filling the host side of \"%s\"",
                           ps_node_name (g, v));
   }
-  for (uint32_t b = 0; b < g->n_buffers; b++)
-    if ((rc = fill_device (run, run->buf[b], dtype_of (g, b), ps_buffer_elements (g, b),
-                           ps_fill_seed (ps_buffer_name (g, b)), err)) != 0)
-      return rc;
+  /* Only inputs: a pooled buffer written first may share its offset with
+   * an input (ps-inputs.h). */
+  uint8_t *input = malloc (g->n_buffers ? g->n_buffers : 1);
+  if (!input)
+    return ps_gpu_error_set (err, PS_GPU_NO_MEMORY, 0, "out of memory");
+  ps_plan_inputs (run->p, input);
+  rc = 0;
+  for (uint32_t b = 0; b < g->n_buffers && rc == 0; b++)
+    if (input[b])
+      rc = fill_device (run, run->buf[b], dtype_of (g, b), ps_buffer_elements (g, b),
+                        ps_fill_seed (ps_buffer_name (g, b)), err);
+  free (input);
+  if (rc != 0)
+    return rc;
   if (!CU (cu->cuCtxSynchronize ()))
     return ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "filling inputs");
   return 0;
@@ -754,6 +765,11 @@ ps__gpu_run_once (ps__gpu_run *run, ps_profile_mode mode, bool tracing, uint32_t
   r = cu->cuCtxSynchronize ();
   if (rc == 0 && r != CUDA_SUCCESS)
     rc = ps__cu_fail (err, PS_GPU_CUDA_FAILED, r, "the run failed (cuCtxSynchronize)");
+  if (tracing && run->map) {
+    uint64_t ts = 0;
+    cp->cuptiGetTimestamp (&ts);
+    ps_cupti_map_until (run->map, iteration, ts);
+  }
   if (wall_ns)
     *wall_ns = ps_clock_now () * 1e9 - t0;
   return rc;

@@ -254,6 +254,71 @@ cache_dir (char *buf, size_t cap)
   return ok && (mkdir (buf, 0777) == 0 || errno == EEXIST);
 }
 
+/* The image of generated CUDA C or a user .cu: from the disk cache when
+ * use_cache and it is there (*cached then), else compiled by NVRTC and
+ * written to the cache.  *blob is malloc'd. */
+static int
+module_image (ps_gpu *gpu, const ps_ksrc *k, uint64_t key, const char *arch, bool use_cache,
+              char *path, size_t path_cap, char *low, size_t low_cap, char **blob,
+              size_t *blob_len, bool *cached, ps_gpu_error *err)
+{
+  bool user = k->kind != PS_KSRC_GENERATED;
+  char dir[4096];
+  *blob = NULL;
+  *cached = false;
+  path[0] = '\0';
+  if (k->kind == PS_KSRC_GENERATED && cache_dir (dir, sizeof dir)) {
+    snprintf (path, path_cap, "%s/%016llx-%s.%s", dir, (unsigned long long) key, arch,
+              gpu->cubin ? "cubin" : "ptx");
+    if (use_cache) {
+      ps_diag quiet; /* a missing or unreadable cache entry is compiled again */
+      ps_diag_init (&quiet, path);
+      if (ps_file_read_own (path, (size_t) 64 << 20, blob, blob_len, &quiet) != 0 ||
+          *blob_len == 0) {
+        free (*blob);
+        *blob = NULL;
+      }
+      ps_diag_free (&quiet);
+      if (*blob) {
+        *cached = true;
+        return 0;
+      }
+    }
+  }
+  char *inc = NULL;
+  if (k->kind == PS_KSRC_USER_CU && k->module_path) {
+    inc = strdup (k->module_path);
+    char *sl = inc ? strrchr (inc, '/') : NULL;
+    if (sl)
+      *sl = '\0';
+    else if (inc)
+      strcpy (inc, ".");
+  }
+  ps_gpu_error e;
+  int rc = ps__nvrtc_compile (k->code, k->function, arch, inc, gpu->cubin,
+                              k->kind == PS_KSRC_USER_CU ? k->function : NULL, low, low_cap, blob,
+                              blob_len, NULL, &e);
+  free (inc);
+  if (rc != 0) {
+    if (err) {
+      *err = e;
+      if (user && e.status == PS_GPU_COMPILE_FAILED) {
+        char msg[sizeof e.message];
+        snprintf (msg, sizeof msg, "%s", e.message);
+        ps_gpu_error_set (err, PS_GPU_BAD_MODULE, e.code, "%s: %s", k->module_path, msg);
+      }
+    }
+    return user ? ps_gpu_status_code (err ? err->status : PS_GPU_BAD_MODULE) : rc;
+  }
+  if (path[0]) {
+    /* All or nothing, so that a reader never sees half a file; the cache
+     * is only a cache, so a failure to write it is no error. */
+    char why[256];
+    ps_file_write_bytes (path, *blob, *blob_len, why, sizeof why);
+  }
+  return 0;
+}
+
 int
 ps__gpu_module (ps_gpu *gpu, const ps_ksrc *k, CUmodule *mod, const char **lowered,
                 ps_gpu_error *err)
@@ -282,55 +347,24 @@ ps__gpu_module (ps_gpu *gpu, const ps_ksrc *k, CUmodule *mod, const char **lower
   char low[256] = "";
   char path[4300] = "";
   bool user = k->kind != PS_KSRC_GENERATED;
-  if (k->kind == PS_KSRC_GENERATED || k->kind == PS_KSRC_USER_CU) {
-    char dir[4096];
-    if (k->kind == PS_KSRC_GENERATED && cache_dir (dir, sizeof dir)) {
-      snprintf (path, sizeof path, "%s/%016llx-%s.%s", dir, (unsigned long long) key, arch,
-                gpu->cubin ? "cubin" : "ptx");
-      ps_diag quiet; /* a missing or bad cache entry is compiled again */
-      ps_diag_init (&quiet, path);
-      if (ps_file_read_all (path, (size_t) 64 << 20, &blob, &blob_len, &quiet) != 0)
-        blob = NULL;
-      ps_diag_free (&quiet);
+  bool cached = false;
+  CUresult r;
+  /* A cached image the driver refuses (cut short, from another driver, or
+   * not an image at all) is compiled again, once. */
+  for (int attempt = 0;; attempt++) {
+    if (k->kind == PS_KSRC_GENERATED || k->kind == PS_KSRC_USER_CU) {
+      int rc = module_image (gpu, k, key, arch, attempt == 0, path, sizeof path, low, sizeof low,
+                             &blob, &blob_len, &cached, err);
+      if (rc != 0)
+        return rc;
+      image = blob;
     }
-    if (!blob) {
-      char *inc = NULL;
-      if (k->kind == PS_KSRC_USER_CU && k->module_path) {
-        inc = strdup (k->module_path);
-        char *sl = inc ? strrchr (inc, '/') : NULL;
-        if (sl)
-          *sl = '\0';
-        else if (inc)
-          strcpy (inc, ".");
-      }
-      ps_gpu_error e;
-      int rc = ps__nvrtc_compile (k->code, k->function, arch, inc, gpu->cubin,
-                                  k->kind == PS_KSRC_USER_CU ? k->function : NULL, low,
-                                  sizeof low, &blob, &blob_len, NULL, &e);
-      free (inc);
-      if (rc != 0) {
-        if (err) {
-          *err = e;
-          if (user && e.status == PS_GPU_COMPILE_FAILED) {
-            char msg[sizeof e.message];
-            snprintf (msg, sizeof msg, "%s", e.message);
-            ps_gpu_error_set (err, PS_GPU_BAD_MODULE, e.code, "%s: %s", k->module_path, msg);
-          }
-        }
-        return user ? ps_gpu_status_code (err ? err->status : PS_GPU_BAD_MODULE) : rc;
-      }
-      if (path[0]) {
-        /* All or nothing, so that a reader never sees half a file; the
-         * cache is only a cache, so a failure to write it is no error. */
-        char why[256];
-        ps_file_write_bytes (path, blob, blob_len, why, sizeof why);
-      }
-    }
-    image = blob;
+    r = gpu->cu->cuModuleLoadDataEx (mod, image, 0, NULL, NULL);
+    free (blob);
+    blob = NULL;
+    if (r == CUDA_SUCCESS || !cached || attempt > 0)
+      break;
   }
-
-  CUresult r = gpu->cu->cuModuleLoadDataEx (mod, image, 0, NULL, NULL);
-  free (blob);
   if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
     return ps__cu_fail (err, PS_GPU_DRIVER_FAILED, r,
                         "the driver (CUDA %d.%d) is older than NVRTC %d.%d and cannot load its "

@@ -370,9 +370,22 @@ emit_member (ps__ksrc_buf *b, const ps_ksrc_ctx *c, ps_ksrc *k, emit_state *st, 
   ps__ksrc_printf (b, "    if (i < m%u) {\n", idx);
   if (cls == M_SYNTHETIC) {
     ps__ksrc_printf (b, "      float acc = 0.0f;\n");
+    uint64_t n_member = member_n (g, v, cls);
     for (uint32_t r = 0; r < nd->reads_count; r++) {
+      uint32_t buf = node_read (g, v, r);
+      /* A buffer it also writes, with fewer elements than it computes:
+       * read only the element this thread writes, so that no thread reads
+       * what another one is writing (one member alone can race, not only
+       * a fused group). */
+      bool own = false;
+      for (uint32_t w = 0; w < nd->writes_count && !own; w++)
+        own = node_write (g, v, w) == buf && ps_buffer_elements (g, buf) < n_member;
       ps__ksrc_printf (b, "      acc += ");
-      emit_read (b, c, k, st, node_read (g, v, r));
+      if (own && !(st->fused && st->written[param (c, k, buf)]))
+        ps__ksrc_printf (b, "(i < n%u ? ", param (c, k, buf));
+      emit_read (b, c, k, st, buf);
+      if (own && !(st->fused && st->written[param (c, k, buf)]))
+        ps__ksrc_printf (b, " : 0.0f)");
       ps__ksrc_printf (b, ";\n");
     }
     if (nd->reads_count > 1) {

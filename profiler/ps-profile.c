@@ -19,6 +19,72 @@ cancelled (ps_gpu_error *err)
   return ps_gpu_error_set (err, PS_GPU_CANCELLED, 0, "the run was cancelled");
 }
 
+/* What each step's submission makes CUPTI write per run. */
+static void
+expect_records (const ps__gpu_run *run, ps_cupti_map *map)
+{
+  for (uint32_t s = 0; s < run->p->n_steps; s++) {
+    const ps__gpu_exec *x = &run->exec[s];
+    switch (x->what) {
+    case PS__X_KERNEL:
+      ps_cupti_map_expect (map, s, x->launch_count, PS_CUPTI_KERNEL);
+      break;
+    case PS__X_H2D:
+    case PS__X_D2H:
+    case PS__X_D2D:
+      ps_cupti_map_expect (map, s, 1, PS_CUPTI_MEMCPY);
+      break;
+    case PS__X_MEMSET:
+      ps_cupti_map_expect (map, s, 1, PS_CUPTI_MEMSET);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+/* " (2 kernel, 1 memcpy)" */
+static void
+by_work (char *buf, size_t cap, const uint64_t by[PS_CUPTI_WORK__COUNT])
+{
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int w = 1; w < PS_CUPTI_WORK__COUNT + 1; w++) {
+    int k = w % PS_CUPTI_WORK__COUNT; /* "other" last */
+    if (!by[k] || len >= cap)
+      continue;
+    len += (size_t) snprintf (buf + len, cap - len, "%s%llu %s", len ? ", " : " (",
+                              (unsigned long long) by[k], ps_cupti_work_name ((ps_cupti_work) k));
+  }
+  if (len && len < cap)
+    snprintf (buf + len, cap - len, ")");
+}
+
+/* Never a silent empty result: every record tied to a step, every
+ * expected record seen, every step with work timed at least once. */
+static int
+check_records (const ps_plan *p, const ps_cupti_map *m, uint64_t dropped, ps_gpu_error *err)
+{
+  if (m->unmatched == 0 && m->missing == 0 && m->unmeasured == 0)
+    return 0;
+  char um[160], mi[160], first[200] = "";
+  by_work (um, sizeof um, m->unmatched_by);
+  by_work (mi, sizeof mi, m->missing_by);
+  if (m->unmeasured && m->first_unmeasured < p->n_steps) {
+    const ps_step *st = &p->steps[m->first_unmeasured];
+    snprintf (first, sizeof first, "; %u step%s with work never timed, the first step %u (\"%.80s\")",
+              m->unmeasured, m->unmeasured == 1 ? "" : "s", m->first_unmeasured,
+              st->nodes_count ? ps_node_name (p->graph, p->step_nodes[st->nodes_begin]) : "");
+  }
+  return ps_gpu_error_set (err, PS_GPU_RECORDS, 0,
+                           "%llu of %llu expected records mapped; %llu unmatched%s, %llu "
+                           "missing%s, %llu untimed, %llu dropped by CUPTI%s",
+                           (unsigned long long) m->matched, (unsigned long long) m->expected,
+                           (unsigned long long) m->unmatched, um,
+                           (unsigned long long) m->missing, mi,
+                           (unsigned long long) m->untimed, (unsigned long long) dropped, first);
+}
+
 int
 ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
                 ps_profile_result *res, ps_gpu_error *err)
@@ -50,8 +116,10 @@ ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
   res->wall_untraced_ns = res->wall_traced_ns = -1;
 
   rc = ps__gpu_run_init (&run, gpu, p, err);
-  if (rc == 0)
+  if (rc == 0) {
+    expect_records (&run, &map);
     rc = ps__gpu_run_fill (&run, err);
+  }
   if (rc == 0 && o.mode == PS_PROFILE_GRAPH) {
     run.map = &map; /* the capture ties graph nodes to steps */
     rc = ps__gpu_run_capture (&run, err);
@@ -109,6 +177,8 @@ ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
     rc = ps_gpu_error_set (err, PS_GPU_NO_MEMORY, 0, "out of memory");
   if (rc == 0 && ps_cupti_map_finish (&map, &times) != 0)
     rc = ps_gpu_error_set (err, PS_GPU_NO_MEMORY, 0, "out of memory");
+  if (rc == 0)
+    rc = check_records (p, &map, res->dropped, err);
   if (rc == 0) {
     res->step_ns = malloc ((p->n_steps ? p->n_steps : 1) * sizeof *res->step_ns);
     int r = res->step_ns ? ps_measured_timeline (p, &times, gpu->info.name, &res->timeline,
@@ -120,6 +190,9 @@ ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *opts,
     res->iterations = n;
     res->records = map.matched;
     res->unmatched = map.unmatched;
+    res->untimed = map.untimed;
+    res->expected = map.expected;
+    res->missing = map.missing;
   }
   ps__gpu_run_free (&run);
   ps_cupti_map_free (&map);

@@ -44,6 +44,7 @@ typedef enum ps_gpu_status {
   PS_GPU_BAD_MODULE,         /* a user module cannot be read, compiled or loaded */
   PS_GPU_COMPILE_FAILED,     /* NVRTC rejected generated source */
   PS_GPU_CUDA_FAILED,        /* a CUDA call failed during the run */
+  PS_GPU_RECORDS,            /* CUPTI's records do not account for the run */
   PS_GPU_NO_MEMORY,          /* host or device memory ran out */
   PS_GPU_IO,                 /* a file could not be read or written */
   PS_GPU_CANCELLED,
@@ -83,6 +84,7 @@ typedef struct ps_gpu_info {
   int cc_major, cc_minor; /* compute capability */
   int driver_version;     /* e.g. 13000 */
   int nvrtc_major, nvrtc_minor;
+  uint32_t cupti_api;     /* cuptiGetVersion: CUPTI's API version, e.g. 130001 */
   uint32_t sm_count;
   uint64_t total_mem;
 } ps_gpu_info;
@@ -132,12 +134,18 @@ typedef struct ps_profile_result {
   uint64_t records;        /* CUPTI records mapped to steps */
   uint64_t unmatched;      /* records that belonged to no step */
   uint64_t dropped;        /* records CUPTI dropped */
+  uint64_t untimed;        /* records without timestamps (start = end = 0) */
+  uint64_t expected;       /* kernel, memcpy and memset records the measured runs make */
+  uint64_t missing;        /* of those, never seen */
 } ps_profile_result;
 
 /* Runs p on the GPU: warm-up runs, then o->iterations measured runs under
  * CUPTI (and as many untraced runs first when o->overhead).  r receives the
  * measured timeline; free it with ps_profile_result_free.  The plan's graph
- * must outlive r (the timeline refers to it). */
+ * must outlive r (the timeline refers to it).  Never a silent empty
+ * result: when a CUPTI record belongs to no step, an expected record never
+ * came, or a step with work has no timed run, it fails with
+ * PS_GPU_RECORDS and says how many of which kind. */
 int ps_gpu_profile (ps_gpu *gpu, const ps_plan *p, const ps_profile_options *o,
                     ps_profile_result *r, ps_gpu_error *err);
 void ps_profile_result_free (ps_profile_result *r);

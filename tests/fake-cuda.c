@@ -14,8 +14,38 @@
  * stream has a clock, events order streams, stream capture records
  * operations into a graph (with CUPTI's node-created and node-cloned
  * callbacks) and graph launches replay them; CUPTI activity records
- * (CUDA 13 layouts) and external correlation records are written into the
- * buffers the client hands out. */
+ * (CUDA 13 layouts) are written into the buffers the client hands out.
+ *
+ * It is strict where the real driver and CUPTI are, so that what passes
+ * here has a chance on a GPU:
+ * - cuGetProcAddress honours cudaVersion (cuda.h, cuGetProcAddress): the
+ *   newest variant of a symbol not newer than asked; a symbol that exists
+ *   only in newer variants gives CUDA_SUCCESS with a NULL pointer and
+ *   CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT; a cudaVersion above the
+ *   driver's is CUDA_ERROR_INVALID_VALUE.  cuCtxSynchronize has the CUDA
+ *   13 variant of another signature (it takes a context), and
+ *   cuFuncGetParamInfo exists from 12.4.
+ * - External correlation records are written only ahead of an activity
+ *   API record, so only while DRIVER (or RUNTIME) activity is enabled
+ *   (cupti_activity.h, the comment on CUpti_ActivityExternalCorrelation).
+ * - Kernels, copies and memsets of graph launches carry a wrong
+ *   correlation id in every activity session after the process's first
+ *   (a session starts when DRIVER activity is enabled): the CUPTI 13.1
+ *   Update 1 release notes list this as fixed for cudaGraphLaunch, so
+ *   CUPTI before it behaves so.
+ * - Now and then a record has start = end = 0 ("timestamp could not be
+ *   collected", cupti_activity.h): every PS_FAKE_ZERO_TS-th kernel, memcpy
+ *   or memset record, 61 by default, 0 for never.
+ * - Instantiating a graph again clones the clones of the previous
+ *   instantiation, as a graph cloned with cuGraphClone and instantiated
+ *   would: CUPTI reports clones of clones.
+ * - Launches check the limits every GPU since compute capability 3.0 has
+ *   (grid y and z at most 65535, block x and y at most 1024, z at most 64,
+ *   1024 threads a block): CUDA_ERROR_INVALID_VALUE beyond them.
+ * - A module image that is neither an ELF file nor PTX text is
+ *   CUDA_ERROR_INVALID_IMAGE; cuFuncGetParamInfo reads a PTX kernel's
+ *   parameters (for a cubin it says CUDA_ERROR_NOT_SUPPORTED, and the
+ *   check is left out, as with a driver older than 12.4). */
 #include <cuda.h>
 #include <cupti.h>
 
@@ -73,6 +103,8 @@ static uint8_t *cur_buf;
 static size_t cur_size, cur_used;
 static uint64_t ext_stack[64];
 static int ext_depth;
+static uint32_t sessions;     /* times DRIVER activity was turned on */
+static uint64_t work_records; /* kernel, memcpy and memset records written */
 
 static size_t
 rec_size (CUpti_ActivityKind k)
@@ -88,6 +120,9 @@ rec_size (CUpti_ActivityKind k)
     return sizeof (CUpti_ActivitySynchronization2);
   case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
     return sizeof (CUpti_ActivityExternalCorrelation);
+  case CUPTI_ACTIVITY_KIND_DRIVER:
+  case CUPTI_ACTIVITY_KIND_RUNTIME:
+    return sizeof (CUpti_ActivityAPI);
   default:
     return 0;
   }
@@ -122,10 +157,21 @@ emit (const void *rec)
   cur_used += size;
 }
 
+static bool
+api_traced (void)
+{
+  return enabled[CUPTI_ACTIVITY_KIND_DRIVER] || enabled[CUPTI_ACTIVITY_KIND_RUNTIME];
+}
+
+/* A driver call: its correlation id, its external correlation record (only
+ * ahead of an API record, so only while API activity is traced) and its
+ * API record. */
 static uint32_t
-new_correlation (void)
+new_correlation (CUpti_driver_api_trace_cbid cbid)
 {
   uint32_t c = ++corr_counter;
+  if (!api_traced ())
+    return c;
   if (ext_depth > 0) {
     CUpti_ActivityExternalCorrelation e;
     memset (&e, 0, sizeof e);
@@ -135,7 +181,42 @@ new_correlation (void)
     e.correlationId = c;
     emit (&e);
   }
+  CUpti_ActivityAPI a;
+  memset (&a, 0, sizeof a);
+  a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+  a.cbid = cbid;
+  a.start = now_ns;
+  a.end = now_ns + 400;
+  a.correlationId = c;
+  emit (&a);
   return c;
+}
+
+static long
+env_long (const char *name, long fallback)
+{
+  const char *v = getenv (name);
+  return v && *v ? strtol (v, NULL, 10) : fallback;
+}
+
+/* Every PS_FAKE_ZERO_TS-th work record is untimed; every PS_FAKE_DROP-th
+ * is lost (as when CUPTI's buffers overflow): false then. */
+static bool
+maybe_untimed (uint64_t *start, uint64_t *end)
+{
+  static long every = -1, drop = -1;
+  if (every < 0) {
+    every = env_long ("PS_FAKE_ZERO_TS", 61);
+    drop = env_long ("PS_FAKE_DROP", 0);
+  }
+  if (!enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL])
+    return true;
+  work_records++;
+  if (drop > 0 && work_records % drop == 0)
+    return false;
+  if (every > 0 && work_records % every == 0)
+    *start = *end = 0;
+  return true;
 }
 
 /* ---- operations, executed or captured ----------------------------------- */
@@ -159,7 +240,7 @@ typedef struct op {
 typedef struct fake_graph {
   op *ops;
   size_t n, cap;
-  uint64_t clone_base;
+  uint64_t *current; /* per op: the node id the last instantiation made */
 } fake_graph;
 
 static fake_graph *capture_graph;
@@ -202,6 +283,8 @@ run_op (const op *o, uint32_t corr, uint64_t graph_node)
   }
   uint64_t end = start + o->dur;
   *r = end;
+  uint64_t rec_start = start, rec_end = end;
+  bool keep = maybe_untimed (&rec_start, &rec_end);
   if (o->kind == OP_H2D || o->kind == OP_D2H || o->kind == OP_D2D) {
     memmove (o->dst, o->src, o->bytes);
     CUpti_ActivityMemcpy6 m;
@@ -211,12 +294,13 @@ run_op (const op *o, uint32_t corr, uint64_t graph_node)
                  : o->kind == OP_D2H ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
                                      : CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
     m.bytes = o->bytes;
-    m.start = start;
-    m.end = end;
+    m.start = rec_start;
+    m.end = rec_end;
     m.streamId = o->stream;
     m.correlationId = corr;
     m.graphNodeId = graph_node;
-    emit (&m);
+    if (keep)
+      emit (&m);
   } else if (o->kind == OP_MEMSET) {
     memset (o->dst, o->value, o->bytes);
     CUpti_ActivityMemset4 m;
@@ -224,23 +308,44 @@ run_op (const op *o, uint32_t corr, uint64_t graph_node)
     m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
     m.value = o->value;
     m.bytes = o->bytes;
-    m.start = start;
-    m.end = end;
+    m.start = rec_start;
+    m.end = rec_end;
     m.streamId = o->stream;
     m.correlationId = corr;
     m.graphNodeId = graph_node;
-    emit (&m);
+    if (keep)
+      emit (&m);
   } else {
     CUpti_ActivityKernel10 k;
     memset (&k, 0, sizeof k);
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = start;
-    k.end = end;
+    k.start = rec_start;
+    k.end = rec_end;
     k.streamId = o->stream;
     k.correlationId = corr;
     k.graphNodeId = graph_node;
     k.name = "fake";
-    emit (&k);
+    if (keep)
+      emit (&k);
+  }
+}
+
+static CUpti_driver_api_trace_cbid
+cbid_of (int kind)
+{
+  switch (kind) {
+  case OP_H2D:
+    return CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2;
+  case OP_D2H:
+    return CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2;
+  case OP_D2D:
+    return CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2;
+  case OP_MEMSET:
+    return CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async;
+  case OP_HOST:
+    return CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc;
+  default:
+    return CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
   }
 }
 
@@ -262,17 +367,17 @@ submit (op o)
       node_callback (CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, o.node, 0);
     return CUDA_SUCCESS;
   }
-  uint32_t corr = o.kind == OP_RECORD || o.kind == OP_WAIT ? 0 : new_correlation ();
+  uint32_t corr = o.kind == OP_RECORD || o.kind == OP_WAIT ? 0 : new_correlation (cbid_of (o.kind));
   run_op (&o, corr, 0);
   return CUDA_SUCCESS;
 }
 
 /* ---- the driver --------------------------------------------------------- */
 
-static CUresult CUDAAPI
-f_unsupported (void)
+static int
+driver_version (void)
 {
-  return CUDA_ERROR_NOT_SUPPORTED;
+  return is ("olddriver") ? 11080 : 13000;
 }
 
 static CUresult CUDAAPI
@@ -285,7 +390,7 @@ f_init (unsigned flags)
 static CUresult CUDAAPI
 f_driver_version (int *v)
 {
-  *v = is ("olddriver") ? 11080 : 13000;
+  *v = driver_version ();
   return CUDA_SUCCESS;
 }
 
@@ -375,6 +480,17 @@ f_ctx_sync (void)
   return CUDA_SUCCESS;
 }
 
+/* cuCtxSynchronize_v2 of CUDA 13: the context to wait for.  A caller that
+ * took this variant for the CUDA 2.0 one passes whatever is in the
+ * register: anything but the one context is an error. */
+static CUresult CUDAAPI
+f_ctx_sync_v2 (CUcontext c)
+{
+  if (c != (CUcontext) (uintptr_t) 0x1000)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return f_ctx_sync ();
+}
+
 typedef struct fake_module {
   unsigned char *image;
   size_t len;
@@ -398,11 +514,14 @@ f_module_load (CUmodule *m, const void *image, unsigned n, CUjit_option *o, void
     len = (size_t) size;
   } else {
     len = strlen (image);
+    if (!strstr (image, ".version") || !strstr (image, ".entry"))
+      return CUDA_ERROR_INVALID_IMAGE;
   }
   fake_module *fm = malloc (sizeof *fm);
-  if (!fm || !(fm->image = malloc (len)))
+  if (!fm || !(fm->image = malloc (len + 1)))
     return CUDA_ERROR_OUT_OF_MEMORY;
   memcpy (fm->image, image, len);
+  fm->image[len] = 0;
   fm->len = len;
   *m = (CUmodule) fm;
   return CUDA_SUCCESS;
@@ -448,6 +567,73 @@ f_func_get_attr (int *v, CUfunction_attribute a, CUfunction f)
   return CUDA_SUCCESS;
 }
 
+/* The parameters of a PTX kernel: ".entry NAME(" then ".param .TYPE p"
+ * or ".param .align A .b8 p[N]" separated by commas.  f points at the
+ * kernel's name in the module (f_module_get_function), which is
+ * NUL-terminated. */
+static CUresult CUDAAPI
+f_func_param_info (CUfunction f, size_t index, size_t *offset, size_t *size)
+{
+  const char *p = (const char *) f;
+  const char *entry = strstr (p, ".entry");
+  if (!entry)
+    return CUDA_ERROR_NOT_SUPPORTED; /* a cubin: see the head of this file */
+  const char *open = strchr (entry, '('), *close = open ? strchr (open, ')') : NULL;
+  if (!open || !close)
+    return CUDA_ERROR_INVALID_IMAGE;
+  size_t off = 0, i = 0;
+  for (const char *q = open; q && q < close; i++) {
+    q = strstr (q, ".param");
+    if (!q || q > close)
+      break;
+    q += 6;
+    size_t sz = 8, align = 0;
+    const char *comma = strchr (q, ',');
+    const char *end = comma && comma < close ? comma : close;
+    const char *al = strstr (q, ".align");
+    if (al && al < end)
+      align = strtoul (al + 6, NULL, 10);
+    const char *br = memchr (q, '[', (size_t) (end - q));
+    if (br)
+      sz = strtoul (br + 1, NULL, 10);
+    else if (strstr (q, "32") && strstr (q, "32") < end)
+      sz = 4;
+    else if (strstr (q, "16") && strstr (q, "16") < end)
+      sz = 2;
+    else if (strstr (q, ".u8") && strstr (q, ".u8") < end)
+      sz = 1;
+    if (!align)
+      align = sz;
+    off = (off + align - 1) / align * align;
+    if (i == index) {
+      *offset = off;
+      *size = sz;
+      return CUDA_SUCCESS;
+    }
+    off += sz;
+    q = end;
+  }
+  return CUDA_ERROR_INVALID_VALUE; /* no parameter of that index */
+}
+
+static CUresult CUDAAPI
+f_get_error_name (CUresult r, const char **s)
+{
+  *s = r == 999 ? "CUDA_ERROR_UNKNOWN" : r == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : NULL;
+  if (r == 222)
+    *s = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+  if (r == 912)
+    *s = "CUDA_ERROR_FAKE_FROM_THE_DRIVER";
+  return *s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult CUDAAPI
+f_get_error_string (CUresult r, const char **s)
+{
+  *s = r == 912 ? "an error only the driver can name" : NULL;
+  return *s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 static CUresult CUDAAPI
 f_occupancy (int *n, CUfunction f, int threads, size_t smem)
 {
@@ -461,6 +647,13 @@ f_launch (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsi
           unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
 {
   (void) f, (void) smem, (void) params, (void) extra;
+  if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gx > 2147483647u ||
+      gy > 65535 || gz > 65535 || bx > 1024 || by > 1024 || bz > 64 ||
+      (uint64_t) bx * by * bz > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  const char *code = getenv ("PS_FAKE_LAUNCH_ERROR");
+  if (code && *code)
+    return (CUresult) strtol (code, NULL, 10);
   uint64_t threads = (uint64_t) gx * gy * gz * bx * by * bz;
   op o = { .kind = OP_KERNEL, .stream = sidx (s), .dur = 3000 + threads / 200 };
   return submit (o);
@@ -650,12 +843,21 @@ f_instantiate (CUgraphExec *x, CUgraph g, unsigned long long flags)
 {
   (void) flags;
   fake_graph *fg = (fake_graph *) g;
-  /* Instantiation clones every node, as the driver does. */
-  fg->clone_base = node_counter;
-  node_counter += fg->n + 1;
-  for (size_t i = 0; i < fg->n; i++)
+  /* Instantiation clones every node, as the driver does; a second one
+   * clones the first one's clones (see the head of this file). */
+  if (!fg->current) {
+    fg->current = calloc (fg->n + 1, sizeof *fg->current);
+    if (!fg->current)
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < fg->n; i++)
+      fg->current[i] = fg->ops[i].node;
+  }
+  for (size_t i = 0; i < fg->n; i++) {
+    uint64_t clone = node_counter++;
     if (fg->ops[i].kind != OP_RECORD && fg->ops[i].kind != OP_WAIT)
-      node_callback (CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, fg->clone_base + i, fg->ops[i].node);
+      node_callback (CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, clone, fg->current[i]);
+    fg->current[i] = clone;
+  }
   *x = (CUgraphExec) g;
   return CUDA_SUCCESS;
 }
@@ -665,10 +867,15 @@ f_graph_launch (CUgraphExec x, CUstream s)
 {
   (void) s;
   fake_graph *fg = (fake_graph *) x;
+  if (!fg->current)
+    return CUDA_ERROR_INVALID_HANDLE;
   now_ns += 500;
-  uint32_t corr = new_correlation ();
+  uint32_t corr = new_correlation (CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch);
+  /* After the first session, the work of a graph launch carries another
+   * call's correlation id (see the head of this file). */
+  uint32_t work_corr = sessions > 1 ? corr + 1000003 : corr;
   for (size_t i = 0; i < fg->n; i++)
-    run_op (&fg->ops[i], corr, fg->clone_base + i);
+    run_op (&fg->ops[i], work_corr, fg->current[i]);
   return CUDA_SUCCESS;
 }
 
@@ -684,70 +891,93 @@ f_graph_destroy (CUgraph g)
 {
   fake_graph *fg = (fake_graph *) g;
   free (fg->ops);
+  free (fg->current);
   free (fg);
   return CUDA_SUCCESS;
 }
 
+/* Every entry point by the CUDA version of its variant (the NNNNN of
+ * cudaTypedefs.h's PFN_<name>_vNNNNN); a symbol may have several. */
 static const struct {
   const char *name;
+  int version;
   void *fn;
 } driver[] = {
-  { "cuInit", (void *) f_init },
-  { "cuDriverGetVersion", (void *) f_driver_version },
-  { "cuDeviceGetCount", (void *) f_device_count },
-  { "cuDeviceGet", (void *) f_device_get },
-  { "cuDeviceGetName", (void *) f_device_name },
-  { "cuDeviceGetAttribute", (void *) f_device_attr },
-  { "cuDeviceTotalMem", (void *) f_total_mem },
-  { "cuDevicePrimaryCtxRetain", (void *) f_ctx_retain },
-  { "cuDevicePrimaryCtxRelease", (void *) f_ok_dev },
-  { "cuCtxSetCurrent", (void *) f_ctx_set },
-  { "cuCtxSynchronize", (void *) f_ctx_sync },
-  { "cuModuleLoadDataEx", (void *) f_module_load },
-  { "cuModuleGetFunction", (void *) f_module_get_function },
-  { "cuModuleUnload", (void *) f_module_unload },
-  { "cuFuncSetAttribute", (void *) f_func_set_attr },
-  { "cuFuncGetAttribute", (void *) f_func_get_attr },
-  { "cuOccupancyMaxActiveBlocksPerMultiprocessor", (void *) f_occupancy },
-  { "cuLaunchKernel", (void *) f_launch },
-  { "cuLaunchHostFunc", (void *) f_host_func },
-  { "cuMemAlloc", (void *) f_mem_alloc },
-  { "cuMemFree", (void *) f_mem_free },
-  { "cuMemAllocHost", (void *) f_host_alloc },
-  { "cuMemFreeHost", (void *) f_host_free },
-  { "cuMemcpyHtoD", (void *) f_htod },
-  { "cuMemcpyDtoH", (void *) f_dtoh },
-  { "cuMemcpyHtoDAsync", (void *) f_htod_async },
-  { "cuMemcpyDtoHAsync", (void *) f_dtoh_async },
-  { "cuMemcpyDtoDAsync", (void *) f_dtod_async },
-  { "cuMemsetD8Async", (void *) f_memset_async },
-  { "cuMemsetD8", (void *) f_memset },
-  { "cuStreamCreate", (void *) f_stream_create },
-  { "cuStreamDestroy", (void *) f_stream_destroy },
-  { "cuStreamSynchronize", (void *) f_stream_sync },
-  { "cuStreamWaitEvent", (void *) f_wait_event },
-  { "cuEventCreate", (void *) f_event_create },
-  { "cuEventRecord", (void *) f_event_record },
-  { "cuEventDestroy", (void *) f_event_destroy },
-  { "cuStreamBeginCapture", (void *) f_begin_capture },
-  { "cuStreamEndCapture", (void *) f_end_capture },
-  { "cuGraphInstantiateWithFlags", (void *) f_instantiate },
-  { "cuGraphLaunch", (void *) f_graph_launch },
-  { "cuGraphExecDestroy", (void *) f_exec_destroy },
-  { "cuGraphDestroy", (void *) f_graph_destroy },
+  { "cuInit", 2000, (void *) f_init },
+  { "cuDriverGetVersion", 2020, (void *) f_driver_version },
+  { "cuDeviceGetCount", 2000, (void *) f_device_count },
+  { "cuDeviceGet", 2000, (void *) f_device_get },
+  { "cuDeviceGetName", 2000, (void *) f_device_name },
+  { "cuDeviceGetAttribute", 2000, (void *) f_device_attr },
+  { "cuDeviceTotalMem", 3020, (void *) f_total_mem },
+  { "cuDevicePrimaryCtxRetain", 7000, (void *) f_ctx_retain },
+  { "cuDevicePrimaryCtxRelease", 11000, (void *) f_ok_dev },
+  { "cuCtxSetCurrent", 4000, (void *) f_ctx_set },
+  { "cuCtxSynchronize", 2000, (void *) f_ctx_sync },
+  { "cuModuleLoadDataEx", 2010, (void *) f_module_load },
+  { "cuModuleGetFunction", 2000, (void *) f_module_get_function },
+  { "cuModuleUnload", 2000, (void *) f_module_unload },
+  { "cuFuncSetAttribute", 9000, (void *) f_func_set_attr },
+  { "cuFuncGetAttribute", 2020, (void *) f_func_get_attr },
+  { "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, (void *) f_occupancy },
+  { "cuLaunchKernel", 4000, (void *) f_launch },
+  { "cuLaunchHostFunc", 10000, (void *) f_host_func },
+  { "cuMemAlloc", 3020, (void *) f_mem_alloc },
+  { "cuMemFree", 3020, (void *) f_mem_free },
+  { "cuMemAllocHost", 3020, (void *) f_host_alloc },
+  { "cuMemFreeHost", 2000, (void *) f_host_free },
+  { "cuMemcpyHtoD", 3020, (void *) f_htod },
+  { "cuMemcpyDtoH", 3020, (void *) f_dtoh },
+  { "cuMemcpyHtoDAsync", 3020, (void *) f_htod_async },
+  { "cuMemcpyDtoHAsync", 3020, (void *) f_dtoh_async },
+  { "cuMemcpyDtoDAsync", 3020, (void *) f_dtod_async },
+  { "cuMemsetD8Async", 3020, (void *) f_memset_async },
+  { "cuMemsetD8", 3020, (void *) f_memset },
+  { "cuStreamCreate", 2000, (void *) f_stream_create },
+  { "cuStreamDestroy", 4000, (void *) f_stream_destroy },
+  { "cuStreamSynchronize", 2000, (void *) f_stream_sync },
+  { "cuStreamWaitEvent", 3020, (void *) f_wait_event },
+  { "cuEventCreate", 2000, (void *) f_event_create },
+  { "cuEventRecord", 2000, (void *) f_event_record },
+  { "cuEventDestroy", 4000, (void *) f_event_destroy },
+  { "cuStreamBeginCapture", 10010, (void *) f_begin_capture },
+  { "cuStreamEndCapture", 10000, (void *) f_end_capture },
+  { "cuGraphInstantiateWithFlags", 11040, (void *) f_instantiate },
+  { "cuGraphLaunch", 10000, (void *) f_graph_launch },
+  { "cuGraphExecDestroy", 10000, (void *) f_exec_destroy },
+  { "cuGraphDestroy", 10000, (void *) f_graph_destroy },
+  { "cuCtxSynchronize", 13000, (void *) f_ctx_sync_v2 },
+  { "cuFuncGetParamInfo", 12040, (void *) f_func_param_info },
+  { "cuGetErrorName", 6000, (void *) f_get_error_name },
+  { "cuGetErrorString", 6000, (void *) f_get_error_string },
 };
 
 EXPORT CUresult CUDAAPI
 cuGetProcAddress_v2 (const char *symbol, void **pfn, int version, cuuint64_t flags,
                      CUdriverProcAddressQueryResult *status)
 {
-  (void) version, (void) flags;
-  *pfn = (void *) f_unsupported;
-  for (size_t i = 0; i < sizeof driver / sizeof driver[0]; i++)
-    if (strcmp (symbol, driver[i].name) == 0)
-      *pfn = driver[i].fn;
+  (void) flags;
+  *pfn = NULL;
+  if (version > driver_version ()) {
+    if (status)
+      *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  int best = -1;
+  bool known = false;
+  for (size_t i = 0; i < sizeof driver / sizeof driver[0]; i++) {
+    if (strcmp (symbol, driver[i].name) != 0)
+      continue;
+    known = true;
+    if (driver[i].version <= version && (best < 0 || driver[i].version > driver[best].version))
+      best = (int) i;
+  }
+  if (best >= 0)
+    *pfn = driver[best].fn;
   if (status)
-    *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    *status = best >= 0 ? CU_GET_PROC_ADDRESS_SUCCESS
+              : known   ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                        : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   return CUDA_SUCCESS;
 }
 
@@ -763,6 +993,8 @@ cuptiGetResultString (CUptiResult r, const char **s)
 EXPORT CUptiResult CUPTIAPI
 cuptiActivityEnable (CUpti_ActivityKind k)
 {
+  if (k == CUPTI_ACTIVITY_KIND_DRIVER && !enabled[k])
+    sessions++;
   if ((unsigned) k < 64)
     enabled[k] = true;
   return CUPTI_SUCCESS;
@@ -874,5 +1106,12 @@ EXPORT CUptiResult CUPTIAPI
 cuptiGetGraphNodeId (CUgraphNode node, uint64_t *id)
 {
   *id = (uint64_t) (uintptr_t) node;
+  return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult CUPTIAPI
+cuptiGetVersion (uint32_t *version)
+{
+  *version = CUPTI_API_VERSION;
   return CUPTI_SUCCESS;
 }

@@ -1,9 +1,11 @@
 /* ps-test-cli.h: what the profiler tests share for running planscope-cli:
- * the source root, running the CLI with extra environment
- * and checking its exit code and output, and temporary folders. */
+ * the source root, every example, running the CLI (PS_CLI names it, else
+ * the build's) with extra environment and checking its exit code and
+ * output, and temporary folders. */
 #ifndef PS_TEST_CLI_H
 #define PS_TEST_CLI_H
 
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +25,57 @@ source_root (void)
 static inline void
 example_path (char *buf, size_t cap, const char *name)
 {
-  snprintf (buf, cap, "'%s/data/examples/%s.json'", source_root (), name);
+  snprintf (buf, cap, "'%.3000s/data/examples/%.120s.json'", source_root (), name);
+}
+
+/* Every JSON file of data/examples by name ("transformer-block"), sorted: a new
+ * example is tested without being listed here. */
+#define PS_TEST_MAX_EXAMPLES 64
+static inline size_t
+test_examples (char names[PS_TEST_MAX_EXAMPLES][128])
+{
+  char pattern[4200];
+  snprintf (pattern, sizeof pattern, "%s/data/examples/*.json", source_root ());
+  glob_t gl;
+  size_t n = 0;
+  if (glob (pattern, 0, NULL, &gl) == 0) {
+    for (size_t i = 0; i < gl.gl_pathc && n < PS_TEST_MAX_EXAMPLES; i++) {
+      const char *base = strrchr (gl.gl_pathv[i], '/');
+      base = base ? base + 1 : gl.gl_pathv[i];
+      size_t len = strlen (base);
+      if (len > 5 && len - 5 < 128)
+        snprintf (names[n++], 128, "%.*s", (int) (len - 5), base);
+    }
+    globfree (&gl);
+  }
+  assert_true (n >= 6); /* the examples are there */
+  return n;
+}
+
+/* The CLI under test: $PS_CLI (a bundle run on another machine), else the
+ * one this build made; NULL when neither. */
+static inline const char *
+test_cli (void)
+{
+  const char *env = getenv ("PS_CLI");
+  if (env && *env)
+    return env;
+#ifdef PS_TEST_CLI
+  return PS_TEST_CLI;
+#else
+  return NULL;
+#endif
 }
 
 static inline int
 run_cli (const char *env, const char *args, char **out)
 {
-#ifdef PS_TEST_CLI
-  size_t cl = strlen (env ? env : "") + strlen (PS_TEST_CLI) + strlen (args) + 32;
+  const char *cli = test_cli ();
+  if (cli) {
+  size_t cl = strlen (env ? env : "") + strlen (cli) + strlen (args) + 32;
   char *cmd = malloc (cl);
   assert_non_null (cmd);
-  snprintf (cmd, cl, "env %s '%s' %s 2>&1", env ? env : "", PS_TEST_CLI, args);
+  snprintf (cmd, cl, "env %s '%s' %s 2>&1", env ? env : "", cli, args);
   FILE *f = popen (cmd, "r");
   free (cmd);
   assert_non_null (f);
@@ -56,11 +98,10 @@ run_cli (const char *env, const char *args, char **out)
   else
     free (buf);
   return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
-#else
+  }
   (void) env, (void) args, (void) out;
-  fail_msg ("PS_TEST_CLI not set");
+  fail_msg ("no planscope-cli to test: set PS_CLI");
   return -1;
-#endif
 }
 
 static inline void

@@ -21,13 +21,11 @@
 #include "ps-graph.h"
 #include "ps-import.h"
 #include "ps-plan.h"
+#include "ps-profiler.h"
 #include "ps-test-cli.h"
 
-static const char *examples[] = {
-  "copy-compute-overlap", "events-barrier-conditional", "long-kernel-wait",
-  "transformer-block",    "user-module",
-};
-#define N_EXAMPLES (sizeof examples / sizeof examples[0])
+static char examples[PS_TEST_MAX_EXAMPLES][128];
+static size_t n_examples;
 
 /* `kernels` writes a .cu and (with NVRTC) a .ptx for every kernel step of
  * every example, fused or not, and ptxas accepts every .ptx. */
@@ -35,11 +33,11 @@ static void
 profiler_kernels_examples (void **state)
 {
   (void) state;
-  for (size_t e = 0; e < N_EXAMPLES; e++)
+  for (size_t e = 0; e < n_examples; e++)
     for (int fused = 0; fused < 2; fused++) {
       char *dir = make_temp_dir ();
       char args[8192], *out = NULL;
-      snprintf (args, sizeof args, "kernels '%s/data/examples/%s.json' %s -o '%s/k'",
+      snprintf (args, sizeof args, "kernels '%.3000s/data/examples/%.120s.json' %s -o '%.3000s/k'",
                 source_root (), examples[e], fused ? "" : "--no-fusion", dir);
       int rc = run_cli (NULL, args, &out);
 #ifdef PS_GPU_BACKEND
@@ -171,7 +169,7 @@ profiler_fake_profile_examples (void **state)
   snprintf (env, sizeof env,
             "PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA
             " XDG_CACHE_HOME='%s'", cache);
-  for (size_t e = 0; e < N_EXAMPLES; e++)
+  for (size_t e = 0; e < n_examples; e++)
     for (int mode = 0; mode < 2; mode++) {
       char args[4600], ex[4200], *out = NULL;
       example_path (ex, sizeof ex, examples[e]);
@@ -184,6 +182,8 @@ profiler_fake_profile_examples (void **state)
       assert_non_null (strstr (out, "\"iterations\": 3"));
       assert_non_null (strstr (out, "\"check\": {\"equal\": true"));
       assert_non_null (strstr (out, "\"unmatched\": 0"));
+      assert_non_null (strstr (out, "\"missing\": 0"));
+      assert_non_null (strstr (out, "\"versions\": {\"driver\": \"13.0\", \"cupti_api\": "));
       assert_non_null (strstr (out, "\"makespan_error\": "));
 
       /* One span per non-event step, and every kernel, copy and memset of
@@ -191,7 +191,7 @@ profiler_fake_profile_examples (void **state)
       ps_graph g;
       ps_plan p;
       char path[4300];
-      snprintf (path, sizeof path, "%s/data/examples/%s.json", source_root (), examples[e]);
+      snprintf (path, sizeof path, "%.3000s/data/examples/%.120s.json", source_root (), examples[e]);
       ps_graph_init (&g);
       ps_diag d;
       ps_diag_init (&d, path);
@@ -267,10 +267,10 @@ profiler_fake_text_report (void **state)
   remove_dir (dir);
 }
 
-/* A block of 2^22 x 2^21 x 2^21 threads is 2^64: a wrapping product would
- * make it 0 threads, within the kernel's 1024, and launch it. */
+/* A block within every dimension's limit but over the kernel's threads is
+ * refused before the launch, by the thread count the driver reports. */
 static void
-profiler_fake_block_product_saturates (void **state)
+profiler_fake_block_over_kernel_limit (void **state)
 {
   (void) state;
   char *dir = make_temp_dir ();
@@ -281,7 +281,7 @@ profiler_fake_block_product_saturates (void **state)
   fputs ("{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"wrap\",\n"
          " \"buffers\": [{\"name\": \"x\", \"bytes\": 4096, \"external\": true}],\n"
          " \"nodes\": [{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"relu\",\n"
-         "   \"impl\": \"relu\", \"grid\": 1, \"block\": [4194304, 2097152, 2097152],\n"
+         "   \"impl\": \"relu\", \"grid\": [1, 65535, 65535], \"block\": [1024, 1024, 64],\n"
          "   \"reads\": [\"x\"], \"writes\": [\"x\"]}]}\n",
          f);
   assert_int_equal (fclose (f), 0);
@@ -289,10 +289,193 @@ profiler_fake_block_product_saturates (void **state)
   expect_cli ("PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA
               " XDG_CACHE_HOME=/nonexistent",
               args, 1,
-              "a block of 18446744073709551615 threads is more than this kernel can have");
+              "a block of 67108864 threads is more than this kernel can have");
   remove_dir (dir);
 }
+
+static const char *fake_env =
+  "PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA
+  " XDG_CACHE_HOME=/nonexistent";
+
+static void
+write_file (const char *path, const char *text)
+{
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (text, f);
+  assert_int_equal (fclose (f), 0);
+}
+
+/* Never a silent empty result: records that never come, or come without
+ * timestamps for a whole step, fail the run with the counts. */
+static void
+profiler_fake_records_missing (void **state)
+{
+  (void) state;
+  char args[4600], ex[4200], env[4400];
+  example_path (ex, sizeof ex, "copy-compute-overlap");
+  snprintf (args, sizeof args, "profile %s --iterations 3", ex);
+  snprintf (env, sizeof env, "%s PS_FAKE_ZERO_TS=1", fake_env);
+  expect_cli (env, args, 1, "steps with work never timed, the first step ");
+  expect_cli (env, args, 1, "CUPTI records do not match the run: 0 of ");
+  snprintf (env, sizeof env, "%s PS_FAKE_DROP=7", fake_env);
+  expect_cli (env, args, 1, " missing (");
+  /* Untimed now and then (every 5th record) is no failure: those runs of
+   * their steps are left out of the medians. */
+  char *out = NULL;
+  snprintf (env, sizeof env, "%s PS_FAKE_ZERO_TS=5", fake_env);
+  snprintf (args, sizeof args, "profile %s --iterations 10 --json", ex);
+  int rc = run_cli (env, args, &out);
+  if (rc != 0)
+    fail_msg ("exit %d\n%s", rc, out);
+  assert_null (strstr (out, "\"untimed\": 0,"));
+  assert_non_null (strstr (out, "\"missing\": 0"));
+  assert_null (strstr (out, "e+18"));
+  free (out);
+}
+
+/* cuFuncGetParamInfo (CUDA 12.4) is asked for at 12.4: args that do not
+ * match a .ptx kernel's parameters are refused before any launch. */
+static void
+profiler_fake_user_args_checked (void **state)
+{
+  (void) state;
+  char *dir = make_temp_dir ();
+  char args[8800], ex[4200], *out = NULL;
+  example_path (ex, sizeof ex, "user-module");
+  snprintf (args, sizeof args, "kernels %s -o '%s/k'", ex, dir);
+  int rc = run_cli (NULL, args, &out);
+  if (rc != 0)
+    fail_msg ("exit %d\n%s", rc, out);
+  free (out);
+  char pattern[4300];
+  snprintf (pattern, sizeof pattern, "%s/k/step*-saxpy.ptx", dir);
+  glob_t gl;
+  assert_int_equal (glob (pattern, 0, NULL, &gl), 0);
+  char cmd[9000];
+  snprintf (cmd, sizeof cmd, "cp '%s' '%s/saxpy.ptx'", gl.gl_pathv[0], dir);
+  globfree (&gl);
+  assert_int_equal (system (cmd), 0);
+  for (int bad = 0; bad < 3; bad++) {
+    char path[4300];
+    snprintf (path, sizeof path, "%s/g%d.json", dir, bad);
+    char json[2000];
+    snprintf (json, sizeof json,
+              "{\"format\": \"planscope-graph\", \"version\": 1,\n"
+              " \"buffers\": [{\"name\": \"x\", \"bytes\": 4096, \"external\": true},\n"
+              "   {\"name\": \"y\", \"bytes\": 4096, \"external\": true}],\n"
+              " \"nodes\": [{\"name\": \"saxpy\", \"op\": \"kernel\", \"function\": \"saxpy\",\n"
+              "   \"module\": \"saxpy.ptx\", \"grid\": 4, \"block\": 256,\n"
+              "   \"reads\": [\"x\", \"y\"], \"writes\": [\"y\"],\n"
+              "   \"args\": [%s]}]}\n",
+              bad == 0   ? "{\"i32\": 1024}, {\"f32\": 2.0}, {\"buffer\": \"x\"}, {\"buffer\": \"y\"}"
+              : bad == 1 ? "{\"i32\": 1024}, {\"f32\": 2.0}, {\"buffer\": \"x\"}"
+                         : "{\"i64\": 1024}, {\"f32\": 2.0}, {\"buffer\": \"x\"}, {\"buffer\": \"y\"}");
+    write_file (path, json);
+    snprintf (args, sizeof args, "profile '%s' --iterations 2", path);
+    if (bad == 0)
+      expect_cli (fake_env, args, 0, "records       ");
+    else if (bad == 1)
+      expect_cli (fake_env, args, 1, "the kernel has more parameters than the 3 args given");
+    else
+      expect_cli (fake_env, args, 1, "args[0] is 8 bytes but the kernel's parameter 0 is 4");
+  }
+  remove_dir (dir);
+}
+
+/* An error code planscope's table does not know is named by the driver. */
+static void
+profiler_fake_unknown_error_named (void **state)
+{
+  (void) state;
+  char args[4600], ex[4200], env[4400];
+  example_path (ex, sizeof ex, "transformer-block");
+  snprintf (args, sizeof args, "profile %s --iterations 1", ex);
+  snprintf (env, sizeof env, "%s PS_FAKE_LAUNCH_ERROR=912", fake_env);
+  expect_cli (env, args, 1, "CUDA_ERROR_FAKE_FROM_THE_DRIVER (an error only the driver can name)");
+}
+
+/* A cached image the driver refuses is compiled again and the cache mended. */
+static void
+profiler_fake_bad_cache_recompiled (void **state)
+{
+  (void) state;
+  char *cache = make_temp_dir ();
+  char env[4600], args[4600], ex[4200], cmd[9000];
+  snprintf (env, sizeof env,
+            "PLANSCOPE_LIBCUDA=" PS_TEST_FAKE_CUDA " PLANSCOPE_LIBCUPTI=" PS_TEST_FAKE_CUDA
+            " XDG_CACHE_HOME='%s'", cache);
+  example_path (ex, sizeof ex, "transformer-block");
+  snprintf (args, sizeof args, "profile %s --iterations 2", ex);
+  expect_cli (env, args, 0, "records       ");
+  /* Every cached cubin cut to a few bytes of nonsense. */
+  snprintf (cmd, sizeof cmd,
+            "n=0; for f in '%s'/planscope/*.cubin; do printf 'junk' > \"$f\"; n=$((n+1)); done; "
+            "test $n -gt 3", cache);
+  assert_int_equal (system (cmd), 0);
+  expect_cli (env, args, 0, "records       ");
+  snprintf (cmd, sizeof cmd,
+            "for f in '%s'/planscope/*.cubin; do test $(wc -c < \"$f\") -gt 100 || exit 1; done",
+            cache);
+  assert_int_equal (system (cmd), 0);
+  remove_dir (cache);
+}
+
+/* One process, several CUPTI sessions, graph mode: after the first, the
+ * fake (as CUPTI before 13.1 Update 1) gives graph launches' work wrong
+ * correlation ids, and the records are still all placed. */
+static void
+profiler_fake_graph_sessions (void **state)
+{
+  (void) state;
+  setenv ("PLANSCOPE_LIBCUDA", PS_TEST_FAKE_CUDA, 1);
+  setenv ("PLANSCOPE_LIBCUPTI", PS_TEST_FAKE_CUDA, 1);
+  setenv ("XDG_CACHE_HOME", "/nonexistent", 1);
+  char path[4300];
+  snprintf (path, sizeof path, "%s/data/examples/transformer-block.json", source_root ());
+  ps_graph g;
+  ps_graph_init (&g);
+  ps_diag d;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), 0);
+  ps_diag_free (&d);
+  ps_plan_options po;
+  ps_plan_options_init (&po);
+  ps_plan p;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_plan_build (&p, &g, &po, &d), 0);
+  ps_diag_free (&d);
+  ps_gpu *gpu;
+  ps_gpu_error err;
+  if (ps_gpu_open (&gpu, &err) != 0)
+    fail_msg ("%s", err.message);
+  assert_true (ps_gpu_get_info (gpu)->cupti_api > 0);
+  for (int session = 0; session < 3; session++) {
+    ps_profile_options o;
+    ps_profile_options_init (&o);
+    o.mode = PS_PROFILE_GRAPH;
+    o.iterations = 4;
+    ps_profile_result r;
+    if (ps_gpu_profile (gpu, &p, &o, &r, &err) != 0)
+      fail_msg ("session %d: %s", session, err.message);
+    assert_int_equal (r.unmatched, 0);
+    assert_int_equal (r.missing, 0);
+    assert_true (r.expected > 0 && r.records + r.untimed == r.expected);
+    ps_profile_result_free (&r);
+  }
+  ps_gpu_close (gpu);
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
 #endif
+
+static int
+setup (void **state)
+{
+  (void) state;
+  n_examples = test_examples (examples);
+  return 0;
+}
 
 int
 main (void)
@@ -305,8 +488,14 @@ main (void)
     cmocka_unit_test (profiler_fake_profile_examples),
     cmocka_unit_test (profiler_fake_check_catches_differences),
     cmocka_unit_test (profiler_fake_text_report),
-    cmocka_unit_test (profiler_fake_block_product_saturates),
+    cmocka_unit_test (profiler_fake_block_over_kernel_limit),
+    cmocka_unit_test (profiler_fake_records_missing),
+    cmocka_unit_test (profiler_fake_user_args_checked),
+    cmocka_unit_test (profiler_fake_unknown_error_named),
+    cmocka_unit_test (profiler_fake_bad_cache_recompiled),
+    /* Last: it loads the fake into this process. */
+    cmocka_unit_test (profiler_fake_graph_sessions),
 #endif
   };
-  return cmocka_run_group_tests_name ("/profiler/runs", tests, NULL, NULL);
+  return cmocka_run_group_tests_name ("/profiler/runs", tests, setup, NULL);
 }

@@ -656,6 +656,9 @@ profiler_cupti_streams_records (void **state)
   assert_int_equal (ps_cupti_map_init (&m, PS_PROFILE_STREAMS, p.n_steps, 2), 0);
   ps_cupti_map_origin (&m, 0, 1000000);
   ps_cupti_map_origin (&m, 1, 2000000);
+  ps_cupti_map_expect (&m, s_ux, 1, PS_CUPTI_MEMCPY);
+  ps_cupti_map_expect (&m, s_sx, 1, PS_CUPTI_KERNEL);
+  ps_cupti_map_expect (&m, s_add, 2, PS_CUPTI_KERNEL); /* two launches */
 
   /* Records in the order CUPTI may deliver them: work before the external
    * correlation records that name it, iterations interleaved. */
@@ -685,6 +688,10 @@ profiler_cupti_streams_records (void **state)
   assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
   k = kernel_rec (50, 7, 8, 0); /* a traced warm-up run: iteration 2 of 2 */
   assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  /* CUPTI could not time this one (start = end = 0): it must not make the
+   * step start 2 ms before its iteration. */
+  k = kernel_rec (33, 0, 0, 0);
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
 
   CUpti_ActivityMemset4 ms;
   memset (&ms, 0, sizeof ms);
@@ -702,7 +709,7 @@ profiler_cupti_streams_records (void **state)
     uint32_t corr;
     uint32_t iter, step;
   } ext[] = { { 11, 0, s_ux }, { 12, 0, s_sx }, { 13, 0, s_add }, { 14, 0, s_add },
-              { 31, 1, s_ux }, { 32, 1, s_sx }, { 50, 2, s_sx } };
+              { 31, 1, s_ux }, { 32, 1, s_sx }, { 50, 2, s_sx }, { 33, 1, s_add } };
   for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
     CUpti_ActivityExternalCorrelation e =
       ext_rec (ext[i].corr, ps_cupti_external_id (ext[i].iter, ext[i].step));
@@ -718,7 +725,16 @@ profiler_cupti_streams_records (void **state)
   assert_int_equal (ps_cupti_map_finish (&m, &t), 0);
   assert_int_equal (m.matched, 6);
   assert_int_equal (m.unmatched, 2); /* the fill kernel and the memset */
+  assert_int_equal (m.unmatched_by[PS_CUPTI_KERNEL], 1);
+  assert_int_equal (m.unmatched_by[PS_CUPTI_MEMSET], 1);
   assert_int_equal (m.sync_records, 1);
+  assert_int_equal (m.warmup, 1);
+  assert_int_equal (m.untimed, 1);
+  /* Iteration 1 of add: one launch untimed, the other never came. */
+  assert_int_equal (m.expected, 8);
+  assert_int_equal (m.missing, 1);
+  assert_int_equal (m.missing_by[PS_CUPTI_KERNEL], 1);
+  assert_int_equal (m.unmeasured, 0);
   size_t n = p.n_steps;
   assert_float_equal (t.start[s_ux], 500, 1e-9);
   assert_float_equal (t.end[s_ux], 1500, 1e-9);
@@ -748,19 +764,31 @@ profiler_cupti_graph_records (void **state)
   ps_cupti_map m;
   assert_int_equal (ps_cupti_map_init (&m, PS_PROFILE_GRAPH, 4, 2), 0);
   /* Capture made nodes 10..12 for steps 0, 2 and 3; instantiation cloned
-   * them as 110..112. */
+   * them as 110..112, and a second one cloned those clones as 210..212
+   * (clones of clones, reported in any order). */
   assert_int_equal (ps_cupti_map_node (&m, 12, 3), 0);
   assert_int_equal (ps_cupti_map_node (&m, 10, 0), 0);
   assert_int_equal (ps_cupti_map_node (&m, 11, 2), 0);
   for (uint64_t i = 0; i < 3; i++)
+    assert_int_equal (ps_cupti_map_clone (&m, 110 + i, 210 + i), 0);
+  for (uint64_t i = 0; i < 3; i++)
     assert_int_equal (ps_cupti_map_clone (&m, 10 + i, 110 + i), 0);
+  ps_cupti_map_expect (&m, 0, 1, PS_CUPTI_KERNEL);
+  ps_cupti_map_expect (&m, 2, 1, PS_CUPTI_MEMSET);
+  ps_cupti_map_expect (&m, 3, 1, PS_CUPTI_MEMCPY);
+  /* The traced warm-up run (iteration 2) ran first, then 0 and 1. */
+  ps_cupti_map_origin (&m, 2, 50);
+  ps_cupti_map_until (&m, 2, 90);
   ps_cupti_map_origin (&m, 0, 100);
+  ps_cupti_map_until (&m, 0, 10000);
   ps_cupti_map_origin (&m, 1, 10100);
-  /* One graph launch per iteration: every record has its correlation id. */
+  ps_cupti_map_until (&m, 1, 20000);
+  /* Correlation ids of graph launches are not to be trusted (CUPTI before
+   * 13.1 Update 1 got them wrong after the first session): every record
+   * here has iteration 0's, and iterations come from the windows. */
   CUpti_ActivityExternalCorrelation e0 = ext_rec (7, ps_cupti_external_graph_id (0));
-  CUpti_ActivityExternalCorrelation e1 = ext_rec (9, ps_cupti_external_graph_id (1));
-  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &e1), 0);
-  CUpti_ActivityKernel10 k = kernel_rec (7, 200, 300, 110);
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &e0), 0);
+  CUpti_ActivityKernel10 k = kernel_rec (7, 200, 300, 210);
   assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
   CUpti_ActivityMemset4 ms;
   memset (&ms, 0, sizeof ms);
@@ -775,24 +803,77 @@ profiler_cupti_graph_records (void **state)
   cp.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   cp.start = 10400;
   cp.end = 10900;
-  cp.correlationId = 9;
-  cp.graphNodeId = 112;
+  cp.correlationId = 7;
+  cp.graphNodeId = 212;
   assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &cp), 0);
-  k = kernel_rec (9, 10150, 10170, 999); /* a node planscope did not make */
+  k = kernel_rec (7, 10150, 10170, 210); /* iteration 1's kernel */
   assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
-  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &e0), 0);
+  ms.start = 10200; /* iteration 1's memset, and iteration 0's copy never came */
+  ms.end = 10260;
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &ms), 0);
+  k = kernel_rec (7, 60, 70, 110); /* the warm-up's */
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  k = kernel_rec (7, 10150, 10170, 999); /* a node planscope did not make */
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  k = kernel_rec (7, 20500, 20600, 110); /* after every window */
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
 
   ps_step_times t;
   assert_int_equal (ps_step_times_init (&t, 4, 2), 0);
   assert_int_equal (ps_cupti_map_finish (&m, &t), 0);
-  assert_int_equal (m.matched, 3);
-  assert_int_equal (m.unmatched, 1);
+  assert_int_equal (m.matched, 5);
+  assert_int_equal (m.warmup, 1);
+  assert_int_equal (m.unmatched, 2);
+  assert_int_equal (m.expected, 6);
+  assert_int_equal (m.missing, 1);
+  assert_int_equal (m.missing_by[PS_CUPTI_MEMCPY], 1);
+  assert_int_equal (m.unmeasured, 0);
   assert_float_equal (t.start[0], 100, 1e-9);
   assert_float_equal (t.end[0], 200, 1e-9);
   assert_float_equal (t.start[2], 200, 1e-9);
+  assert_float_equal (t.start[4 + 0], 50, 1e-9);
+  assert_float_equal (t.start[4 + 2], 100, 1e-9);
   assert_float_equal (t.start[4 + 3], 300, 1e-9);
   assert_float_equal (t.end[4 + 3], 800, 1e-9);
+  assert_true (isnan (t.start[3]));
   assert_true (isnan (t.start[1]));
+  ps_step_times_free (&t);
+  ps_cupti_map_free (&m);
+}
+
+/* A step whose every record is untimed is not measured at all. */
+static void
+profiler_cupti_untimed_step (void **state)
+{
+  (void) state;
+  ps_cupti_map m;
+  assert_int_equal (ps_cupti_map_init (&m, PS_PROFILE_GRAPH, 2, 2), 0);
+  assert_int_equal (ps_cupti_map_node (&m, 10, 0), 0);
+  assert_int_equal (ps_cupti_map_node (&m, 11, 1), 0);
+  ps_cupti_map_expect (&m, 0, 1, PS_CUPTI_KERNEL);
+  ps_cupti_map_expect (&m, 1, 1, PS_CUPTI_KERNEL);
+  ps_cupti_map_origin (&m, 0, 100);
+  ps_cupti_map_until (&m, 0, 1000);
+  ps_cupti_map_origin (&m, 1, 1100);
+  ps_cupti_map_until (&m, 1, 2000);
+  CUpti_ActivityKernel10 k = kernel_rec (1, 200, 300, 10);
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  k = kernel_rec (2, 1200, 1300, 10);
+  assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  for (int i = 0; i < 2; i++) {
+    k = kernel_rec (3, 0, 0, 11);
+    assert_int_equal (ps_cupti_map_record (&m, (CUpti_Activity *) &k), 0);
+  }
+  ps_step_times t;
+  assert_int_equal (ps_step_times_init (&t, 2, 2), 0);
+  assert_int_equal (ps_cupti_map_finish (&m, &t), 0);
+  assert_int_equal (m.matched, 2);
+  assert_int_equal (m.untimed, 2);
+  assert_int_equal (m.missing, 0);
+  assert_int_equal (m.unmatched, 0);
+  assert_int_equal (m.unmeasured, 1);
+  assert_int_equal (m.first_unmeasured, 1);
+  assert_true (isnan (t.start[1]) && isnan (t.start[3]));
   ps_step_times_free (&t);
   ps_cupti_map_free (&m);
 }
@@ -816,6 +897,7 @@ main (void)
 #ifdef PS_GPU_BACKEND
     cmocka_unit_test (profiler_cupti_streams_records),
     cmocka_unit_test (profiler_cupti_graph_records),
+    cmocka_unit_test (profiler_cupti_untimed_step),
 #endif
   };
   int failed = cmocka_run_group_tests_name ("/profiler/kernels", kernels, NULL, NULL);

@@ -20,6 +20,10 @@ int ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_
  * NUL-terminated buffer the caller frees: the one whole-file reader of
  * planscope.  Errors go to diag (without position). */
 int ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);
+/* The same for one of planscope's own files (its cache): a regular file
+ * only (a FIFO or device put in its place is refused without blocking),
+ * and not an input, so that it can be written again. */
+int ps_file_read_own (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);
 
 /* Inputs.  Every regular file opened by ps_file_open_input (every reader
  * of planscope's, standard input included) is noted: its identity (device,

@@ -136,13 +136,16 @@ ps_file_is_input (const char *path)
 
 /* ---- reading ------------------------------------------------------------ */
 
-int
-ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag)
+/* own: one of planscope's own files (its cache): a regular file only,
+ * opened without blocking (a FIFO put there is refused, not waited on),
+ * and not noted as an input. */
+static int
+open_file (const char *path, size_t max_bytes, struct stat *st, bool own, ps_diag *diag)
 {
-  bool std_in = strcmp (path, "-") == 0;
+  bool std_in = !own && strcmp (path, "-") == 0;
   if (std_in)
     path = "standard input";
-  int fd = std_in ? dup (STDIN_FILENO) : open (path, O_RDONLY);
+  int fd = std_in ? dup (STDIN_FILENO) : open (path, O_RDONLY | (own ? O_NONBLOCK : 0));
   if (fd < 0) {
     int e = errno;
     ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (e));
@@ -155,6 +158,9 @@ ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag
   } else if (S_ISDIR (st->st_mode)) {
     ps_diag_error (diag, 0, 0, "cannot read %s: it is a folder", path);
     ret = PS_EIO;
+  } else if (own && !S_ISREG (st->st_mode)) {
+    ps_diag_error (diag, 0, 0, "cannot read %s: not a regular file", path);
+    ret = PS_EIO;
   } else if (S_ISREG (st->st_mode) && (uint64_t) st->st_size > max_bytes) {
     ps_diag_error (diag, 0, 0, "%s is too large (%llu bytes; the limit is %zu)", path,
                    (unsigned long long) st->st_size, max_bytes);
@@ -164,20 +170,27 @@ ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag
     close (fd);
     return ret;
   }
-  note (fd, std_in ? NULL : path);
+  if (!own)
+    note (fd, std_in ? NULL : path);
   return fd;
 }
 
 int
-ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
+ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag)
+{
+  return open_file (path, max_bytes, st, false, diag);
+}
+
+static int
+read_all (const char *path, size_t max_bytes, bool own, char **data, size_t *len, ps_diag *diag)
 {
   *data = NULL;
   *len = 0;
   struct stat st;
-  int fd = ps_file_open_input (path, max_bytes, &st, diag);
+  int fd = open_file (path, max_bytes, &st, own, diag);
   if (fd < 0)
     return fd;
-  if (strcmp (path, "-") == 0)
+  if (!own && strcmp (path, "-") == 0)
     path = "standard input";
 
   /* Regular files are read in one buffer of their size; pipes and other
@@ -236,6 +249,18 @@ ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, 
   *data = buf;
   *len = n;
   return 0;
+}
+
+int
+ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
+{
+  return read_all (path, max_bytes, false, data, len, diag);
+}
+
+int
+ps_file_read_own (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
+{
+  return read_all (path, max_bytes, true, data, len, diag);
 }
 
 /* ---- writing ------------------------------------------------------------ */

@@ -173,15 +173,21 @@ scratch_reset (ps__json_node_scratch *ns, uint32_t line, uint32_t col)
 
 /* Values */
 
-/* grid and block: an integer or an array of 1 to 3 integers, each >= 1. */
+/* grid and block: an integer or an array of 1 to 3 integers, each >= 1
+ * and within CUDA's limits for every GPU since compute capability 3.0:
+ * so that a launch that cannot run is refused here, located, and not by
+ * cuLaunchKernel. */
+static const int64_t grid_max[3] = { PS_MAX_GRID_DIM, 65535, 65535 };
+static const int64_t block_max[3] = { 1024, 1024, 64 };
+
 static int
-load_dim (ps__json_loader *ld, const char *key, uint32_t out[3])
+load_dim (ps__json_loader *ld, const char *key, const int64_t max[3], uint32_t out[3])
 {
   ps_json_reader *r = &ld->r;
   int64_t v;
   int ok;
   if (r->token == PS_JSON_NUMBER) {
-    ok = ps__json_get_int (ld, PS__JSON_KEY (key), 1, PS_MAX_GRID_DIM, &v);
+    ok = ps__json_get_int (ld, PS__JSON_KEY (key), 1, max[0], &v);
     if (ok > 0)
       out[0] = (uint32_t) v;
     return ok < 0 ? ok : 0;
@@ -202,7 +208,7 @@ load_dim (ps__json_loader *ld, const char *key, uint32_t out[3])
       if ((ok = ps__json_skip_current (ld)) < 0)
         return ok;
     } else {
-      ok = ps__json_get_int (ld, &(ps__json_key){ key, i, NULL }, 1, PS_MAX_GRID_DIM, &v);
+      ok = ps__json_get_int (ld, &(ps__json_key){ key, i, NULL }, 1, max[i], &v);
       if (ok < 0)
         return ok;
       if (ok > 0)
@@ -498,10 +504,10 @@ node_value (ps__json_loader *ld, int k)
     ok = intern_value (ld, key, false, &ns->label);
     break;
   case PS__NK_GRID:
-    ok = load_dim (ld, key, ns->grid);
+    ok = load_dim (ld, key, grid_max, ns->grid);
     break;
   case PS__NK_BLOCK:
-    ok = load_dim (ld, key, ns->block);
+    ok = load_dim (ld, key, block_max, ns->block);
     break;
   case PS__NK_SMEM:
     if ((ok = ps__json_get_int (ld, PS__JSON_KEY (key), 0, UINT32_MAX, &v)) > 0)
