@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test: installs what is missing, builds twice (a normal build and an
-# ASan+UBSan build) and runs the whole suite in both (the normal build also
+# Every test: installs what is missing, builds three times (a normal build,
+# an ASan+UBSan build and the CLI alone, as a machine without GTK, Graphviz
+# or cmocka builds it) and runs the suites of each (the normal build also
 # runs the CLI on every example under valgrind), then fuzzes every loader
 # for PS_FUZZ_SECONDS (default 20) seconds each.  Suites that read the
 # third-party files of ../shared/data run where that folder is (or
@@ -12,12 +13,21 @@ bash build-aux/install-deps.sh
 [ -d _build/test ] || meson setup _build/test --buildtype=debugoptimized >/dev/null
 [ -d _build/asan ] || meson setup _build/asan --buildtype=debug \
   -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+# The CLI alone, as a bare GPU machine builds it: no render/, no app, no
+# cmocka, and pkg-config pointed at an empty folder so that nothing it
+# knows is used.  Its shell suites run (the CLI's contract, profile through
+# the fake driver, the libraries it links).
+if [ ! -d _build/cli ]; then
+  mkdir -p _build/no-pkg-config
+  PKG_CONFIG_LIBDIR=$PWD/_build/no-pkg-config meson setup _build/cli --buildtype=release \
+    -Drender=disabled -Dapp=disabled -Dtests=disabled >/dev/null
+fi
 
 status=0
 passed=0
 failed=0
 left_out=()
-for dir in _build/test _build/asan; do
+for dir in _build/test _build/asan _build/cli; do
   echo "== $dir"
   ninja -C "$dir"
   meson test -C "$dir" --print-errorlogs --no-rebuild --no-suite gpu || status=1

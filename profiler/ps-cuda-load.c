@@ -265,6 +265,58 @@ cands_python (lib_cands *l, const char *const *wheels, size_t n_wheels, const ch
   }
 }
 
+/* Where NVRTC or CUPTI is looked for, in order: $PLANSCOPE_LIBNVRTC or
+ * $PLANSCOPE_LIBCUPTI alone when set. */
+static void
+lib_candidates (int which, lib_cands *l)
+{
+  char root[3000] = "";
+  memset (l, 0, sizeof *l);
+  const char *env = getenv (which == PS__LIB_NVRTC ? PS_ENV_LIBNVRTC : PS_ENV_LIBCUPTI);
+  if (env && env[0]) {
+    cands_add (l, "%s", env);
+    return;
+  }
+  bool have_root = ps__toolkit_root (root, sizeof root);
+  if (which == PS__LIB_NVRTC) {
+    cands_add (l, "libnvrtc.so.13");
+    cands_add (l, "libnvrtc.so.12");
+    cands_add (l, "libnvrtc.so");
+    if (have_root) {
+      cands_add (l, "%s/lib64/libnvrtc.so.13", root);
+      cands_add (l, "%s/lib64/libnvrtc.so", root);
+      cands_add (l, "%s/lib/libnvrtc.so", root);
+    }
+    static const char *const wheels[] = { "cu13/lib", "cuda_nvrtc/lib" };
+    cands_python (l, wheels, 2, "libnvrtc.so.1[0-9]");
+  } else {
+    cands_add (l, "libcupti.so.13");
+    cands_add (l, "libcupti.so.12");
+    cands_add (l, "libcupti.so");
+    if (have_root) {
+      cands_add (l, "%s/extras/CUPTI/lib64/libcupti.so.13", root);
+      cands_add (l, "%s/extras/CUPTI/lib64/libcupti.so.12", root);
+      cands_add (l, "%s/extras/CUPTI/lib64/libcupti.so", root);
+      cands_add (l, "%s/lib64/libcupti.so.13", root);
+      cands_add (l, "%s/lib64/libcupti.so", root);
+    }
+    static const char *const wheels[] = { "cu13/lib", "cuda_cupti/lib" };
+    cands_python (l, wheels, 2, "libcupti.so.1[0-9]");
+  }
+}
+
+size_t
+ps__lib_candidates (int which, char *buf, size_t cap)
+{
+  lib_cands l;
+  lib_candidates (which, &l);
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < l.n && len < cap; i++)
+    len += (size_t) snprintf (buf + len, cap - len, "%s%s", i ? "\n" : "", l.c[i]);
+  return l.n;
+}
+
 /* The driver. */
 static ps_gpu_error cuda_err;
 static int cuda_rc = 1; /* 1: not tried yet */
@@ -396,23 +448,8 @@ static int nvrtc_rc = 1;
 static int
 nvrtc_load_locked (ps_gpu_error *err)
 {
-  char root[3000] = "";
-  const char *env = getenv (PS_ENV_LIBNVRTC);
-  lib_cands l = { 0 };
-  if (env && env[0]) {
-    cands_add (&l, "%s", env);
-  } else {
-    cands_add (&l, "libnvrtc.so.13");
-    cands_add (&l, "libnvrtc.so.12");
-    cands_add (&l, "libnvrtc.so");
-    if (ps__toolkit_root (root, sizeof root)) {
-      cands_add (&l, "%s/lib64/libnvrtc.so.13", root);
-      cands_add (&l, "%s/lib64/libnvrtc.so", root);
-      cands_add (&l, "%s/lib/libnvrtc.so", root);
-    }
-    static const char *const wheels[] = { "cu13/lib", "cuda_nvrtc/lib" };
-    cands_python (&l, wheels, 2, "libnvrtc.so.1[0-9]");
-  }
+  lib_cands l;
+  lib_candidates (PS__LIB_NVRTC, &l);
   char why[900];
   void *h = open_first (l.c, l.n, why, sizeof why);
   if (!h)
@@ -497,25 +534,8 @@ static int cupti_rc = 1;
 static int
 cupti_load_locked (ps_gpu_error *err)
 {
-  char root[3000] = "";
-  const char *env = getenv (PS_ENV_LIBCUPTI);
-  lib_cands l = { 0 };
-  if (env && env[0]) {
-    cands_add (&l, "%s", env);
-  } else {
-    cands_add (&l, "libcupti.so.13");
-    cands_add (&l, "libcupti.so.12");
-    cands_add (&l, "libcupti.so");
-    if (ps__toolkit_root (root, sizeof root)) {
-      cands_add (&l, "%s/extras/CUPTI/lib64/libcupti.so.13", root);
-      cands_add (&l, "%s/extras/CUPTI/lib64/libcupti.so.12", root);
-      cands_add (&l, "%s/extras/CUPTI/lib64/libcupti.so", root);
-      cands_add (&l, "%s/lib64/libcupti.so.13", root);
-      cands_add (&l, "%s/lib64/libcupti.so", root);
-    }
-    static const char *const wheels[] = { "cu13/lib", "cuda_cupti/lib" };
-    cands_python (&l, wheels, 2, "libcupti.so.1[0-9]");
-  }
+  lib_cands l;
+  lib_candidates (PS__LIB_CUPTI, &l);
   char why[900];
   void *h = open_first (l.c, l.n, why, sizeof why);
   if (!h)

@@ -87,6 +87,11 @@ typedef struct ps__cupti {
 int ps__cuda_load (const ps__cuda **out, ps_gpu_error *err);
 int ps__nvrtc_get (const ps__nvrtc **out, ps_gpu_error *err);
 int ps__cupti_load (const ps__cupti **out, ps_gpu_error *err);
+/* Where NVRTC (PS__LIB_NVRTC) or CUPTI (PS__LIB_CUPTI) is looked for, one
+ * path a line into buf; returns how many. */
+enum { PS__LIB_NVRTC, PS__LIB_CUPTI };
+#define PS__MAX_CANDS_TEXT (24 * 1100)
+size_t ps__lib_candidates (int which, char *buf, size_t cap);
 
 
 /* Sets err for a failed driver call: "WHAT failed: NAME (text)". */

@@ -148,6 +148,22 @@ printf '{"format": "planscope-graph", "version": 1,\n "buffers": [{"name": "t", 
 expect 0 "plan with a warning" plan uninit.json
 grep -q '^uninit.json:[0-9]*:[0-9]*: warning: ' "$TMP/err" && ok || bad "no located warning"
 [ -s "$TMP/out" ] && ok || bad "plan with a warning printed nothing"
+
+# Launch limits every CUDA GPU has: refused at load, located, not by the
+# driver at run time.
+for dims in '"grid": [1, 65536], "block": 32|grid[1]: 65536' \
+            '"grid": [1, 1, 70000], "block": 32|grid[2]: 70000' \
+            '"grid": 1, "block": [32, 1, 65]|block[2]: 65' \
+            '"grid": 1, "block": 1025|block: 1025'; do
+  printf '{"format": "planscope-graph", "version": 1,\n "nodes": [{"name": "k", "op": "kernel", "function": "f", %s}]}\n' \
+    "${dims%%|*}" >limits.json
+  expect 1 "plan with ${dims%%|*}" plan limits.json
+  want=${dims#*|}
+  want=${want//[/\\[}
+  want=${want//]/\\]}
+  grep -q "^limits.json:2:[0-9]*: error: nodes\[0\]\.$want is out of range" "$TMP/err" && ok ||
+    bad "${dims%%|*}: not refused with a located error ($(head -n 1 "$TMP/err"))"
+done
 cd - >/dev/null || exit 1
 
 # ---- write errors on stdout --------------------------------------------------

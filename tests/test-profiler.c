@@ -20,12 +20,14 @@
 
 #include "ps-graph.h"
 #include "ps-import.h"
+#include "ps-inputs.h"
 #include "ps-kernel-src.h"
 #include "ps-measure.h"
 #include "ps-plan.h"
 #include "ps-profiler.h"
 #include "ps-test-cli.h"
 #ifdef PS_GPU_BACKEND
+#include "ps-cuda.h"
 #include "ps-cupti-map.h"
 #endif
 
@@ -877,7 +879,129 @@ profiler_cupti_untimed_step (void **state)
   ps_step_times_free (&t);
   ps_cupti_map_free (&m);
 }
+
+/* CUPTI is looked for in the toolkit's extras/CUPTI/lib64 (libcupti.so.13
+ * there too) and in the copy a PyTorch wheel installs beside the python3
+ * on PATH (a virtual environment: bin/python3, lib/python3.X/...). */
+static void
+profiler_cupti_candidates (void **state)
+{
+  (void) state;
+  char *dir = make_temp_dir ();
+  char cmd[8800];
+  snprintf (cmd, sizeof cmd,
+            "mkdir -p '%s/bin' '%s/lib/python3.12/site-packages/nvidia/cu13/lib' && "
+            "printf '#!/bin/sh\\n' > '%s/bin/python3' && chmod +x '%s/bin/python3' && "
+            ": > '%s/lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.13'",
+            dir, dir, dir, dir, dir);
+  assert_int_equal (system (cmd), 0);
+  const char *old_path = getenv ("PATH");
+  char *saved = strdup (old_path ? old_path : "");
+  char path[8800];
+  snprintf (path, sizeof path, "%s/bin:%s", dir, saved);
+  setenv ("PATH", path, 1);
+  unsetenv ("PLANSCOPE_LIBCUPTI");
+  char list[PS__MAX_CANDS_TEXT];
+  size_t n = ps__lib_candidates (PS__LIB_CUPTI, list, sizeof list);
+  setenv ("PATH", saved, 1);
+  free (saved);
+  assert_true (n >= 4);
+  char want[4400];
+  snprintf (want, sizeof want, "%s/bin/../lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.13",
+            dir);
+  if (!strstr (list, want))
+    fail_msg ("no %s in:\n%s", want, list);
+  char root[4096];
+  if (ps__toolkit_root (root, sizeof root)) {
+    snprintf (want, sizeof want, "%s/extras/CUPTI/lib64/libcupti.so.13", root);
+    if (!strstr (list, want))
+      fail_msg ("no %s in:\n%s", want, list);
+  }
+  setenv ("PLANSCOPE_LIBCUPTI", "/x/libcupti.so", 1);
+  assert_int_equal (ps__lib_candidates (PS__LIB_CUPTI, list, sizeof list), 1);
+  assert_string_equal (list, "/x/libcupti.so");
+  unsetenv ("PLANSCOPE_LIBCUPTI");
+  remove_dir (dir);
+}
 #endif
+
+/* Only what is read before it is written is filled: an upload's
+ * destination, a kernel's output and a memset's target are not inputs,
+ * however the pool places them. */
+static void
+profiler_plan_inputs (void **state)
+{
+  (void) state;
+  static const char json[] =
+    "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": ["
+    "{\"name\": \"up\", \"bytes\": 4096}, {\"name\": \"w\", \"bytes\": 4096},"
+    "{\"name\": \"h\", \"bytes\": 4096}, {\"name\": \"z\", \"bytes\": 4096},"
+    "{\"name\": \"acc\", \"bytes\": 4096}, {\"name\": \"out\", \"bytes\": 4096, \"external\": true}],"
+    "\"nodes\": ["
+    "{\"name\": \"upload\", \"op\": \"memcpy\", \"dir\": \"h2d\", \"writes\": [\"up\"]},"
+    "{\"name\": \"clear\", \"op\": \"memset\", \"writes\": [\"z\"]},"
+    "{\"name\": \"k1\", \"op\": \"kernel\", \"function\": \"add\", \"impl\": \"add\", \"grid\": 4,"
+    " \"block\": 256, \"reads\": [\"up\", \"w\"], \"writes\": [\"h\"]},"
+    "{\"name\": \"k2\", \"op\": \"kernel\", \"function\": \"add\", \"impl\": \"add\", \"grid\": 4,"
+    " \"block\": 256, \"reads\": [\"h\", \"acc\"], \"writes\": [\"acc\"]},"
+    "{\"name\": \"k3\", \"op\": \"kernel\", \"function\": \"add\", \"impl\": \"add\", \"grid\": 4,"
+    " \"block\": 256, \"reads\": [\"acc\", \"z\"], \"writes\": [\"out\"]}]}";
+  for (int fusion = 0; fusion < 2; fusion++) {
+    ps_graph g;
+    ps_plan p;
+    plan_of (&g, &p, json, fusion);
+    uint8_t input[8];
+    ps_plan_inputs (&p, input);
+    const char *inputs[] = { "w", "acc" };
+    for (uint32_t b = 0; b < g.n_buffers; b++) {
+      bool want = false;
+      for (size_t i = 0; i < 2; i++)
+        want |= strcmp (ps_buffer_name (&g, b), inputs[i]) == 0;
+      if (input[b] != want)
+        fail_msg ("fusion %d: buffer %s %s an input", fusion, ps_buffer_name (&g, b),
+                  want ? "is" : "is not");
+    }
+    ps_plan_free (&p);
+    ps_graph_free (&g);
+  }
+}
+
+/* A synthetic kernel alone that reads a buffer it writes, with fewer
+ * elements than it computes, reads only the element each thread writes
+ * there: no thread reads what another one writes. */
+static void
+profiler_kernels_synthetic_in_place (void **state)
+{
+  (void) state;
+  static const char json[] =
+    "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": ["
+    "{\"name\": \"small\", \"bytes\": 400}, {\"name\": \"big\", \"bytes\": 40000},"
+    "{\"name\": \"side\", \"bytes\": 40}],"
+    "\"nodes\": [{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"opaque\", \"grid\": 40,"
+    " \"block\": 256, \"reads\": [\"small\", \"side\"], \"writes\": [\"small\", \"big\"]}]}";
+  ps_graph g;
+  ps_graph_init (&g);
+  load_string (&g, json);
+  ps_ksrc_ctx c;
+  assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);
+  ps_ksrc k;
+  uint32_t v = 0;
+  assert_int_equal (ps_ksrc_build (&k, &c, &v, 1, NULL), 0);
+  uint32_t js = param_of (&k, &g, "small"), jd = param_of (&k, &g, "side");
+  char own[128], cyclic[128];
+  snprintf (own, sizeof own, "acc += (i < n%u ? ps_ld_f32 (b%u, i, n%u) : 0.0f);", js, js, js);
+  snprintf (cyclic, sizeof cyclic, "acc += ps_ld_f32 (b%u, i, n%u);", jd, jd);
+  if (!strstr (k.code, own) || !strstr (k.code, cyclic))
+    fail_msg ("wanted \"%s\" and \"%s\" in:\n%s", own, cyclic, k.code);
+#ifdef PS_GPU_BACKEND
+  compile_ok (k.code, "synthetic.cu", k.function);
+#endif
+  ps_ksrc_free (&k);
+  ps_ksrc_ctx_free (&c);
+  ps_graph_free (&g);
+}
+
+
 
 int
 main (void)
@@ -891,6 +1015,7 @@ main (void)
     cmocka_unit_test (profiler_kernels_fusion_registers),
     cmocka_unit_test (profiler_kernels_large_group),
     cmocka_unit_test (profiler_kernels_user_module),
+    cmocka_unit_test (profiler_kernels_synthetic_in_place),
   };
   const struct CMUnitTest measure[] = {
     cmocka_unit_test (profiler_measured_timeline),
@@ -898,7 +1023,9 @@ main (void)
     cmocka_unit_test (profiler_cupti_streams_records),
     cmocka_unit_test (profiler_cupti_graph_records),
     cmocka_unit_test (profiler_cupti_untimed_step),
+    cmocka_unit_test (profiler_cupti_candidates),
 #endif
+    cmocka_unit_test (profiler_plan_inputs),
   };
   int failed = cmocka_run_group_tests_name ("/profiler/kernels", kernels, NULL, NULL);
   failed += cmocka_run_group_tests_name ("/profiler/measured", measure, NULL, NULL);
