@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU: builds planscope with the GPU backend,
-# profiles every example in both modes with --check (fused and unfused runs
-# must compute the same outputs), prints predicted against measured
-# makespans and CUPTI's overhead, then runs the `gpu` test suite.  Takes a
-# few minutes at most; exits 3 with the reason when no GPU can be used.
+# On a developer's own machine with an NVIDIA GPU and every dependency:
+# builds planscope with the GPU backend in _build/gpu-check, then runs
+# build-aux/device-check.sh on that build's CLI and test-gpu, which profiles
+# every example in both modes with --check (fused and unfused runs must
+# compute the same outputs), prints predicted against measured makespans,
+# CUPTI's records and overhead, runs the `gpu` test suite and (unless
+# --no-torch) records PyTorch traces.  Takes a few minutes at most; exits 3
+# with the reason when no GPU can be used, else 0 (PASS) or 1 (FAIL).
 #
 #   bash build-aux/gpu-check.sh            # build in _build/gpu-check
-#   BUILD=_build/x ITERATIONS=20 bash build-aux/gpu-check.sh
+#   BUILD=_build/x ITERATIONS=20 bash build-aux/gpu-check.sh --no-torch
+#
+# Results go to $OUT (default $BUILD/gpu-check-out): device-check.tar.gz,
+# device-check.txt and the torch data.  (On the lent GPU machine, which has
+# no Debian packages, use build-aux/device-bundle.sh here and
+# build-aux/device-check.sh there instead; see README.md, "GPU runs".)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${BUILD:-_build/gpu-check}
-iterations=${ITERATIONS:-10}
 toolkit=${CUDA_HOME:-${CUDA_PATH:-/usr/local/cuda}}
 
 if [ ! -d "$build" ]; then
-  meson setup "$build" --buildtype=release -Dgpu=enabled -Dtoolkit_root="$toolkit" >/dev/null
+  meson setup "$build" --buildtype=release -Dgpu=enabled -Dtests=enabled \
+    -Dtoolkit_root="$toolkit" >/dev/null
 fi
 ninja -C "$build" app/planscope-cli tests/test-gpu >/dev/null
 cli="$build/app/planscope-cli"
@@ -30,39 +38,7 @@ if [ "$rc" -eq 3 ]; then
   exit 3
 fi
 
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-status=0
-printf '%-28s %-8s %12s %12s %8s %10s %s\n' example mode measured predicted error "cupti" check
-for ex in data/examples/*.json; do
-  name=$(basename "$ex" .json)
-  for mode in streams graph; do
-    json="$out/$name-$mode.json"
-    if ! "$cli" profile "$ex" --mode "$mode" --iterations "$iterations" --check --json \
-        >"$json" 2>"$out/err"; then
-      printf '%-28s %-8s FAILED: %s\n' "$name" "$mode" "$(tail -n 1 "$out/err")"
-      status=1
-      continue
-    fi
-    python3 - "$json" "$name" "$mode" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = d.get("prediction") or {}
-o = d["overhead"]
-def us(ns):
-    return "%.1f us" % (ns / 1e3) if ns is not None else "-"
-err = p.get("makespan_error")
-cup = ("%+.1f%%" % (100.0 * (o["traced_ns"] - o["untraced_ns"]) / o["untraced_ns"])
-       if o.get("untraced_ns") else "-")
-print("%-28s %-8s %12s %12s %8s %10s %s" % (
-    sys.argv[2], sys.argv[3], us(d["makespan_ns"]), us(p.get("makespan_ns")),
-    "%+.1f%%" % (100 * err) if err is not None else "-", cup,
-    "ok" if d["check"]["equal"] else "DIFFER: " + d["check"].get("first_mismatch", "")))
-PY
-  done
-done
-echo "(error: predicted against measured makespan; cupti: a traced run against an untraced one)"
-
-echo "== gpu test suite"
-meson test -C "$build" --suite gpu --print-errorlogs --no-rebuild || status=1
-exit $status
+# The table, test-gpu and the torch data: one script for this machine and
+# the lent one.
+CLI="$cli" TEST_GPU="$build/tests/test-gpu" OUT="${OUT:-$build/gpu-check-out}" \
+  exec bash build-aux/device-check.sh "$@"
