@@ -265,44 +265,43 @@ cands_python (lib_cands *l, const char *const *wheels, size_t n_wheels, const ch
   }
 }
 
-/* Where NVRTC or CUPTI is looked for, in order: $PLANSCOPE_LIBNVRTC or
+/* Where NVRTC and CUPTI are looked for, in order: by name (the loader's
+ * path), in the toolkit, in PyTorch's wheels; $PLANSCOPE_LIBNVRTC or
  * $PLANSCOPE_LIBCUPTI alone when set. */
+static const struct {
+  const char *env, *pattern;
+  const char *names[3];
+  const char *in_root[5];
+  const char *wheels[2];
+} lib_places[] = {
+  [PS__LIB_NVRTC] = { PS_ENV_LIBNVRTC, "libnvrtc.so.1[0-9]",
+                      { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so" },
+                      { "lib64/libnvrtc.so.13", "lib64/libnvrtc.so", "lib/libnvrtc.so" },
+                      { "cu13/lib", "cuda_nvrtc/lib" } },
+  [PS__LIB_CUPTI] = { PS_ENV_LIBCUPTI, "libcupti.so.1[0-9]",
+                      { "libcupti.so.13", "libcupti.so.12", "libcupti.so" },
+                      { "extras/CUPTI/lib64/libcupti.so.13", "extras/CUPTI/lib64/libcupti.so.12",
+                        "extras/CUPTI/lib64/libcupti.so", "lib64/libcupti.so.13",
+                        "lib64/libcupti.so" },
+                      { "cu13/lib", "cuda_cupti/lib" } },
+};
+
 static void
 lib_candidates (int which, lib_cands *l)
 {
-  char root[3000] = "";
   memset (l, 0, sizeof *l);
-  const char *env = getenv (which == PS__LIB_NVRTC ? PS_ENV_LIBNVRTC : PS_ENV_LIBCUPTI);
+  const char *env = getenv (lib_places[which].env);
   if (env && env[0]) {
     cands_add (l, "%s", env);
     return;
   }
-  bool have_root = ps__toolkit_root (root, sizeof root);
-  if (which == PS__LIB_NVRTC) {
-    cands_add (l, "libnvrtc.so.13");
-    cands_add (l, "libnvrtc.so.12");
-    cands_add (l, "libnvrtc.so");
-    if (have_root) {
-      cands_add (l, "%s/lib64/libnvrtc.so.13", root);
-      cands_add (l, "%s/lib64/libnvrtc.so", root);
-      cands_add (l, "%s/lib/libnvrtc.so", root);
-    }
-    static const char *const wheels[] = { "cu13/lib", "cuda_nvrtc/lib" };
-    cands_python (l, wheels, 2, "libnvrtc.so.1[0-9]");
-  } else {
-    cands_add (l, "libcupti.so.13");
-    cands_add (l, "libcupti.so.12");
-    cands_add (l, "libcupti.so");
-    if (have_root) {
-      cands_add (l, "%s/extras/CUPTI/lib64/libcupti.so.13", root);
-      cands_add (l, "%s/extras/CUPTI/lib64/libcupti.so.12", root);
-      cands_add (l, "%s/extras/CUPTI/lib64/libcupti.so", root);
-      cands_add (l, "%s/lib64/libcupti.so.13", root);
-      cands_add (l, "%s/lib64/libcupti.so", root);
-    }
-    static const char *const wheels[] = { "cu13/lib", "cuda_cupti/lib" };
-    cands_python (l, wheels, 2, "libcupti.so.1[0-9]");
-  }
+  for (size_t i = 0; i < 3; i++)
+    cands_add (l, "%s", lib_places[which].names[i]);
+  char root[3000] = "";
+  for (size_t i = 0; i < 5 && ps__toolkit_root (root, sizeof root); i++)
+    if (lib_places[which].in_root[i])
+      cands_add (l, "%s/%s", root, lib_places[which].in_root[i]);
+  cands_python (l, lib_places[which].wheels, 2, lib_places[which].pattern);
 }
 
 size_t

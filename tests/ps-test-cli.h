@@ -1,5 +1,5 @@
 /* ps-test-cli.h: what the profiler tests share for running planscope-cli:
- * the source root, every example, running the CLI (PS_CLI names it, else
+ * the source root, every example (and loading one), running the CLI (PS_CLI names it, else
  * the build's) with extra environment and checking its exit code and
  * output, and temporary folders. */
 #ifndef PS_TEST_CLI_H
@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
+#include "ps-import.h"
+#include "ps-plan.h"
 
 #ifndef PS_TEST_SOURCE_ROOT
 #define PS_TEST_SOURCE_ROOT "."
@@ -50,6 +53,28 @@ test_examples (char names[PS_TEST_MAX_EXAMPLES][128])
   }
   assert_true (n >= 6); /* the examples are there */
   return n;
+}
+
+/* Loads example NAME into g (initialised here) and, when p is not NULL,
+ * plans it with the default options. */
+static inline void
+test_load_example (const char *name, ps_graph *g, ps_plan *p)
+{
+  char path[4300];
+  snprintf (path, sizeof path, "%.3000s/data/examples/%.120s.json", source_root (), name);
+  ps_graph_init (g);
+  ps_diag d;
+  ps_diag_init (&d, path);
+  int rc = ps_import_graph_file (g, path, NULL, &d);
+  if (rc == 0 && p) {
+    ps_plan_options o;
+    ps_plan_options_init (&o);
+    rc = ps_plan_build (p, g, &o, &d);
+  }
+  if (rc != 0)
+    ps_diag_print (&d, stderr);
+  ps_diag_free (&d);
+  assert_int_equal (rc, 0);
 }
 
 /* The CLI under test: $PS_CLI (a bundle run on another machine), else the

@@ -435,7 +435,7 @@ core_loader_value_errors (void **state)
                 "2.5", "nodes[0].grid: 2.5 is not an integer");
   expect_error (NODES KF
                 "\"grid\": [4, 0], \"block\": 1}]}",
-                "0]", "nodes[0].grid[1]: 0 is out of range (1 to 2147483647)");
+                "0]", "nodes[0].grid[1]: 0 is out of range (1 to 65535)");
   expect_error (NODES KF
                 "\"grid\": [1, 2, 3, 4], \"block\": 1}]}",
                 "4]", "nodes[0].grid: has more than 3 components");

@@ -190,18 +190,7 @@ profiler_fake_profile_examples (void **state)
        * the plan was measured (the fake reports them all). */
       ps_graph g;
       ps_plan p;
-      char path[4300];
-      snprintf (path, sizeof path, "%.3000s/data/examples/%.120s.json", source_root (), examples[e]);
-      ps_graph_init (&g);
-      ps_diag d;
-      ps_diag_init (&d, path);
-      assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), 0);
-      ps_diag_free (&d);
-      ps_plan_options o;
-      ps_plan_options_init (&o);
-      ps_diag_init (&d, path);
-      assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
-      ps_diag_free (&d);
+      test_load_example (examples[e], &g, &p);
       size_t work = 0;
       for (uint32_t s = 0; s < p.n_steps; s++)
         work += p.steps[s].op != PS_OP_EVENT_RECORD && p.steps[s].op != PS_OP_EVENT_WAIT;
@@ -431,20 +420,9 @@ profiler_fake_graph_sessions (void **state)
   setenv ("PLANSCOPE_LIBCUDA", PS_TEST_FAKE_CUDA, 1);
   setenv ("PLANSCOPE_LIBCUPTI", PS_TEST_FAKE_CUDA, 1);
   setenv ("XDG_CACHE_HOME", "/nonexistent", 1);
-  char path[4300];
-  snprintf (path, sizeof path, "%s/data/examples/transformer-block.json", source_root ());
   ps_graph g;
-  ps_graph_init (&g);
-  ps_diag d;
-  ps_diag_init (&d, path);
-  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), 0);
-  ps_diag_free (&d);
-  ps_plan_options po;
-  ps_plan_options_init (&po);
   ps_plan p;
-  ps_diag_init (&d, path);
-  assert_int_equal (ps_plan_build (&p, &g, &po, &d), 0);
-  ps_diag_free (&d);
+  test_load_example ("transformer-block", &g, &p);
   ps_gpu *gpu;
   ps_gpu_error err;
   if (ps_gpu_open (&gpu, &err) != 0)

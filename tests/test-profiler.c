@@ -440,14 +440,8 @@ static void
 profiler_kernels_user_module (void **state)
 {
   (void) state;
-  char path[4096];
-  snprintf (path, sizeof path, "%s/data/examples/user-module.json", source_root ());
   ps_graph g;
-  ps_graph_init (&g);
-  ps_diag d;
-  ps_diag_init (&d, path);
-  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), 0);
-  ps_diag_free (&d);
+  test_load_example ("user-module", &g, NULL);
   ps_ksrc_ctx c;
   assert_int_equal (ps_ksrc_ctx_init (&c, &g), 0);
   uint32_t v = node_id (&g, "saxpy");

@@ -293,11 +293,13 @@ core_limits_numbers (void **state)
   expect_graph_error ("", "{\"name\": \"b\", \"bytes\": 18446744073709551617}", "bytes");
   expect_graph_error ("", "{\"name\": \"b\", \"bytes\": 1e300}", "bytes");
   expect_graph_error ("", "{\"name\": \"b\", \"bytes\": 0}", "bytes");
-  /* Launch dimensions: 1 .. 2^31 - 1 each; their product saturates. */
+  /* Launch dimensions: CUDA's largest (grid 2^31 - 1 x 65535 x 65535,
+   * block 1024 x 1024 x 64) load, one more does not; the product of the
+   * largest saturates. */
   const char *big = "{\"format\": \"planscope-graph\", \"version\": 1, \"nodes\": [{\"name\": "
                     "\"k\", \"op\": \"kernel\", \"function\": \"f\", "
-                    "\"grid\": [2147483647, 2147483647, 2147483647], "
-                    "\"block\": [2147483647, 2147483647, 2147483647], \"smem\": 4294967295}]}";
+                    "\"grid\": [2147483647, 65535, 65535], "
+                    "\"block\": [1024, 1024, 64], \"smem\": 4294967295}]}";
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "limits.json");
