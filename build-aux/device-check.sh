@@ -371,7 +371,8 @@ elif [ "$versions_done" != "$work/profiles/$(basename "${examples[0]}" .json)-st
   say "versions (from $(basename "$versions_done" .json)): $(python3 "$rowpy" versions "$versions_done")"
 fi
 say "(error: predicted against measured makespan; cupti: a traced run against an untraced"
-say " one; records: CUPTI records mapped to steps; unm: unmatched; miss: steps missing)"
+say " one; records: CUPTI records mapped to steps; unm: unmatched; untimed: no timestamps;"
+say " miss: expected records that never came)"
 phase_end profiles
 
 # --- test-gpu -----------------------------------------------------------------

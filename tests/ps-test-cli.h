@@ -55,13 +55,11 @@ test_examples (char names[PS_TEST_MAX_EXAMPLES][128])
   return n;
 }
 
-/* Loads example NAME into g (initialised here) and, when p is not NULL,
- * plans it with the default options. */
+/* Loads the graph file at path into g (initialised here) and, when p is
+ * not NULL, plans it with the default options; fails the test on error. */
 static inline void
-test_load_example (const char *name, ps_graph *g, ps_plan *p)
+test_load_file (const char *path, ps_graph *g, ps_plan *p)
 {
-  char path[4300];
-  snprintf (path, sizeof path, "%.3000s/data/examples/%.120s.json", source_root (), name);
   ps_graph_init (g);
   ps_diag d;
   ps_diag_init (&d, path);
@@ -75,6 +73,15 @@ test_load_example (const char *name, ps_graph *g, ps_plan *p)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);
   assert_int_equal (rc, 0);
+}
+
+/* The same for example NAME ("transformer-block"). */
+static inline void
+test_load_example (const char *name, ps_graph *g, ps_plan *p)
+{
+  char path[4300];
+  snprintf (path, sizeof path, "%.3000s/data/examples/%.120s.json", source_root (), name);
+  test_load_file (path, g, p);
 }
 
 /* The CLI under test: $PS_CLI (a bundle run on another machine), else the

@@ -36,6 +36,7 @@
 #include "ps-scene.h"
 #include "ps-sim.h"
 #include "ps-style.h"
+#include "ps-test-cli.h"
 #include "ps-test-data.h"
 
 #ifndef PS_TEST_SOURCE_ROOT
@@ -47,13 +48,6 @@
 #else
 #define SANITIZED 0
 #endif
-
-static const char *
-source_root (void)
-{
-  const char *s = getenv ("PS_SOURCE_ROOT");
-  return s && *s ? s : PS_TEST_SOURCE_ROOT;
-}
 
 static double
 now (void)
@@ -113,22 +107,6 @@ read_file (const char *path, size_t *len)
   return data;
 }
 
-static void
-load_plan (const char *path, ps_graph *g, ps_plan *p)
-{
-  ps_diag d;
-  ps_diag_init (&d, path);
-  int rc = ps_import_graph_file (g, path, NULL, &d);
-  if (rc == 0) {
-    ps_plan_options o;
-    ps_plan_options_init (&o);
-    rc = ps_plan_build (p, g, &o, &d);
-  }
-  if (rc != 0)
-    ps_diag_print (&d, stderr);
-  ps_diag_free (&d);
-  assert_int_equal (rc, 0);
-}
 
 static void
 load_plan_text (const char *text, ps_graph *g, ps_plan *p)
@@ -392,7 +370,7 @@ export_all (const char *input)
 {
   ps_graph g;
   ps_plan p;
-  load_plan (input, &g, &p);
+  test_load_file (input, &g, &p);
   const char *base = strrchr (input, '/') + 1;
   static const char *const json_format[PS_EXPORT_VIEW__COUNT] = {
     "planscope-layout", "planscope-plan", "planscope-timeline", "planscope-memory"
