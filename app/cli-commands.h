@@ -13,5 +13,6 @@ int cli_analyze_main (int argc, char **argv);
 int cli_profile_main (int argc, char **argv);
 int cli_kernels_main (int argc, char **argv);
 int cli_export_main (int argc, char **argv);
+int cli_replay_main (int argc, char **argv);
 
 #endif

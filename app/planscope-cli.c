@@ -24,6 +24,8 @@ static const struct {
   { "simulate", cli_simulate_main, "FILE [PLAN-OPTIONS] [--json] [--trace OUT]",
     "run the plan on a modelled GPU" },
   { "analyze", cli_analyze_main, "TRACE [--json]", "analyse a Chrome/Kineto trace" },
+  { "replay", cli_replay_main, "TRACE [--json]",
+    "replay a trace on the model and compare with what was measured" },
   { "profile", cli_profile_main, "FILE [PLAN-OPTIONS] [--mode streams|graph] [--check]",
     "run the plan on a real GPU under CUPTI" },
   { "kernels", cli_kernels_main, "FILE [PLAN-OPTIONS] -o DIR",

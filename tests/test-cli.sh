@@ -68,7 +68,7 @@ fi
 
 # ---- help, version, usage errors --------------------------------------------
 
-COMMANDS=(plan verify gen simulate profile export analyze kernels)
+COMMANDS=(plan verify gen simulate profile export analyze replay kernels)
 for h in --help -h; do
   expect 0 "top-level $h" "$h"
   grep -q '^Usage: planscope-cli' "$TMP/out" && ok || bad "top-level $h prints no usage"

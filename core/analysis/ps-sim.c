@@ -122,6 +122,13 @@ ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
   memset (s, 0, sizeof *s);
   s->plan = p;
   s->dev = *d;
+  const ps_graph *g = p->graph;
+  if (g->measured) {
+    /* Measured durations and host times hold the run's own overheads. */
+    s->dev.launch_latency_ns = s->dev.host_launch_ns = s->dev.dispatch_gap_ns = 0;
+    s->dev.event_record_ns = s->dev.event_wait_ns = 0;
+  }
+  d = &s->dev;
   size_t n = (size_t) p->n_steps + 1;
   s->cost = calloc (n, sizeof *s->cost);
   s->wait_record = malloc (n * sizeof *s->wait_record);
@@ -175,6 +182,12 @@ ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
     }
     host += ev ? d->event_record_ns : d->host_launch_ns;
     s->submit[i] = host;
+    if (g->measured) {
+      /* When the run's host issued it: the first node of the step. */
+      uint32_t v = st->nodes_count ? p->step_nodes[st->nodes_begin] : PS_NONE;
+      double h = v != PS_NONE && g->host_ns ? g->host_ns[v] : NAN;
+      s->submit[i] = isfinite (h) ? h : 0;
+    }
   }
   free (last_rec);
   return 0;
@@ -237,8 +250,9 @@ static void
 begin_work (ps_sim *s, run_state *r, uint32_t i)
 {
   const ps_cost *c = &s->cost[i];
+  /* A measured duration already holds the sharing it ran under. */
   if (c->resource == PS_RES_NONE || c->resource >= PS_RES__COUNT || !(c->ns > 0)
-      || r->n_jobs >= PS_MAX_STREAMS) {
+      || r->n_jobs >= PS_MAX_STREAMS || s->plan->graph->measured) {
     schedule (r, r->now + (c->ns > 0 ? c->ns : 0), EV_DONE, i);
     return;
   }
@@ -389,6 +403,9 @@ advance (ps_sim *s, run_state *r, uint32_t qi)
       b = PS_BOUND_HOST;
       p = PS_NONE;
     }
+    const ps_graph *g = s->plan->graph;
+    if (g->measured && g->delay_ns && s->plan->steps[i].nodes_count)
+      t += g->delay_ns[s->plan->step_nodes[s->plan->steps[i].nodes_begin]];
     s->start[i] = s->ready[i] = t;
     s->bound[i] = b;
     s->pred[i] = p;

@@ -258,6 +258,18 @@ typedef struct ps_graph {
   /* The string pool: NUL-terminated strings, referred to by offset. */
   char *strings;
   uint32_t strings_len, strings_cap;
+
+  /* A graph made from a measured run (a trace, ps-trace-graph.h): every
+   * cost_ns is a duration measured under the run's own contention and
+   * overheads, so the simulator adds none of its own (no dispatch gap, no
+   * launch or event latency, no slowdown for shared SMs or copy engines),
+   * and host_ns (per node; NAN where none) is when the host issued the
+   * node, which it cannot start before, and delay_ns (per node, >= 0) the
+   * measured idle time that nothing recorded explains, which it starts
+   * after once everything else let it.  Not part of the file format. */
+  bool measured;
+  double *host_ns;
+  double *delay_ns;
 } ps_graph;
 
 /* Limits, checked by every loader (see README "Limits"). */

@@ -6,8 +6,10 @@
  * white space and a UTF-8 byte order mark) is `{` is JSON, one whose
  * first token is `digraph` or `strict` is DOT, and anything else is read
  * as JSON, so that the error says what was expected.  The file is read
- * once, whole, and parsed from memory.  Trace files (Chrome/Kineto) come
- * in through ps-trace-import.h. */
+ * once, whole, and parsed from memory.  A Chrome/Kineto trace (gzip
+ * data, a JSON array, or an object with a "traceEvents" key) is a graph
+ * file too: it comes in as the graph that replays it (ps-trace-graph.h),
+ * so every command and the app take traces where they take graphs. */
 #ifndef PS_IMPORT_H
 #define PS_IMPORT_H
 
@@ -16,10 +18,12 @@
 #include "ps-error.h"
 #include "ps-graph.h"
 #include "ps-timing.h"
+#include "ps-trace-graph.h"
 
 typedef enum ps_graph_format {
   PS_GRAPH_FORMAT_JSON = 0,
   PS_GRAPH_FORMAT_DOT,
+  PS_GRAPH_FORMAT_TRACE,
 } ps_graph_format;
 
 /* The format of a graph file from its first bytes (see above). */
@@ -33,6 +37,13 @@ ps_graph_format ps_import_detect (const char *data, size_t len);
  * graph first. */
 int ps_import_graph_mem (ps_graph *g, const char *data, size_t len, const char *path,
                          ps_diag *diag);
+
+/* A Chrome/Kineto trace (gzip or not) as a graph that replays it
+ * (ps-trace-graph.h); o and info may be NULL.  When measured is not NULL
+ * it receives the imported timeline (free it with ps_timeline_free). */
+int ps_import_trace_graph (ps_graph *g, const char *data, size_t len, const char *path,
+                           const ps_trace_graph_options *o, ps_timeline *measured,
+                           ps_trace_graph_info *info, ps_diag *diag);
 
 /* The same from a file of at most PS_MAX_FILE_BYTES; "-" reads standard
  * input.  timing (may be NULL) gets the stages "read" and "parse". */

@@ -44,6 +44,11 @@ typedef struct ps_trace_stats {
   uint32_t stream_waits; /* "Stream Wait Event" records */
   uint32_t host_syncs;   /* stream, event and context synchronisations */
   uint32_t runtime_calls;
+  /* What a trace without GPU work holds instead. */
+  uint32_t cpu_ops;         /* cpu_op events */
+  uint32_t profiler_ranges; /* cuda_profiler_range events (CUPTI's range profiler) */
+  uint32_t other_device;    /* work of another accelerator (mtia_* events) */
+  uint8_t et_keys;          /* 3: top-level "schema" and "nodes", an execution trace */
 } ps_trace_stats;
 
 /* tl must be freshly initialised (any source: it becomes

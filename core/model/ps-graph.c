@@ -35,6 +35,8 @@ ps_graph_free (ps_graph *g)
   free (g->pred);
   free (g->pred_kind);
   free (g->strings);
+  free (g->host_ns);
+  free (g->delay_ns);
   ps_graph_init (g);
 }
 

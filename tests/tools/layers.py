@@ -36,6 +36,7 @@ LAYERS = [
     ['core/import'],
     ['core/analysis'],
     ['core/planner'],
+    ['core/replay'],
     ['core/export'],
     ['core/gen'],
     ['render', 'profiler'],

@@ -224,6 +224,12 @@ store_event (ps__trace_importer *im, const event *e)
 {
   if (strcmp (e->ph, "X") != 0 || !e->has_ts)
     return 0;
+  if (!strcasecmp (e->cat, "cpu_op"))
+    im->st->cpu_ops++;
+  else if (!strcasecmp (e->cat, "cuda_profiler_range"))
+    im->st->profiler_ranges++;
+  else if (!strncasecmp (e->cat, "mtia", 4))
+    im->st->other_device++;
   double dur = e->dur > 0 ? e->dur : 0;
   int64_t device =
       e->device != PS__TRACE_NO_ID ? e->device : (e->pid != PS__TRACE_NO_ID ? e->pid : 0);
@@ -443,6 +449,11 @@ parse_top (ps__trace_importer *im, ps_json_reader *r)
                   : key_is (r, "deviceProperties") ? 2
                   : key_is (r, "otherData")        ? 2
                                                    : 0;
+      /* PyTorch's execution trace (Chakra schema): "schema" and "nodes". */
+      if (key_is (r, "schema"))
+        im->st->et_keys |= 1;
+      else if (key_is (r, "nodes"))
+        im->st->et_keys |= 2;
       t = ps_json_next (r);
       if (t == PS_JSON_ERROR)
         return json_error (im, r);
@@ -538,10 +549,79 @@ ps_trace_import_file (ps_timeline *tl, const char *path, ps_trace_stats *stats, 
   return ps__trace_import_file (tl, path, &default_limits, stats, diag);
 }
 
+/* gzip data already in memory, inflated as the reader pulls. */
+typedef struct {
+  z_stream z;
+  bool failed, done;
+  uint64_t total, max;
+  char too_large[128];
+} zmem_ctx;
+
+static long
+zmem_pull (void *ctx, char *buf, size_t cap)
+{
+  zmem_ctx *m = ctx;
+  if (m->done)
+    return 0;
+  m->z.next_out = (Bytef *) buf;
+  m->z.avail_out = cap > (1u << 30) ? (1u << 30) : (uInt) cap;
+  while (m->z.avail_out > 0) {
+    int zr = inflate (&m->z, Z_NO_FLUSH);
+    if (zr == Z_STREAM_END) {
+      /* Concatenated members, as gzip allows. */
+      if (m->z.avail_in == 0 || inflateReset (&m->z) != Z_OK) {
+        m->done = true;
+        break;
+      }
+    } else if (zr != Z_OK) {
+      if (zr == Z_BUF_ERROR && m->z.avail_in == 0)
+        break;
+      m->failed = true;
+      return -1;
+    }
+  }
+  long got = (long) ((char *) m->z.next_out - buf);
+  m->total += (uint64_t) got;
+  if (m->total > m->max) {
+    snprintf (m->too_large, sizeof m->too_large,
+              "the trace is larger than %llu bytes (the limit, after decompression)",
+              (unsigned long long) m->max);
+    return -1;
+  }
+  return got;
+}
+
+static int
+import_gzip_mem (ps_timeline *tl, const char *data, size_t len, const ps__trace_limits *lim,
+                 ps_trace_stats *stats, ps_diag *diag)
+{
+  zmem_ctx m;
+  memset (&m, 0, sizeof m);
+  m.max = lim->max_text;
+  m.z.next_in = (Bytef *) data;
+  m.z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt) len;
+  if (inflateInit2 (&m.z, 16 + MAX_WBITS) != Z_OK)
+    return ps_diag_error (diag, 0, 0, "cannot decompress: out of memory");
+  ps_json_reader r;
+  int rc = ps_json_init_stream (&r, zmem_pull, &m);
+  if (rc == 0) {
+    rc = import (tl, &r, m.too_large, lim->max_records, stats, diag);
+    if (!m.too_large[0] && m.failed) {
+      ps_diag_error (diag, 0, 0, "cannot decompress: %s", m.z.msg ? m.z.msg : "corrupt data");
+      rc = PS_EIO;
+    }
+    ps_json_close (&r);
+  }
+  inflateEnd (&m.z);
+  return rc;
+}
+
 int
 ps__trace_import_mem (ps_timeline *tl, const char *data, size_t len,
                       const ps__trace_limits *lim, ps_trace_stats *stats, ps_diag *diag)
 {
+  if (len >= 2 && (unsigned char) data[0] == 0x1f && (unsigned char) data[1] == 0x8b)
+    return import_gzip_mem (tl, data, len, lim, stats, diag);
   if (len > lim->max_text) {
     ps_diag_error (diag, 0, 0, "the trace is larger than %llu bytes (the limit)",
                    (unsigned long long) lim->max_text);

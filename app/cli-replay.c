@@ -1,0 +1,178 @@
+/* cli-replay.c: `planscope-cli replay`: imports a trace as the graph that
+ * replays it, simulates it with its recorded streams and holds the result
+ * against what was measured (the replay document of spec/cli.md). */
+#include "cli-commands.h"
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-device.h"
+#include "ps-file.h"
+#include "ps-format.h"
+#include "ps-jsonw.h"
+#include "ps-replay.h"
+
+static const char usage[] =
+  "Usage: planscope-cli replay TRACE [--json] [--gpu N] [--timing]\n"
+  "\n"
+  "Imports a Chrome/Kineto trace (.json or .json.gz) as the graph that replays it\n"
+  "(each GPU op with its measured duration, on its recorded stream, after what the\n"
+  "trace says it waited for and not before its host launch), simulates it with its\n"
+  "recorded streams, and compares with what was measured: the makespan error, each\n"
+  "stream's busy time, the median error of the ops' starts, and the idle time no\n"
+  "recorded dependency or launch explains, which the replay keeps as measured delay,\n"
+  "by likely cause.\n"
+  "\n"
+  "  --json      print the replay document (planscope-replay)\n"
+  "  --gpu N     the device of the trace to replay (default: the one with the most\n"
+  "              GPU work)\n"
+  "  --timing    wall time of the replay on stderr\n";
+
+static void
+write_json (const char *file, const ps_replay *r, FILE *out)
+{
+  const char *base = strrchr (file, '/');
+  base = base ? base + 1 : file;
+  size_t n = strcspn (base, ".");
+  char name[512];
+  snprintf (name, sizeof name, "%.*s", (int) (n ? n : strlen (base)), base);
+  fputs ("{\n  \"format\": \"planscope-replay\", \"version\": 1, \"trace\": ", out);
+  ps_jsonw_string (out, name);
+  fprintf (out, ", \"device\": %d,\n  \"gpu_ops\": %u, \"streams\": %u,\n", r->device,
+           r->gpu_ops, r->n_streams);
+  fputs ("  \"measured_makespan_ns\": ", out);
+  ps_jsonw_number (out, round (r->measured_makespan_ns));
+  fputs (", \"replayed_makespan_ns\": ", out);
+  ps_jsonw_number (out, round (r->replayed_makespan_ns));
+  fputs (",\n  \"makespan_error\": ", out);
+  ps_jsonw_number (out, round (r->makespan_error * 1e7) / 1e7);
+  fputs (",\n  \"streams_busy\": [", out);
+  for (uint32_t i = 0; i < r->n_streams; i++) {
+    fprintf (out, "%s{\"stream\": %lld, \"measured_ns\": ", i ? ", " : "",
+             (long long) r->streams[i].id);
+    ps_jsonw_number (out, round (r->streams[i].measured_ns));
+    fputs (", \"replayed_ns\": ", out);
+    ps_jsonw_number (out, round (r->streams[i].replayed_ns));
+    fputs ("}", out);
+  }
+  fputs ("],\n  \"median_start_error_ns\": ", out);
+  ps_jsonw_number (out, round (r->median_start_error_ns));
+  fputs (",\n  \"unexplained_ns\": ", out);
+  ps_jsonw_number (out, round (r->unexplained_ns));
+  fputs (",\n  \"unexplained\": [", out);
+  for (int c = 0; c < PS_IDLE_LAUNCH_LATENCY; c++) {
+    fputs (c ? ", {\"cause\": " : "{\"cause\": ", out);
+    ps_jsonw_string (out, ps_idle_cause_text ((ps_idle_cause) c));
+    fputs (", \"ns\": ", out);
+    ps_jsonw_number (out, round (r->unexplained_by[c]));
+    fputs ("}", out);
+  }
+  fputs ("],\n  \"launch_latency_ns\": ", out);
+  ps_jsonw_number (out, round (r->launch_latency_ns));
+  fputs ("\n}\n", out);
+}
+
+static void
+write_text (const char *file, const ps_replay *r, FILE *out)
+{
+  char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX], c[PS_FORMAT_MAX];
+  fprintf (out, "replay of %s (device %d", file, r->device);
+  if (r->n_devices > 1)
+    fprintf (out, " of %u", r->n_devices);
+  fprintf (out, "): %u GPU ops on %u streams, %u cross-stream waits, %u with a host launch\n",
+           r->gpu_ops, r->n_streams, r->waits, r->launches);
+  fprintf (out, "  makespan      measured %s   replayed %s   error %+.3f%%\n",
+           ps_format_duration (r->measured_makespan_ns, a, sizeof a),
+           ps_format_duration (r->replayed_makespan_ns, b, sizeof b), 100 * r->makespan_error);
+  fprintf (out, "  op starts     median error %s\n",
+           ps_format_duration (r->median_start_error_ns, a, sizeof a));
+  double share = r->measured_makespan_ns > 0 ? r->unexplained_ns / r->measured_makespan_ns : 0;
+  fprintf (out, "  unexplained   %s (%.1f%% of the makespan), kept as measured delay\n",
+           ps_format_duration (r->unexplained_ns, a, sizeof a), 100 * share);
+  for (int k = 0; k < PS_IDLE_LAUNCH_LATENCY; k++)
+    if (r->unexplained_by[k] > 0)
+      fprintf (out, "    %-30s %s\n", ps_idle_cause_text ((ps_idle_cause) k),
+               ps_format_duration (r->unexplained_by[k], a, sizeof a));
+  if (r->launch_latency_ns > 0)
+    fprintf (out, "  launch latency %s of the makespan: the GPU starting launched work\n",
+             ps_format_duration (r->launch_latency_ns, a, sizeof a));
+  if (r->dropped)
+    fprintf (out, "  %u recorded waits the measurement contradicts were left out\n", r->dropped);
+  fprintf (out, "\n  %-12s %14s %14s %9s\n", "stream", "busy measured", "replayed", "error");
+  for (uint32_t i = 0; i < r->n_streams; i++) {
+    const ps_replay_stream *s = &r->streams[i];
+    double e = s->measured_ns > 0 ? (s->replayed_ns - s->measured_ns) / s->measured_ns : 0;
+    snprintf (c, sizeof c, "%lld", (long long) s->id);
+    fprintf (out, "  %-12s %14s %14s %+8.3f%%\n", c,
+             ps_format_duration (s->measured_ns, a, sizeof a),
+             ps_format_duration (s->replayed_ns, b, sizeof b), 100 * e);
+  }
+}
+
+int
+cli_replay_main (int argc, char **argv)
+{
+  const char *cmd = "replay";
+  const char *file = NULL, *gpu = NULL;
+  bool json = false, timing = false;
+  for (int i = 1; i < argc; i++) {
+    const char *val;
+    int m;
+    if (cli_is_help (argv[i])) {
+      fputs (usage, stdout);
+      return cli_finish_stdout ();
+    }
+    if ((m = cli_option_value (cmd, argc, argv, &i, "--gpu", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      gpu = val;
+    } else if (strcmp (argv[i], "--json") == 0) {
+      json = true;
+    } else if (strcmp (argv[i], "--timing") == 0) {
+      timing = true;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
+    } else if (file) {
+      return cli_usage_error (cmd, "one trace at a time ('%s' and '%s')", file, argv[i]);
+    } else {
+      file = argv[i];
+    }
+  }
+  if (!file)
+    return cli_usage_error (cmd, "a TRACE file is required");
+  ps_trace_graph_options o;
+  ps_trace_graph_options_init (&o);
+  uint32_t dev;
+  if (gpu && cli_parse_u32 (gpu, 0, 1023, &dev) != 0)
+    return cli_usage_error (cmd, "--gpu needs a device number from 0 to 1023, not '%s'", gpu);
+  if (gpu)
+    o.device = (int32_t) dev;
+
+  ps_diag diag;
+  ps_diag_init (&diag, file);
+  char *data = NULL;
+  size_t len = 0;
+  double t0 = ps_clock_now ();
+  int rc = ps_file_read_all (file, (size_t) 4 << 30, &data, &len, &diag);
+  ps_replay r;
+  memset (&r, 0, sizeof r);
+  if (rc == 0)
+    rc = ps_replay_trace (data, len, file, &o, ps_device_builtin (0), &r, &diag);
+  free (data);
+  if (timing)
+    cli_timing ("replay", ps_clock_now () - t0);
+  ps_diag_print (&diag, stderr);
+  ps_diag_free (&diag);
+  if (rc < 0) {
+    ps_replay_free (&r);
+    return CLI_FAILED;
+  }
+  if (json)
+    write_json (file, &r, stdout);
+  else
+    write_text (file, &r, stdout);
+  ps_replay_free (&r);
+  return cli_finish_stdout ();
+}

@@ -1,0 +1,466 @@
+/* ps-trace-graph.c: an imported trace as a graph that replays it (see
+ * ps-trace-graph.h).  Linear passes over the device's ops in start order,
+ * plus one sort. */
+#include "ps-trace-graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/ps-graph-private.h"
+#include "ps-plan.h"
+
+/* Clock granularity: constraints this close to a start count as met. */
+#define TOL_NS 1.0
+
+static const char *const idle_text[] = {
+#define PS__IDLE_TEXT(e, text) text,
+  PS_IDLE_CAUSE_MAP (PS__IDLE_TEXT)
+#undef PS__IDLE_TEXT
+};
+
+const char *
+ps_idle_cause_text (ps_idle_cause c)
+{
+  return (unsigned) c < PS_IDLE__COUNT ? idle_text[c] : "?";
+}
+
+void
+ps_trace_graph_options_init (ps_trace_graph_options *o)
+{
+  memset (o, 0, sizeof *o);
+  o->device = -1;
+}
+
+void
+ps_trace_graph_info_free (ps_trace_graph_info *info)
+{
+  if (!info)
+    return;
+  free (info->span_of_node);
+  free (info->cause_of_node);
+  free (info->stream_of_pin);
+  free (info->tl_stream_of_pin);
+  memset (info, 0, sizeof *info);
+}
+
+static bool
+is_work (const ps_span *s)
+{
+  return s->kind == PS_SPAN_KERNEL || s->kind == PS_SPAN_MEMCPY || s->kind == PS_SPAN_MEMSET;
+}
+
+static const ps_timeline *sort_tl;
+
+/* Start order; on one stream, the stream's own order. */
+static int
+cmp_start (const void *a, const void *b)
+{
+  const ps_span *x = &sort_tl->spans[*(const uint32_t *) a];
+  const ps_span *y = &sort_tl->spans[*(const uint32_t *) b];
+  if (x->start_ns != y->start_ns)
+    return x->start_ns < y->start_ns ? -1 : 1;
+  uint32_t i = *(const uint32_t *) a, j = *(const uint32_t *) b;
+  return i < j ? -1 : i > j;
+}
+
+static bool
+nccl_name (const char *s)
+{
+  for (; *s; s++)
+    if ((s[0] | 32) == 'n' && (s[1] | 32) == 'c' && (s[2] | 32) == 'c' && (s[3] | 32) == 'l')
+      return true;
+  return false;
+}
+
+static ps_copy_dir
+copy_dir (const char *name)
+{
+  if (strstr (name, "HtoD") || strstr (name, "H2D"))
+    return PS_COPY_H2D;
+  if (strstr (name, "DtoH") || strstr (name, "D2H"))
+    return PS_COPY_D2H;
+  if (strstr (name, "PtoP") || strstr (name, "Peer"))
+    return PS_COPY_P2P;
+  return PS_COPY_D2D;
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Which device to take: o->device, else the one with the most work. */
+static int
+pick_device (const ps_timeline *tl, const ps_trace_graph_options *o, ps_trace_graph_info *in,
+             ps_diag *diag)
+{
+  int32_t devs[64];
+  uint32_t counts[64], n = 0;
+  for (uint32_t i = 0; i < tl->n_spans; i++) {
+    if (!is_work (&tl->spans[i]))
+      continue;
+    int32_t d = tl->streams[tl->spans[i].stream].device;
+    uint32_t k = 0;
+    while (k < n && devs[k] != d)
+      k++;
+    if (k == n) {
+      if (n == 64)
+        continue;
+      devs[n] = d;
+      counts[n++] = 0;
+    }
+    counts[k]++;
+  }
+  if (n == 0)
+    return ps_diag_error (diag, 0, 0,
+                          "the trace has no GPU work (kernels, copies or memsets) to make a "
+                          "graph of");
+  in->n_devices = n;
+  uint32_t best = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    if (o->device >= 0 ? devs[k] == o->device : counts[k] > counts[best])
+      best = k;
+  }
+  if (o->device >= 0 && devs[best] != o->device)
+    return ps_diag_error (diag, 0, 0, "the trace has no GPU work on device %d", o->device);
+  in->device = devs[best];
+  in->gpu_ops = counts[best];
+  return 0;
+}
+
+typedef struct builder {
+  const ps_timeline *tl;
+  ps_graph *g;
+  ps_trace_graph_info *in;
+  uint32_t *ops;      /* span ids of the device's work, in start order */
+  uint32_t *node_of;  /* per span: its node, or PS_NONE */
+  int32_t *pin_of;    /* per timeline stream: its pin, or -1 */
+  uint32_t *after;    /* (from, to) pairs */
+  uint32_t n_after, after_cap;
+  uint64_t *shared;   /* correlation ids more than one op has, sorted */
+  uint32_t n_shared;
+} builder;
+
+static int
+add_after (builder *b, uint32_t from, uint32_t to)
+{
+  if (b->n_after + 2 > b->after_cap) {
+    uint32_t cap = b->after_cap ? b->after_cap * 2 : 1024;
+    uint32_t *p = realloc (b->after, (size_t) cap * sizeof *p);
+    if (!p)
+      return PS_ENOMEM;
+    b->after = p;
+    b->after_cap = cap;
+  }
+  b->after[b->n_after++] = from;
+  b->after[b->n_after++] = to;
+  return 0;
+}
+
+static bool
+shared_launch (const builder *b, uint64_t corr)
+{
+  if (corr == 0)
+    return false;
+  uint32_t lo = 0, hi = b->n_shared;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (b->shared[mid] < corr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < b->n_shared && b->shared[lo] == corr;
+}
+
+/* Correlation ids that several ops share: the work of one graph launch. */
+static int
+find_shared (builder *b, uint32_t n)
+{
+  uint64_t *c = malloc (((size_t) n + 1) * sizeof *c);
+  if (!c)
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++)
+    c[i] = b->tl->spans[b->ops[i]].correlation;
+  qsort (c, n, sizeof *c, cmp_u64);
+  uint32_t m = 0;
+  for (uint32_t i = 1; i < n; i++)
+    if (c[i] != 0 && c[i] == c[i - 1] && (m == 0 || c[m - 1] != c[i]))
+      c[m++] = c[i];
+  b->shared = c;
+  b->n_shared = m;
+  return 0;
+}
+
+/* Pins: the device's streams in the order of their trace ids. */
+static int
+assign_pins (builder *b, ps_diag *diag)
+{
+  const ps_timeline *tl = b->tl;
+  ps_trace_graph_info *in = b->in;
+  b->pin_of = malloc (((size_t) tl->n_streams + 1) * sizeof *b->pin_of);
+  if (!b->pin_of)
+    return PS_ENOMEM;
+  uint32_t n = 0;
+  for (uint32_t q = 0; q < tl->n_streams; q++) {
+    b->pin_of[q] = -1;
+    bool used = false;
+    for (uint32_t k = tl->stream_off[q]; k < tl->stream_off[q + 1] && !used; k++)
+      used = is_work (&tl->spans[tl->by_stream[k]]);
+    if (used && tl->streams[q].device == in->device)
+      n++;
+  }
+  if (n > PS_MAX_STREAMS)
+    return ps_diag_error (diag, 0, 0,
+                          "device %d of the trace has work on %u streams; planscope plans at "
+                          "most %d",
+                          in->device, n, PS_MAX_STREAMS);
+  in->streams = n;
+  in->stream_of_pin = malloc (((size_t) n + 1) * sizeof *in->stream_of_pin);
+  in->tl_stream_of_pin = malloc (((size_t) n + 1) * sizeof *in->tl_stream_of_pin);
+  if (!in->stream_of_pin || !in->tl_stream_of_pin)
+    return PS_ENOMEM;
+  /* The timeline's streams are sorted by (device, id) already. */
+  uint32_t p = 0;
+  for (uint32_t q = 0; q < tl->n_streams; q++) {
+    bool used = false;
+    for (uint32_t k = tl->stream_off[q]; k < tl->stream_off[q + 1] && !used; k++)
+      used = is_work (&tl->spans[tl->by_stream[k]]);
+    if (!used || tl->streams[q].device != in->device)
+      continue;
+    in->stream_of_pin[p] = tl->streams[q].id;
+    in->tl_stream_of_pin[p] = q;
+    b->pin_of[q] = (int32_t) p++;
+  }
+  return 0;
+}
+
+static int
+make_nodes (builder *b)
+{
+  const ps_timeline *tl = b->tl;
+  ps_graph *g = b->g;
+  ps_trace_graph_info *in = b->in;
+  uint32_t n = in->gpu_ops, n_kernels = 0;
+  for (uint32_t i = 0; i < n; i++)
+    n_kernels += tl->spans[b->ops[i]].kind == PS_SPAN_KERNEL;
+  g->nodes = calloc ((size_t) n + 1, sizeof *g->nodes);
+  g->kernels = calloc ((size_t) n_kernels + 1, sizeof *g->kernels);
+  g->host_ns = malloc (((size_t) n + 1) * sizeof *g->host_ns);
+  g->delay_ns = calloc ((size_t) n + 1, sizeof *g->delay_ns);
+  in->span_of_node = malloc (((size_t) n + 1) * sizeof *in->span_of_node);
+  in->cause_of_node = calloc ((size_t) n + 1, 1);
+  if (!g->nodes || !g->kernels || !g->host_ns || !g->delay_ns || !in->span_of_node ||
+      !in->cause_of_node)
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t sp = b->ops[i];
+    const ps_span *s = &tl->spans[sp];
+    const char *label = ps_timeline_span_name (tl, sp);
+    char name[PS_MAX_NAME];
+    snprintf (name, sizeof name, "%.4000s #%u", label, i + 1);
+    ps_node *nd = &g->nodes[i];
+    int rc = ps__graph_intern (g, name, strlen (name), &nd->name);
+    if (rc < 0)
+      return rc;
+    nd->stream = b->pin_of[s->stream];
+    nd->src_device = nd->dst_device = -1;
+    nd->aux = PS_NONE;
+    nd->cond = PS_NONE;
+    nd->cost_ns = fmax (0, s->end_ns - s->start_ns);
+    nd->flags = PS_NODE_HAS_COST;
+    switch ((ps_span_kind) s->kind) {
+    case PS_SPAN_KERNEL: {
+      nd->op = PS_OP_KERNEL;
+      ps_kernel *k = &g->kernels[g->n_kernels];
+      if ((rc = ps__graph_intern (g, label, strlen (label), &k->function)) < 0)
+        return rc;
+      for (int d = 0; d < 3; d++)
+        k->grid[d] = k->block[d] = 1;
+      k->module = PS_NONE;
+      k->alpha = 1;
+      k->flops = k->traffic_bytes = -1;
+      nd->aux = g->n_kernels++;
+      break;
+    }
+    case PS_SPAN_MEMCPY:
+      nd->op = PS_OP_MEMCPY;
+      nd->dir = (uint8_t) copy_dir (label);
+      break;
+    default:
+      nd->op = PS_OP_MEMSET;
+      break;
+    }
+    in->span_of_node[i] = sp;
+    b->node_of[sp] = i;
+  }
+  g->n_nodes = n;
+  return 0;
+}
+
+/* Dependencies, host times and measured delays, in start order. */
+static int
+constrain (builder *b)
+{
+  const ps_timeline *tl = b->tl;
+  ps_graph *g = b->g;
+  ps_trace_graph_info *in = b->in;
+  uint32_t n = in->gpu_ops;
+  const double t0 = in->t0_ns;
+  /* Per span: the flows that end at it, as a linked list over flows. */
+  uint32_t *first = malloc (((size_t) tl->n_spans + 1) * sizeof *first);
+  uint32_t *next = malloc (((size_t) tl->n_flows + 1) * sizeof *next);
+  if (!first || !next) {
+    free (first);
+    free (next);
+    return PS_ENOMEM;
+  }
+  for (uint32_t i = 0; i < tl->n_spans; i++)
+    first[i] = PS_NONE;
+  for (uint32_t f = 0; f < tl->n_flows; f++) {
+    uint32_t to = tl->flows[f].to_span;
+    next[f] = PS_NONE;
+    if (to < tl->n_spans) {
+      next[f] = first[to];
+      first[to] = f;
+    }
+  }
+  int rc = 0;
+  uint32_t last_on[PS_MAX_STREAMS];
+  for (uint32_t p = 0; p < PS_MAX_STREAMS; p++)
+    last_on[p] = PS_NONE;
+  bool *nccl_stream = calloc (PS_MAX_STREAMS, sizeof *nccl_stream);
+  if (!nccl_stream)
+    rc = PS_ENOMEM;
+  for (uint32_t v = 0; v < n && rc == 0; v++)
+    if (nccl_name (ps_timeline_span_name (tl, in->span_of_node[v])))
+      nccl_stream[g->nodes[v].stream] = true;
+
+  for (uint32_t v = 0; v < n && rc == 0; v++) {
+    uint32_t sp = in->span_of_node[v];
+    const ps_span *s = &tl->spans[sp];
+    double start = s->start_ns - t0;
+    int32_t pin = g->nodes[v].stream;
+    double explained = 0;
+    bool host_bound = false;
+    uint32_t prev = last_on[pin];
+    if (prev != PS_NONE) {
+      rc = add_after (b, prev, v);
+      explained = fmax (explained, tl->spans[in->span_of_node[prev]].end_ns - t0);
+    }
+    last_on[pin] = v;
+    for (uint32_t f = first[sp]; f != PS_NONE && rc == 0; f = next[f]) {
+      uint32_t from = tl->flows[f].from_span;
+      uint32_t u = from < tl->n_spans ? b->node_of[from] : PS_NONE;
+      if (u == PS_NONE || u >= v || g->nodes[u].stream == pin)
+        continue;
+      double end = tl->spans[from].end_ns - t0;
+      if (end > start + TOL_NS) {
+        in->dropped++; /* it started before the work it would wait for ended */
+        continue;
+      }
+      rc = add_after (b, u, v);
+      explained = fmax (explained, end);
+      in->waits++;
+    }
+    /* The host: it cannot start before its launch (a launch logged after
+     * the start is clock skew, and counts as at the start). */
+    g->host_ns[v] = NAN;
+    if (s->launch_ns >= 0) {
+      g->host_ns[v] = fmin (s->launch_ns - t0, start);
+      host_bound = g->host_ns[v] >= explained;
+      explained = fmax (explained, g->host_ns[v]);
+      in->launches++;
+    }
+    double idle = start - explained;
+    if (idle > TOL_NS) {
+      ps_idle_cause c = nccl_stream[pin]                    ? PS_IDLE_NCCL
+                        : shared_launch (b, s->correlation) ? PS_IDLE_GRAPH_LAUNCH
+                        : host_bound                        ? PS_IDLE_LAUNCH_LATENCY
+                                                            : PS_IDLE_UNEXPLAINED;
+      g->delay_ns[v] = idle;
+      in->cause_of_node[v] = (uint8_t) c;
+      in->delays++;
+      in->delay_ns += idle;
+      in->delay_by[c] += idle;
+    }
+  }
+  free (nccl_stream);
+  free (first);
+  free (next);
+  return rc;
+}
+
+int
+ps_trace_graph_build (ps_graph *g, const ps_timeline *tl, const ps_trace_graph_options *o,
+                      ps_trace_graph_info *info, ps_diag *diag)
+{
+  ps_graph_init (g);
+  ps_trace_graph_info local;
+  ps_trace_graph_info *in = info ? info : &local;
+  memset (in, 0, sizeof *in);
+  ps_trace_graph_options defaults;
+  if (!o) {
+    ps_trace_graph_options_init (&defaults);
+    o = &defaults;
+  }
+  int rc = pick_device (tl, o, in, diag);
+  if (rc < 0)
+    return rc;
+  if (in->gpu_ops > PS_MAX_NODES)
+    return ps_diag_error (diag, 0, 0, "the trace has %u GPU ops on device %d (limit %u)",
+                          in->gpu_ops, in->device, (unsigned) PS_MAX_NODES);
+  builder b = { tl, g, in, NULL, NULL, NULL, NULL, 0, 0, NULL, 0 };
+  b.ops = malloc (((size_t) in->gpu_ops + 1) * sizeof *b.ops);
+  b.node_of = malloc (((size_t) tl->n_spans + 1) * sizeof *b.node_of);
+  if (!b.ops || !b.node_of) {
+    rc = PS_ENOMEM;
+    goto out;
+  }
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < tl->n_spans; i++) {
+    b.node_of[i] = PS_NONE;
+    if (is_work (&tl->spans[i]) && tl->streams[tl->spans[i].stream].device == in->device)
+      b.ops[n++] = i;
+  }
+  sort_tl = tl;
+  qsort (b.ops, n, sizeof *b.ops, cmp_start);
+  sort_tl = NULL;
+  /* Time 0: the first op's start, or the launch before it. */
+  double t0 = INFINITY;
+  for (uint32_t i = 0; i < n; i++) {
+    const ps_span *s = &tl->spans[b.ops[i]];
+    t0 = fmin (t0, s->launch_ns >= 0 ? fmin (s->launch_ns, s->start_ns) : s->start_ns);
+  }
+  in->t0_ns = isfinite (t0) ? t0 : 0;
+  if ((rc = assign_pins (&b, diag)) < 0 || (rc = find_shared (&b, n)) < 0 ||
+      (rc = make_nodes (&b)) < 0 || (rc = constrain (&b)) < 0)
+    goto out;
+  if (o->free_streams)
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+      g->nodes[v].stream = -1;
+  g->measured = true;
+  g->name = strdup ("trace");
+  if (!g->name) {
+    rc = PS_ENOMEM;
+    goto out;
+  }
+  rc = ps__graph_build_edges (g, b.after, b.n_after / 2, diag);
+out:
+  free (b.ops);
+  free (b.node_of);
+  free (b.pin_of);
+  free (b.after);
+  free (b.shared);
+  if (rc < 0) {
+    ps_graph_free (g);
+    ps_trace_graph_info_free (in);
+  } else if (!info) {
+    ps_trace_graph_info_free (&local);
+  }
+  return rc;
+}

@@ -1,0 +1,85 @@
+/* ps-trace-graph.h: a measured run (an imported trace) as a graph that
+ * replays it.
+ *
+ * One device of the trace is taken (the one with the most GPU work unless
+ * asked).  Each of its kernels, copies and memsets becomes a node whose
+ * cost_ns is its measured duration, pinned to its recorded stream (pins
+ * are dense, 0 .. streams - 1, in the order of the trace's stream ids).
+ * Dependencies are what the trace shows: each stream's recorded order (an
+ * `after` edge to the previous op on the stream, so that the planner keeps
+ * it), and each cross-stream wait the trace records (a "Stream Wait Event"
+ * of cuda_sync, tied to the work the waited-for cudaEventRecord covered).
+ * The host is there too: each op's launch time, when the trace has its
+ * runtime call, goes into g->host_ns (the op cannot start before it), so a
+ * launch-bound trace replays launch-bound, and host synchronisations need
+ * no node of their own (the launches after them come later).
+ *
+ * What none of that explains, the idle time between an op's latest
+ * constraint and its measured start, is kept as that op's measured delay
+ * (g->delay_ns), labelled with its likely cause and counted, never hidden:
+ * waits on other ranks inside NCCL's streams, time inside a
+ * cudaGraphLaunch (ops sharing one launch's correlation id), or the trace
+ * does not say; when the launch was the latest constraint, the delay is
+ * the launch's latency, which the trace does explain.  A recorded dependency that the measurement contradicts
+ * (the op started before the work it would wait for ended) is dropped and
+ * counted.  The graph is marked measured (ps-graph.h): the simulator adds
+ * no overheads of its own, so simulating it with its recorded streams
+ * reproduces the measured timeline. */
+#ifndef PS_TRACE_GRAPH_H
+#define PS_TRACE_GRAPH_H
+
+#include "ps-error.h"
+#include "ps-graph.h"
+#include "ps-timeline.h"
+
+/* Why an op started later than everything recorded let it.  The last is
+ * no mystery: the trace has the launch, the GPU took that long to start
+ * it; it is measured delay too, but not unexplained. */
+#define PS_IDLE_CAUSE_MAP(X)                                  \
+  X (PS_IDLE_NCCL, "waits on other ranks (NCCL)")             \
+  X (PS_IDLE_GRAPH_LAUNCH, "inside cudaGraphLaunch")          \
+  X (PS_IDLE_UNEXPLAINED, "not explained by the trace")       \
+  X (PS_IDLE_LAUNCH_LATENCY, "launch latency")
+
+typedef enum ps_idle_cause {
+#define PS__IDLE_ENUM(e, text) e,
+  PS_IDLE_CAUSE_MAP (PS__IDLE_ENUM)
+#undef PS__IDLE_ENUM
+  PS_IDLE__COUNT
+} ps_idle_cause;
+
+const char *ps_idle_cause_text (ps_idle_cause c);
+
+typedef struct ps_trace_graph_options {
+  int32_t device;    /* the device to take; -1: the one with the most GPU work */
+  bool free_streams; /* no pins: the planner chooses (stream order stays a dependency) */
+} ps_trace_graph_options;
+
+void ps_trace_graph_options_init (ps_trace_graph_options *o);
+
+typedef struct ps_trace_graph_info {
+  int32_t device;     /* the device taken */
+  uint32_t n_devices; /* devices with GPU work in the trace */
+  uint32_t gpu_ops;   /* nodes: one per kernel, copy and memset of the device */
+  uint32_t streams;   /* the device's streams (pins 0 .. streams - 1) */
+  uint32_t waits;     /* cross-stream waits kept as dependencies */
+  uint32_t dropped;   /* recorded waits the measurement contradicts */
+  uint32_t launches;  /* ops with a host launch time */
+  uint32_t delays;    /* ops with a measured delay */
+  double t0_ns;       /* the trace time of the graph's time 0 */
+  double delay_ns, delay_by[PS_IDLE__COUNT]; /* every op's delay, summed */
+  uint32_t *span_of_node;  /* per node: the trace span it was made from */
+  uint8_t *cause_of_node;  /* per node: ps_idle_cause of its delay */
+  int64_t *stream_of_pin;  /* per pin: the trace's stream id */
+  uint32_t *tl_stream_of_pin; /* per pin: the timeline's stream index */
+} ps_trace_graph_info;
+
+void ps_trace_graph_info_free (ps_trace_graph_info *info);
+
+/* Builds g (initialised here) from tl, an imported trace (ps_trace_import_*);
+ * info (may be NULL) says what was taken.  Errors (no GPU work, a device
+ * with more streams than planscope plans) go to diag. */
+int ps_trace_graph_build (ps_graph *g, const ps_timeline *tl, const ps_trace_graph_options *o,
+                          ps_trace_graph_info *info, ps_diag *diag);
+
+#endif

@@ -1,0 +1,200 @@
+/* ps-replay.c: a trace replayed on planscope's model and held against
+ * what was measured (see ps-replay.h). */
+#include "ps-replay.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-import.h"
+#include "ps-plan.h"
+#include "ps-sim.h"
+
+void
+ps_replay_free (ps_replay *r)
+{
+  free (r->streams);
+  memset (r, 0, sizeof *r);
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The measured and the simulated run, op by op. */
+static int
+compare (const ps_graph *g, const ps_timeline *measured, const ps_trace_graph_info *in,
+         const ps_timeline *sim, ps_replay *r)
+{
+  uint32_t n = g->n_nodes;
+  double *start = malloc (((size_t) n + 1) * sizeof *start);
+  double *end = malloc (((size_t) n + 1) * sizeof *end);
+  double *err = malloc (((size_t) n + 1) * sizeof *err);
+  r->streams = calloc ((size_t) in->streams + 1, sizeof *r->streams);
+  if (!start || !end || !err || !r->streams) {
+    free (start);
+    free (end);
+    free (err);
+    return PS_ENOMEM;
+  }
+  for (uint32_t v = 0; v < n; v++)
+    start[v] = end[v] = NAN;
+  for (uint32_t i = 0; i < sim->n_spans; i++) {
+    const ps_span *s = &sim->spans[i];
+    for (uint32_t k = 0; k < s->nodes_count; k++) {
+      uint32_t v = sim->span_nodes[s->nodes_begin + k];
+      if (v < n) {
+        start[v] = s->start_ns;
+        end[v] = s->end_ns;
+      }
+    }
+  }
+  r->n_streams = in->streams;
+  for (uint32_t p = 0; p < in->streams; p++)
+    r->streams[p].id = in->stream_of_pin[p];
+  double m0 = INFINITY, m1 = -INFINITY, s0 = INFINITY, s1 = -INFINITY;
+  uint32_t ne = 0;
+  for (uint32_t v = 0; v < n; v++) {
+    const ps_span *ms = &measured->spans[in->span_of_node[v]];
+    m0 = fmin (m0, ms->start_ns);
+    m1 = fmax (m1, ms->end_ns);
+    int32_t pin = g->nodes[v].stream;
+    uint32_t p = 0;
+    while (pin < 0 && p < in->streams && in->tl_stream_of_pin[p] != ms->stream)
+      p++;
+    p = pin >= 0 ? (uint32_t) pin : p;
+    if (p < in->streams)
+      r->streams[p].measured_ns += ms->end_ns - ms->start_ns;
+    if (!isfinite (start[v]))
+      continue;
+    s0 = fmin (s0, start[v]);
+    s1 = fmax (s1, end[v]);
+    if (p < in->streams)
+      r->streams[p].replayed_ns += end[v] - start[v];
+    err[ne++] = fabs (start[v] - (ms->start_ns - in->t0_ns));
+  }
+  r->measured_makespan_ns = m1 > m0 ? m1 - m0 : 0;
+  r->replayed_makespan_ns = s1 > s0 ? s1 - s0 : 0;
+  r->makespan_error = r->measured_makespan_ns > 0
+                        ? (r->replayed_makespan_ns - r->measured_makespan_ns)
+                            / r->measured_makespan_ns
+                        : 0;
+  if (ne) {
+    qsort (err, ne, sizeof *err, cmp_double);
+    r->median_start_error_ns = ne % 2 ? err[ne / 2] : 0.5 * (err[ne / 2 - 1] + err[ne / 2]);
+  }
+  free (start);
+  free (end);
+  free (err);
+  return ne == n ? 0 : PS_EINVAL;
+}
+
+/* The makespan of a simulated run: first op's start to the last end. */
+static double
+span_of (const ps_timeline *tl)
+{
+  double s0 = INFINITY, s1 = -INFINITY;
+  for (uint32_t i = 0; i < tl->n_spans; i++)
+    if (tl->spans[i].nodes_count) {
+      s0 = fmin (s0, tl->spans[i].start_ns);
+      s1 = fmax (s1, tl->spans[i].end_ns);
+    }
+  return s1 > s0 ? s1 - s0 : 0;
+}
+
+/* The makespan with the delays of the causes in `drop` (a bit per cause)
+ * taken out. */
+static int
+without_delays (ps_graph *g, const ps_plan *p, const ps_device *d,
+                const ps_trace_graph_info *in, unsigned drop, double *makespan)
+{
+  double *kept = g->delay_ns;
+  double *masked = malloc (((size_t) g->n_nodes + 1) * sizeof *masked);
+  if (!masked)
+    return PS_ENOMEM;
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    masked[v] = (drop >> in->cause_of_node[v]) & 1 ? 0 : kept[v];
+  g->delay_ns = masked;
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_SIMULATED);
+  int rc = ps_simulate (p, d, &tl);
+  *makespan = span_of (&tl);
+  ps_timeline_free (&tl);
+  g->delay_ns = kept;
+  free (masked);
+  return rc;
+}
+
+/* How much of the replayed makespan each cause of delay makes up: what
+ * the makespan loses when that cause's delays go. */
+static int
+attribute_delays (ps_graph *g, const ps_plan *p, const ps_device *d,
+                  const ps_trace_graph_info *in, ps_replay *r)
+{
+  double full = r->replayed_makespan_ns, m;
+  unsigned unexplained = 0;
+  int rc = 0;
+  for (int c = 0; c < PS_IDLE__COUNT && rc == 0; c++) {
+    if (!(in->delay_by[c] > 0))
+      continue;
+    if ((rc = without_delays (g, p, d, in, 1u << c, &m)) == 0)
+      r->unexplained_by[c] = fmax (0, full - m);
+    if (c != PS_IDLE_LAUNCH_LATENCY)
+      unexplained |= 1u << c;
+  }
+  r->launch_latency_ns = r->unexplained_by[PS_IDLE_LAUNCH_LATENCY];
+  r->unexplained_by[PS_IDLE_LAUNCH_LATENCY] = 0;
+  if (rc == 0 && unexplained && (rc = without_delays (g, p, d, in, unexplained, &m)) == 0)
+    r->unexplained_ns = fmax (0, full - m);
+  return rc;
+}
+
+int
+ps_replay_trace (const char *data, size_t len, const char *path,
+                 const ps_trace_graph_options *o, const ps_device *d, ps_replay *r,
+                 ps_diag *diag)
+{
+  memset (r, 0, sizeof *r);
+  ps_graph g;
+  ps_timeline measured;
+  ps_trace_graph_info in;
+  int rc = ps_import_trace_graph (&g, data, len, path, o, &measured, &in, diag);
+  if (rc < 0)
+    return rc;
+  ps_plan_options po;
+  ps_plan_options_init (&po);
+  po.streams = in.streams ? in.streams : 1;
+  po.fusion = false;
+  ps_plan p;
+  memset (&p, 0, sizeof p);
+  ps_timeline sim;
+  ps_timeline_init (&sim, PS_TL_SIMULATED);
+  rc = ps_plan_build (&p, &g, &po, diag);
+  if (rc == 0)
+    rc = ps_simulate (&p, d, &sim);
+  if (rc == 0)
+    rc = compare (&g, &measured, &in, &sim, r);
+  if (rc == 0)
+    rc = attribute_delays (&g, &p, d, &in, r);
+  if (rc == 0) {
+    r->device = in.device;
+    r->n_devices = in.n_devices;
+    r->gpu_ops = in.gpu_ops;
+    r->waits = in.waits;
+    r->dropped = in.dropped;
+    r->launches = in.launches;
+  } else {
+    ps_replay_free (r);
+    if (rc == PS_EINVAL)
+      ps_diag_error (diag, 0, 0, "the replay lost some of the trace's ops");
+  }
+  ps_timeline_free (&sim);
+  ps_plan_free (&p);
+  ps_timeline_free (&measured);
+  ps_trace_graph_info_free (&in);
+  ps_graph_free (&g);
+  return rc;
+}
