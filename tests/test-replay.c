@@ -1,0 +1,305 @@
+/* test-replay.c: traces as graphs and their replay.  A hand-made trace
+ * becomes the graph it should (one node per GPU op with its measured
+ * duration on its stream, stream order and the recorded wait as
+ * dependencies, host launches as not-before times, unexplained idle as a
+ * labelled delay, a wait the measurement contradicts dropped) and replays
+ * to the nanosecond; every graph command takes a trace, gzip or not; files
+ * that are not traces of GPU work say what they are.  With the
+ * third-party data: every trace with GPU work in real/ and wild/ replays
+ * within 1 % on average and 5 % at worst (the table is printed). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "ps-file.h"
+#include "ps-import.h"
+#include "ps-plan.h"
+#include "ps-replay.h"
+#include "ps-test-data.h"
+
+/* Times in µs, as Kineto writes them.  Stream 7: a, then b, which the host
+ * launched only after a had ended (launch-bound).  Stream 8: c waits for
+ * the event recorded on 7 after a, launched early.  Stream 9: an NCCL
+ * kernel that sits idle, waiting for other ranks.  Stream 10: d "waits"
+ * for b by a record that the measurement contradicts (d starts first). */
+static const char trace[] =
+  "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1000,"
+  " \"dur\": 4, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 1}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1006, \"dur\": 100, \"pid\": 0,"
+  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"ts\": 1005,"
+  " \"dur\": 1, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 3}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", \"ts\": 1007,"
+  " \"dur\": 0, \"pid\": 0, \"tid\": 8, \"args\": {\"device\": 0, \"stream\": 8,"
+  " \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 3,"
+  " \"cuda_sync_kind\": \"Stream Wait Event\"}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1008,"
+  " \"dur\": 3, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 4}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"c\", \"ts\": 1106, \"dur\": 30, \"pid\": 0,"
+  " \"tid\": 8, \"args\": {\"device\": 0, \"stream\": 8, \"correlation\": 4}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1200,"
+  " \"dur\": 5, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 2}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 1207, \"dur\": 50, \"pid\": 0,"
+  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 2}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce\", \"ts\": 1300,"
+  " \"dur\": 20, \"pid\": 0, \"tid\": 9, \"args\": {\"device\": 0, \"stream\": 9}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"ts\": 1206,"
+  " \"dur\": 1, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 5}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", \"ts\": 1208,"
+  " \"dur\": 0, \"pid\": 0, \"tid\": 10, \"args\": {\"device\": 0, \"stream\": 10,"
+  " \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 5,"
+  " \"cuda_sync_kind\": \"Stream Wait Event\"}},\n"
+  "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoH (Device -> Pinned)\","
+  " \"ts\": 1250, \"dur\": 10, \"pid\": 0, \"tid\": 10, \"args\": {\"device\": 0,"
+  " \"stream\": 10}}\n"
+  "]}\n";
+
+static uint32_t
+node_named (const ps_graph *g, const char *prefix)
+{
+  size_t n = strlen (prefix);
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (strncmp (ps_node_name (g, v), prefix, n) == 0 && ps_node_name (g, v)[n] == ' ')
+      return v;
+  fail_msg ("no node %s", prefix);
+  return PS_NONE;
+}
+
+static bool
+has_edge (const ps_graph *g, uint32_t from, uint32_t to)
+{
+  for (uint32_t i = g->succ_off[from]; i < g->succ_off[from + 1]; i++)
+    if (g->succ[i] == to)
+      return true;
+  return false;
+}
+
+static void
+core_replay_trace_graph (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_timeline tl;
+  ps_trace_graph_info in;
+  ps_diag d;
+  ps_diag_init (&d, "t.json");
+  int rc = ps_import_trace_graph (&g, trace, strlen (trace), "dir/t.json", NULL, &tl, &in, &d);
+  if (rc != 0)
+    ps_diag_print (&d, stderr);
+  assert_int_equal (rc, 0);
+  assert_string_equal (g.name, "t");
+  assert_true (g.measured);
+  assert_int_equal (g.n_nodes, 5);
+  assert_int_equal (in.gpu_ops, 5);
+  assert_int_equal (in.streams, 4);
+  uint32_t a = node_named (&g, "a"), b = node_named (&g, "b"), c = node_named (&g, "c");
+  uint32_t nc = node_named (&g, "ncclKernel_AllReduce");
+  uint32_t cp = node_named (&g, "Memcpy DtoH (Device -> Pinned)");
+  /* Durations, pins by stream id, kinds. */
+  assert_float_equal (g.nodes[a].cost_ns, 100000, 1e-6);
+  assert_float_equal (g.nodes[cp].cost_ns, 10000, 1e-6);
+  assert_int_equal (g.nodes[a].stream, 0);
+  assert_int_equal (g.nodes[c].stream, 1);
+  assert_int_equal (g.nodes[nc].stream, 2);
+  assert_int_equal (g.nodes[cp].stream, 3);
+  assert_int_equal (g.nodes[cp].op, PS_OP_MEMCPY);
+  assert_int_equal (g.nodes[cp].dir, PS_COPY_D2H);
+  /* Stream order, the recorded wait; the contradicted one dropped. */
+  assert_true (has_edge (&g, a, b));
+  assert_true (has_edge (&g, a, c));
+  assert_false (has_edge (&g, b, cp));
+  assert_int_equal (in.waits, 1);
+  assert_int_equal (in.dropped, 1);
+  /* Time 0 is the first launch (the imported timeline's origin too); b
+   * cannot start before its launch, 200 µs later. */
+  assert_float_equal (in.t0_ns, 0, 1e-6);
+  assert_float_equal (g.host_ns[b], 200000, 1e-6);
+  assert_true (isnan (g.host_ns[nc]));
+  /* b: 2 µs of launch latency; the NCCL kernel: 300 µs no record explains. */
+  assert_float_equal (g.delay_ns[b], 7000, 1e-6);
+  assert_int_equal (in.cause_of_node[b], PS_IDLE_LAUNCH_LATENCY);
+  assert_float_equal (g.delay_ns[nc], 300000, 1e-6);
+  assert_int_equal (in.cause_of_node[nc], PS_IDLE_NCCL);
+  assert_float_equal (g.delay_ns[c], 0, 1e-6); /* started as soon as a ended */
+  ps_timeline_free (&tl);
+  ps_trace_graph_info_free (&in);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+
+  /* The replay reproduces it. */
+  ps_replay r;
+  ps_diag_init (&d, "t.json");
+  assert_int_equal (ps_replay_trace (trace, strlen (trace), "t.json", NULL, ps_device_builtin (0),
+                                     &r, &d),
+                    0);
+  assert_float_equal (r.measured_makespan_ns, 314000, 1e-6);
+  assert_float_equal (r.replayed_makespan_ns, r.measured_makespan_ns, 1e-6);
+  assert_float_equal (r.median_start_error_ns, 0, 1e-6);
+  assert_int_equal (r.n_streams, 4);
+  assert_int_equal (r.streams[0].id, 7);
+  assert_float_equal (r.streams[0].measured_ns, 150000, 1e-6);
+  assert_float_equal (r.streams[0].replayed_ns, 150000, 1e-6);
+  /* The NCCL kernel ends the run: its wait is part of the makespan. */
+  assert_true (r.unexplained_by[PS_IDLE_NCCL] > 40000);
+  assert_true (r.unexplained_ns >= r.unexplained_by[PS_IDLE_NCCL]);
+  ps_replay_free (&r);
+  ps_diag_free (&d);
+}
+
+/* The graph commands take a trace: gzip as well as plain, and plan it
+ * with its pins. */
+static void
+core_replay_trace_is_a_graph_file (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/planscope-replay-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char plain[4200], gz[4200];
+  snprintf (plain, sizeof plain, "%s/t.json", dir);
+  snprintf (gz, sizeof gz, "%s/t.json.gz", dir);
+  FILE *f = fopen (plain, "w");
+  assert_non_null (f);
+  fputs (trace, f);
+  assert_int_equal (fclose (f), 0);
+  gzFile z = gzopen (gz, "wb");
+  assert_non_null (z);
+  assert_int_equal (gzputs (z, trace), (int) strlen (trace));
+  assert_int_equal (gzclose (z), Z_OK);
+  const char *paths[] = { plain, gz };
+  for (int i = 0; i < 2; i++) {
+    ps_graph g;
+    ps_diag d;
+    ps_diag_init (&d, paths[i]);
+    assert_int_equal (ps_import_graph_file (&g, paths[i], NULL, &d), 0);
+    assert_int_equal (g.n_nodes, 5);
+    ps_plan_options o;
+    ps_plan_options_init (&o);
+    o.streams = 4;
+    o.fusion = false;
+    ps_plan p;
+    assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
+    assert_int_equal (p.streams_used, 4);
+    ps_plan_free (&p);
+    ps_graph_free (&g);
+    ps_diag_free (&d);
+  }
+  remove (plain);
+  remove (gz);
+  remove (dir);
+}
+
+static void
+expect_message (const char *text, const char *want)
+{
+  ps_graph g;
+  ps_diag d;
+  ps_diag_init (&d, "x");
+  assert_true (ps_import_graph_mem (&g, text, strlen (text), "x", &d) < 0);
+  assert_true (d.errors >= 1);
+  if (!strstr (d.entries[0].message, want))
+    fail_msg ("wanted \"%s\", got \"%s\"", want, d.entries[0].message);
+  ps_diag_free (&d);
+}
+
+/* What is no trace of GPU work says what it is. */
+static void
+core_replay_foreign_files (void **state)
+{
+  (void) state;
+  expect_message ("NVIDIA Nsight Systems Profiler Report 2024\x01\x02",
+                  "an Nsight Systems report (.nsys-rep)");
+  expect_message ("{\"schema\": \"1.0.1\", \"pid\": 1, \"nodes\": []}",
+                  "a PyTorch execution trace");
+  expect_message ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\","
+                  " \"ts\": 1, \"dur\": 2, \"pid\": 1, \"tid\": 1}]}",
+                  "a CPU-only trace: 1 CPU operators");
+  expect_message ("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cuda_profiler_range\","
+                  " \"name\": \"r\", \"ts\": 1, \"dur\": 2, \"pid\": 1, \"tid\": 1}]}",
+                  "a CUPTI range-profiler trace: 1 profiled ranges");
+  /* A JSON array that holds no events is still read as a graph file. */
+  expect_message ("[1, 2]", "must be a JSON object");
+}
+
+/* ---- the third-party traces ---- */
+
+static void
+core_replay_real_traces (void **state)
+{
+  (void) state;
+  static const char *const patterns[] = { "real/hta/*.json*", "real/kineto/*.json*",
+                                          "wild/kineto/*.json*", "wild/other/*.json*" };
+  double sum = 0, worst = 0;
+  unsigned n = 0, refused = 0;
+  printf ("%-62s %7s %16s %16s %10s %8s\n", "trace", "GPU ops", "measured ns", "replayed ns",
+          "error", "unexpl.");
+  for (size_t k = 0; k < sizeof patterns / sizeof patterns[0]; k++) {
+    glob_t gl;
+    if (glob (ps_test_data (patterns[k]), 0, NULL, &gl) != 0)
+      continue;
+    for (size_t i = 0; i < gl.gl_pathc; i++) {
+      const char *path = gl.gl_pathv[i];
+      char *data;
+      size_t len;
+      ps_diag d;
+      ps_diag_init (&d, path);
+      assert_int_equal (ps_file_read_all (path, (size_t) 1 << 30, &data, &len, &d), 0);
+      ps_replay r;
+      int rc = ps_replay_trace (data, len, path, NULL, ps_device_builtin (0), &r, &d);
+      free (data);
+      const char *base = strrchr (path, '/') + 1;
+      if (rc != 0) {
+        /* Only traces without GPU work may be refused, and they say why. */
+        assert_true (d.errors >= 1);
+        const char *m = d.entries[0].message;
+        if (!strstr (m, "CPU-only") && !strstr (m, "range-profiler") &&
+            !strstr (m, "execution trace") && !strstr (m, "another accelerator"))
+          fail_msg ("%s: %s", base, m);
+        printf ("%-62s %s\n", base, m);
+        refused++;
+        ps_diag_free (&d);
+        continue;
+      }
+      double e = fabs (r.makespan_error);
+      printf ("%-62s %7u %16.0f %16.0f %+9.4f%% %7.1f%%\n", base, r.gpu_ops,
+              r.measured_makespan_ns, r.replayed_makespan_ns, 100 * r.makespan_error,
+              r.measured_makespan_ns > 0 ? 100 * r.unexplained_ns / r.measured_makespan_ns : 0);
+      sum += e;
+      worst = fmax (worst, e);
+      n++;
+      ps_replay_free (&r);
+      ps_diag_free (&d);
+    }
+    globfree (&gl);
+  }
+  printf ("%u traces replayed: mean |makespan error| %.4f%%, worst %.4f%%; %u without GPU work "
+          "refused with their reason\n",
+          n, n ? 100 * sum / n : 0, 100 * worst, refused);
+  assert_true (n >= 20);
+  assert_true (sum / n <= 0.01);
+  assert_true (worst <= 0.05);
+}
+
+int
+main (int argc, char **argv)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (core_replay_trace_graph),
+    cmocka_unit_test (core_replay_trace_is_a_graph_file),
+    cmocka_unit_test (core_replay_foreign_files),
+  };
+  const struct CMUnitTest data_tests[] = {
+    cmocka_unit_test (core_replay_real_traces),
+  };
+  PS_TEST_MAIN_WITH_DATA (argc, argv, "/core/replay", tests, data_tests, NULL, NULL);
+}
