@@ -357,6 +357,19 @@ set_document (PsSession *self, PsDoc *doc)
       self->device = g_strdup (doc->graph.device);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DEVICE]);
     }
+  if (doc->graph.measured)
+    {
+      /* A trace: planned on the streams it ran on, unless asked otherwise. */
+      int32_t most = 0;
+      for (uint32_t v = 0; v < doc->graph.n_nodes; v++)
+        most = MAX (most, doc->graph.nodes[v].stream);
+      guint streams = CLAMP ((guint) most + 1, 1, PS_MAX_STREAMS);
+      if (streams != self->options.streams)
+        {
+          self->options.streams = streams;
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STREAMS]);
+        }
+    }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_DOCUMENT]);
   g_signal_emit (self, signals[DOCUMENT_CHANGED], 0);

@@ -78,5 +78,8 @@ int ps__plan_finish (ps_plan *p);
  * of g is below o->streams (PS_EPIN, naming the first offending node at its
  * position).  Messages go to diag. */
 int ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag *diag);
+/* A measured graph (a trace) whose recorded streams do not fit in
+ * `streams`: planned without its pins, their order kept by its edges. */
+bool ps__plan_unpinned (const ps_graph *g, uint32_t streams);
 
 #endif

@@ -297,6 +297,17 @@ ps__plan_finish (ps_plan *p)
   return ps__plan_live_peak (p, &p->pool_lower_bound);
 }
 
+bool
+ps__plan_unpinned (const ps_graph *g, uint32_t streams)
+{
+  if (!g->measured)
+    return false;
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (g->nodes[v].stream >= 0 && (uint32_t) g->nodes[v].stream >= streams)
+      return true;
+  return false;
+}
+
 int
 ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
 {
@@ -305,6 +316,17 @@ ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag *di
       ps_diag_error (diag, 0, 0, "the stream count must be between 1 and %u, not %u",
                      PS_MAX_STREAMS, o->streams);
     return PS_EUSAGE;
+  }
+  if (ps__plan_unpinned (g, o->streams)) {
+    int32_t most = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+      most = g->nodes[v].stream > most ? g->nodes[v].stream : most;
+    if (diag)
+      ps_diag_warn (diag, 0, 0,
+                    "the trace ran on %d streams; planned on at most %u, each recorded "
+                    "stream's order kept as dependencies (--streams %d keeps its streams)",
+                    most + 1, o->streams, most + 1);
+    return 0;
   }
   for (uint32_t v = 0; v < g->n_nodes; v++) {
     int32_t pin = g->nodes[v].stream;

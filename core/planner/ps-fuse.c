@@ -577,6 +577,11 @@ ps__planner_fuse (ps__planner *pl)
     pl->gm[pl->gm_off[pl->node_group[v] + 1]++] = v;
     pl->gpin[pl->node_group[v]] = g->nodes[v].stream; /* members share their pin */
   }
+  /* A measured run on more streams than asked for: its recorded streams
+   * are no pins then, only their order (ps__plan_check_options). */
+  if (ps__plan_unpinned (g, pl->S))
+    for (uint32_t gi = 0; gi < ng; gi++)
+      pl->gpin[gi] = -1;
 
   if ((rc = group_costs (pl)) < 0)
     goto out;
