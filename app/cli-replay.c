@@ -15,7 +15,8 @@
 #include "ps-replay.h"
 
 static const char usage[] =
-  "Usage: planscope-cli replay TRACE [--json] [--gpu N] [--timing]\n"
+  "Usage: planscope-cli replay TRACE [--json] [--gpu N] [--scale GLOB=FACTOR]...\n"
+  "                            [--no-launch-overhead] [--timing]\n"
   "\n"
   "Imports a Chrome/Kineto trace (.json or .json.gz) as the graph that replays it\n"
   "(each GPU op with its measured duration, on its recorded stream, after what the\n"
@@ -28,10 +29,18 @@ static const char usage[] =
   "  --json      print the replay document (planscope-replay)\n"
   "  --gpu N     the device of the trace to replay (default: the one with the most\n"
   "              GPU work)\n"
+  "  --scale GLOB=FACTOR\n"
+  "              what if kernels whose name matches GLOB (fnmatch) took FACTOR times\n"
+  "              as long (up to 16, the first that matches counts)\n"
+  "  --no-launch-overhead\n"
+  "              what if the host held nothing back (no launch times, no launch\n"
+  "              latency: what one CUDA graph of the whole run would give)\n"
+  "With a what-if option the replay is of the changed run, and its makespan against\n"
+  "the measured one says what the change would give.\n"
   "  --timing    wall time of the replay on stderr\n";
 
 static void
-write_json (const char *file, const ps_replay *r, FILE *out)
+write_json (const char *file, const ps_replay *r, bool no_launch, FILE *out)
 {
   const char *base = strrchr (file, '/');
   base = base ? base + 1 : file;
@@ -71,11 +80,14 @@ write_json (const char *file, const ps_replay *r, FILE *out)
   }
   fputs ("],\n  \"launch_latency_ns\": ", out);
   ps_jsonw_number (out, round (r->launch_latency_ns));
+  if (r->what_if)
+    fprintf (out, ",\n  \"what_if\": {\"scaled_kernels\": %u, \"no_launch_overhead\": %s}",
+             r->scaled, no_launch ? "true" : "false");
   fputs ("\n}\n", out);
 }
 
 static void
-write_text (const char *file, const ps_replay *r, FILE *out)
+write_text (const char *file, const ps_replay *r, bool no_launch, FILE *out)
 {
   char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX], c[PS_FORMAT_MAX];
   fprintf (out, "replay of %s (device %d", file, r->device);
@@ -83,10 +95,15 @@ write_text (const char *file, const ps_replay *r, FILE *out)
     fprintf (out, " of %u", r->n_devices);
   fprintf (out, "): %u GPU ops on %u streams, %u cross-stream waits, %u with a host launch\n",
            r->gpu_ops, r->n_streams, r->waits, r->launches);
-  fprintf (out, "  makespan      measured %s   replayed %s   error %+.3f%%\n",
+  if (r->what_if)
+    fprintf (out, "  what-if       %u kernels scaled%s\n", r->scaled,
+             no_launch ? ", no launch overhead" : "");
+  fprintf (out, "  makespan      measured %s   %s %s   %s %+.3f%%\n",
            ps_format_duration (r->measured_makespan_ns, a, sizeof a),
-           ps_format_duration (r->replayed_makespan_ns, b, sizeof b), 100 * r->makespan_error);
-  fprintf (out, "  op starts     median error %s\n",
+           r->what_if ? "what-if" : "replayed",
+           ps_format_duration (r->replayed_makespan_ns, b, sizeof b),
+           r->what_if ? "change" : "error", 100 * r->makespan_error);
+  fprintf (out, "  op starts     median %s %s\n", r->what_if ? "shift" : "error",
            ps_format_duration (r->median_start_error_ns, a, sizeof a));
   double share = r->measured_makespan_ns > 0 ? r->unexplained_ns / r->measured_makespan_ns : 0;
   fprintf (out, "  unexplained   %s (%.1f%% of the makespan), kept as measured delay\n",
@@ -117,6 +134,8 @@ cli_replay_main (int argc, char **argv)
   const char *cmd = "replay";
   const char *file = NULL, *gpu = NULL;
   bool json = false, timing = false;
+  ps_replay_options o;
+  ps_replay_options_init (&o);
   for (int i = 1; i < argc; i++) {
     const char *val;
     int m;
@@ -128,6 +147,24 @@ cli_replay_main (int argc, char **argv)
       if (m < 0)
         return CLI_USAGE;
       gpu = val;
+    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--scale", &val)) != 0) {
+      if (m < 0)
+        return CLI_USAGE;
+      const char *eq = strrchr (val, '=');
+      char *end = NULL;
+      double f = eq ? strtod (eq + 1, &end) : NAN;
+      if (!eq || eq == val || !end || *end || !(f >= 0 && f <= 1e6))
+        return cli_usage_error (cmd, "--scale needs GLOB=FACTOR with FACTOR from 0 to 1e6, "
+                                     "not '%s'", val);
+      if (o.n_scales == PS_REPLAY_MAX_SCALES)
+        return cli_usage_error (cmd, "at most %d --scale options", PS_REPLAY_MAX_SCALES);
+      char *glob = strndup (val, (size_t) (eq - val));
+      if (!glob)
+        return CLI_FAILED;
+      o.scale[o.n_scales].glob = glob;
+      o.scale[o.n_scales++].factor = f;
+    } else if (strcmp (argv[i], "--no-launch-overhead") == 0) {
+      o.no_launch_overhead = true;
     } else if (strcmp (argv[i], "--json") == 0) {
       json = true;
     } else if (strcmp (argv[i], "--timing") == 0) {
@@ -142,13 +179,11 @@ cli_replay_main (int argc, char **argv)
   }
   if (!file)
     return cli_usage_error (cmd, "a TRACE file is required");
-  ps_trace_graph_options o;
-  ps_trace_graph_options_init (&o);
   uint32_t dev;
   if (gpu && cli_parse_u32 (gpu, 0, 1023, &dev) != 0)
     return cli_usage_error (cmd, "--gpu needs a device number from 0 to 1023, not '%s'", gpu);
   if (gpu)
-    o.device = (int32_t) dev;
+    o.trace.device = (int32_t) dev;
 
   ps_diag diag;
   ps_diag_init (&diag, file);
@@ -165,14 +200,16 @@ cli_replay_main (int argc, char **argv)
     cli_timing ("replay", ps_clock_now () - t0);
   ps_diag_print (&diag, stderr);
   ps_diag_free (&diag);
-  if (rc < 0) {
-    ps_replay_free (&r);
-    return CLI_FAILED;
+  int ret = CLI_FAILED;
+  if (rc == 0) {
+    if (json)
+      write_json (file, &r, o.no_launch_overhead, stdout);
+    else
+      write_text (file, &r, o.no_launch_overhead, stdout);
+    ret = cli_finish_stdout ();
   }
-  if (json)
-    write_json (file, &r, stdout);
-  else
-    write_text (file, &r, stdout);
   ps_replay_free (&r);
-  return cli_finish_stdout ();
+  for (uint32_t k = 0; k < o.n_scales; k++)
+    free ((char *) o.scale[k].glob);
+  return ret;
 }

@@ -26,44 +26,8 @@
 #include "ps-plan.h"
 #include "ps-replay.h"
 #include "ps-test-data.h"
+#include "ps-test-trace.h"
 
-/* Times in µs, as Kineto writes them.  Stream 7: a, then b, which the host
- * launched only after a had ended (launch-bound).  Stream 8: c waits for
- * the event recorded on 7 after a, launched early.  Stream 9: an NCCL
- * kernel that sits idle, waiting for other ranks.  Stream 10: d "waits"
- * for b by a record that the measurement contradicts (d starts first). */
-static const char trace[] =
-  "{\"schemaVersion\": 1, \"traceEvents\": [\n"
-  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1000,"
-  " \"dur\": 4, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 1}},\n"
-  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1006, \"dur\": 100, \"pid\": 0,"
-  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1}},\n"
-  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"ts\": 1005,"
-  " \"dur\": 1, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 3}},\n"
-  "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", \"ts\": 1007,"
-  " \"dur\": 0, \"pid\": 0, \"tid\": 8, \"args\": {\"device\": 0, \"stream\": 8,"
-  " \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 3,"
-  " \"cuda_sync_kind\": \"Stream Wait Event\"}},\n"
-  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1008,"
-  " \"dur\": 3, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 4}},\n"
-  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"c\", \"ts\": 1106, \"dur\": 30, \"pid\": 0,"
-  " \"tid\": 8, \"args\": {\"device\": 0, \"stream\": 8, \"correlation\": 4}},\n"
-  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1200,"
-  " \"dur\": 5, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 2}},\n"
-  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 1207, \"dur\": 50, \"pid\": 0,"
-  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 2}},\n"
-  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce\", \"ts\": 1300,"
-  " \"dur\": 20, \"pid\": 0, \"tid\": 9, \"args\": {\"device\": 0, \"stream\": 9}},\n"
-  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"ts\": 1206,"
-  " \"dur\": 1, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 5}},\n"
-  "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", \"ts\": 1208,"
-  " \"dur\": 0, \"pid\": 0, \"tid\": 10, \"args\": {\"device\": 0, \"stream\": 10,"
-  " \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 5,"
-  " \"cuda_sync_kind\": \"Stream Wait Event\"}},\n"
-  "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoH (Device -> Pinned)\","
-  " \"ts\": 1250, \"dur\": 10, \"pid\": 0, \"tid\": 10, \"args\": {\"device\": 0,"
-  " \"stream\": 10}}\n"
-  "]}\n";
 
 static uint32_t
 node_named (const ps_graph *g, const char *prefix)
@@ -94,7 +58,8 @@ core_replay_trace_graph (void **state)
   ps_trace_graph_info in;
   ps_diag d;
   ps_diag_init (&d, "t.json");
-  int rc = ps_import_trace_graph (&g, trace, strlen (trace), "dir/t.json", NULL, &tl, &in, &d);
+  int rc = ps_import_trace_graph (&g, ps_test_trace, strlen (ps_test_trace), "dir/t.json", NULL,
+                                  &tl, &in, &d);
   if (rc != 0)
     ps_diag_print (&d, stderr);
   assert_int_equal (rc, 0);
@@ -140,8 +105,8 @@ core_replay_trace_graph (void **state)
   /* The replay reproduces it. */
   ps_replay r;
   ps_diag_init (&d, "t.json");
-  assert_int_equal (ps_replay_trace (trace, strlen (trace), "t.json", NULL, ps_device_builtin (0),
-                                     &r, &d),
+  assert_int_equal (ps_replay_trace (ps_test_trace, strlen (ps_test_trace), "t.json", NULL,
+                                     ps_device_builtin (0), &r, &d),
                     0);
   assert_float_equal (r.measured_makespan_ns, 314000, 1e-6);
   assert_float_equal (r.replayed_makespan_ns, r.measured_makespan_ns, 1e-6);
@@ -153,6 +118,41 @@ core_replay_trace_graph (void **state)
   /* The NCCL kernel ends the run: its wait is part of the makespan. */
   assert_true (r.unexplained_by[PS_IDLE_NCCL] > 40000);
   assert_true (r.unexplained_ns >= r.unexplained_by[PS_IDLE_NCCL]);
+  ps_replay_free (&r);
+  ps_diag_free (&d);
+}
+
+/* What-if on a trace: a kernel twice as long, no launch overhead. */
+static void
+core_replay_what_if (void **state)
+{
+  (void) state;
+  ps_replay_options o;
+  ps_replay_options_init (&o);
+  o.scale[0].glob = "[ab]";
+  o.scale[0].factor = 2;
+  o.n_scales = 1;
+  ps_replay r;
+  ps_diag d;
+  ps_diag_init (&d, "t.json");
+  assert_int_equal (ps_replay_trace (ps_test_trace, strlen (ps_test_trace), "t.json", &o,
+                                     ps_device_builtin (0), &r, &d),
+                    0);
+  assert_true (r.what_if);
+  assert_int_equal (r.scaled, 2);
+  assert_float_equal (r.streams[0].replayed_ns, 300000, 1e-6);
+  /* b, launched at 200 µs, now starts after a ends at 206 µs plus its
+   * latency, and ends at 313 µs: the NCCL kernel still ends the run. */
+  assert_float_equal (r.replayed_makespan_ns, r.measured_makespan_ns, 1e-6);
+  ps_replay_free (&r);
+  /* Without launch overhead, b follows a at once. */
+  o.n_scales = 0;
+  o.no_launch_overhead = true;
+  assert_int_equal (ps_replay_trace (ps_test_trace, strlen (ps_test_trace), "t.json", &o,
+                                     ps_device_builtin (0), &r, &d),
+                    0);
+  assert_int_equal (r.scaled, 0);
+  assert_true (r.median_start_error_ns > 0);
   ps_replay_free (&r);
   ps_diag_free (&d);
 }
@@ -170,11 +170,11 @@ core_replay_trace_is_a_graph_file (void **state)
   snprintf (gz, sizeof gz, "%s/t.json.gz", dir);
   FILE *f = fopen (plain, "w");
   assert_non_null (f);
-  fputs (trace, f);
+  fputs (ps_test_trace, f);
   assert_int_equal (fclose (f), 0);
   gzFile z = gzopen (gz, "wb");
   assert_non_null (z);
-  assert_int_equal (gzputs (z, trace), (int) strlen (trace));
+  assert_int_equal (gzputs (z, ps_test_trace), (int) strlen (ps_test_trace));
   assert_int_equal (gzclose (z), Z_OK);
   const char *paths[] = { plain, gz };
   for (int i = 0; i < 2; i++) {
@@ -295,6 +295,7 @@ main (int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (core_replay_trace_graph),
+    cmocka_unit_test (core_replay_what_if),
     cmocka_unit_test (core_replay_trace_is_a_graph_file),
     cmocka_unit_test (core_replay_foreign_files),
   };

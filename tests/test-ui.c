@@ -20,6 +20,7 @@
 #include "ps-dag-pane.h"
 #include "ps-format.h"
 #include "ps-gen.h"
+#include "ps-test-trace.h"
 #include "ps-json.h"
 #include "ps-dag-widget.h"
 #include "ps-inspector.h"
@@ -265,6 +266,28 @@ ui_examples_open (void **state)
       opened++;
     }
   assert_true (opened >= 5);
+}
+
+/* A trace opens like a graph: on the streams it ran on, the replay as
+ * the prediction, reproducing what was measured. */
+static void
+ui_trace_opens (void **state)
+{
+  g_autofree char *path = tmp_path ("small-trace.json");
+  assert_true (g_file_set_contents (path, ps_test_trace, -1, NULL));
+  PsWindow *win = open_path (path);
+  PsSession *s = ps_window_get_session (win);
+  const ps_graph *g = ps_session_get_graph (s);
+  assert_true (g->measured);
+  assert_int_equal (g->n_nodes, 5);
+  assert_int_equal (ps_session_get_streams (s), 4);
+  const ps_timeline *tl = ps_session_get_predicted (s);
+  assert_non_null (tl);
+  /* The hand-made trace ran 314 µs from the first op's start to the
+   * last one's end; the first op started 6 µs after its launch. */
+  assert_float_equal (tl->makespan_ns, 320000, 1);
+  assert_non_null (strstr (status_text (win), "streams 4 of 4"));
+  close_window (win);
 }
 
 static gboolean
@@ -1740,6 +1763,7 @@ main (int argc, char **argv)
   tmpdir = g_dir_make_tmp ("planscope-ui-XXXXXX", NULL);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (ui_examples_open),
+    cmocka_unit_test (ui_trace_opens),
     cmocka_unit_test (ui_streams_replan),
     cmocka_unit_test (ui_fusion_toggle),
     cmocka_unit_test (ui_select_inspector),

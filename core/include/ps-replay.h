@@ -33,14 +33,36 @@ typedef struct ps_replay {
    * much shorter it is with them taken out, in all and by cause. */
   double unexplained_ns, unexplained_by[PS_IDLE__COUNT];
   double launch_latency_ns; /* the same for launch latency, which is not unexplained */
+  uint32_t scaled;          /* kernels a what-if scale changed */
+  bool what_if;             /* o had changes: the replay is of the changed run */
 } ps_replay;
 
 void ps_replay_free (ps_replay *r);
 
+/* What-if changes to a replay: kernels whose name matches a glob
+ * (fnmatch) take factor times as long, and without launch overhead the
+ * host no longer holds work back (what a CUDA graph of the whole run
+ * would give: no launch times, no launch latency). */
+#define PS_REPLAY_MAX_SCALES 16
+typedef struct ps_replay_options {
+  ps_trace_graph_options trace;
+  struct {
+    const char *glob;
+    double factor;
+  } scale[PS_REPLAY_MAX_SCALES];
+  uint32_t n_scales;
+  bool no_launch_overhead;
+} ps_replay_options;
+
+void ps_replay_options_init (ps_replay_options *o);
+
 /* Replays the trace in data (gzip or not) on device profile d (whose
- * overheads a measured graph does not use).  o may be NULL. */
+ * overheads a measured graph does not use).  o may be NULL.  With
+ * what-if changes in o the replay is of the changed run: its makespan
+ * against the measured one says what the change would give, and
+ * r->scaled counts the kernels changed. */
 int ps_replay_trace (const char *data, size_t len, const char *path,
-                     const ps_trace_graph_options *o, const ps_device *d, ps_replay *r,
+                     const ps_replay_options *o, const ps_device *d, ps_replay *r,
                      ps_diag *diag);
 
 #endif

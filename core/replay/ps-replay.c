@@ -2,6 +2,7 @@
  * what was measured (see ps-replay.h). */
 #include "ps-replay.h"
 
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,18 +153,50 @@ attribute_delays (ps_graph *g, const ps_plan *p, const ps_device *d,
   return rc;
 }
 
+void
+ps_replay_options_init (ps_replay_options *o)
+{
+  memset (o, 0, sizeof *o);
+  ps_trace_graph_options_init (&o->trace);
+}
+
+/* The what-if changes of o, applied to the measured graph. */
+static void
+what_if (ps_graph *g, const ps_trace_graph_info *in, const ps_replay_options *o, ps_replay *r)
+{
+  r->what_if = o->n_scales > 0 || o->no_launch_overhead;
+  for (uint32_t v = 0; v < g->n_nodes; v++) {
+    ps_node *nd = &g->nodes[v];
+    if (nd->op == PS_OP_KERNEL && nd->aux < g->n_kernels) {
+      const char *fn = ps_graph_str (g, g->kernels[nd->aux].function);
+      for (uint32_t k = 0; k < o->n_scales; k++)
+        if (fnmatch (o->scale[k].glob, fn, 0) == 0) {
+          nd->cost_ns *= o->scale[k].factor;
+          r->scaled++;
+          break;
+        }
+    }
+    if (o->no_launch_overhead) {
+      g->host_ns[v] = NAN;
+      if (in->cause_of_node[v] == PS_IDLE_LAUNCH_LATENCY)
+        g->delay_ns[v] = 0;
+    }
+  }
+}
+
 int
-ps_replay_trace (const char *data, size_t len, const char *path,
-                 const ps_trace_graph_options *o, const ps_device *d, ps_replay *r,
-                 ps_diag *diag)
+ps_replay_trace (const char *data, size_t len, const char *path, const ps_replay_options *o,
+                 const ps_device *d, ps_replay *r, ps_diag *diag)
 {
   memset (r, 0, sizeof *r);
   ps_graph g;
   ps_timeline measured;
   ps_trace_graph_info in;
-  int rc = ps_import_trace_graph (&g, data, len, path, o, &measured, &in, diag);
+  int rc = ps_import_trace_graph (&g, data, len, path, o ? &o->trace : NULL, &measured, &in, diag);
   if (rc < 0)
     return rc;
+  if (o)
+    what_if (&g, &in, o, r);
   ps_plan_options po;
   ps_plan_options_init (&po);
   po.streams = in.streams ? in.streams : 1;
