@@ -26,6 +26,7 @@ static const struct {
   { "analyze", cli_analyze_main, "TRACE [--json]", "analyse a Chrome/Kineto trace" },
   { "replay", cli_replay_main, "TRACE [--json]",
     "replay a trace on the model and compare with what was measured" },
+  { "diff", cli_diff_main, "A B [--json]", "compare two runs (traces or plans)" },
   { "profile", cli_profile_main, "FILE [PLAN-OPTIONS] [--mode streams|graph] [--check]",
     "run the plan on a real GPU under CUPTI" },
   { "kernels", cli_kernels_main, "FILE [PLAN-OPTIONS] -o DIR",

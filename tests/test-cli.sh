@@ -68,7 +68,7 @@ fi
 
 # ---- help, version, usage errors --------------------------------------------
 
-COMMANDS=(plan verify gen simulate profile export analyze replay kernels)
+COMMANDS=(plan verify gen simulate profile export analyze replay diff kernels)
 for h in --help -h; do
   expect 0 "top-level $h" "$h"
   grep -q '^Usage: planscope-cli' "$TMP/out" && ok || bad "top-level $h prints no usage"
@@ -484,6 +484,36 @@ sys.exit(0 if four > 0 and one / four >= 1.6 else 1)
 PY
 else
   bad "simulate moe-experts failed"
+fi
+
+# ---- diff ---------------------------------------------------------------------
+
+# Two plans of one graph: one stream against four.  The makespan and each
+# kernel's count are in the document; nothing is new or gone.
+moe="$ROOT/data/examples/moe-experts.json"
+if "$CLI" diff "$moe" "$moe" --json >"$TMP/d0.json" &&
+   "$CLI" diff "$moe" "$moe" --streams 1 --json >"$TMP/d1.json"; then
+  python3 - "$TMP/d0.json" "$TMP/d1.json" <<'PY' && ok || bad "diff of moe-experts: wrong document"
+import json, sys
+same, one = (json.load(open(f)) for f in sys.argv[1:3])
+assert same["format"] == "planscope-diff" and same["makespan_ns"][0] == same["makespan_ns"][1]
+assert all(k["count"][0] == k["count"][1] and k["total_ns"][0] == k["total_ns"][1]
+           for k in same["kernels"])
+assert one["gpu_ops"] == same["gpu_ops"]
+PY
+else
+  bad "diff of moe-experts failed"
+fi
+expect 2 "diff with one file" diff "$moe"
+# The before/after pair of Kineto's docs, when the third-party data is here.
+data=${PLANSCOPE_REAL_DATA:-$ROOT/../shared/data}
+if [ -f "$data/real/kineto/before_fix_trace.json" ]; then
+  expect 0 "diff of the before/after traces" diff "$data/real/kineto/before_fix_trace.json" \
+    "$data/real/kineto/after_fix_trace.json"
+  grep -q '^  makespan   A ' "$TMP/out" && grep -q 'critical path: ' "$TMP/out" && ok ||
+    bad "diff of the before/after traces prints no makespans"
+  expect 0 "replay of a trace" replay "$data/real/kineto/after_fix_trace.json" --json
+  grep -q '"format": "planscope-replay"' "$TMP/out" && ok || bad "replay --json: no document"
 fi
 
 echo "$pass passed, $fail failed"

@@ -1,0 +1,247 @@
+/* cli-diff.c: `planscope-cli diff A B`: what changed between two runs,
+ * each a trace (as measured) or a graph (as its plan simulates): per
+ * kernel name, count and total time; makespans; each stream's busy time;
+ * the names that joined or left the critical path. */
+#include "cli-commands.h"
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-diff.h"
+#include "ps-file.h"
+#include "ps-format.h"
+#include "ps-import.h"
+#include "ps-jsonw.h"
+#include "ps-sim.h"
+#include "ps-trace-import.h"
+
+static const char usage[] =
+  "Usage: planscope-cli diff A B [--json] [PLAN-OPTIONS]\n"
+  "\n"
+  "Compares two runs, each a Chrome/Kineto trace (the run as measured) or a graph\n"
+  "file (its plan, simulated; PLAN-OPTIONS apply): per kernel name, the count and\n"
+  "total time in each and the change, most changed first; the makespans; each\n"
+  "stream's busy time; and the kernels that joined or left the critical path.\n"
+  "\n"
+  "  --json   print the diff document (planscope-diff)\n";
+
+typedef struct run {
+  ps_graph g;
+  ps_plan p;
+  ps_timeline tl;
+  ps_diagnosis dg;
+  bool trace;
+} run;
+
+/* A run from a file: a trace as measured, a graph as simulated. */
+static int
+load_run (const char *file, cli_plan_args *a, run *r)
+{
+  memset (r, 0, sizeof *r);
+  ps_graph_init (&r->g);
+  ps_diag diag;
+  ps_diag_init (&diag, file);
+  char *data = NULL;
+  size_t len = 0;
+  int rc = ps_file_read_all (file, (size_t) 4 << 30, &data, &len, &diag);
+  if (rc == 0 && ps_import_detect (data, len) == PS_GRAPH_FORMAT_TRACE) {
+    r->trace = true;
+    ps_timeline_init (&r->tl, PS_TL_IMPORTED);
+    rc = ps_trace_import_mem (&r->tl, data, len, NULL, &diag);
+  } else if (rc == 0) {
+    rc = ps_import_graph_mem (&r->g, data, len, file, &diag);
+    if (rc == 0) {
+      a->file = file;
+      rc = cli_plan_device (a, &r->g) == CLI_OK ? 0 : PS_EINVAL;
+    }
+    if (rc == 0)
+      rc = ps_plan_build (&r->p, &r->g, &a->options, &diag);
+    ps_timeline_init (&r->tl, PS_TL_SIMULATED);
+    if (rc == 0)
+      rc = ps_simulate (&r->p, a->options.device, &r->tl);
+  }
+  free (data);
+  if (rc == 0)
+    rc = ps_diagnose (&r->dg, &r->tl);
+  ps_diag_print (&diag, stderr);
+  if (rc != 0 && diag.errors == 0)
+    fprintf (stderr, "%s: error: %s\n", file, ps_strerror (rc));
+  ps_diag_free (&diag);
+  return rc;
+}
+
+static void
+free_run (run *r)
+{
+  ps_diagnosis_free (&r->dg);
+  ps_timeline_free (&r->tl);
+  ps_plan_free (&r->p);
+  ps_graph_free (&r->g);
+}
+
+static double
+change (double a, double b)
+{
+  return a > 0 ? (b - a) / a : NAN;
+}
+
+static void
+write_text (const char *fa, const char *fb, const ps_diff *d, FILE *out)
+{
+  char x[PS_FORMAT_MAX], y[PS_FORMAT_MAX], z[PS_FORMAT_MAX];
+  fprintf (out, "diff of %s (A) and %s (B)\n", fa, fb);
+  fprintf (out, "  makespan   A %s   B %s   %+.1f%%\n",
+           ps_format_duration (d->makespan_ns[0], x, sizeof x),
+           ps_format_duration (d->makespan_ns[1], y, sizeof y),
+           100 * change (d->makespan_ns[0], d->makespan_ns[1]));
+  fprintf (out, "  GPU ops    A %u   B %u\n\n", d->ops[0], d->ops[1]);
+  fprintf (out, "  %-12s %12s %12s %12s\n", "stream", "busy A", "busy B", "change");
+  for (uint32_t i = 0; i < d->n_streams; i++) {
+    const ps_diff_stream *s = &d->streams[i];
+    snprintf (z, sizeof z, "%lld", (long long) s->id);
+    fprintf (out, "  %-12s %12s %12s ", z,
+             s->busy_ns[0] >= 0 ? ps_format_duration (s->busy_ns[0], x, sizeof x) : "-",
+             s->busy_ns[1] >= 0 ? ps_format_duration (s->busy_ns[1], y, sizeof y) : "-");
+    if (s->busy_ns[0] >= 0 && s->busy_ns[1] >= 0)
+      fprintf (out, "%+11.1f%%\n", 100 * change (s->busy_ns[0], s->busy_ns[1]));
+    else
+      fprintf (out, "%12s\n", s->busy_ns[0] >= 0 ? "left" : "new");
+  }
+  fprintf (out, "\n  %-48s %9s %12s %12s %12s  %s\n", "kernel (most changed first)", "count",
+           "total A", "total B", "change", "critical path");
+  for (uint32_t i = 0; i < d->n_names; i++) {
+    const ps_diff_name *n = &d->names[i];
+    char cnt[32], dt[PS_FORMAT_MAX];
+    snprintf (cnt, sizeof cnt, "%u→%u", n->count[0], n->count[1]);
+    double delta = n->total_ns[1] - n->total_ns[0];
+    ps_format_duration (fabs (delta), dt, sizeof dt);
+    const char *cp = n->critical[0] && n->critical[1] ? "on both"
+                     : n->critical[1]                 ? "joined"
+                     : n->critical[0]                 ? "left"
+                                                      : "";
+    char sdt[PS_FORMAT_MAX + 2];
+    snprintf (sdt, sizeof sdt, "%s%s", delta < 0 ? "-" : "+", dt);
+    fprintf (out, "  %-48.48s ", n->name);
+    ps_format_column (out, cnt, 9);
+    fputc (' ', out);
+    ps_format_column (out, ps_format_duration (n->total_ns[0], x, sizeof x), 12);
+    fputc (' ', out);
+    ps_format_column (out, ps_format_duration (n->total_ns[1], y, sizeof y), 12);
+    fputc (' ', out);
+    ps_format_column (out, sdt, 12);
+    fprintf (out, "  %s\n", cp);
+  }
+  fprintf (out, "\n  critical path: %u kernels joined it, %u left it\n", d->joined, d->left);
+}
+
+static void
+write_json (const char *fa, const char *fb, const ps_diff *d, FILE *out)
+{
+  fputs ("{\n  \"format\": \"planscope-diff\", \"version\": 1, \"a\": ", out);
+  ps_jsonw_string (out, fa);
+  fputs (", \"b\": ", out);
+  ps_jsonw_string (out, fb);
+  fputs (",\n  \"makespan_ns\": [", out);
+  ps_jsonw_number (out, round (d->makespan_ns[0]));
+  fputs (", ", out);
+  ps_jsonw_number (out, round (d->makespan_ns[1]));
+  fprintf (out, "], \"gpu_ops\": [%u, %u],\n  \"streams\": [", d->ops[0], d->ops[1]);
+  for (uint32_t i = 0; i < d->n_streams; i++) {
+    fprintf (out, "%s{\"stream\": %lld, \"busy_ns\": [", i ? ", " : "",
+             (long long) d->streams[i].id);
+    for (int r = 0; r < 2; r++) {
+      if (r)
+        fputs (", ", out);
+      if (d->streams[i].busy_ns[r] >= 0)
+        ps_jsonw_number (out, round (d->streams[i].busy_ns[r]));
+      else
+        fputs ("null", out);
+    }
+    fputs ("]}", out);
+  }
+  fputs ("],\n  \"kernels\": [", out);
+  for (uint32_t i = 0; i < d->n_names; i++) {
+    const ps_diff_name *n = &d->names[i];
+    fputs (i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+    ps_jsonw_string (out, n->name);
+    fprintf (out, ", \"count\": [%u, %u], \"total_ns\": [", n->count[0], n->count[1]);
+    ps_jsonw_number (out, round (n->total_ns[0]));
+    fputs (", ", out);
+    ps_jsonw_number (out, round (n->total_ns[1]));
+    fprintf (out, "], \"critical\": [%s, %s]}", n->critical[0] ? "true" : "false",
+             n->critical[1] ? "true" : "false");
+  }
+  fprintf (out, "\n  ],\n  \"critical_joined\": %u, \"critical_left\": %u\n}\n", d->joined,
+           d->left);
+}
+
+int
+cli_diff_main (int argc, char **argv)
+{
+  const char *cmd = "diff";
+  cli_plan_args a;
+  cli_plan_args_init (&a);
+  const char *files[2] = { NULL, NULL };
+  bool json = false;
+  /* Two files: the first goes through the planning parser, the second is
+   * taken out of argv first. */
+  int n_files = 0;
+  char **rest = malloc (((size_t) argc + 1) * sizeof *rest);
+  if (!rest)
+    return CLI_FAILED;
+  int nr = 0;
+  for (int i = 0; i < argc; i++) {
+    bool opt_value = i > 0 && (strcmp (argv[i - 1], "--streams") == 0 ||
+                               strcmp (argv[i - 1], "--device") == 0);
+    if (i > 0 && argv[i][0] != '-' && !opt_value && n_files < 2) {
+      files[n_files++] = argv[i];
+      continue;
+    }
+    if (strcmp (argv[i], "--json") == 0) {
+      json = true;
+      continue;
+    }
+    rest[nr++] = argv[i];
+  }
+  rest[nr] = NULL;
+  for (int i = 1; i < nr; i++)
+    if (cli_is_help (rest[i])) {
+      free (rest);
+      fputs (usage, stdout);
+      return cli_finish_stdout ();
+    }
+  if (n_files < 2) {
+    free (rest);
+    return cli_usage_error (cmd, "two files are required: A and B");
+  }
+  /* The planning options, with A standing in for the one FILE. */
+  rest[nr++] = (char *) files[0];
+  int parsed = cli_parse_command (cmd, usage, nr, rest, &a, NULL, 0);
+  free (rest);
+  if (parsed >= 0)
+    return parsed;
+  run ra, rb;
+  int rc = load_run (files[0], &a, &ra);
+  if (rc == 0)
+    rc = load_run (files[1], &a, &rb);
+  else
+    memset (&rb, 0, sizeof rb);
+  ps_diff d;
+  memset (&d, 0, sizeof d);
+  if (rc == 0)
+    rc = ps_diff_runs (&ra.tl, &ra.dg, &rb.tl, &rb.dg, &d);
+  int ret = CLI_FAILED;
+  if (rc == 0) {
+    if (json)
+      write_json (files[0], files[1], &d, stdout);
+    else
+      write_text (files[0], files[1], &d, stdout);
+    ret = cli_finish_stdout ();
+  }
+  ps_diff_free (&d);
+  free_run (&ra);
+  free_run (&rb);
+  return ret;
+}
