@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   meson ninja-build gcc pkg-config python3
-  zlib1g-dev libcmocka-dev
+  zlib1g-dev libcmocka-dev libiberty-dev
   # The desktop app and its tests: GTK 4, libadwaita, an X server for the
   # tests, fonts for its text, and the desktop file and AppStream validators.
   libgtk-4-dev libadwaita-1-dev xvfb xauth fonts-dejavu-core desktop-file-utils appstream

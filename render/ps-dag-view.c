@@ -17,6 +17,7 @@
 
 #include "ps-analysis.h"
 #include "ps-array.h"
+#include "ps-demangle.h"
 #include "ps-format.h"
 #include "ps-layout.h"
 #include "ps-view-private.h"
@@ -240,7 +241,10 @@ node_detail (const ps_graph *g, uint32_t v, char *buf, size_t cap)
   char b[32], sym[160];
   switch ((ps_op) nd->op) {
   case PS_OP_KERNEL:
-    return ps_short_symbol (ps_graph_str (g, g->kernels[nd->aux].function), buf, cap);
+    /* Titled by its kernel already: the detail is its name (an id). */
+    if (ps_node_titled_by_kernel (g, v))
+      return ps_node_name (g, v);
+    return ps_demangle (ps_graph_str (g, g->kernels[nd->aux].function), false, buf, cap);
   case PS_OP_MEMCPY:
     snprintf (buf, cap, "%s %s", ps_copy_dir_name ((ps_copy_dir) nd->dir),
               ps_format_bytes ((double) nd->bytes, b, sizeof b));
@@ -297,12 +301,13 @@ label_box (dag *d, ps_scene *s, const ps__view_box *bx, ps_scene_node *sn, mode 
                                : "999 \xc2\xb5s + 99 unknown \xc2\xb7 stream 10";
   if (bx->count == 1) {
     uint32_t v = bx->first;
-    ret = ps_scene_str (s, ps_node_name (g, v), &sn->label);
+    char title[PS_MAX_NAME];
+    ret = ps_scene_str (s, ps_node_title (g, v, title, sizeof title), &sn->label);
     if (ret == 0)
       ret = ps_scene_str (s, node_detail (g, v, buf, sizeof buf), &sn->detail);
     if (ret == 0)
       ret = ps_scene_str (s, in_branch ? "not run (assume: else) \xc2\xb7 stream 10"
-                                       : "unknown \xc2\xb7 stream 10", &sn->detail2);
+                                       : "999 \xc2\xb5s (estimated) \xc2\xb7 stream 10", &sn->detail2);
     sn->ref = v;
     return ret;
   }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ps-array.h"
+#include "ps-demangle.h"
 #include "ps-format.h"
 #include "ps-view-private.h"
 
@@ -237,8 +238,8 @@ label_step_box (ps_scene *s, const ps_plan *p, const ps__view_box *b, ps_scene_n
       char bb[32];
       if (nd->op == PS_OP_KERNEL)
         snprintf (buf, sizeof buf, "%s",
-                  ps_short_symbol (ps_graph_str (g, g->kernels[nd->aux].function), sym,
-                                   sizeof sym));
+                  ps_demangle (ps_graph_str (g, g->kernels[nd->aux].function), false, sym,
+                               sizeof sym));
       else if (nd->op == PS_OP_MEMCPY)
         snprintf (buf, sizeof buf, "%s %s", ps_copy_dir_name ((ps_copy_dir) nd->dir),
                   ps_format_bytes ((double) nd->bytes, bb, sizeof bb));

@@ -499,11 +499,12 @@ span_text (const ps_timeline_chart *ch, int layer_i, uint32_t i, bool critical, 
   ps_timeline_span_label (tl, i, label, sizeof label);
   const char *src = layer_i == PS_TL_LAYER_GHOST ? "baseline"
                                                  : ps_timeline_source_name (tl->source);
-  const char *len = (s->flags & PS_SPAN_F_NOT_RUN)   ? "not run"
-                    : (s->flags & PS_SPAN_F_UNKNOWN) ? "duration unknown"
-                                                     : ps_format_duration (s->end_ns - s->start_ns,
-                                                                           d, sizeof d);
-  snprintf (buf, cap, "%s\n%s %s \xc2\xb7 %s \xe2\x86\x92 %s (%s)%s", label, src,
+  const char *len = ps_timeline_span_duration_text (tl, i, d, sizeof d);
+  /* Titled by its kernel: its own name (an id) as well. */
+  uint32_t v = s->nodes_count == 1 ? tl->span_nodes[s->nodes_begin] : PS_NONE;
+  bool named = tl->graph && ps_node_titled_by_kernel (tl->graph, v);
+  snprintf (buf, cap, "%s%s%s\n%s %s \xc2\xb7 %s \xe2\x86\x92 %s (%s)%s", label,
+            named ? "\nnode " : "", named ? ps_node_name (tl->graph, v) : "", src,
             ps_span_kind_name ((ps_span_kind) s->kind),
             ps_format_duration (s->start_ns, a, sizeof a),
             ps_format_duration (s->end_ns, b, sizeof b), len,

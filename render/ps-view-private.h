@@ -14,6 +14,7 @@ typedef struct ps__view_box {
   uint32_t count;
   uint32_t n_crit, crit_first, crit_last; /* members on the critical path */
   uint32_t n_unknown, n_not_run, n_timed;  /* members by what is known of their duration */
+  uint32_t n_estimated;                    /* of the timed, those estimated */
   int32_t stream;       /* -1: none; -2: several */
   int32_t stream_min, stream_max;
   uint32_t kinds[PS_OP__COUNT];

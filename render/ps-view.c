@@ -30,70 +30,6 @@ ps_view_options_style (const ps_view_options *o, ps_style *out)
   out->show_critical = !o->hide_critical;
 }
 
-/* Reads a <source-name>: a decimal length and that many bytes. */
-static const char *
-source_name (const char *p, const char **name, size_t *len)
-{
-  size_t n = 0;
-  if (*p < '0' || *p > '9')
-    return NULL;
-  while (*p >= '0' && *p <= '9' && n < 100000)
-    n = n * 10 + (size_t) (*p++ - '0');
-  if (strnlen (p, n) < n)
-    return NULL;
-  *name = p;
-  *len = n;
-  return p + n;
-}
-
-const char *
-ps_short_symbol (const char *sym, char *buf, size_t cap)
-{
-  if (cap == 0)
-    return "";
-  buf[0] = '\0';
-  if (strncmp (sym, "_Z", 2) != 0)
-    return sym;
-  const char *p = sym + 2;
-  size_t out = 0;
-  bool nested = *p == 'N';
-  if (nested) {
-    p++;
-    while (*p == 'K' || *p == 'V' || *p == 'r')
-      p++; /* cv-qualifiers of a member function */
-  }
-  for (int parts = 0; p && *p; parts++) {
-    if (*p == 'S' && p[1] == 't') { /* std:: */
-      p += 2;
-      if (out + 6 < cap) {
-        memcpy (buf + out, "std::", 5);
-        out += 5;
-      }
-      continue;
-    }
-    const char *name;
-    size_t len;
-    const char *next = source_name (p, &name, &len);
-    if (!next)
-      break;
-    if (parts > 0 && out + 2 < cap && out > 0 && buf[out - 1] != ':') {
-      memcpy (buf + out, "::", 2);
-      out += 2;
-    }
-    if (out + len + 1 >= cap)
-      len = cap - out - 1;
-    memcpy (buf + out, name, len);
-    out += len;
-    p = next;
-    if (!nested)
-      break;
-    if (*p == 'I' || *p == 'E' || *p == 'C' || *p == 'D')
-      break; /* template arguments, end, constructor, destructor */
-  }
-  buf[out] = '\0';
-  return out ? buf : sym;
-}
-
 void
 ps__view_box_init (ps__view_box *b)
 {
@@ -123,6 +59,9 @@ ps__view_box_add (ps__view_box *b, uint32_t member, ps_op op, int32_t stream, ui
   if ((unsigned) op < PS_OP__COUNT)
     b->kinds[op]++;
   switch ((ps_figure_source) source) {
+  case PS_FIGURE_ESTIMATED:
+    b->n_estimated++;
+    /* fall through */
   case PS_FIGURE_MEASURED:
   case PS_FIGURE_PREDICTED:
     b->n_timed++;
@@ -159,11 +98,12 @@ ps__view_box_time (const ps__view_box *b, char *buf, size_t cap)
 {
   char t[PS_FORMAT_MAX];
   buf[0] = '\0';
+  bool est = b->n_estimated > 0;
   if (b->n_timed > 0 && b->n_unknown > 0)
-    snprintf (buf, cap, "%s + %u unknown", ps_format_duration (b->ns, t, sizeof t),
+    snprintf (buf, cap, "%s + %u unknown", ps_format_duration_marked (b->ns, est, t, sizeof t),
               b->n_unknown);
   else if (b->n_timed > 0)
-    ps_format_duration (b->ns, buf, cap);
+    ps_format_duration_marked (b->ns, est, buf, cap);
   else if (b->n_unknown > 0)
     snprintf (buf, cap, "unknown");
   else if (b->n_not_run > 0)

@@ -27,9 +27,4 @@ void ps_view_options_init (ps_view_options *o);
 /* The style the options describe. */
 void ps_view_options_style (const ps_view_options *o, ps_style *out);
 
-/* A readable name for a kernel symbol: the qualified name of an Itanium
- * mangled symbol ("_ZN3mlx4core2cu6copy_s..." -> "mlx::core::cu::copy_s"),
- * anything else unchanged. */
-const char *ps_short_symbol (const char *sym, char *buf, size_t cap);
-
 #endif

@@ -130,14 +130,22 @@ show_node (PsInspector *self, guint v, GString *body)
   const ps_plan *p = ps_session_get_plan (session);
   const ps_figures *f = ps_session_get_figures (session);
   const ps_node *n = &g->nodes[v];
-  gtk_label_set_text (self->title, ps_node_name (g, v));
+  char title[PS_MAX_NAME];
+  gtk_label_set_text (self->title, ps_node_title (g, v, title, sizeof title));
   g_autofree char *sub = NULL;
   if (n->op == PS_OP_KERNEL && n->aux < g->n_kernels)
     {
+      /* The kernel as named in the binary (mangled), and the node's own
+       * name when the title is the kernel's. */
       const ps_kernel *k = &g->kernels[n->aux];
-      sub = g_strdup_printf ("kernel %s <<<(%u,%u,%u), (%u,%u,%u)>>>",
-                             ps_graph_str (g, k->function) ?: "", k->grid[0], k->grid[1],
-                             k->grid[2], k->block[0], k->block[1], k->block[2]);
+      g_autofree char *launch = k->launch_unknown
+                                  ? g_strdup ("")
+                                  : g_strdup_printf (" <<<(%u,%u,%u), (%u,%u,%u)>>>", k->grid[0],
+                                                     k->grid[1], k->grid[2], k->block[0],
+                                                     k->block[1], k->block[2]);
+      sub = g_strdup_printf ("kernel %s%s%s%s", ps_graph_str (g, k->function) ?: "", launch,
+                             ps_node_titled_by_kernel (g, v) ? " \xc2\xb7 node " : "",
+                             ps_node_titled_by_kernel (g, v) ? ps_node_name (g, v) : "");
     }
   else
     sub = g_strdup_printf ("%s%s%s", ps_op_name ((ps_op) n->op),

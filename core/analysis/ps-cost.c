@@ -119,6 +119,19 @@ node_cost (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out, doub
     out->unknown = !given && n->impl != PS_IMPL_SPIN && !(k && k->flops >= 0)
                    && !(k && k->traffic_bytes >= 0) && n->reads_count == 0
                    && n->writes_count == 0;
+    if (out->unknown && k && !k->launch_unknown) {
+      /* Known only by its launch (a CUDA-graph dump's kernel, say): taken
+       * as element-wise work, one operation and 8 bytes (a 4-byte read
+       * and write) per thread, and marked estimated wherever it shows. */
+      double threads = (double) ps_kernel_threads (k);
+      c = threads / (d->fp32_tflops * 1e3);
+      m = 8 * threads / d->mem_bandwidth_gbs;
+      out->flops = threads;
+      out->bytes = 8 * threads;
+      out->ns = fmax (c, m) / eff;
+      out->unknown = 0;
+      out->estimated = 1;
+    }
     *compute_ns = c;
     *efficiency = eff;
     break;
@@ -213,7 +226,7 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
             const uint32_t *readers, uint32_t *local, uint8_t *written, ps_cost *out)
 {
   double sum = 0, compute = 0, flops = 0, bytes = 0, saved = 0, frac = 0, eff = 1;
-  bool any_eff = false, unknown = false, all_skipped = count > 0;
+  bool any_eff = false, unknown = false, estimated = false, all_skipped = count > 0;
   for (uint32_t i = 0; i < count; i++) {
     uint32_t v = nodes[i];
     if (v >= g->n_nodes)
@@ -226,6 +239,7 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
       continue;
     all_skipped = false;
     unknown |= c.unknown;
+    estimated |= c.estimated;
     sum += c.ns;
     flops += c.flops;
     bytes += c.bytes;
@@ -295,6 +309,7 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
   out->resource = PS_RES_SM;
   out->skipped = all_skipped;
   out->unknown = unknown;
+  out->estimated = estimated && !unknown;
 }
 
 int

@@ -93,7 +93,9 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
     const ps_span *s = &tl->spans[x];
     ps_figure_source src = (s->flags & PS_SPAN_F_NOT_RUN)   ? PS_FIGURE_NOT_RUN
                            : (s->flags & PS_SPAN_F_UNKNOWN) ? PS_FIGURE_UNKNOWN
-                                                            : ran;
+                           : (s->flags & PS_SPAN_F_ESTIMATED) && ran == PS_FIGURE_PREDICTED
+                             ? PS_FIGURE_ESTIMATED
+                             : ran;
     for (uint32_t k = 0; k < s->nodes_count; k++) {
       uint32_t v = tl->span_nodes[s->nodes_begin + k];
       if (v >= n || f->node_span[v] != PS_NONE)
@@ -101,8 +103,9 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
       f->node_span[v] = x;
       f->node_start[v] = s->start_ns;
       f->node_source[v] = (uint8_t) src;
-      f->node_ns[v] = src == ran ? s->end_ns - s->start_ns : NAN;
-      if (src == ran && f->node_ns[v] > f->max_node_ns)
+      bool timed = src == ran || src == PS_FIGURE_ESTIMATED;
+      f->node_ns[v] = timed ? s->end_ns - s->start_ns : NAN;
+      if (timed && f->node_ns[v] > f->max_node_ns)
         f->max_node_ns = f->node_ns[v];
       if (src == PS_FIGURE_NOT_RUN)
         continue;
@@ -177,6 +180,8 @@ ps_figures_node_text (const ps_figures *f, const ps_graph *g, uint32_t v, char *
   case PS_FIGURE_UNKNOWN:
     snprintf (buf, cap, "unknown");
     return buf;
+  case PS_FIGURE_ESTIMATED:
+    return ps_format_duration_marked (f->node_ns[v], true, buf, cap);
   case PS_FIGURE_NOT_RUN: {
     uint32_t c = PS_NONE;
     const char *assume = "?";

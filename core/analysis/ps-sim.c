@@ -182,6 +182,8 @@ ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
     }
     host += ev ? d->event_record_ns : d->host_launch_ns;
     s->submit[i] = host;
+    if (g->cuda_graph)
+      s->submit[i] = d->host_launch_ns; /* one cudaGraphLaunch issues it all */
     if (g->measured) {
       /* When the run's host issued it: the first node of the step. */
       uint32_t v = st->nodes_count ? p->step_nodes[st->nodes_begin] : PS_NONE;
@@ -284,6 +286,7 @@ end_work (ps_sim *s, run_state *r, uint32_t i)
     sp.kind = (uint8_t) ps_span_kind_of_op ((ps_op) st->op);
     sp.bound = s->bound[i];
     sp.flags = (s->cost[i].unknown ? PS_SPAN_F_UNKNOWN : 0)
+               | (s->cost[i].estimated ? PS_SPAN_F_ESTIMATED : 0)
                | (s->cost[i].skipped ? PS_SPAN_F_NOT_RUN : 0);
     const uint32_t *nodes = s->plan->step_nodes + st->nodes_begin;
     int rc = ps_timeline_add_span (r->tl, &sp, nodes, st->nodes_count, &span);

@@ -428,7 +428,7 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
       ps_format_column (out, sl_, -12);
       fputc (' ', out);
       print_span (out, tl, x);
-      fprintf (out, "  [%s; %s]\n", dur (b, sizeof b, s->end_ns - s->start_ns),
+      fprintf (out, "  [%s; %s]\n", ps_timeline_span_duration_text (tl, x, b, sizeof b),
                bound_text ((ps_bound) dg->bound[x]));
     }
   }
@@ -456,8 +456,10 @@ ps_timeline_write_text (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out
       }
       case PS_HELP_LAUNCH_BOUND:
         fprintf (out, "launch-bound: %s of the critical path waits for the host to issue work; "
-                 "a CUDA graph, fusion or fewer, larger kernels would help",
-                 dur (a, sizeof a, h->ns));
+                 "%s, larger kernels would help",
+                 dur (a, sizeof a, h->ns),
+                 tl->graph && tl->graph->cuda_graph ? "fusion or fewer"
+                                                    : "a CUDA graph, fusion or fewer");
         break;
       case PS_HELP_IDLE_STREAM:
         ps_timeline_stream_label (tl, h->stream, sl_, sizeof sl_);

@@ -47,6 +47,7 @@ typedef struct ps_cost {
   uint8_t resource;   /* ps_resource */
   uint8_t skipped;    /* 1: in a conditional branch the model does not take */
   uint8_t unknown;    /* 1: nothing tells how long it takes (no cost_ns, no sizes); ns is 0 */
+  uint8_t estimated;  /* 1: a kernel known only by its launch: ns is estimated from that */
 } ps_cost;
 
 /* The cost of one node. */

@@ -27,6 +27,7 @@
   X (MEASURED, "measured")         \
   X (PREDICTED, "predicted")       \
   X (UNKNOWN, "unknown")           \
+  X (ESTIMATED, "estimated")       \
   X (NOT_RUN, "not run")
 
 typedef enum ps_figure_source {

@@ -14,6 +14,7 @@
 #ifndef PS_FORMAT_H
 #define PS_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,9 @@
 #define PS_FORMAT_MAX 40
 
 const char *ps_format_duration (double ns, char *buf, size_t cap);
+/* The same with " (estimated)" after it when estimated: a duration the
+ * model guessed from a kernel's launch alone. */
+const char *ps_format_duration_marked (double ns, bool estimated, char *buf, size_t cap);
 /* The same with a sign always: "+1.20 µs", "−3.40 µs", "+0 ns". */
 const char *ps_format_duration_delta (double ns, char *buf, size_t cap);
 const char *ps_format_bytes (double bytes, char *buf, size_t cap);

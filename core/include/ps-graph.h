@@ -185,6 +185,7 @@ typedef struct ps_kernel {
   double alpha, beta, value; /* built-in params: defaults 1, 0, 0 */
   double flops;              /* < 0: not given */
   double traffic_bytes;      /* < 0: not given */
+  bool launch_unknown;       /* grid and block are not known (a default-flag DOT dump) */
 } ps_kernel;
 
 typedef enum ps_karg_kind { PS_KARG_BUFFER = 0, PS_KARG_I32, PS_KARG_I64, PS_KARG_F32, PS_KARG_F64 } ps_karg_kind;
@@ -268,6 +269,9 @@ typedef struct ps_graph {
    * measured idle time that nothing recorded explains, which it starts
    * after once everything else let it.  Not part of the file format. */
   bool measured;
+  /* A dump of a CUDA graph (cudaGraphDebugDotPrint): the host launches it
+   * once, and the GPU runs its nodes without a launch each. */
+  bool cuda_graph;
   double *host_ns;
   double *delay_ns;
 } ps_graph;
@@ -301,6 +305,14 @@ void ps_graph_init (ps_graph *g);
 void ps_graph_free (ps_graph *g);
 
 /* Names of enum values as written in files ("?" when out of range). */
+/* What views title node v with: its name, except for a kernel of a
+ * CUDA-graph dump or a trace, whose names are ids ("graph_1_node_0") or
+ * mangled: the demangled kernel name ("mlx::core::cu::copy_s<int, ...>"),
+ * with the trace's "#N" kept.  In buf, or the name itself. */
+const char *ps_node_title (const ps_graph *g, uint32_t v, char *buf, size_t cap);
+/* Whether ps_node_title titles v by its kernel rather than its name. */
+bool ps_node_titled_by_kernel (const ps_graph *g, uint32_t v);
+
 const char *ps_op_name (ps_op op);
 /* The short name of the text plan ("record", "cond"). */
 const char *ps_op_short_name (ps_op op);

@@ -53,6 +53,7 @@ typedef struct ps_tl_stream {
 enum {
   PS_SPAN_F_UNKNOWN = 1u << 0, /* no model or measurement tells its duration */
   PS_SPAN_F_NOT_RUN = 1u << 1, /* in a conditional branch the run does not take */
+  PS_SPAN_F_ESTIMATED = 1u << 2, /* its duration is estimated from its launch alone */
 };
 
 typedef struct ps_span {
@@ -156,6 +157,10 @@ int ps_timeline_finish (ps_timeline *tl);
 /* A span's display name: its name, else its first node's name (with " +N"
  * for fused groups written by ps_timeline_span_label), else its kind. */
 const char *ps_timeline_span_name (const ps_timeline *tl, uint32_t span);
+/* What a span's duration reads as everywhere: "17.4 µs", "17.4 µs
+ * (estimated)", "unknown" or "not run". */
+const char *ps_timeline_span_duration_text (const ps_timeline *tl, uint32_t span, char *buf,
+                                            size_t cap);
 /* Writes "a + b + c" for a fused span (at most cap bytes, NUL-terminated). */
 void ps_timeline_span_label (const ps_timeline *tl, uint32_t span, char *buf, size_t cap);
 /* The kernel function a single-kernel span runs (from the graph), or NULL. */

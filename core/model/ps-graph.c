@@ -2,10 +2,12 @@
  * files, and its string pool. */
 #include "ps-graph.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ps-array.h"
+#include "ps-demangle.h"
 #include "ps-graph-private.h"
 
 void
@@ -224,4 +226,31 @@ ps__graph_intern (ps_graph *g, const char *s, size_t len, uint32_t *off)
   *off = g->strings_len;
   g->strings_len += (uint32_t) len + 1;
   return 0;
+}
+
+bool
+ps_node_titled_by_kernel (const ps_graph *g, uint32_t v)
+{
+  return v < g->n_nodes && (g->cuda_graph || g->measured) && g->nodes[v].op == PS_OP_KERNEL &&
+         g->nodes[v].aux < g->n_kernels;
+}
+
+const char *
+ps_node_title (const ps_graph *g, uint32_t v, char *buf, size_t cap)
+{
+  if (v >= g->n_nodes)
+    return "?";
+  if (!ps_node_titled_by_kernel (g, v) || cap == 0)
+    return ps_node_name (g, v);
+  const char *fn = ps_graph_str (g, g->kernels[g->nodes[v].aux].function);
+  const char *d = ps_demangle (fn, false, buf, cap);
+  /* A trace's node: "NAME #N", keep the number. */
+  const char *hash = g->measured ? strrchr (ps_node_name (g, v), '#') : NULL;
+  if (d != buf)
+    snprintf (buf, cap, "%s", fn);
+  if (hash) {
+    size_t n = strlen (buf);
+    snprintf (buf + n, cap > n ? cap - n : 0, " %s", hash);
+  }
+  return buf;
 }

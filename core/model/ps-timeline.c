@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "ps-array.h"
+#include "ps-demangle.h"
+#include "ps-format.h"
 
 #define MAX_STRING 4096
 
@@ -298,8 +300,15 @@ ps_timeline_span_label (const ps_timeline *tl, uint32_t span, char *buf, size_t 
   if (span >= tl->n_spans)
     return;
   const ps_span *s = &tl->spans[span];
+  if (s->nodes_count == 1 && tl->graph && tl->span_nodes[s->nodes_begin] < tl->graph->n_nodes) {
+    char t[PS_MAX_NAME];
+    snprintf (buf, cap, "%s", ps_node_title (tl->graph, tl->span_nodes[s->nodes_begin], t, sizeof t));
+    return;
+  }
   if (s->nodes_count <= 1 || !tl->graph) {
-    snprintf (buf, cap, "%s", ps_timeline_span_name (tl, span));
+    /* An imported op's kernel name, demangled for people. */
+    char t[PS_MAX_NAME];
+    snprintf (buf, cap, "%s", ps_demangle (ps_timeline_span_name (tl, span), false, t, sizeof t));
     return;
   }
   size_t used = 0;
@@ -325,4 +334,24 @@ ps_timeline_stream_label (const ps_timeline *tl, uint32_t stream, char *buf, siz
     snprintf (buf, cap, "dev %d stream %lld", s->device, (long long) s->id);
   else
     snprintf (buf, cap, "stream %lld", (long long) s->id);
+}
+
+const char *
+ps_timeline_span_duration_text (const ps_timeline *tl, uint32_t span, char *buf, size_t cap)
+{
+  if (cap == 0)
+    return "";
+  if (span >= tl->n_spans) {
+    buf[0] = '\0';
+    return buf;
+  }
+  const ps_span *s = &tl->spans[span];
+  if (s->flags & PS_SPAN_F_NOT_RUN)
+    snprintf (buf, cap, "not run");
+  else if (s->flags & PS_SPAN_F_UNKNOWN)
+    snprintf (buf, cap, "unknown");
+  else
+    ps_format_duration_marked (s->end_ns - s->start_ns, s->flags & PS_SPAN_F_ESTIMATED, buf,
+                               cap);
+  return buf;
 }

@@ -141,3 +141,14 @@ ps_format_column (FILE *out, const char *s, int width)
     return PS_EIO;
   return 0;
 }
+
+const char *
+ps_format_duration_marked (double ns, bool estimated, char *buf, size_t cap)
+{
+  ps_format_duration (ns, buf, cap);
+  if (estimated) {
+    size_t n = strlen (buf);
+    snprintf (buf + n, cap > n ? cap - n : 0, " (estimated)");
+  }
+  return buf;
+}

@@ -28,6 +28,7 @@ typedef struct ps__dot_info {
   uint32_t str;      /* kernel function, opaque type or host label (out pool), or PS_NONE */
   uint32_t event;    /* PS__DOT_RECORD / PS__DOT_WAIT: event id */
   uint32_t kernel[7]; /* grid[3], block[3], smem */
+  bool launch;        /* the dump gave the launch configuration */
   uint64_t bytes;
   uint32_t loff;     /* offset inside its graph's instance */
 } ps__dot_info;

@@ -661,6 +661,7 @@ build (ps__dot_importer *im, flat *f)
       memcpy (k->grid, in->kernel, sizeof k->grid);
       memcpy (k->block, in->kernel + 3, sizeof k->block);
       k->smem = in->kernel[6];
+      k->launch_unknown = !in->launch;
       k->module = PS_NONE;
       k->alpha = 1;
       k->flops = k->traffic_bytes = -1;
@@ -758,6 +759,7 @@ build (ps__dot_importer *im, flat *f)
     for (uint32_t i = so[u]; i < so[u + 1]; i++)
       g->pred[po[g->succ[i] + 1]++] = u;
   g->n_nodes = n;
+  g->cuda_graph = true;
 
 out:
   free (off);

@@ -192,6 +192,7 @@ kernel_params (ps__dot_importer *im, const ps__dot_node *nd, const ps__label *l,
   const char *lname;
   size_t lname_len;
   int r = ps__label_launch (l, &lname, &lname_len, k, k + 3, k + 6);
+  in->launch = r > 0;
   if (r != 0 && lname_len > 0) {
     name = lname;
     n = lname_len;
