@@ -15,5 +15,6 @@ int cli_kernels_main (int argc, char **argv);
 int cli_export_main (int argc, char **argv);
 int cli_replay_main (int argc, char **argv);
 int cli_diff_main (int argc, char **argv);
+int cli_import_main (int argc, char **argv);
 
 #endif

@@ -24,6 +24,8 @@ static const struct {
   { "simulate", cli_simulate_main, "FILE [PLAN-OPTIONS] [--json] [--trace OUT]",
     "run the plan on a modelled GPU" },
   { "analyze", cli_analyze_main, "TRACE [--json]", "analyse a Chrome/Kineto trace" },
+  { "import", cli_import_main, "TRACE [--free-streams] [-o OUT]",
+    "write a trace as a planscope graph" },
   { "replay", cli_replay_main, "TRACE [--json]",
     "replay a trace on the model and compare with what was measured" },
   { "diff", cli_diff_main, "A B [--json]", "compare two runs (traces or plans)" },

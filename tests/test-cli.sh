@@ -68,7 +68,7 @@ fi
 
 # ---- help, version, usage errors --------------------------------------------
 
-COMMANDS=(plan verify gen simulate profile export analyze replay diff kernels)
+COMMANDS=(plan verify gen simulate profile export analyze import replay diff kernels)
 for h in --help -h; do
   expect 0 "top-level $h" "$h"
   grep -q '^Usage: planscope-cli' "$TMP/out" && ok || bad "top-level $h prints no usage"
@@ -505,6 +505,39 @@ else
   bad "diff of moe-experts failed"
 fi
 expect 2 "diff with one file" diff "$moe"
+# ---- import ----------------------------------------------------------------------
+
+# A trace as a graph file: two kernels on two streams, the second waiting
+# for the first; the file plans, keeps both pins and the wait.
+cat >"$TMP/tiny-trace.json" <<'EOF2'
+{"traceEvents": [
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "ts": 5, "dur": 1, "pid": 1, "tid": 1, "args": {"correlation": 9}},
+ {"ph": "X", "cat": "kernel", "name": "first", "ts": 2, "dur": 10, "pid": 0, "tid": 7, "args": {"device": 0, "stream": 7}},
+ {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "ts": 6, "dur": 0, "pid": 0, "tid": 8, "args": {"device": 0, "stream": 8, "wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 9, "cuda_sync_kind": "Stream Wait Event"}},
+ {"ph": "X", "cat": "kernel", "name": "second", "ts": 13, "dur": 4, "pid": 0, "tid": 8, "args": {"device": 0, "stream": 8}},
+ {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "ts": 18, "dur": 2, "pid": 0, "tid": 8, "args": {"device": 0, "stream": 8}}
+]}
+EOF2
+expect 0 "import a trace" import "$TMP/tiny-trace.json" -o "$TMP/tiny.json"
+expect 0 "plan an imported trace" plan "$TMP/tiny.json" --json
+python3 - "$TMP/tiny.json" "$TMP/out" <<'PY' && ok || bad "import: the graph file lost the trace's streams or its wait"
+import json, sys
+g, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+nodes = {n["name"]: n for n in g["nodes"]}
+first, second = nodes["first #1"], nodes["second #2"]
+assert first["stream"] == 0 and second["stream"] == 1
+assert first["cost_ns"] == 10000 and second["cost_ns"] == 4000
+assert "first #1" in second["after"]
+copy = nodes["Memcpy DtoH (Device -> Pinned) #3"]
+assert copy["dir"] == "d2h" and copy["reads"] and copy["after"] == ["second #2"]
+assert p["streams"] == 2
+PY
+expect 0 "import --free-streams" import "$TMP/tiny-trace.json" --free-streams
+grep -q '"stream"' "$TMP/out" && bad "import --free-streams kept pins" || ok
+expect 2 "import --et" import "$TMP/tiny-trace.json" --et x.json
+grep -q 'not supported by this planscope yet' "$TMP/err" && ok || bad "import --et: no message"
+expect 1 "import a graph file" import "$moe"
+
 # The before/after pair of Kineto's docs, when the third-party data is here.
 data=${PLANSCOPE_REAL_DATA:-$ROOT/../shared/data}
 if [ -f "$data/real/kineto/before_fix_trace.json" ]; then
