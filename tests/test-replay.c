@@ -122,6 +122,46 @@ core_replay_trace_graph (void **state)
   ps_diag_free (&d);
 }
 
+/* The trace's run against a plan of its graph: each node where and when
+ * it ran, on the plan's stream for it, so views compare node by node. */
+static void
+core_replay_measured_timeline (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_timeline trace;
+  ps_trace_graph_info in;
+  ps_diag d;
+  ps_diag_init (&d, "t.json");
+  assert_int_equal (ps_import_trace_graph (&g, ps_test_trace, strlen (ps_test_trace), "t.json",
+                                           NULL, &trace, &in, &d),
+                    0);
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  ps_plan p;
+  assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
+  ps_timeline m;
+  assert_int_equal (ps_trace_measured_timeline (&g, &trace, &in, &p, &m), 0);
+  assert_int_equal (m.source, PS_TL_MEASURED);
+  assert_int_equal (m.n_spans, 5);
+  for (uint32_t i = 0; i < m.n_spans; i++) {
+    const ps_span *s = &m.spans[i];
+    assert_int_equal (s->nodes_count, 1);
+    uint32_t v = m.span_nodes[s->nodes_begin];
+    const ps_span *t = &trace.spans[in.span_of_node[v]];
+    assert_float_equal (s->start_ns, t->start_ns - in.t0_ns, 1e-6);
+    assert_float_equal (s->end_ns - s->start_ns, g.nodes[v].cost_ns, 1e-6);
+    assert_int_equal (s->stream, p.steps[p.node_step[v]].stream);
+  }
+  assert_float_equal (m.makespan_ns, 320000, 1e-6);
+  ps_timeline_free (&m);
+  ps_plan_free (&p);
+  ps_timeline_free (&trace);
+  ps_trace_graph_info_free (&in);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+}
+
 /* What-if on a trace: a kernel twice as long, no launch overhead. */
 static void
 core_replay_what_if (void **state)
@@ -296,6 +336,7 @@ main (int argc, char **argv)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (core_replay_trace_graph),
     cmocka_unit_test (core_replay_what_if),
+    cmocka_unit_test (core_replay_measured_timeline),
     cmocka_unit_test (core_replay_trace_is_a_graph_file),
     cmocka_unit_test (core_replay_foreign_files),
   };

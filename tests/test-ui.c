@@ -287,6 +287,14 @@ ui_trace_opens (void **state)
    * last one's end; the first op started 6 µs after its launch. */
   assert_float_equal (tl->makespan_ns, 320000, 1);
   assert_non_null (strstr (status_text (win), "streams 4 of 4"));
+  /* The trace's own run is the measured one, node by node, and the
+   * replay matches it. */
+  const ps_timeline *m = ps_session_get_measured (s);
+  assert_non_null (m);
+  assert_int_equal (m->source, PS_TL_MEASURED);
+  assert_int_equal (m->n_spans, 5);
+  assert_float_equal (m->makespan_ns, tl->makespan_ns, 1);
+  assert_non_null (strstr (status_text (win), "measured"));
   close_window (win);
 }
 

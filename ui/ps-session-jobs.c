@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ps-file.h"
 #include "ps-import.h"
 #include "ps-profiler.h"
+#include "ps-replay.h"
 #include "ps-sim.h"
 #include "ps-timing.h"
 
@@ -44,6 +46,11 @@ ps__doc_unref (PsDoc *doc)
   if (!doc || !g_atomic_int_dec_and_test (&doc->ref))
     return;
   ps_graph_free (&doc->graph);
+  if (doc->has_trace)
+    {
+      ps_timeline_free (&doc->trace);
+      ps_trace_graph_info_free (&doc->trace_info);
+    }
   g_clear_object (&doc->file);
   g_free (doc->title);
   g_free (doc);
@@ -62,6 +69,8 @@ ps__state_unref (PsPlanState *st)
   if (!st || !g_atomic_int_dec_and_test (&st->ref))
     return;
   ps_timeline_chart_free (st->chart);
+  if (st->trace_measured)
+    ps__measured_unref (st->trace_measured);
   if (st->have_mem)
     ps_memory_map_free (&st->mem);
   if (st->have_fig)
@@ -140,7 +149,19 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
   ps_graph_init (&doc->graph);
   ps_diag diag;
   ps_diag_init (&diag, path);
-  int r = ps_import_graph_file (&doc->graph, path, NULL, &diag);
+  char *data = NULL;
+  size_t len = 0;
+  int r = ps_file_read_all (path, (size_t) PS_MAX_FILE_BYTES, &data, &len, &diag);
+  if (r == 0 && ps_import_detect (data, len) == PS_GRAPH_FORMAT_TRACE)
+    {
+      /* A trace: kept beside its graph, for its measured run. */
+      r = ps_import_trace_graph (&doc->graph, data, len, path, NULL, &doc->trace,
+                                 &doc->trace_info, &diag);
+      doc->has_trace = r == 0;
+    }
+  else if (r == 0)
+    r = ps_import_graph_mem (&doc->graph, data, len, path, &diag);
+  free (data);
   if (r < 0)
     {
       g_autofree char *text = diag_text (&diag);
@@ -243,6 +264,28 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
   ps_timeline_chart_new (&st->chart, &layers);
   if (st->have_fig && ps_memory_map_build (&st->mem, &st->plan, &st->fig) == 0)
     st->have_mem = TRUE;
+  /* A trace: its run, as measured, against this plan. */
+  if (in->doc->has_trace)
+    {
+      PsMeasured *m = g_new0 (PsMeasured, 1);
+      m->ref = 1;
+      if (ps_trace_measured_timeline (&st->graph, &in->doc->trace, &in->doc->trace_info,
+                                      &st->plan, &m->tl) == 0)
+        {
+          if (ps_diagnose (&m->dg, &m->tl) == 0)
+            {
+              m->have_dg = TRUE;
+              m->have_fig = ps_figures_build (&m->fig, &st->plan, &m->tl, &m->dg) == 0;
+            }
+          m->gpu_name = g_strdup ("the trace");
+          st->trace_measured = m;
+        }
+      else
+        {
+          ps_timeline_init (&m->tl, PS_TL_MEASURED);
+          ps__measured_unref (m);
+        }
+    }
   uint32_t n = st->graph.n_nodes;
 
   PsSummary *sum = &st->summary;

@@ -9,6 +9,7 @@
 #include "ps-figures.h"
 #include "ps-memory-draw.h"
 #include "ps-timeline-draw.h"
+#include "ps-trace-graph.h"
 
 G_BEGIN_DECLS
 
@@ -19,6 +20,11 @@ typedef struct {
   char *title;
   ps_graph graph;
   double load_seconds;
+  /* A trace: its imported timeline and how the graph was made of it, for
+   * the measured run each plan of it is shown against. */
+  gboolean has_trace;
+  ps_timeline trace;
+  ps_trace_graph_info trace_info;
 } PsDoc;
 
 /* One plan of a document with what the app derives from it. */
@@ -42,12 +48,16 @@ typedef struct {
   ps_memory_map mem;
   gboolean have_mem;
   char *error;          /* plan or simulation failure, or NULL */
+  /* A trace's measured run against this plan, built on the worker thread;
+   * the session takes it when the plan arrives (NULL: none). */
+  struct PsMeasured_ *trace_measured;
   PsSummary summary;
   double plan_seconds, sim_seconds;
 } PsPlanState;
 
-/* A GPU run of one plan.  Shared read-only between threads; refcounted. */
-typedef struct {
+/* A GPU run of one plan (or a trace's run set against it).  Shared
+ * read-only between threads; refcounted. */
+typedef struct PsMeasured_ {
   gint ref;
   PsPlanState *state;
   ps_timeline tl; /* moved out of the profiler's result */

@@ -510,6 +510,13 @@ plan_done (GObject *source, GAsyncResult *result, gpointer data)
       g_clear_pointer (&self->measured, ps__measured_unref);
       g_clear_pointer (&self->state, ps__state_unref);
       self->state = st;
+      /* A trace's run comes with each plan of it (the state gives it up:
+       * the run holds the state, not the other way round). */
+      if (st->trace_measured)
+        {
+          self->measured = g_steal_pointer (&st->trace_measured);
+          self->measured->state = ps__state_ref (st);
+        }
       refresh_views (self, TRUE);
       if (st->error)
         g_signal_emit (self, signals[JOB_FAILED], 0, "plan", st->error);

@@ -12,6 +12,7 @@
 
 #include "ps-device.h"
 #include "ps-error.h"
+#include "ps-plan.h"
 #include "ps-trace-graph.h"
 
 typedef struct ps_replay_stream {
@@ -38,6 +39,16 @@ typedef struct ps_replay {
 } ps_replay;
 
 void ps_replay_free (ps_replay *r);
+
+/* The measured run of a trace as a measured timeline of plan p of its
+ * graph g (made by ps_import_trace_graph with `trace` and `in`): each
+ * node's span where and when the trace ran it (times from the graph's time
+ * 0), on the stream p gave it, so that a view sets it against p's
+ * prediction node by node.  out is initialised here (PS_TL_MEASURED, one
+ * iteration) and finished. */
+int ps_trace_measured_timeline (const ps_graph *g, const ps_timeline *trace,
+                                const ps_trace_graph_info *in, const ps_plan *p,
+                                ps_timeline *out);
 
 /* What-if changes to a replay: kernels whose name matches a glob
  * (fnmatch) take factor times as long, and without launch overhead the

@@ -4,6 +4,7 @@
 
 #include <fnmatch.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,5 +230,42 @@ ps_replay_trace (const char *data, size_t len, const char *path, const ps_replay
   ps_timeline_free (&measured);
   ps_trace_graph_info_free (&in);
   ps_graph_free (&g);
+  return rc;
+}
+
+int
+ps_trace_measured_timeline (const ps_graph *g, const ps_timeline *trace,
+                            const ps_trace_graph_info *in, const ps_plan *p, ps_timeline *out)
+{
+  ps_timeline_init (out, PS_TL_MEASURED);
+  out->graph = g;
+  out->plan = p;
+  out->iterations = 1;
+  snprintf (out->device, sizeof out->device, "trace (device %d)", in->device);
+  uint32_t ns = p->streams_used ? p->streams_used : 1;
+  int rc = 0;
+  for (uint32_t q = 0; q < ns && rc == 0; q++)
+    rc = ps_timeline_add_stream (out, q, -1, NULL);
+  for (uint32_t v = 0; v < g->n_nodes && rc == 0; v++) {
+    uint32_t step = p->node_step ? p->node_step[v] : PS_NONE;
+    if (step >= p->n_steps || in->span_of_node[v] >= trace->n_spans)
+      continue;
+    const ps_span *m = &trace->spans[in->span_of_node[v]];
+    ps_span s = *m;
+    s.start_ns = m->start_ns - in->t0_ns;
+    s.end_ns = m->end_ns - in->t0_ns;
+    s.launch_ns = m->launch_ns >= 0 ? m->launch_ns - in->t0_ns : -1;
+    s.ready_ns = -1;
+    s.stream = p->steps[step].stream < ns ? p->steps[step].stream : 0;
+    s.step = step;
+    s.name = PS_NONE;
+    s.pred = PS_NONE;
+    s.flags = 0;
+    rc = ps_timeline_add_span (out, &s, &v, 1, NULL);
+  }
+  if (rc == 0)
+    rc = ps_timeline_finish (out);
+  if (rc != 0)
+    ps_timeline_free (out);
   return rc;
 }
