@@ -56,6 +56,18 @@ ps__doc_unref (PsDoc *doc)
   g_free (doc);
 }
 
+/* What a measured run owns, but the state it belongs to. */
+static void
+measured_clear (PsMeasured *m)
+{
+  if (m->have_fig)
+    ps_figures_free (&m->fig);
+  if (m->have_dg)
+    ps_diagnosis_free (&m->dg);
+  ps_timeline_free (&m->tl);
+  g_free (m->gpu_name);
+}
+
 PsPlanState *
 ps__state_ref (PsPlanState *st)
 {
@@ -70,7 +82,11 @@ ps__state_unref (PsPlanState *st)
     return;
   ps_timeline_chart_free (st->chart);
   if (st->trace_measured)
-    ps__measured_unref (st->trace_measured);
+    {
+      /* Not taken by a session: it holds no state yet. */
+      measured_clear (st->trace_measured);
+      g_free (st->trace_measured);
+    }
   if (st->have_mem)
     ps_memory_map_free (&st->mem);
   if (st->have_fig)
@@ -98,12 +114,7 @@ ps__measured_unref (PsMeasured *m)
 {
   if (!m || !g_atomic_int_dec_and_test (&m->ref))
     return;
-  if (m->have_fig)
-    ps_figures_free (&m->fig);
-  if (m->have_dg)
-    ps_diagnosis_free (&m->dg);
-  ps_timeline_free (&m->tl);
-  g_free (m->gpu_name);
+  measured_clear (m);
   ps__state_unref (m->state);
   g_free (m);
 }
@@ -283,7 +294,8 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
       else
         {
           ps_timeline_init (&m->tl, PS_TL_MEASURED);
-          ps__measured_unref (m);
+          measured_clear (m);
+          g_free (m);
         }
     }
   uint32_t n = st->graph.n_nodes;
