@@ -31,31 +31,13 @@ cli_analyze_main (int argc, char **argv)
   const char *cmd = "analyze";
   const char *file = NULL, *trace = NULL;
   bool json = false, timing = false;
-  for (int i = 1; i < argc; i++) {
-    const char *val;
-    int m;
-    if (cli_is_help (argv[i])) {
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
-    }
-    if ((m = cli_option_value (cmd, argc, argv, &i, "--trace", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      trace = val;
-    } else if (strcmp (argv[i], "--json") == 0) {
-      json = true;
-    } else if (strcmp (argv[i], "--timing") == 0) {
-      timing = true;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
-    } else if (file) {
-      return cli_usage_error (cmd, "one trace at a time ('%s' and '%s')", file, argv[i]);
-    } else {
-      file = argv[i];
-    }
-  }
-  if (!file)
-    return cli_usage_error (cmd, "a TRACE file is required");
+  const cli_opt opts[] = { { "--trace", NULL, &trace, NULL },
+                           { "--json", NULL, NULL, &json },
+                           { "--timing", NULL, NULL, &timing } };
+  int parsed = cli_parse_trace_command (cmd, usage, argc, argv, &file, opts,
+                                        sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
 
   ps_timeline tl;
   ps_diagnosis dg;

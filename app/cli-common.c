@@ -123,10 +123,46 @@ plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
   return 0;
 }
 
-int
-cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
-                   const cli_opt *opts, size_t n_opts)
+/* One of the command's own options at argv[*i]: 1 when taken, 0 when
+ * none matches, -1 after a usage message. */
+static int
+own_option (const char *cmd, int argc, char **argv, int *i, const cli_opt *opts, size_t n_opts)
 {
+  const char *arg = argv[*i];
+  int m = 0;
+  for (size_t k = 0; k < n_opts && m == 0; k++) {
+    const cli_opt *o = &opts[k];
+    if (o->flag) {
+      if (strcmp (arg, o->name) == 0 || (o->alias && strcmp (arg, o->alias) == 0)) {
+        *o->flag = true;
+        m = 1;
+      }
+      continue;
+    }
+    const char *val = NULL;
+    if ((m = cli_option_value (cmd, argc, argv, i, o->name, &val)) == 0 && o->alias)
+      m = cli_option_value (cmd, argc, argv, i, o->alias, &val);
+    if (m <= 0)
+      continue;
+    if (o->many) {
+      if (*o->n_many >= o->max_many)
+        return cli_usage_error (cmd, "%s at most %u times", o->name, o->max_many);
+      o->many[(*o->n_many)++] = val;
+    } else {
+      *o->value = val;
+    }
+  }
+  return m;
+}
+
+/* The loop of both parsers: a (NULL for a trace command) takes the
+ * PLAN-OPTIONS and the FILE, else *file does. */
+static int
+parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
+            const char **file, const cli_opt *opts, size_t n_opts)
+{
+  const char *what = a ? "graph file" : "trace";
+  const char **dest = a ? &a->file : file;
   bool opts_done = false;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
@@ -135,36 +171,41 @@ cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cl
       continue;
     }
     if (opts_done || arg[0] != '-' || arg[1] == '\0') {
-      if (a->file)
-        return cli_usage_error (cmd, "one graph file at a time ('%s' and '%s')", a->file, arg);
-      a->file = arg;
+      if (*dest)
+        return cli_usage_error (cmd, "one %s at a time ('%s' and '%s')", what, *dest, arg);
+      *dest = arg;
       continue;
     }
     if (cli_is_help (arg)) {
       fputs (usage, stdout);
       return cli_finish_stdout ();
     }
-    int m = plan_option (cmd, argc, argv, &i, a);
-    for (size_t k = 0; k < n_opts && m == 0; k++) {
-      const cli_opt *o = &opts[k];
-      if (o->flag) {
-        if (strcmp (arg, o->name) == 0 || (o->alias && strcmp (arg, o->alias) == 0)) {
-          *o->flag = true;
-          m = 1;
-        }
-      } else if ((m = cli_option_value (cmd, argc, argv, &i, o->name, o->value)) == 0
-                 && o->alias) {
-        m = cli_option_value (cmd, argc, argv, &i, o->alias, o->value);
-      }
-    }
+    int m = a ? plan_option (cmd, argc, argv, &i, a) : 0;
+    if (m == 0)
+      m = own_option (cmd, argc, argv, &i, opts, n_opts);
     if (m < 0)
       return CLI_USAGE;
     if (m == 0)
       return cli_usage_error (cmd, "unknown option '%s'", arg);
   }
-  if (!a->file)
-    return cli_usage_error (cmd, "a graph FILE is required");
+  if (!*dest)
+    return cli_usage_error (cmd, a ? "a graph FILE is required" : "a TRACE file is required");
   return -1;
+}
+
+int
+cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
+                   const cli_opt *opts, size_t n_opts)
+{
+  return parse_args (cmd, usage, argc, argv, a, NULL, opts, n_opts);
+}
+
+int
+cli_parse_trace_command (const char *cmd, const char *usage, int argc, char **argv,
+                         const char **file, const cli_opt *opts, size_t n_opts)
+{
+  *file = NULL;
+  return parse_args (cmd, usage, argc, argv, NULL, file, opts, n_opts);
 }
 
 void

@@ -47,41 +47,22 @@ cli_import_main (int argc, char **argv)
 {
   const char *cmd = "import";
   const char *file = NULL, *out = NULL, *gpu = NULL;
+  const char *et = NULL, *durations = NULL;
   ps_trace_graph_options o;
   ps_trace_graph_options_init (&o);
-  for (int i = 1; i < argc; i++) {
-    const char *val;
-    int m;
-    if (cli_is_help (argv[i])) {
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
-    }
-    if ((m = cli_option_value (cmd, argc, argv, &i, "--gpu", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      gpu = val;
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "-o", &val)) != 0 ||
-               (m = cli_option_value (cmd, argc, argv, &i, "--output", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      out = val;
-    } else if (strcmp (argv[i], "--et") == 0 || strcmp (argv[i], "--durations") == 0 ||
-               strncmp (argv[i], "--et=", 5) == 0 || strncmp (argv[i], "--durations=", 12) == 0) {
-      return cli_usage_error (cmd, "%s: pairing a trace with an execution trace or a "
-                                   "CUDA-graph dump is not supported by this planscope yet",
-                              argv[i]);
-    } else if (strcmp (argv[i], "--free-streams") == 0) {
-      o.free_streams = true;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
-    } else if (file) {
-      return cli_usage_error (cmd, "one trace at a time ('%s' and '%s')", file, argv[i]);
-    } else {
-      file = argv[i];
-    }
-  }
-  if (!file)
-    return cli_usage_error (cmd, "a TRACE file is required");
+  const cli_opt opts[] = { { "--gpu", NULL, &gpu, NULL },
+                           { "-o", "--output", &out, NULL },
+                           { "--free-streams", NULL, NULL, &o.free_streams },
+                           { "--et", NULL, &et, NULL },
+                           { "--durations", NULL, &durations, NULL } };
+  int parsed = cli_parse_trace_command (cmd, usage, argc, argv, &file, opts,
+                                        sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
+  if (et || durations)
+    return cli_usage_error (cmd, "%s: pairing a trace with an execution trace or a CUDA-graph "
+                                 "dump is not supported by this planscope yet",
+                            et ? "--et" : "--durations");
   uint32_t dev;
   if (gpu && cli_parse_u32 (gpu, 0, 1023, &dev) != 0)
     return cli_usage_error (cmd, "--gpu needs a device number from 0 to 1023, not '%s'", gpu);

@@ -133,52 +133,39 @@ cli_replay_main (int argc, char **argv)
 {
   const char *cmd = "replay";
   const char *file = NULL, *gpu = NULL;
-  bool json = false, timing = false;
+  bool json = false, timing = false, no_launch = false;
   ps_replay_options o;
   ps_replay_options_init (&o);
-  for (int i = 1; i < argc; i++) {
-    const char *val;
-    int m;
-    if (cli_is_help (argv[i])) {
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
+  const char *scales[PS_REPLAY_MAX_SCALES];
+  uint32_t n_scales = 0;
+  const cli_opt opts[] = {
+    { "--gpu", NULL, &gpu, NULL },
+    { "--scale", NULL, NULL, NULL, scales, &n_scales, PS_REPLAY_MAX_SCALES },
+    { "--no-launch-overhead", NULL, NULL, &no_launch },
+    { "--json", NULL, NULL, &json },
+    { "--timing", NULL, NULL, &timing },
+  };
+  int parsed = cli_parse_trace_command (cmd, usage, argc, argv, &file, opts,
+                                        sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
+  o.no_launch_overhead = no_launch;
+  for (uint32_t k = 0; k < n_scales; k++) {
+    const char *val = scales[k], *eq = strrchr (val, '=');
+    char *end = NULL;
+    double f = eq ? strtod (eq + 1, &end) : NAN;
+    if (!eq || eq == val || !end || *end || !(f >= 0 && f <= 1e6)) {
+      for (uint32_t j = 0; j < o.n_scales; j++)
+        free ((char *) o.scale[j].glob);
+      return cli_usage_error (cmd, "--scale needs GLOB=FACTOR with FACTOR from 0 to 1e6, "
+                                   "not '%s'", val);
     }
-    if ((m = cli_option_value (cmd, argc, argv, &i, "--gpu", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      gpu = val;
-    } else if ((m = cli_option_value (cmd, argc, argv, &i, "--scale", &val)) != 0) {
-      if (m < 0)
-        return CLI_USAGE;
-      const char *eq = strrchr (val, '=');
-      char *end = NULL;
-      double f = eq ? strtod (eq + 1, &end) : NAN;
-      if (!eq || eq == val || !end || *end || !(f >= 0 && f <= 1e6))
-        return cli_usage_error (cmd, "--scale needs GLOB=FACTOR with FACTOR from 0 to 1e6, "
-                                     "not '%s'", val);
-      if (o.n_scales == PS_REPLAY_MAX_SCALES)
-        return cli_usage_error (cmd, "at most %d --scale options", PS_REPLAY_MAX_SCALES);
-      char *glob = strndup (val, (size_t) (eq - val));
-      if (!glob)
-        return CLI_FAILED;
-      o.scale[o.n_scales].glob = glob;
-      o.scale[o.n_scales++].factor = f;
-    } else if (strcmp (argv[i], "--no-launch-overhead") == 0) {
-      o.no_launch_overhead = true;
-    } else if (strcmp (argv[i], "--json") == 0) {
-      json = true;
-    } else if (strcmp (argv[i], "--timing") == 0) {
-      timing = true;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cli_usage_error (cmd, "unknown option '%s'", argv[i]);
-    } else if (file) {
-      return cli_usage_error (cmd, "one trace at a time ('%s' and '%s')", file, argv[i]);
-    } else {
-      file = argv[i];
-    }
+    char *glob = strndup (val, (size_t) (eq - val));
+    if (!glob)
+      return CLI_FAILED;
+    o.scale[o.n_scales].glob = glob;
+    o.scale[o.n_scales++].factor = f;
   }
-  if (!file)
-    return cli_usage_error (cmd, "a TRACE file is required");
   uint32_t dev;
   if (gpu && cli_parse_u32 (gpu, 0, 1023, &dev) != 0)
     return cli_usage_error (cmd, "--gpu needs a device number from 0 to 1023, not '%s'", gpu);

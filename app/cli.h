@@ -50,12 +50,15 @@ typedef struct cli_plan_args {
 void cli_plan_args_init (cli_plan_args *a);
 
 /* A command's own option, for cli_parse_command: a flag sets *flag, an
- * option with a value ("--name V" or "--name=V") stores it in *value;
+ * option with a value ("--name V" or "--name=V") stores it in *value, or,
+ * given more than once, appends it to many (*n_many of at most max_many);
  * checking the value is the command's business.  alias may be NULL. */
 typedef struct cli_opt {
   const char *name, *alias;
   const char **value;
   bool *flag;
+  const char **many;
+  uint32_t *n_many, max_many;
 } cli_opt;
 
 /* Parses a planning command's arguments: one FILE, the PLAN-OPTIONS,
@@ -64,6 +67,10 @@ typedef struct cli_opt {
  * code (0 after --help, CLI_USAGE after a usage message). */
 int cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
                        const cli_opt *opts, size_t n_opts);
+/* The same for a command on a trace: one TRACE into *file, no
+ * PLAN-OPTIONS. */
+int cli_parse_trace_command (const char *cmd, const char *usage, int argc, char **argv,
+                             const char **file, const cli_opt *opts, size_t n_opts);
 
 /* "timing: WHAT 0.123 s" on stderr, for --timing; cli_print_timing prints
  * every stage of t. */

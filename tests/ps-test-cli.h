@@ -55,15 +55,17 @@ test_examples (char names[PS_TEST_MAX_EXAMPLES][128])
   return n;
 }
 
-/* Loads the graph file at path into g (initialised here) and, when p is
- * not NULL, plans it with the default options; fails the test on error. */
+/* Loads a graph into g (initialised here), from the file at path or, when
+ * text is not NULL, from text (path then names it), and, when p is not
+ * NULL, plans it with the default options; fails the test on error. */
 static inline void
-test_load_file (const char *path, ps_graph *g, ps_plan *p)
+test_load (const char *path, const char *text, ps_graph *g, ps_plan *p)
 {
   ps_graph_init (g);
   ps_diag d;
   ps_diag_init (&d, path);
-  int rc = ps_import_graph_file (g, path, NULL, &d);
+  int rc = text ? ps_import_graph_mem (g, text, strlen (text), path, &d)
+                : ps_import_graph_file (g, path, NULL, &d);
   if (rc == 0 && p) {
     ps_plan_options o;
     ps_plan_options_init (&o);
@@ -73,6 +75,12 @@ test_load_file (const char *path, ps_graph *g, ps_plan *p)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);
   assert_int_equal (rc, 0);
+}
+
+static inline void
+test_load_file (const char *path, ps_graph *g, ps_plan *p)
+{
+  test_load (path, NULL, g, p);
 }
 
 /* The same for example NAME ("transformer-block"). */

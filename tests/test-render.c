@@ -109,23 +109,6 @@ read_file (const char *path, size_t *len)
 }
 
 
-static void
-load_plan_text (const char *text, ps_graph *g, ps_plan *p)
-{
-  ps_diag d;
-  ps_diag_init (&d, "test.json");
-  int rc = ps_import_graph_mem (g, text, strlen (text), "test.json", &d);
-  if (rc == 0) {
-    ps_plan_options o;
-    ps_plan_options_init (&o);
-    rc = ps_plan_build (p, g, &o, &d);
-  }
-  if (rc != 0)
-    ps_diag_print (&d, stderr);
-  ps_diag_free (&d);
-  assert_int_equal (rc, 0);
-}
-
 /* ---- format checks ---------------------------------------------------- */
 
 static bool
@@ -552,7 +535,7 @@ render_dag_structure (void **state)
   (void) state;
   ps_graph g;
   ps_plan p;
-  load_plan_text (two_streams, &g, &p);
+  test_load ("test.json", two_streams, &g, &p);
   run r;
   run_plan (&r, &p);
   ps_scene s;
@@ -840,7 +823,7 @@ render_hostile_names (void **state)
   for (int k = 0; k < 2; k++) {
     ps_graph g;
     ps_plan p;
-    load_plan_text (k == 0 ? json : dot, &g, &p);
+    test_load ("test.json", k == 0 ? json : dot, &g, &p);
     for (int v = 0; v < PS_EXPORT_VIEW__COUNT; v++)
       for (int f = 0; f < 3; f++) { /* dot, svg, png */
         ps_export_options o;
@@ -877,7 +860,7 @@ render_write_failures (void **state)
   (void) state;
   ps_graph g;
   ps_plan p;
-  load_plan_text (two_streams, &g, &p);
+  test_load ("test.json", two_streams, &g, &p);
   ps_export_options o;
   ps_export_options_init (&o);
   o.format = PS_EXPORT_SVG;
