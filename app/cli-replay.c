@@ -93,8 +93,9 @@ write_text (const char *file, const ps_replay *r, bool no_launch, FILE *out)
   fprintf (out, "replay of %s (device %d", file, r->device);
   if (r->n_devices > 1)
     fprintf (out, " of %u", r->n_devices);
-  fprintf (out, "): %u GPU ops on %u streams, %u cross-stream waits, %u with a host launch\n",
-           r->gpu_ops, r->n_streams, r->waits, r->launches);
+  fprintf (out, "): %u GPU ops on %u streams, %u cross-stream waits (%u inferred from the "
+                "timing), %u with a host launch\n",
+           r->gpu_ops, r->n_streams, r->waits + r->inferred, r->inferred, r->launches);
   if (r->what_if)
     fprintf (out, "  what-if       %u kernels scaled%s\n", r->scaled,
              no_launch ? ", no launch overhead" : "");

@@ -197,6 +197,45 @@ core_replay_what_if (void **state)
   ps_diag_free (&d);
 }
 
+/* No recorded waits (Kineto's runtime cudaStreamWaitEvent has no ids):
+ * an op that starts 1 µs after work on another stream ended, long after
+ * its launch, waits for that work; one 40 µs after it does not. */
+static void
+core_replay_inferred_waits (void **state)
+{
+  (void) state;
+  static const char t[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 0,"
+    " \"dur\": 1, \"args\": {\"correlation\": 1}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"producer\", \"ts\": 5, \"dur\": 50,"
+    " \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 2,"
+    " \"dur\": 1, \"args\": {\"correlation\": 2}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"consumer\", \"ts\": 56, \"dur\": 10,"
+    " \"args\": {\"device\": 0, \"stream\": 8, \"correlation\": 2}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 3,"
+    " \"dur\": 1, \"args\": {\"correlation\": 3}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"late\", \"ts\": 95, \"dur\": 5,"
+    " \"args\": {\"device\": 0, \"stream\": 9, \"correlation\": 3}}\n"
+    "]}\n";
+  ps_graph g;
+  ps_trace_graph_info in;
+  ps_diag d;
+  ps_diag_init (&d, "w.json");
+  assert_int_equal (ps_import_trace_graph (&g, t, strlen (t), "w.json", NULL, NULL, &in, &d), 0);
+  assert_int_equal (in.inferred, 1);
+  uint32_t p = node_named (&g, "producer"), c = node_named (&g, "consumer");
+  uint32_t late = node_named (&g, "late");
+  assert_true (has_edge (&g, p, c));
+  assert_false (has_edge (&g, p, late));
+  assert_float_equal (g.delay_ns[c], 1000, 1e-6);
+  assert_true (g.delay_ns[late] > 30000);
+  ps_trace_graph_info_free (&in);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+}
+
 /* The graph commands take a trace: gzip as well as plain, and plan it
  * with its pins. */
 static void
@@ -337,6 +376,7 @@ main (int argc, char **argv)
     cmocka_unit_test (core_replay_trace_graph),
     cmocka_unit_test (core_replay_what_if),
     cmocka_unit_test (core_replay_measured_timeline),
+    cmocka_unit_test (core_replay_inferred_waits),
     cmocka_unit_test (core_replay_trace_is_a_graph_file),
     cmocka_unit_test (core_replay_foreign_files),
   };

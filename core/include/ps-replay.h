@@ -29,7 +29,7 @@ typedef struct ps_replay {
   double median_start_error_ns; /* of |replayed start - measured start| over the ops */
   uint32_t n_streams;
   ps_replay_stream *streams;
-  uint32_t waits, dropped, launches;
+  uint32_t waits, inferred, dropped, launches;
   /* The part of the replayed makespan that measured delays make up: how
    * much shorter it is with them taken out, in all and by cause. */
   double unexplained_ns, unexplained_by[PS_IDLE__COUNT];

@@ -12,7 +12,11 @@
  * The host is there too: each op's launch time, when the trace has its
  * runtime call, goes into g->host_ns (the op cannot start before it), so a
  * launch-bound trace replays launch-bound, and host synchronisations need
- * no node of their own (the launches after them come later).
+ * no node of their own (the launches after them come later).  A trace
+ * that records no cross-stream waits (Kineto's runtime cudaStreamWaitEvent
+ * says neither stream nor event) gets them inferred from the timing: an op
+ * that starts within 3 µs of the end of work on another stream, later than
+ * everything else lets it, waits for that work.
  *
  * What none of that explains, the idle time between an op's latest
  * constraint and its measured start, is kept as that op's measured delay
@@ -63,6 +67,7 @@ typedef struct ps_trace_graph_info {
   uint32_t gpu_ops;   /* nodes: one per kernel, copy and memset of the device */
   uint32_t streams;   /* the device's streams (pins 0 .. streams - 1) */
   uint32_t waits;     /* cross-stream waits kept as dependencies */
+  uint32_t inferred;  /* waits inferred from the timing (none recorded) */
   uint32_t dropped;   /* recorded waits the measurement contradicts */
   uint32_t launches;  /* ops with a host launch time */
   uint32_t delays;    /* ops with a measured delay */

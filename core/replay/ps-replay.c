@@ -218,6 +218,7 @@ ps_replay_trace (const char *data, size_t len, const char *path, const ps_replay
     r->n_devices = in.n_devices;
     r->gpu_ops = in.gpu_ops;
     r->waits = in.waits;
+    r->inferred = in.inferred;
     r->dropped = in.dropped;
     r->launches = in.launches;
   } else {

@@ -13,6 +13,11 @@
 
 /* Clock granularity: constraints this close to a start count as met. */
 #define TOL_NS 1.0
+/* A cross-stream wait the trace does not record (Kineto's runtime
+ * cudaStreamWaitEvent carries no stream or event id) is inferred when an
+ * op that nothing else explains starts within this long after work on
+ * another stream ended: an event's wait takes a few microseconds. */
+#define INFER_NS 3000.0
 
 static const char *const idle_text[] = {
 #define PS__IDLE_TEXT(e, text) text,
@@ -302,6 +307,44 @@ make_nodes (builder *b)
   return 0;
 }
 
+static const builder *sort_b;
+
+static int
+cmp_end (const void *a, const void *b)
+{
+  const ps_span *x = &sort_b->tl->spans[sort_b->in->span_of_node[*(const uint32_t *) a]];
+  const ps_span *y = &sort_b->tl->spans[sort_b->in->span_of_node[*(const uint32_t *) b]];
+  if (x->end_ns != y->end_ns)
+    return x->end_ns < y->end_ns ? -1 : 1;
+  uint32_t i = *(const uint32_t *) a, j = *(const uint32_t *) b;
+  return i < j ? -1 : i > j;
+}
+
+/* The node on another stream than pin whose work ended last in
+ * (start - INFER_NS, start], or PS_NONE: by_end holds the nodes sorted by
+ * their end. */
+static uint32_t
+inferred_wait (const builder *b, const uint32_t *by_end, uint32_t n, uint32_t v, double start_abs,
+               int32_t pin)
+{
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (b->tl->spans[b->in->span_of_node[by_end[mid]]].end_ns <= start_abs + TOL_NS)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (uint32_t k = lo; k-- > 0;) {
+    uint32_t u = by_end[k];
+    if (b->tl->spans[b->in->span_of_node[u]].end_ns < start_abs - INFER_NS)
+      break;
+    if (u < v && b->g->nodes[u].stream != pin)
+      return u;
+  }
+  return PS_NONE;
+}
+
 /* Dependencies, host times and measured delays, in start order. */
 static int
 constrain (builder *b)
@@ -339,6 +382,20 @@ constrain (builder *b)
   for (uint32_t v = 0; v < n && rc == 0; v++)
     if (nccl_name (ps_timeline_span_name (tl, in->span_of_node[v])))
       nccl_stream[g->nodes[v].stream] = true;
+  /* Without recorded waits, waits are inferred from the timing. */
+  uint32_t *by_end = NULL;
+  if (rc == 0 && tl->n_flows == 0 && in->streams > 1) {
+    by_end = malloc (((size_t) n + 1) * sizeof *by_end);
+    if (!by_end)
+      rc = PS_ENOMEM;
+    for (uint32_t v = 0; by_end && v < n; v++)
+      by_end[v] = v;
+    if (by_end) {
+      sort_b = b;
+      qsort (by_end, n, sizeof *by_end, cmp_end);
+      sort_b = NULL;
+    }
+  }
 
   for (uint32_t v = 0; v < n && rc == 0; v++) {
     uint32_t sp = in->span_of_node[v];
@@ -377,6 +434,18 @@ constrain (builder *b)
       in->launches++;
     }
     double idle = start - explained;
+    uint32_t w = idle > TOL_NS && by_end ? inferred_wait (b, by_end, n, v, s->start_ns, pin)
+                                         : PS_NONE;
+    if (w != PS_NONE) {
+      double end = tl->spans[in->span_of_node[w]].end_ns - t0;
+      if (end > explained) {
+        rc = add_after (b, w, v);
+        explained = end;
+        host_bound = false;
+        in->inferred++;
+        idle = start - explained;
+      }
+    }
     if (idle > TOL_NS) {
       ps_idle_cause c = nccl_stream[pin]                    ? PS_IDLE_NCCL
                         : shared_launch (b, s->correlation) ? PS_IDLE_GRAPH_LAUNCH
@@ -390,6 +459,7 @@ constrain (builder *b)
     }
   }
   free (nccl_stream);
+  free (by_end);
   free (first);
   free (next);
   return rc;
