@@ -127,8 +127,10 @@ ps_graph_write_json (const ps_graph *g, FILE *out, double *dropped_ns)
         fputs ("]", out);
       }
     } else {
-      names (out, "reads", g, g->access + nd->reads_begin, nd->reads_count, true);
-      names (out, "writes", g, g->access + nd->writes_begin, nd->writes_count, true);
+      if (nd->reads_count)
+        names (out, "reads", g, g->access + nd->reads_begin, nd->reads_count, true);
+      if (nd->writes_count)
+        names (out, "writes", g, g->access + nd->writes_begin, nd->writes_count, true);
     }
     /* Dependencies no buffer gives. */
     uint32_t n_after = 0;

@@ -7,9 +7,12 @@
  * covers the in-memory reader, files read through zlib as they are
  * (including corrupt gzip streams) and well-formed gzip files whose
  * content the fuzzer mutates.  An accepted trace must give a timeline that
- * satisfies ps-timeline.h's invariants. */
+ * satisfies ps-timeline.h's invariants; read from memory, it is also made
+ * the graph that replays it, written as a graph file, and replayed, which
+ * must fail only with a message. */
 #include "fuzz-harness.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +20,9 @@
 
 #include "fuzz-check.h"
 #include "ps-diagnose.h"
+#include "ps-graph-output.h"
+#include "ps-import.h"
+#include "ps-replay.h"
 #include "ps-timeline-output.h"
 #include "ps-trace-export.h"
 #include "ps-trace-import.h"
@@ -53,6 +59,39 @@ write_tmp (const uint8_t *data, size_t size, bool compress)
     FUZZ_CHECK (fclose (f) == 0, "fclose");
   }
   return tmp_path;
+}
+
+/* The trace as the graph that replays it, as a graph file, and replayed. */
+static void
+replay (const uint8_t *data, size_t size, const ps_trace_stats *st)
+{
+  ps_diag d;
+  ps_diag_init (&d, "fuzz-trace.json");
+  ps_graph g;
+  ps_trace_graph_info in;
+  int rc = ps_import_trace_graph (&g, (const char *) data, size, "fuzz-trace.json", NULL, NULL,
+                                  &in, &d);
+  if (rc != 0) {
+    FUZZ_CHECK (rc < 0 && d.errors > 0, "no graph (%d) without an error message", rc);
+  } else {
+    FUZZ_CHECK (g.n_nodes == in.gpu_ops && g.n_nodes > 0, "%u nodes for %u GPU ops", g.n_nodes,
+                in.gpu_ops);
+    FUZZ_CHECK (in.gpu_ops <= st->kernels + st->memcpys + st->memsets, "%u GPU ops of %u",
+                in.gpu_ops, st->kernels + st->memcpys + st->memsets);
+    for (uint32_t v = 0; v < g.n_nodes; v++)
+      FUZZ_CHECK (g.delay_ns[v] >= 0 && isfinite (g.delay_ns[v]), "delay %g", g.delay_ns[v]);
+    ps_graph_write_json (&g, ps_fuzz_devnull (), NULL);
+    ps_trace_graph_info_free (&in);
+    ps_graph_free (&g);
+    ps_replay r;
+    rc = ps_replay_trace ((const char *) data, size, "fuzz-trace.json", NULL,
+                          ps_device_builtin (0), &r, &d);
+    FUZZ_CHECK (rc == 0 || d.errors > 0, "replay failed (%d) without an error message", rc);
+    if (rc == 0)
+      FUZZ_CHECK (r.gpu_ops == in.gpu_ops || r.gpu_ops > 0, "replayed %u ops", r.gpu_ops);
+    ps_replay_free (&r);
+  }
+  ps_diag_free (&d);
 }
 
 int
@@ -93,6 +132,8 @@ ps_fuzz_trace (const uint8_t *data, size_t size)
       ps_trace_write (&tl, &dg, ps_fuzz_devnull ());
     }
     ps_diagnosis_free (&dg);
+    if (mode == 0)
+      replay (data, size, &st);
   }
   ps_timeline_free (&tl);
   ps_diag_free (&d);
