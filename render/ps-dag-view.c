@@ -307,7 +307,7 @@ label_box (dag *d, ps_scene *s, const ps__view_box *bx, ps_scene_node *sn, mode 
       ret = ps_scene_str (s, node_detail (g, v, buf, sizeof buf), &sn->detail);
     if (ret == 0)
       ret = ps_scene_str (s, in_branch ? "not run (assume: else) \xc2\xb7 stream 10"
-                                       : "999 \xc2\xb5s (estimated) \xc2\xb7 stream 10", &sn->detail2);
+                                       : "unknown \xc2\xb7 stream 10", &sn->detail2);
     sn->ref = v;
     return ret;
   }
