@@ -298,6 +298,26 @@ ui_trace_opens (void **state)
   close_window (win);
 }
 
+/* At the fit the window opens with, the DAG of the bundled examples is
+ * drawn with its labels (render draws text from 4.5 px on screen, a zoom
+ * of 0.45): boxes sized for more text than they show would shrink the
+ * fit below that. */
+static void
+ui_dag_labels_at_fit (void **state)
+{
+  static const char *const names[] = { "transformer-block.json", "copy-compute-overlap.json",
+                                       "long-kernel-wait.json" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      PsWindow *win = open_example (names[i]);
+      PsDagWidget *dag = PS_DAG_WIDGET (ps_window_get_part (win, "dag"));
+      double zoom = ps_dag_widget_get_zoom (dag);
+      if (!(zoom >= 0.45))
+        fail_msg ("%s: the DAG fits at zoom %.3f, too small for its labels", names[i], zoom);
+      close_window (win);
+    }
+}
+
 static gboolean
 plan_has_streams (gpointer data)
 {
@@ -1774,6 +1794,7 @@ main (int argc, char **argv)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (ui_examples_open),
     cmocka_unit_test (ui_trace_opens),
+    cmocka_unit_test (ui_dag_labels_at_fit),
     cmocka_unit_test (ui_streams_replan),
     cmocka_unit_test (ui_fusion_toggle),
     cmocka_unit_test (ui_select_inspector),
