@@ -159,9 +159,8 @@ own_option (const char *cmd, int argc, char **argv, int *i, const cli_opt *opts,
  * PLAN-OPTIONS and the FILE, else *file does. */
 static int
 parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
-            const char **file, const cli_opt *opts, size_t n_opts)
+            const char **file, const char **second, const cli_opt *opts, size_t n_opts)
 {
-  const char *what = a ? "graph file" : "trace";
   const char **dest = a ? &a->file : file;
   bool opts_done = false;
   for (int i = 1; i < argc; i++) {
@@ -171,9 +170,14 @@ parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_
       continue;
     }
     if (opts_done || arg[0] != '-' || arg[1] == '\0') {
-      if (*dest)
-        return cli_usage_error (cmd, "one %s at a time ('%s' and '%s')", what, *dest, arg);
-      *dest = arg;
+      if (*dest && second && !*second)
+        *second = arg;
+      else if (*dest)
+        return cli_usage_error (cmd, "%s at a time ('%s' and '%s')",
+                                second ? "two files" : a ? "one graph file" : "one trace",
+                                second && *second ? *second : *dest, arg);
+      else
+        *dest = arg;
       continue;
     }
     if (cli_is_help (arg)) {
@@ -188,6 +192,8 @@ parse_args (const char *cmd, const char *usage, int argc, char **argv, cli_plan_
     if (m == 0)
       return cli_usage_error (cmd, "unknown option '%s'", arg);
   }
+  if (second && !*second)
+    return cli_usage_error (cmd, "two files are required: A and B");
   if (!*dest)
     return cli_usage_error (cmd, a ? "a graph FILE is required" : "a TRACE file is required");
   return -1;
@@ -197,7 +203,15 @@ int
 cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
                    const cli_opt *opts, size_t n_opts)
 {
-  return parse_args (cmd, usage, argc, argv, a, NULL, opts, n_opts);
+  return parse_args (cmd, usage, argc, argv, a, NULL, NULL, opts, n_opts);
+}
+
+int
+cli_parse_two_files (const char *cmd, const char *usage, int argc, char **argv,
+                     cli_plan_args *a, const char **second, const cli_opt *opts, size_t n_opts)
+{
+  *second = NULL;
+  return parse_args (cmd, usage, argc, argv, a, NULL, second, opts, n_opts);
 }
 
 int
@@ -205,7 +219,7 @@ cli_parse_trace_command (const char *cmd, const char *usage, int argc, char **ar
                          const char **file, const cli_opt *opts, size_t n_opts)
 {
   *file = NULL;
-  return parse_args (cmd, usage, argc, argv, NULL, file, opts, n_opts);
+  return parse_args (cmd, usage, argc, argv, NULL, file, NULL, opts, n_opts);
 }
 
 void

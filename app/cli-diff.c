@@ -185,43 +185,11 @@ cli_diff_main (int argc, char **argv)
   cli_plan_args_init (&a);
   const char *files[2] = { NULL, NULL };
   bool json = false;
-  /* Two files: the first goes through the planning parser, the second is
-   * taken out of argv first. */
-  int n_files = 0;
-  char **rest = malloc (((size_t) argc + 1) * sizeof *rest);
-  if (!rest)
-    return CLI_FAILED;
-  int nr = 0;
-  for (int i = 0; i < argc; i++) {
-    bool opt_value = i > 0 && (strcmp (argv[i - 1], "--streams") == 0 ||
-                               strcmp (argv[i - 1], "--device") == 0);
-    if (i > 0 && argv[i][0] != '-' && !opt_value && n_files < 2) {
-      files[n_files++] = argv[i];
-      continue;
-    }
-    if (strcmp (argv[i], "--json") == 0) {
-      json = true;
-      continue;
-    }
-    rest[nr++] = argv[i];
-  }
-  rest[nr] = NULL;
-  for (int i = 1; i < nr; i++)
-    if (cli_is_help (rest[i])) {
-      free (rest);
-      fputs (usage, stdout);
-      return cli_finish_stdout ();
-    }
-  if (n_files < 2) {
-    free (rest);
-    return cli_usage_error (cmd, "two files are required: A and B");
-  }
-  /* The planning options, with A standing in for the one FILE. */
-  rest[nr++] = (char *) files[0];
-  int parsed = cli_parse_command (cmd, usage, nr, rest, &a, NULL, 0);
-  free (rest);
+  const cli_opt opts[] = { { "--json", NULL, NULL, &json } };
+  int parsed = cli_parse_two_files (cmd, usage, argc, argv, &a, &files[1], opts, 1);
   if (parsed >= 0)
     return parsed;
+  files[0] = a.file;
   run ra, rb;
   int rc = load_run (files[0], &a, &ra);
   if (rc == 0)

@@ -67,6 +67,10 @@ typedef struct cli_opt {
  * code (0 after --help, CLI_USAGE after a usage message). */
 int cli_parse_command (const char *cmd, const char *usage, int argc, char **argv, cli_plan_args *a,
                        const cli_opt *opts, size_t n_opts);
+/* The same with two files: the first in a->file, the second in *second. */
+int cli_parse_two_files (const char *cmd, const char *usage, int argc, char **argv,
+                         cli_plan_args *a, const char **second, const cli_opt *opts,
+                         size_t n_opts);
 /* The same for a command on a trace: one TRACE into *file, no
  * PLAN-OPTIONS. */
 int cli_parse_trace_command (const char *cmd, const char *usage, int argc, char **argv,

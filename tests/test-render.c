@@ -632,19 +632,8 @@ gen_plan (ps_gen_shape shape, uint32_t nodes, bool extras, ps_graph *g, ps_plan 
   assert_non_null (f);
   assert_int_equal (ps_gen_write (&go, f), 0);
   fclose (f);
-  ps_diag d;
-  ps_diag_init (&d, "gen.json");
-  int rc = ps_import_graph_mem (g, text, len, "gen.json", &d);
+  test_load ("gen.json", text, g, p);
   free (text);
-  if (rc == 0) {
-    ps_plan_options o;
-    ps_plan_options_init (&o);
-    rc = ps_plan_build (p, g, &o, &d);
-  }
-  if (rc != 0)
-    ps_diag_print (&d, stderr);
-  ps_diag_free (&d);
-  assert_int_equal (rc, 0);
 }
 
 /* Boxes account for every node exactly once. */

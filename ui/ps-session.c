@@ -360,10 +360,7 @@ set_document (PsSession *self, PsDoc *doc)
   if (doc->graph.measured)
     {
       /* A trace: planned on the streams it ran on, unless asked otherwise. */
-      int32_t most = 0;
-      for (uint32_t v = 0; v < doc->graph.n_nodes; v++)
-        most = MAX (most, doc->graph.nodes[v].stream);
-      guint streams = CLAMP ((guint) most + 1, 1, PS_MAX_STREAMS);
+      guint streams = CLAMP (ps_graph_pinned_streams (&doc->graph), 1, PS_MAX_STREAMS);
       if (streams != self->options.streams)
         {
           self->options.streams = streams;

@@ -310,6 +310,8 @@ void ps_graph_free (ps_graph *g);
  * mangled: the demangled kernel name ("mlx::core::cu::copy_s<int, ...>"),
  * with the trace's "#N" kept.  In buf, or the name itself. */
 const char *ps_node_title (const ps_graph *g, uint32_t v, char *buf, size_t cap);
+/* The streams the pins ask for: the highest pin + 1, 0 when none. */
+uint32_t ps_graph_pinned_streams (const ps_graph *g);
 /* Whether ps_node_title titles v by its kernel rather than its name. */
 bool ps_node_titled_by_kernel (const ps_graph *g, uint32_t v);
 

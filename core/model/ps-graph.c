@@ -254,3 +254,12 @@ ps_node_title (const ps_graph *g, uint32_t v, char *buf, size_t cap)
   }
   return buf;
 }
+
+uint32_t
+ps_graph_pinned_streams (const ps_graph *g)
+{
+  int32_t most = -1;
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    most = g->nodes[v].stream > most ? g->nodes[v].stream : most;
+  return (uint32_t) (most + 1);
+}

@@ -300,12 +300,7 @@ ps__plan_finish (ps_plan *p)
 bool
 ps__plan_unpinned (const ps_graph *g, uint32_t streams)
 {
-  if (!g->measured)
-    return false;
-  for (uint32_t v = 0; v < g->n_nodes; v++)
-    if (g->nodes[v].stream >= 0 && (uint32_t) g->nodes[v].stream >= streams)
-      return true;
-  return false;
+  return g->measured && ps_graph_pinned_streams (g) > streams;
 }
 
 int
@@ -318,14 +313,12 @@ ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag *di
     return PS_EUSAGE;
   }
   if (ps__plan_unpinned (g, o->streams)) {
-    int32_t most = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-      most = g->nodes[v].stream > most ? g->nodes[v].stream : most;
+    uint32_t pinned = ps_graph_pinned_streams (g);
     if (diag)
       ps_diag_warn (diag, 0, 0,
-                    "the trace ran on %d streams; planned on at most %u, each recorded "
-                    "stream's order kept as dependencies (--streams %d keeps its streams)",
-                    most + 1, o->streams, most + 1);
+                    "the trace ran on %u streams; planned on at most %u, each recorded "
+                    "stream's order kept as dependencies (--streams %u keeps its streams)",
+                    pinned, o->streams, pinned);
     return 0;
   }
   for (uint32_t v = 0; v < g->n_nodes; v++) {

@@ -26,6 +26,19 @@ cmp_double (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* The makespan of a simulated run: first op's start to the last end. */
+static double
+span_of (const ps_timeline *tl)
+{
+  double s0 = INFINITY, s1 = -INFINITY;
+  for (uint32_t i = 0; i < tl->n_spans; i++)
+    if (tl->spans[i].nodes_count) {
+      s0 = fmin (s0, tl->spans[i].start_ns);
+      s1 = fmax (s1, tl->spans[i].end_ns);
+    }
+  return s1 > s0 ? s1 - s0 : 0;
+}
+
 /* The measured and the simulated run, op by op. */
 static int
 compare (const ps_graph *g, const ps_timeline *measured, const ps_trace_graph_info *in,
@@ -57,7 +70,7 @@ compare (const ps_graph *g, const ps_timeline *measured, const ps_trace_graph_in
   r->n_streams = in->streams;
   for (uint32_t p = 0; p < in->streams; p++)
     r->streams[p].id = in->stream_of_pin[p];
-  double m0 = INFINITY, m1 = -INFINITY, s0 = INFINITY, s1 = -INFINITY;
+  double m0 = INFINITY, m1 = -INFINITY;
   uint32_t ne = 0;
   for (uint32_t v = 0; v < n; v++) {
     const ps_span *ms = &measured->spans[in->span_of_node[v]];
@@ -72,14 +85,12 @@ compare (const ps_graph *g, const ps_timeline *measured, const ps_trace_graph_in
       r->streams[p].measured_ns += ms->end_ns - ms->start_ns;
     if (!isfinite (start[v]))
       continue;
-    s0 = fmin (s0, start[v]);
-    s1 = fmax (s1, end[v]);
     if (p < in->streams)
       r->streams[p].replayed_ns += end[v] - start[v];
     err[ne++] = fabs (start[v] - (ms->start_ns - in->t0_ns));
   }
   r->measured_makespan_ns = m1 > m0 ? m1 - m0 : 0;
-  r->replayed_makespan_ns = s1 > s0 ? s1 - s0 : 0;
+  r->replayed_makespan_ns = span_of (sim);
   r->makespan_error = r->measured_makespan_ns > 0
                         ? (r->replayed_makespan_ns - r->measured_makespan_ns)
                             / r->measured_makespan_ns
@@ -92,19 +103,6 @@ compare (const ps_graph *g, const ps_timeline *measured, const ps_trace_graph_in
   free (end);
   free (err);
   return ne == n ? 0 : PS_EINVAL;
-}
-
-/* The makespan of a simulated run: first op's start to the last end. */
-static double
-span_of (const ps_timeline *tl)
-{
-  double s0 = INFINITY, s1 = -INFINITY;
-  for (uint32_t i = 0; i < tl->n_spans; i++)
-    if (tl->spans[i].nodes_count) {
-      s0 = fmin (s0, tl->spans[i].start_ns);
-      s1 = fmax (s1, tl->spans[i].end_ns);
-    }
-  return s1 > s0 ? s1 - s0 : 0;
 }
 
 /* The makespan with the delays of the causes in `drop` (a bit per cause)

@@ -210,6 +210,7 @@ assign_pins (builder *b, ps_diag *diag)
   b->pin_of = malloc (((size_t) tl->n_streams + 1) * sizeof *b->pin_of);
   if (!b->pin_of)
     return PS_ENOMEM;
+  /* The timeline's streams are sorted by (device, id) already. */
   uint32_t n = 0;
   for (uint32_t q = 0; q < tl->n_streams; q++) {
     b->pin_of[q] = -1;
@@ -217,7 +218,7 @@ assign_pins (builder *b, ps_diag *diag)
     for (uint32_t k = tl->stream_off[q]; k < tl->stream_off[q + 1] && !used; k++)
       used = is_work (&tl->spans[tl->by_stream[k]]);
     if (used && tl->streams[q].device == in->device)
-      n++;
+      b->pin_of[q] = (int32_t) n++;
   }
   if (n > PS_MAX_STREAMS)
     return ps_diag_error (diag, 0, 0,
@@ -229,18 +230,11 @@ assign_pins (builder *b, ps_diag *diag)
   in->tl_stream_of_pin = malloc (((size_t) n + 1) * sizeof *in->tl_stream_of_pin);
   if (!in->stream_of_pin || !in->tl_stream_of_pin)
     return PS_ENOMEM;
-  /* The timeline's streams are sorted by (device, id) already. */
-  uint32_t p = 0;
-  for (uint32_t q = 0; q < tl->n_streams; q++) {
-    bool used = false;
-    for (uint32_t k = tl->stream_off[q]; k < tl->stream_off[q + 1] && !used; k++)
-      used = is_work (&tl->spans[tl->by_stream[k]]);
-    if (!used || tl->streams[q].device != in->device)
-      continue;
-    in->stream_of_pin[p] = tl->streams[q].id;
-    in->tl_stream_of_pin[p] = q;
-    b->pin_of[q] = (int32_t) p++;
-  }
+  for (uint32_t q = 0; q < tl->n_streams; q++)
+    if (b->pin_of[q] >= 0) {
+      in->stream_of_pin[b->pin_of[q]] = tl->streams[q].id;
+      in->tl_stream_of_pin[b->pin_of[q]] = q;
+    }
   return 0;
 }
 
