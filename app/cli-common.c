@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-exec-trace.h"
 #include "ps-file.h"
 #include "ps-import.h"
 #include "ps-trace-export.h"
@@ -288,6 +289,36 @@ cli_load_graph (ps_graph *g, const char *file, bool timing)
   if (timing)
     cli_print_timing (&t);
   return report (&diag, r) == 0 ? CLI_OK : CLI_FAILED;
+}
+
+int
+cli_load_exec_trace (ps_exec_trace *et, const char *file)
+{
+  ps_diag diag;
+  ps_diag_init (&diag, shown (file));
+  char *data = NULL;
+  size_t len = 0;
+  memset (et, 0, sizeof *et);
+  int r = ps_file_read_all (file, (size_t) PS_MAX_FILE_BYTES, &data, &len, &diag);
+  if (r == 0)
+    r = ps_exec_trace_read (et, data, len, &diag);
+  free (data);
+  return report (&diag, r) == 0 ? CLI_OK : CLI_FAILED;
+}
+
+void
+cli_et_summary (const char *file, uint32_t gpu_ops, const ps_et_links *in,
+                const ps_exec_trace *et)
+{
+  fprintf (stderr, "%s: %s %u of %u GPU ops to its operators (schema %s, %u nodes), %u "
+                   "buffers (CUDA storages)",
+           shown (file), in->linked ? "note: linked" : "warning: linked", in->linked, gpu_ops,
+           et->schema, et->n_nodes, in->buffers);
+  if (in->unmatched || in->no_cpu_op)
+    fprintf (stderr, "; %u launched by a CPU op it does not list, %u by none (these keep "
+                     "their streams' recorded order)",
+             in->unmatched, in->no_cpu_op);
+  fputs (in->linked ? "\n" : ": is it of the same run as the trace?\n", stderr);
 }
 
 int

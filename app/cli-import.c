@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-exec-trace.h"
 #include "ps-file.h"
 #include "ps-format.h"
 #include "ps-graph-output.h"
 #include "ps-import.h"
 
 static const char usage[] =
-  "Usage: planscope-cli import TRACE [--free-streams] [--gpu N] [-o OUT]\n"
+  "Usage: planscope-cli import TRACE [--et ET] [--free-streams] [--gpu N] [-o OUT]\n"
   "\n"
   "Writes the planscope graph of a Chrome/Kineto trace (.json or .json.gz): each\n"
   "kernel, copy and memset of the device with its measured duration as cost_ns, on\n"
@@ -23,12 +24,16 @@ static const char usage[] =
   "time the trace does not explain are not part of the graph format: `plan`,\n"
   "`simulate` and `replay` of the trace itself keep them; the count is on stderr.\n"
   "\n"
+  "  --et ET        a PyTorch execution trace of the same run (.json or .json.gz):\n"
+  "                  each op its CPU operator is linked to reads and writes that\n"
+  "                  operator's CUDA tensors (one buffer per storage)\n"
   "  --free-streams  no pins: the planner chooses streams (each recorded stream's\n"
-  "                  order stays a dependency)\n"
+  "                  order stays a dependency, except between two ops --et links:\n"
+  "                  their data orders them)\n"
   "  --gpu N         the device to take (default: the one with the most GPU work)\n"
   "  -o, --output OUT  the graph file to write (default: standard output)\n"
-  "  --et, --durations  (execution traces and CUDA-graph replays: not read by this\n"
-  "                  planscope yet)\n";
+  "  --durations TRACE  (a CUDA-graph dump's durations from a trace of its replay:\n"
+  "                  not read by this planscope yet)\n";
 
 typedef struct {
   const ps_graph *g;
@@ -59,16 +64,24 @@ cli_import_main (int argc, char **argv)
                                         sizeof opts / sizeof opts[0]);
   if (parsed >= 0)
     return parsed;
-  if (et || durations)
-    return cli_usage_error (cmd, "%s: pairing a trace with an execution trace or a CUDA-graph "
-                                 "dump is not supported by this planscope yet",
-                            et ? "--et" : "--durations");
+  if (durations)
+    return cli_usage_error (cmd, "--durations: pairing a CUDA-graph dump with a trace of its "
+                                 "replay is not supported by this planscope yet");
   uint32_t dev;
   if (gpu && cli_parse_u32 (gpu, 0, 1023, &dev) != 0)
     return cli_usage_error (cmd, "--gpu needs a device number from 0 to 1023, not '%s'", gpu);
   if (gpu)
     o.device = (int32_t) dev;
 
+  ps_exec_trace exec;
+  memset (&exec, 0, sizeof exec);
+  if (et) {
+    if (cli_load_exec_trace (&exec, et) != CLI_OK)
+      return CLI_FAILED;
+    o.et = &exec;
+  }
+  ps_trace_graph_info info;
+  memset (&info, 0, sizeof info);
   ps_diag diag;
   ps_diag_init (&diag, file);
   char *data = NULL;
@@ -77,8 +90,11 @@ cli_import_main (int argc, char **argv)
   ps_graph_init (&g);
   int rc = ps_file_read_all (file, (size_t) 4 << 30, &data, &len, &diag);
   if (rc == 0)
-    rc = ps_import_trace_graph (&g, data, len, file, &o, NULL, NULL, &diag);
+    rc = ps_import_trace_graph (&g, data, len, file, &o, NULL, &info, &diag);
   free (data);
+  if (rc == 0 && et)
+    cli_et_summary (et, info.gpu_ops, &info.et, &exec);
+  ps_exec_trace_free (&exec);
   ps_diag_print (&diag, stderr);
   ps_diag_free (&diag);
   int ret = CLI_FAILED;
@@ -103,6 +119,7 @@ cli_import_main (int argc, char **argv)
                file, ps_format_duration (w.dropped, a, sizeof a));
     }
   }
+  ps_trace_graph_info_free (&info);
   ps_graph_free (&g);
   return ret;
 }

@@ -9,14 +9,15 @@
 #include <string.h>
 
 #include "ps-device.h"
+#include "ps-exec-trace.h"
 #include "ps-file.h"
 #include "ps-format.h"
 #include "ps-jsonw.h"
 #include "ps-replay.h"
 
 static const char usage[] =
-  "Usage: planscope-cli replay TRACE [--json] [--gpu N] [--scale GLOB=FACTOR]...\n"
-  "                            [--no-launch-overhead] [--timing]\n"
+  "Usage: planscope-cli replay TRACE [--json] [--gpu N] [--et ET] [--streams N]\n"
+  "                            [--scale GLOB=FACTOR]... [--no-launch-overhead] [--timing]\n"
   "\n"
   "Imports a Chrome/Kineto trace (.json or .json.gz) as the graph that replays it\n"
   "(each GPU op with its measured duration, on its recorded stream, after what the\n"
@@ -29,6 +30,10 @@ static const char usage[] =
   "  --json      print the replay document (planscope-replay)\n"
   "  --gpu N     the device of the trace to replay (default: the one with the most\n"
   "              GPU work)\n"
+  "  --et ET     a PyTorch execution trace of the same run: the ops it links read and\n"
+  "              write their operators' tensors (see `import --et`)\n"
+  "  --streams N what if the planner chose the streams, up to N: each recorded\n"
+  "              stream's order stays a dependency, except between ops --et links\n"
   "  --scale GLOB=FACTOR\n"
   "              what if kernels whose name matches GLOB (fnmatch) took FACTOR times\n"
   "              as long (up to 16, the first that matches counts)\n"
@@ -40,7 +45,7 @@ static const char usage[] =
   "  --timing    wall time of the replay on stderr\n";
 
 static void
-write_json (const char *file, const ps_replay *r, bool no_launch, FILE *out)
+write_json (const char *file, const ps_replay *r, bool no_launch, uint32_t streams, FILE *out)
 {
   const char *base = strrchr (file, '/');
   base = base ? base + 1 : file;
@@ -80,14 +85,23 @@ write_json (const char *file, const ps_replay *r, bool no_launch, FILE *out)
   }
   fputs ("],\n  \"launch_latency_ns\": ", out);
   ps_jsonw_number (out, round (r->launch_latency_ns));
-  if (r->what_if)
-    fprintf (out, ",\n  \"what_if\": {\"scaled_kernels\": %u, \"no_launch_overhead\": %s}",
+  if (r->what_if) {
+    fprintf (out, ",\n  \"what_if\": {\"scaled_kernels\": %u, \"no_launch_overhead\": %s",
              r->scaled, no_launch ? "true" : "false");
+    if (streams)
+      fprintf (out, ", \"streams\": %u, \"streams_used\": %u, \"data_ordered_ops\": %u",
+               streams, r->streams_used, r->et.linked);
+    fputs (", \"measured_end_ns\": ", out);
+    ps_jsonw_number (out, round (r->measured_end_ns));
+    fputs (", \"what_if_end_ns\": ", out);
+    ps_jsonw_number (out, round (r->replayed_end_ns));
+    fputs ("}", out);
+  }
   fputs ("\n}\n", out);
 }
 
 static void
-write_text (const char *file, const ps_replay *r, bool no_launch, FILE *out)
+write_text (const char *file, const ps_replay *r, bool no_launch, uint32_t streams, FILE *out)
 {
   char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX], c[PS_FORMAT_MAX];
   fprintf (out, "replay of %s (device %d", file, r->device);
@@ -99,11 +113,21 @@ write_text (const char *file, const ps_replay *r, bool no_launch, FILE *out)
   if (r->what_if)
     fprintf (out, "  what-if       %u kernels scaled%s\n", r->scaled,
              no_launch ? ", no launch overhead" : "");
+  if (streams)
+    fprintf (out,
+             "  streams       planned on up to %u (%u used); %u of %u ops ordered by their "
+             "data, the rest by their recorded stream's order%s\n",
+             streams, r->streams_used, r->et.linked, r->gpu_ops,
+             r->et.linked ? "" : " (give --et to say which ops are independent)");
   fprintf (out, "  makespan      measured %s   %s %s   %s %+.3f%%\n",
            ps_format_duration (r->measured_makespan_ns, a, sizeof a),
            r->what_if ? "what-if" : "replayed",
            ps_format_duration (r->replayed_makespan_ns, b, sizeof b),
            r->what_if ? "change" : "error", 100 * r->makespan_error);
+  if (r->what_if)
+    fprintf (out, "  last op ends  measured %s   what-if %s after the first launch\n",
+             ps_format_duration (r->measured_end_ns, a, sizeof a),
+             ps_format_duration (r->replayed_end_ns, b, sizeof b));
   fprintf (out, "  op starts     median %s %s\n", r->what_if ? "shift" : "error",
            ps_format_duration (r->median_start_error_ns, a, sizeof a));
   double share = r->measured_makespan_ns > 0 ? r->unexplained_ns / r->measured_makespan_ns : 0;
@@ -133,7 +157,7 @@ int
 cli_replay_main (int argc, char **argv)
 {
   const char *cmd = "replay";
-  const char *file = NULL, *gpu = NULL;
+  const char *file = NULL, *gpu = NULL, *et = NULL, *streams = NULL;
   bool json = false, timing = false, no_launch = false;
   ps_replay_options o;
   ps_replay_options_init (&o);
@@ -145,6 +169,8 @@ cli_replay_main (int argc, char **argv)
     { "--no-launch-overhead", NULL, NULL, &no_launch },
     { "--json", NULL, NULL, &json },
     { "--timing", NULL, NULL, &timing },
+    { "--et", NULL, &et, NULL },
+    { "--streams", NULL, &streams, NULL },
   };
   int parsed = cli_parse_trace_command (cmd, usage, argc, argv, &file, opts,
                                         sizeof opts / sizeof opts[0]);
@@ -172,6 +198,21 @@ cli_replay_main (int argc, char **argv)
     return cli_usage_error (cmd, "--gpu needs a device number from 0 to 1023, not '%s'", gpu);
   if (gpu)
     o.trace.device = (int32_t) dev;
+  if (streams && cli_parse_u32 (streams, 1, PS_MAX_STREAMS, &o.streams) != 0) {
+    for (uint32_t k = 0; k < o.n_scales; k++)
+      free ((char *) o.scale[k].glob);
+    return cli_usage_error (cmd, "--streams needs a count from 1 to %d, not '%s'",
+                            PS_MAX_STREAMS, streams);
+  }
+  ps_exec_trace exec;
+  memset (&exec, 0, sizeof exec);
+  if (et && cli_load_exec_trace (&exec, et) != CLI_OK) {
+    for (uint32_t k = 0; k < o.n_scales; k++)
+      free ((char *) o.scale[k].glob);
+    return CLI_FAILED;
+  }
+  if (et)
+    o.trace.et = &exec;
 
   ps_diag diag;
   ps_diag_init (&diag, file);
@@ -184,6 +225,9 @@ cli_replay_main (int argc, char **argv)
   if (rc == 0)
     rc = ps_replay_trace (data, len, file, &o, ps_device_builtin (0), &r, &diag);
   free (data);
+  if (rc == 0 && et)
+    cli_et_summary (et, r.gpu_ops, &r.et, &exec);
+  ps_exec_trace_free (&exec);
   if (timing)
     cli_timing ("replay", ps_clock_now () - t0);
   ps_diag_print (&diag, stderr);
@@ -191,9 +235,9 @@ cli_replay_main (int argc, char **argv)
   int ret = CLI_FAILED;
   if (rc == 0) {
     if (json)
-      write_json (file, &r, o.no_launch_overhead, stdout);
+      write_json (file, &r, o.no_launch_overhead, o.streams, stdout);
     else
-      write_text (file, &r, o.no_launch_overhead, stdout);
+      write_text (file, &r, o.no_launch_overhead, o.streams, stdout);
     ret = cli_finish_stdout ();
   }
   ps_replay_free (&r);

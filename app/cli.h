@@ -13,6 +13,7 @@
 #include "ps-plan.h"
 #include "ps-timeline.h"
 #include "ps-timing.h"
+#include "ps-trace-graph.h"
 
 /* Exit codes of spec/cli.md. */
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2, CLI_NO_GPU = 3 };
@@ -84,6 +85,12 @@ void cli_print_timing (const ps_timing *t);
 /* Loads FILE ("-" reads standard input), printing the loader's
  * diagnostics to stderr.  Returns CLI_OK or CLI_FAILED. */
 int cli_load_graph (ps_graph *g, const char *file, bool timing);
+/* Reads a PyTorch execution trace (--et), its diagnostics to stderr. */
+struct ps_exec_trace;
+int cli_load_exec_trace (struct ps_exec_trace *et, const char *file);
+/* What an execution trace linked (ps_trace_graph_info), on stderr. */
+void cli_et_summary (const char *file, uint32_t gpu_ops, const ps_et_links *links,
+                     const struct ps_exec_trace *et);
 /* Finds the device to plan for (--device, else the graph's, else the
  * default) into a->device and points a->options.device at it. */
 int cli_plan_device (cli_plan_args *a, const ps_graph *g);

@@ -534,8 +534,12 @@ assert p["streams"] == 2
 PY
 expect 0 "import --free-streams" import "$TMP/tiny-trace.json" --free-streams
 grep -q '"stream"' "$TMP/out" && bad "import --free-streams kept pins" || ok
-expect 2 "import --et" import "$TMP/tiny-trace.json" --et x.json
-grep -q 'not supported by this planscope yet' "$TMP/err" && ok || bad "import --et: no message"
+expect 1 "import --et of a missing file" import "$TMP/tiny-trace.json" --et "$TMP/no-such-et.json"
+grep -q "^$TMP/no-such-et.json: error: cannot open" "$TMP/err" && ok ||
+  bad "import --et of a missing file: no message naming it"
+echo '{"traceEvents": []}' >"$TMP/not-et.json"
+expect 1 "import --et of a Chrome trace" import "$TMP/tiny-trace.json" --et "$TMP/not-et.json"
+grep -q 'not an execution trace' "$TMP/err" && ok || bad "import --et of a Chrome trace: no message"
 expect 1 "import a graph file" import "$moe"
 
 # The before/after pair of Kineto's docs, when the third-party data is here.
@@ -547,6 +551,33 @@ if [ -f "$data/real/kineto/before_fix_trace.json" ]; then
     bad "diff of the before/after traces prints no makespans"
   expect 0 "replay of a trace" replay "$data/real/kineto/after_fix_trace.json" --json
   grep -q '"format": "planscope-replay"' "$TMP/out" && ok || bad "replay --json: no document"
+fi
+# HTA's Kineto + execution trace pair: the tensors become buffers, and a
+# re-plan on two streams is ordered by them.
+kin="$data/wild/kineto/hta_execution_trace_simple_add_kineto.json.gz"
+et="$data/wild/other/hta_execution_trace_simple_add_et.json.gz"
+if [ -f "$kin" ] && [ -f "$et" ]; then
+  expect 0 "import --et" import "$kin" --et "$et" --free-streams -o "$TMP/et-graph.json"
+  grep -q 'linked 4 of 4 GPU ops' "$TMP/err" && ok || bad "import --et: no link summary"
+  python3 - "$TMP/et-graph.json" <<'PY' && ok || bad "import --et: wrong buffers or accesses"
+import json, sys
+g = json.load(open(sys.argv[1]))
+assert len(g["buffers"]) == 4
+adds = [n for n in g["nodes"] if "CUDAFunctor_add" in n["function"]]
+assert len(adds) == 2 and all(len(n["reads"]) == 2 and len(n["writes"]) == 1 for n in adds)
+assert not any("stream" in n for n in g["nodes"])
+PY
+  expect 0 "plan of an --et import on 2 streams" plan "$TMP/et-graph.json" --streams 2
+  expect 0 "replay --et --streams 2" replay "$kin" --et "$et" --streams 2 --json
+  python3 - "$TMP/out" <<'PY' && ok || bad "replay --et --streams: wrong what-if"
+import json, sys
+r = json.load(open(sys.argv[1]))
+w = r["what_if"]
+assert w["streams"] == 2 and w["data_ordered_ops"] == 4
+assert w["what_if_end_ns"] <= w["measured_end_ns"] + 1
+PY
+  expect 1 "an execution trace alone" plan "$et"
+  grep -q 'import KINETO --et THIS' "$TMP/err" && ok || bad "an execution trace alone: no pairing hint"
 fi
 
 echo "$pass passed, $fail failed"

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "ps-exec-trace.h"
 #include "ps-file.h"
 #include "ps-import.h"
 #include "ps-plan.h"
@@ -310,6 +311,225 @@ core_replay_foreign_files (void **state)
   expect_message ("[1, 2]", "must be a JSON object");
 }
 
+
+/* ---- execution traces ---- */
+
+/* Host thread 1: aten::rand (around aten::uniform_, which launches w1 on
+ * stream 7), aten::ones launching w2 on stream 7, aten::add launching
+ * add on stream 8 after an event, and aten::mul launching mul on 7,
+ * whose execution-trace entry has another name; x: a kernel launched
+ * outside any CPU op. */
+static const char et_kineto[] =
+  "{\"traceEvents\": [\n"
+  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::rand\", \"ts\": 100, \"dur\": 50,"
+  " \"pid\": 1, \"tid\": 1, \"args\": {\"External id\": 10, \"Record function id\": 2}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::uniform_\", \"ts\": 110, \"dur\": 20,"
+  " \"pid\": 1, \"tid\": 1, \"args\": {\"External id\": 11, \"Record function id\": 3}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 115,"
+  " \"dur\": 5, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 1, \"External id\": 11}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"w1\", \"ts\": 200, \"dur\": 10, \"pid\": 0,"
+  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::ones\", \"ts\": 160, \"dur\": 20,"
+  " \"pid\": 1, \"tid\": 1, \"args\": {\"External id\": 12, \"Record function id\": 4}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 165,"
+  " \"dur\": 5, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 2}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"w2\", \"ts\": 210, \"dur\": 10, \"pid\": 0,"
+  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 2}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"ts\": 190, \"dur\": 20,"
+  " \"pid\": 1, \"tid\": 1, \"args\": {\"External id\": 13, \"Record function id\": 5}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 195,"
+  " \"dur\": 5, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 3}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"add\", \"ts\": 220, \"dur\": 10, \"pid\": 0,"
+  " \"tid\": 8, \"args\": {\"device\": 0, \"stream\": 8, \"correlation\": 3}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mul\", \"ts\": 212, \"dur\": 8,"
+  " \"pid\": 1, \"tid\": 1, \"args\": {\"External id\": 14, \"Record function id\": 6}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 214,"
+  " \"dur\": 2, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 4}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"mul\", \"ts\": 230, \"dur\": 10, \"pid\": 0,"
+  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 4}},\n"
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 221,"
+  " \"dur\": 2, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 5}},\n"
+  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"x\", \"ts\": 240, \"dur\": 10, \"pid\": 0,"
+  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 5}}\n"
+  "]}\n";
+
+/* The 1.0 layout for rand and uniform_, the 1.1 one for ones and add:
+ * uniform_ writes storage 7, ones storage 9 (a list of one tensor), add
+ * reads both and writes storage 11; a CPU tensor is left out. */
+static const char et_json[] =
+  "{\"schema\": \"1.0.1\", \"pid\": 1, \"nodes\": [\n"
+  "{\"name\": \"aten::rand\", \"id\": 4, \"rf_id\": 2, \"parent\": 1, \"inputs\": [[4, 4]],"
+  " \"input_types\": [\"GenericList[Int,Int]\"], \"outputs\": [[6, 7, 0, 16, 4, \"cuda:0\"]],"
+  " \"output_types\": [\"Tensor(float)\"]},\n"
+  "{\"name\": \"aten::uniform_\", \"id\": 5, \"rf_id\": 3, \"parent\": 4,"
+  " \"inputs\": [[6, 7, 0, 16, 4, \"cuda:0\"], 0.0, 1.0],"
+  " \"input_types\": [\"Tensor(float)\", \"Double\", \"Double\"],"
+  " \"outputs\": [[6, 7, 0, 16, 4, \"cuda:0\"]], \"output_types\": [\"Tensor(float)\"]},\n"
+  "{\"name\": \"aten::ones\", \"id\": 6, \"rf_id\": 4, \"parent\": 1,"
+  " \"inputs\": {\"values\": [[8, 20, 0, 4, 4, \"cpu\"]], \"types\": [\"Tensor(float)\"]},"
+  " \"outputs\": {\"values\": [[[8, 9, 0, 16, 2, \"cuda:0\"]]],"
+  " \"types\": [\"GenericList[Tensor(c10::Half)]\"]}},\n"
+  "{\"name\": \"aten::add\", \"id\": 7, \"rf_id\": 5, \"parent\": 1,"
+  " \"inputs\": {\"values\": [[6, 7, 0, 16, 4, \"cuda:0\"], [8, 9, 0, 16, 2, \"cuda:0\"], 1],"
+  " \"types\": [\"Tensor(float)\", \"Tensor(c10::Half)\", \"Int\"]},"
+  " \"outputs\": {\"values\": [[10, 11, 4, 16, 4, \"cuda:0\"]], \"types\": [\"Tensor(float)\"]}},\n"
+  "{\"name\": \"aten::div\", \"id\": 8, \"rf_id\": 6, \"parent\": 1,"
+  " \"inputs\": [[6, 7, 0, 16, 4, \"cuda:0\"]], \"input_types\": [\"Tensor(float)\"],"
+  " \"outputs\": [[12, 13, 0, 16, 4, \"cuda:0\"]], \"output_types\": [\"Tensor(float)\"]}\n"
+  "]}\n";
+
+static const char *
+cpu_op_name (const ps_timeline *tl, uint32_t span)
+{
+  uint32_t k = tl->spans[span].cpu_op;
+  return k ? tl->strings + tl->cpu_ops[k - 1].name : NULL;
+}
+
+static void
+core_replay_exec_trace (void **state)
+{
+  (void) state;
+  ps_exec_trace et;
+  ps_diag d;
+  ps_diag_init (&d, "et.json");
+  assert_int_equal (ps_exec_trace_read (&et, et_json, strlen (et_json), &d), 0);
+  assert_string_equal (et.schema, "1.0.1");
+  assert_int_equal (et.n_nodes, 5);
+  const ps_et_op *add = ps_exec_trace_find (&et, 5);
+  assert_non_null (add);
+  assert_string_equal (ps_et_op_name (&et, add), "aten::add");
+  assert_int_equal (add->tensors_count, 3);
+  assert_int_equal (ps_exec_trace_find (&et, 4)->tensors_count, 1); /* the CPU input left out */
+  assert_null (ps_exec_trace_find (&et, 99));
+
+  for (int free_streams = 0; free_streams < 2; free_streams++) {
+    ps_trace_graph_options o;
+    ps_trace_graph_options_init (&o);
+    o.et = &et;
+    o.free_streams = free_streams;
+    ps_graph g;
+    ps_timeline tl;
+    ps_trace_graph_info in;
+    assert_int_equal (ps_import_trace_graph (&g, et_kineto, strlen (et_kineto), "k.json", &o, &tl,
+                                             &in, &d),
+                      0);
+    uint32_t w1 = node_named (&g, "w1"), w2 = node_named (&g, "w2"), ad = node_named (&g, "add");
+    uint32_t mul = node_named (&g, "mul"), x = node_named (&g, "x");
+    /* Each kernel's CPU op: the innermost one around its launch. */
+    assert_string_equal (cpu_op_name (&tl, in.span_of_node[w1]), "aten::uniform_");
+    assert_string_equal (cpu_op_name (&tl, in.span_of_node[ad]), "aten::add");
+    assert_null (cpu_op_name (&tl, in.span_of_node[x]));
+    assert_int_equal (in.et.linked, 3);
+    assert_int_equal (in.et.unmatched, 1); /* mul's entry is aten::div */
+    assert_int_equal (in.et.no_cpu_op, 1);
+    /* One buffer per storage, as far as its tensors reach. */
+    assert_int_equal (g.n_buffers, 3);
+    assert_int_equal (in.et.buffers, 3);
+    const ps_node *n = &g.nodes[ad];
+    assert_int_equal (n->reads_count, 2);
+    assert_int_equal (n->writes_count, 1);
+    const ps_buffer *out = &g.buffers[g.access[n->writes_begin]];
+    assert_string_equal (ps_buffer_name (&g, g.access[n->writes_begin]), "storage 11");
+    assert_int_equal (out->bytes, (4 + 16) * 4);
+    assert_int_equal (out->dtype, PS_DT_F32);
+    assert_false (out->flags & PS_BUF_EXTERNAL);
+    uint32_t s9 = g.access[g.nodes[w2].writes_begin];
+    assert_int_equal (g.buffers[s9].dtype, PS_DT_F16);
+    assert_int_equal (g.buffers[s9].bytes, 32);
+    /* uniform_ reads its storage first: it was there before the run. */
+    assert_true (g.buffers[g.access[g.nodes[w1].reads_begin]].flags & PS_BUF_EXTERNAL);
+    /* Data orders add after both writers. */
+    assert_true (has_edge (&g, w1, ad));
+    assert_true (has_edge (&g, w2, ad));
+    /* Between two linked ops on one stream the recorded order stays only
+     * while the streams are pinned; an unlinked op keeps it either way. */
+    assert_int_equal (has_edge (&g, w1, w2), !free_streams);
+    assert_true (has_edge (&g, w2, mul));
+    assert_true (has_edge (&g, mul, x));
+    ps_timeline_free (&tl);
+    ps_trace_graph_info_free (&in);
+    ps_graph_free (&g);
+  }
+
+  /* Re-planned on 2 streams with the data known: w1 and w2 may overlap,
+   * and nothing ends later than measured. */
+  ps_replay_options ro;
+  ps_replay_options_init (&ro);
+  ro.trace.et = &et;
+  ro.streams = 2;
+  ps_replay r;
+  assert_int_equal (ps_replay_trace (et_kineto, strlen (et_kineto), "k.json", &ro,
+                                     ps_device_builtin (0), &r, &d),
+                    0);
+  assert_true (r.what_if);
+  assert_int_equal (r.et.linked, 3);
+  assert_true (r.replayed_end_ns <= r.measured_end_ns + 1);
+  ps_replay_free (&r);
+  ps_exec_trace_free (&et);
+
+  /* Not an execution trace, or a broken one: located errors. */
+  ps_diag_free (&d);
+  ps_diag_init (&d, "et.json");
+  assert_true (ps_exec_trace_read (&et, "{\"traceEvents\": []}", 19, &d) < 0);
+  assert_non_null (strstr (d.entries[0].message, "not an execution trace"));
+  ps_diag_free (&d);
+  ps_diag_init (&d, "et.json");
+  assert_true (ps_exec_trace_read (&et, "{\"schema\": \"1.0.1\", \"nodes\": [{\"rf_id\": }]}", 43,
+                                   &d) < 0);
+  assert_int_equal (d.entries[0].line, 1);
+  assert_int_equal (d.entries[0].col, 41);
+  ps_diag_free (&d);
+}
+
+/* HTA's pair: a Kineto trace and the execution trace of the same run. */
+static void
+core_replay_exec_trace_pair (void **state)
+{
+  (void) state;
+  const char *kp = ps_test_data ("wild/kineto/hta_execution_trace_simple_add_kineto.json.gz");
+  char *kdata, *edata;
+  size_t klen, elen;
+  ps_diag d;
+  ps_diag_init (&d, kp);
+  assert_int_equal (ps_file_read_all (kp, (size_t) 1 << 30, &kdata, &klen, &d), 0);
+  const char *ep = ps_test_data ("wild/other/hta_execution_trace_simple_add_et.json.gz");
+  assert_int_equal (ps_file_read_all (ep, (size_t) 1 << 30, &edata, &elen, &d), 0);
+  ps_exec_trace et;
+  assert_int_equal (ps_exec_trace_read (&et, edata, elen, &d), 0);
+  assert_int_equal (et.n_nodes, 38);
+  ps_trace_graph_options o;
+  ps_trace_graph_options_init (&o);
+  o.et = &et;
+  o.free_streams = true;
+  ps_graph g;
+  ps_trace_graph_info in;
+  assert_int_equal (ps_import_trace_graph (&g, kdata, klen, kp, &o, NULL, &in, &d), 0);
+  /* Two uniform_ kernels fill the two inputs, two adds read them. */
+  assert_int_equal (g.n_nodes, 4);
+  assert_int_equal (in.et.linked, 4);
+  assert_int_equal (g.n_buffers, 4);
+  for (uint32_t v = 2; v < 4; v++) {
+    assert_int_equal (g.nodes[v].reads_count, 2);
+    assert_true (has_edge (&g, 0, v) && has_edge (&g, 1, v));
+  }
+  assert_int_equal (g.pred_off[2] - g.pred_off[1], 0); /* the second fill waits for nothing */
+  assert_int_equal (g.buffers[g.access[g.nodes[3].writes_begin]].bytes, 256 * 256 * 4);
+  ps_trace_graph_info_free (&in);
+  ps_graph_free (&g);
+  /* With its recorded stream the pair still replays exactly. */
+  ps_replay_options ro;
+  ps_replay_options_init (&ro);
+  ro.trace.et = &et;
+  ps_replay r;
+  assert_int_equal (ps_replay_trace (kdata, klen, kp, &ro, ps_device_builtin (0), &r, &d), 0);
+  assert_true (fabs (r.makespan_error) < 1e-6);
+  ps_replay_free (&r);
+  ps_exec_trace_free (&et);
+  free (kdata);
+  free (edata);
+  ps_diag_free (&d);
+}
+
 /* ---- the third-party traces ---- */
 
 static void
@@ -379,9 +599,11 @@ main (int argc, char **argv)
     cmocka_unit_test (core_replay_inferred_waits),
     cmocka_unit_test (core_replay_trace_is_a_graph_file),
     cmocka_unit_test (core_replay_foreign_files),
+    cmocka_unit_test (core_replay_exec_trace),
   };
   const struct CMUnitTest data_tests[] = {
     cmocka_unit_test (core_replay_real_traces),
+    cmocka_unit_test (core_replay_exec_trace_pair),
   };
   PS_TEST_MAIN_WITH_DATA (argc, argv, "/core/replay", tests, data_tests, NULL, NULL);
 }

@@ -60,7 +60,9 @@ execution_trace (ps_diag *diag)
   return ps_diag_error (diag, 0, 0,
                         "a PyTorch execution trace (ExecutionTraceObserver, Chakra schema): it "
                         "holds the CPU operators and their tensors, not when GPU work ran; open "
-                        "the Kineto trace (torch.profiler) recorded with it");
+                        "the Kineto trace (torch.profiler) recorded with it, and pair the two "
+                        "with `planscope-cli import KINETO --et THIS` (or `replay KINETO --et "
+                        "THIS`) so that its tensors order the GPU work");
 }
 
 static int

@@ -26,6 +26,9 @@ typedef struct ps_replay {
   uint32_t gpu_ops;
   double measured_makespan_ns, replayed_makespan_ns;
   double makespan_error;        /* (replayed - measured) / measured */
+  /* When the last op ends, from the graph's time 0 (the first launch or
+   * start): what a what-if that moves the first op's start is judged by. */
+  double measured_end_ns, replayed_end_ns;
   double median_start_error_ns; /* of |replayed start - measured start| over the ops */
   uint32_t n_streams;
   ps_replay_stream *streams;
@@ -35,6 +38,8 @@ typedef struct ps_replay {
   double unexplained_ns, unexplained_by[PS_IDLE__COUNT];
   double launch_latency_ns; /* the same for launch latency, which is not unexplained */
   uint32_t scaled;          /* kernels a what-if scale changed */
+  uint32_t streams_used;    /* streams the replay's plan used */
+  ps_et_links et;           /* what an execution trace linked */
   bool what_if;             /* o had changes: the replay is of the changed run */
 } ps_replay;
 
@@ -63,6 +68,10 @@ typedef struct ps_replay_options {
   } scale[PS_REPLAY_MAX_SCALES];
   uint32_t n_scales;
   bool no_launch_overhead;
+  /* What if the planner chose the streams, up to this many (0: the
+   * recorded ones).  The recorded order on each stream stays a dependency
+   * unless an execution trace (trace.et) says what the ops touch. */
+  uint32_t streams;
 } ps_replay_options;
 
 void ps_replay_options_init (ps_replay_options *o);

@@ -69,6 +69,10 @@ typedef struct ps_span {
   uint32_t name;        /* string offset (imported work), or PS_NONE */
   uint32_t pred;        /* the span that bound its start, or PS_NONE */
   uint64_t correlation; /* CUPTI correlation id of imported work, or 0 */
+  /* Imported work: 1 + the index in cpu_ops of the CPU op whose runtime
+   * call launched it (the innermost one around the call on its thread);
+   * 0 when the trace has none. */
+  uint32_t cpu_op;
   uint8_t kind;         /* ps_span_kind */
   uint8_t bound;        /* ps_bound */
   uint8_t flags;        /* PS_SPAN_F_* */
@@ -101,6 +105,14 @@ typedef struct ps_host_wait {
   uint32_t span;
 } ps_host_wait;
 
+/* Imported traces: a CPU op (a framework operator, Kineto's cpu_op) that
+ * launched GPU work. */
+typedef struct ps_tl_cpu_op {
+  double start_ns, end_ns;
+  uint32_t name;  /* string offset */
+  int64_t rf_id;  /* its "Record function id", else its "External id"; -1 when neither */
+} ps_tl_cpu_op;
+
 typedef struct ps_timeline {
   ps_timeline_source source;
   char device[64];          /* device profile or GPU name */
@@ -125,6 +137,8 @@ typedef struct ps_timeline {
   ps_flow *flows;
   uint32_t n_host_waits, host_waits_cap;
   ps_host_wait *host_waits;
+  uint32_t n_cpu_ops, cpu_ops_cap;
+  ps_tl_cpu_op *cpu_ops;
 
   char *strings;
   uint32_t strings_len, strings_cap;
@@ -146,6 +160,7 @@ int ps_timeline_add_span (ps_timeline *tl, const ps_span *s, const uint32_t *nod
 int ps_timeline_add_stall (ps_timeline *tl, const ps_stall *s, uint32_t *index_out);
 int ps_timeline_add_flow (ps_timeline *tl, const ps_flow *f, uint32_t *index_out);
 int ps_timeline_add_host_wait (ps_timeline *tl, const ps_host_wait *w);
+int ps_timeline_add_cpu_op (ps_timeline *tl, const ps_tl_cpu_op *op, uint32_t *index_out);
 /* Copies a string of len bytes into the pool; *off receives its offset.
  * Strings longer than 4096 bytes are cut at a UTF-8 boundary. */
 int ps_timeline_add_string (ps_timeline *tl, const char *s, size_t len, uint32_t *off);

@@ -54,9 +54,27 @@ typedef enum ps_idle_cause {
 
 const char *ps_idle_cause_text (ps_idle_cause c);
 
+struct ps_exec_trace;
+
+/* With an execution trace: ops linked to one of its operators, ops with a
+ * CPU op it does not list (or lists under another name), ops with no CPU
+ * op at all, and the buffers (storages) made. */
+typedef struct ps_et_links {
+  uint32_t linked, unmatched, no_cpu_op, buffers;
+} ps_et_links;
+
 typedef struct ps_trace_graph_options {
   int32_t device;    /* the device to take; -1: the one with the most GPU work */
-  bool free_streams; /* no pins: the planner chooses (stream order stays a dependency) */
+  /* No pins: the planner chooses.  Each recorded stream's order stays a
+   * dependency, except between two ops the execution trace links. */
+  bool free_streams;
+  /* An execution trace of the same run (may be NULL): each op whose CPU op
+   * it lists (by record-function id, with the same name) reads and writes
+   * that operator's CUDA tensors, one buffer per storage, so that data
+   * hazards order it.  With free_streams, two linked ops need nothing
+   * more: neither their streams' recorded order nor the recorded waits
+   * between them stay, and re-planning their streams is real. */
+  const struct ps_exec_trace *et;
 } ps_trace_graph_options;
 
 void ps_trace_graph_options_init (ps_trace_graph_options *o);
@@ -71,6 +89,7 @@ typedef struct ps_trace_graph_info {
   uint32_t dropped;   /* recorded waits the measurement contradicts */
   uint32_t launches;  /* ops with a host launch time */
   uint32_t delays;    /* ops with a measured delay */
+  ps_et_links et;     /* what the execution trace linked */
   double t0_ns;       /* the trace time of the graph's time 0 */
   double delay_ns, delay_by[PS_IDLE__COUNT]; /* every op's delay, summed */
   uint32_t *span_of_node;  /* per node: the trace span it was made from */

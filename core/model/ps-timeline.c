@@ -27,6 +27,7 @@ ps_timeline_free (ps_timeline *tl)
   free (tl->stalls);
   free (tl->flows);
   free (tl->host_waits);
+  free (tl->cpu_ops);
   free (tl->strings);
   free (tl->stream_off);
   free (tl->by_stream);
@@ -102,6 +103,18 @@ ps_timeline_add_host_wait (ps_timeline *tl, const ps_host_wait *w)
   if (rc < 0)
     return rc;
   tl->host_waits[tl->n_host_waits++] = *w;
+  return 0;
+}
+
+int
+ps_timeline_add_cpu_op (ps_timeline *tl, const ps_tl_cpu_op *op, uint32_t *index_out)
+{
+  int rc = PS_ARRAY_RESERVE (tl->cpu_ops, tl->cpu_ops_cap, (uint64_t) tl->n_cpu_ops + 1);
+  if (rc < 0)
+    return rc;
+  if (index_out)
+    *index_out = tl->n_cpu_ops;
+  tl->cpu_ops[tl->n_cpu_ops++] = *op;
   return 0;
 }
 

@@ -26,9 +26,10 @@ cmp_double (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* The makespan of a simulated run: first op's start to the last end. */
+/* The makespan of a simulated run: first op's start to the last end;
+ * *end (may be NULL) receives the last end. */
 static double
-span_of (const ps_timeline *tl)
+span_of (const ps_timeline *tl, double *end)
 {
   double s0 = INFINITY, s1 = -INFINITY;
   for (uint32_t i = 0; i < tl->n_spans; i++)
@@ -36,6 +37,8 @@ span_of (const ps_timeline *tl)
       s0 = fmin (s0, tl->spans[i].start_ns);
       s1 = fmax (s1, tl->spans[i].end_ns);
     }
+  if (end)
+    *end = s1 > s0 ? s1 : 0;
   return s1 > s0 ? s1 - s0 : 0;
 }
 
@@ -90,7 +93,8 @@ compare (const ps_graph *g, const ps_timeline *measured, const ps_trace_graph_in
     err[ne++] = fabs (start[v] - (ms->start_ns - in->t0_ns));
   }
   r->measured_makespan_ns = m1 > m0 ? m1 - m0 : 0;
-  r->replayed_makespan_ns = span_of (sim);
+  r->measured_end_ns = m1 > m0 ? m1 - in->t0_ns : 0;
+  r->replayed_makespan_ns = span_of (sim, &r->replayed_end_ns);
   r->makespan_error = r->measured_makespan_ns > 0
                         ? (r->replayed_makespan_ns - r->measured_makespan_ns)
                             / r->measured_makespan_ns
@@ -121,7 +125,7 @@ without_delays (ps_graph *g, const ps_plan *p, const ps_device *d,
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
   int rc = ps_simulate (p, d, &tl);
-  *makespan = span_of (&tl);
+  *makespan = span_of (&tl, NULL);
   ps_timeline_free (&tl);
   g->delay_ns = kept;
   free (masked);
@@ -163,7 +167,7 @@ ps_replay_options_init (ps_replay_options *o)
 static void
 what_if (ps_graph *g, const ps_trace_graph_info *in, const ps_replay_options *o, ps_replay *r)
 {
-  r->what_if = o->n_scales > 0 || o->no_launch_overhead;
+  r->what_if = o->n_scales > 0 || o->no_launch_overhead || o->streams > 0;
   for (uint32_t v = 0; v < g->n_nodes; v++) {
     ps_node *nd = &g->nodes[v];
     if (nd->op == PS_OP_KERNEL && nd->aux < g->n_kernels) {
@@ -191,14 +195,20 @@ ps_replay_trace (const char *data, size_t len, const char *path, const ps_replay
   ps_graph g;
   ps_timeline measured;
   ps_trace_graph_info in;
-  int rc = ps_import_trace_graph (&g, data, len, path, o ? &o->trace : NULL, &measured, &in, diag);
+  ps_trace_graph_options to;
+  ps_trace_graph_options_init (&to);
+  if (o)
+    to = o->trace;
+  if (o && o->streams)
+    to.free_streams = true;
+  int rc = ps_import_trace_graph (&g, data, len, path, &to, &measured, &in, diag);
   if (rc < 0)
     return rc;
   if (o)
     what_if (&g, &in, o, r);
   ps_plan_options po;
   ps_plan_options_init (&po);
-  po.streams = in.streams ? in.streams : 1;
+  po.streams = o && o->streams ? o->streams : in.streams ? in.streams : 1;
   po.fusion = false;
   ps_plan p;
   memset (&p, 0, sizeof p);
@@ -219,6 +229,8 @@ ps_replay_trace (const char *data, size_t len, const char *path, const ps_replay
     r->inferred = in.inferred;
     r->dropped = in.dropped;
     r->launches = in.launches;
+    r->streams_used = p.streams_used;
+    r->et = in.et;
   } else {
     ps_replay_free (r);
     if (rc == PS_EINVAL)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/ps-graph-private.h"
+#include "ps-exec-trace.h"
 #include "ps-plan.h"
 
 /* Clock granularity: constraints this close to a start count as met. */
@@ -148,6 +149,8 @@ typedef struct builder {
   uint32_t n_after, after_cap;
   uint64_t *shared;   /* correlation ids more than one op has, sorted */
   uint32_t n_shared;
+  const ps_trace_graph_options *o;
+  bool *linked;       /* per node: the execution trace says what it touches */
 } builder;
 
 static int
@@ -301,6 +304,238 @@ make_nodes (builder *b)
   return 0;
 }
 
+/* With free streams, what orders two ops the execution trace links is
+ * their data: no stream order or recorded wait between them is kept. */
+static bool
+both_linked (const builder *b, uint32_t u, uint32_t v)
+{
+  return b->linked && b->o->free_streams && b->linked[u] && b->linked[v];
+}
+
+typedef struct {
+  int64_t device, storage;
+} storage_key;
+
+static int
+cmp_storage (const void *a, const void *b)
+{
+  const storage_key *x = a, *y = b;
+  if (x->device != y->device)
+    return x->device < y->device ? -1 : 1;
+  return x->storage < y->storage ? -1 : x->storage > y->storage;
+}
+
+static uint32_t
+find_storage (const storage_key *keys, uint32_t n, int64_t device, int64_t storage)
+{
+  storage_key k = { device, storage };
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (cmp_storage (&keys[mid], &k) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && cmp_storage (&keys[lo], &k) == 0 ? lo : PS_NONE;
+}
+
+/* The execution-trace operator of node v, or NULL (counted). */
+static const ps_et_op *
+et_op_of (builder *b, uint32_t v)
+{
+  const ps_timeline *tl = b->tl;
+  const ps_span *s = &tl->spans[b->in->span_of_node[v]];
+  if (s->cpu_op == 0 || s->cpu_op > tl->n_cpu_ops) {
+    b->in->et.no_cpu_op++;
+    return NULL;
+  }
+  const ps_tl_cpu_op *c = &tl->cpu_ops[s->cpu_op - 1];
+  const ps_et_op *op = ps_exec_trace_find (b->o->et, c->rf_id);
+  const char *name = c->name != PS_NONE ? tl->strings + c->name : "";
+  if (!op || strcmp (ps_et_op_name (b->o->et, op), name) != 0) {
+    b->in->et.unmatched++;
+    return NULL;
+  }
+  return op;
+}
+
+/* Which of op's tensors node v reads (out = false) or writes: a kernel
+ * reads every input and writes every output; a copy or memset touches
+ * what its direction lets it, or is left unlinked (returns false). */
+static bool
+et_accesses (const ps_exec_trace *et, const ps_et_op *op, const ps_node *nd, uint32_t *reads,
+             uint32_t *n_reads, uint32_t *writes, uint32_t *n_writes)
+{
+  *n_reads = *n_writes = 0;
+  uint32_t first_in = PS_NONE, first_out = PS_NONE;
+  for (uint32_t k = 0; k < op->tensors_count; k++) {
+    uint32_t t = op->tensors_begin + k;
+    if (et->tensors[t].output) {
+      if (first_out == PS_NONE)
+        first_out = t;
+      if (nd->op == PS_OP_KERNEL)
+        writes[(*n_writes)++] = t;
+    } else {
+      if (first_in == PS_NONE)
+        first_in = t;
+      if (nd->op == PS_OP_KERNEL)
+        reads[(*n_reads)++] = t;
+    }
+  }
+  if (nd->op == PS_OP_KERNEL)
+    return *n_reads + *n_writes > 0;
+  /* copy_ (self, src) and the like: the output is self, the first input. */
+  uint32_t dst = first_out != PS_NONE ? first_out : first_in;
+  if (nd->op == PS_OP_MEMSET || (nd->op == PS_OP_MEMCPY && nd->dir == PS_COPY_H2D)) {
+    if (dst == PS_NONE)
+      return false;
+    writes[(*n_writes)++] = dst;
+    return true;
+  }
+  if (nd->dir == PS_COPY_D2H) {
+    if (first_in == PS_NONE)
+      return false;
+    reads[(*n_reads)++] = first_in;
+    return true;
+  }
+  /* Device to device: a source that is not the destination's storage. */
+  uint32_t src = PS_NONE;
+  for (uint32_t k = 0; k < op->tensors_count && src == PS_NONE; k++) {
+    const ps_et_tensor *t = &et->tensors[op->tensors_begin + k];
+    if (!t->output && dst != PS_NONE && t->storage != et->tensors[dst].storage)
+      src = op->tensors_begin + k;
+  }
+  if (dst == PS_NONE || src == PS_NONE)
+    return false;
+  reads[(*n_reads)++] = src;
+  writes[(*n_writes)++] = dst;
+  return true;
+}
+
+/* Buffers and accesses from the execution trace (o->et), one buffer per
+ * CUDA storage its linked operators touch. */
+static int
+attach_et (builder *b)
+{
+  const ps_exec_trace *et = b->o->et;
+  if (!et)
+    return 0;
+  ps_graph *g = b->g;
+  ps_trace_graph_info *in = b->in;
+  uint32_t n = g->n_nodes;
+  const ps_et_op **op_of = calloc ((size_t) n + 1, sizeof *op_of);
+  b->linked = calloc ((size_t) n + 1, sizeof *b->linked);
+  uint32_t max_t = 1;
+  for (uint32_t k = 0; k < et->n_ops; k++)
+    max_t = et->ops[k].tensors_count > max_t ? et->ops[k].tensors_count : max_t;
+  uint32_t *reads = malloc ((size_t) max_t * sizeof *reads);
+  uint32_t *writes = malloc ((size_t) max_t * sizeof *writes);
+  storage_key *keys = NULL;
+  int rc = op_of && b->linked && reads && writes ? 0 : PS_ENOMEM;
+  /* Pass 1: which nodes link, and the storages they touch. */
+  uint64_t n_access = 0, n_keys = 0;
+  for (uint32_t v = 0; v < n && rc == 0; v++) {
+    const ps_et_op *op = et_op_of (b, v);
+    uint32_t nr, nw;
+    if (!op || !et_accesses (et, op, &g->nodes[v], reads, &nr, writes, &nw))
+      continue;
+    op_of[v] = op;
+    b->linked[v] = true;
+    n_access += nr + nw;
+    n_keys += op->tensors_count;
+    in->et.linked++;
+  }
+  if (rc == 0 && n_access > UINT32_MAX / 2)
+    rc = PS_ELIMIT;
+  if (rc == 0 && !(keys = malloc ((size_t) (n_keys + 1) * sizeof *keys)))
+    rc = PS_ENOMEM;
+  uint32_t nk = 0;
+  for (uint32_t v = 0; v < n && rc == 0; v++)
+    for (uint32_t k = 0; op_of[v] && k < op_of[v]->tensors_count; k++) {
+      const ps_et_tensor *t = &et->tensors[op_of[v]->tensors_begin + k];
+      keys[nk++] = (storage_key) { t->device, t->storage };
+    }
+  if (rc == 0) {
+    qsort (keys, nk, sizeof *keys, cmp_storage);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < nk; i++)
+      if (u == 0 || cmp_storage (&keys[u - 1], &keys[i]) != 0)
+        keys[u++] = keys[i];
+    nk = u;
+    if (nk > PS_MAX_BUFFERS)
+      rc = PS_ELIMIT;
+  }
+  if (rc == 0) {
+    g->buffers = calloc ((size_t) nk + 1, sizeof *g->buffers);
+    g->access = malloc (((size_t) n_access + 1) * sizeof *g->access);
+    if (!g->buffers || !g->access)
+      rc = PS_ENOMEM;
+  }
+  bool multi_device = nk > 0 && keys[0].device != keys[nk - 1].device;
+  for (uint32_t i = 0; i < nk && rc == 0; i++) {
+    char name[96];
+    if (multi_device)
+      snprintf (name, sizeof name, "storage %lld (cuda:%lld)", (long long) keys[i].storage,
+                (long long) keys[i].device);
+    else
+      snprintf (name, sizeof name, "storage %lld", (long long) keys[i].storage);
+    ps_buffer *bf = &g->buffers[i];
+    rc = ps__graph_intern (g, name, strlen (name), &bf->name);
+    bf->dtype = 0xff; /* not yet seen */
+  }
+  g->n_buffers = rc == 0 ? nk : 0;
+  /* Pass 2: the accesses, and each storage's extent and element type.
+   * stamp[2 * id + w]: the last node + 1 that read (w = 0) or wrote it. */
+  uint32_t *stamp = rc == 0 ? calloc (2 * (size_t) nk + 1, sizeof *stamp) : NULL;
+  if (rc == 0 && !stamp)
+    rc = PS_ENOMEM;
+  for (uint32_t v = 0; v < n && rc == 0; v++) {
+    ps_node *nd = &g->nodes[v];
+    nd->reads_begin = nd->writes_begin = g->n_access;
+    if (!op_of[v])
+      continue;
+    uint32_t nr, nw;
+    et_accesses (et, op_of[v], nd, reads, &nr, writes, &nw);
+    for (int w = 0; w < 2; w++) {
+      const uint32_t *list = w ? writes : reads;
+      uint32_t cnt = w ? nw : nr;
+      if (w)
+        nd->writes_begin = g->n_access;
+      for (uint32_t k = 0; k < cnt; k++) {
+        const ps_et_tensor *t = &et->tensors[list[k]];
+        uint32_t id = find_storage (keys, nk, t->device, t->storage);
+        if (stamp[2 * id + w] == v + 1)
+          continue;
+        bool seen = stamp[2 * id] || stamp[2 * id + 1];
+        stamp[2 * id + w] = v + 1;
+        g->access[g->n_access++] = id;
+        ps_buffer *bf = &g->buffers[id];
+        if (t->bytes > bf->bytes)
+          bf->bytes = t->bytes;
+        bf->dtype = bf->dtype == 0xff || bf->dtype == t->dtype ? t->dtype : PS_DT_U8;
+        /* Written before the run when its first use reads it. */
+        if (!seen && !w)
+          bf->flags |= PS_BUF_EXTERNAL;
+      }
+      if (w)
+        nd->writes_count = g->n_access - nd->writes_begin;
+      else
+        nd->reads_count = g->n_access - nd->reads_begin;
+    }
+  }
+  for (uint32_t i = 0; i < g->n_buffers; i++)
+    if (g->buffers[i].dtype == 0xff)
+      g->buffers[i].dtype = PS_DT_U8;
+  in->et.buffers = g->n_buffers;
+  free (stamp);
+  free (keys);
+  free (reads);
+  free (writes);
+  free (op_of);
+  return rc;
+}
+
 static const builder *sort_b;
 
 static int
@@ -400,7 +635,8 @@ constrain (builder *b)
     bool host_bound = false;
     uint32_t prev = last_on[pin];
     if (prev != PS_NONE) {
-      rc = add_after (b, prev, v);
+      if (!both_linked (b, prev, v))
+        rc = add_after (b, prev, v);
       explained = fmax (explained, tl->spans[in->span_of_node[prev]].end_ns - t0);
     }
     last_on[pin] = v;
@@ -414,7 +650,8 @@ constrain (builder *b)
         in->dropped++; /* it started before the work it would wait for ended */
         continue;
       }
-      rc = add_after (b, u, v);
+      if (!both_linked (b, u, v))
+        rc = add_after (b, u, v);
       explained = fmax (explained, end);
       in->waits++;
     }
@@ -433,7 +670,8 @@ constrain (builder *b)
     if (w != PS_NONE) {
       double end = tl->spans[in->span_of_node[w]].end_ns - t0;
       if (end > explained) {
-        rc = add_after (b, w, v);
+        if (!both_linked (b, w, v))
+          rc = add_after (b, w, v);
         explained = end;
         host_bound = false;
         in->inferred++;
@@ -478,7 +716,7 @@ ps_trace_graph_build (ps_graph *g, const ps_timeline *tl, const ps_trace_graph_o
   if (in->gpu_ops > PS_MAX_NODES)
     return ps_diag_error (diag, 0, 0, "the trace has %u GPU ops on device %d (limit %u)",
                           in->gpu_ops, in->device, (unsigned) PS_MAX_NODES);
-  builder b = { tl, g, in, NULL, NULL, NULL, NULL, 0, 0, NULL, 0 };
+  builder b = { tl, g, in, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, o, NULL };
   b.ops = malloc (((size_t) in->gpu_ops + 1) * sizeof *b.ops);
   b.node_of = malloc (((size_t) tl->n_spans + 1) * sizeof *b.node_of);
   if (!b.ops || !b.node_of) {
@@ -502,7 +740,7 @@ ps_trace_graph_build (ps_graph *g, const ps_timeline *tl, const ps_trace_graph_o
   }
   in->t0_ns = isfinite (t0) ? t0 : 0;
   if ((rc = assign_pins (&b, diag)) < 0 || (rc = find_shared (&b, n)) < 0 ||
-      (rc = make_nodes (&b)) < 0 || (rc = constrain (&b)) < 0)
+      (rc = make_nodes (&b)) < 0 || (rc = attach_et (&b)) < 0 || (rc = constrain (&b)) < 0)
     goto out;
   if (o->free_streams)
     for (uint32_t v = 0; v < g->n_nodes; v++)
@@ -520,6 +758,7 @@ out:
   free (b.pin_of);
   free (b.after);
   free (b.shared);
+  free (b.linked);
   if (rc < 0) {
     ps_graph_free (g);
     ps_trace_graph_info_free (in);

@@ -35,6 +35,8 @@ typedef struct {
   uint32_t n_syncs, syncs_cap;
   ps__trace_call *rts;
   uint32_t n_rts, rts_cap;
+  ps__trace_cpu *cpus;
+  uint32_t n_cpus, cpus_cap;
   ps_strmap names;
   char *name;
   size_t name_len;
@@ -51,6 +53,7 @@ typedef struct {
   bool has_ts, has_name;
   double ts, dur;
   int64_t pid, tid, stream, device, corr, other_stream, event, rec_corr;
+  int64_t ext_id, rf_id;
 } event;
 
 /* Appends one record; each kind of record is limited to max_records. */
@@ -132,6 +135,8 @@ parse_args (ps__trace_importer *im, ps_json_reader *r, event *e)
                 : key_is (r, "wait_on_cuda_event_id") ? 6
                 : key_is (r, "event")         ? 6
                 : key_is (r, "wait_on_cuda_event_record_corr_id") ? 7
+                : key_is (r, "External id")   ? 8
+                : key_is (r, "Record function id") ? 9
                                               : 0;
     t = ps_json_next (r);
     if (t == PS_JSON_ERROR)
@@ -157,6 +162,12 @@ parse_args (ps__trace_importer *im, ps_json_reader *r, event *e)
       break;
     case 7:
       e->rec_corr = int_value (r);
+      break;
+    case 8:
+      e->ext_id = int_value (r);
+      break;
+    case 9:
+      e->rf_id = int_value (r);
       break;
     default:
       break;
@@ -224,9 +235,21 @@ store_event (ps__trace_importer *im, const event *e)
 {
   if (strcmp (e->ph, "X") != 0 || !e->has_ts)
     return 0;
-  if (!strcasecmp (e->cat, "cpu_op"))
+  if (!strcasecmp (e->cat, "cpu_op")) {
     im->st->cpu_ops++;
-  else if (!strcasecmp (e->cat, "cuda_profiler_range"))
+    /* Kept for what launched GPU work (by the runtime calls inside it). */
+    ps__trace_cpu c = { e->ts, e->dur > 0 ? e->dur : 0, e->pid, e->tid,
+                        e->rf_id != PS__TRACE_NO_ID   ? e->rf_id
+                        : e->ext_id != PS__TRACE_NO_ID ? e->ext_id
+                                                       : -1,
+                        PS_NONE };
+    if (e->has_name) {
+      int rc = intern (im, im->name, im->name_len, &c.name);
+      if (rc < 0)
+        return rc;
+    }
+    return push (im, "CPU ops", &im->cpus, &im->n_cpus, &im->cpus_cap, sizeof c, &c);
+  } else if (!strcasecmp (e->cat, "cuda_profiler_range"))
     im->st->profiler_ranges++;
   else if (!strncasecmp (e->cat, "mtia", 4))
     im->st->other_device++;
@@ -294,7 +317,7 @@ store_event (ps__trace_importer *im, const event *e)
   if ((!strcasecmp (e->cat, "cuda_runtime") || !strcasecmp (e->cat, "cuda_driver")
        || !strcasecmp (e->cat, "runtime"))
       && e->corr > 0) {
-    ps__trace_call c = { (uint64_t) e->corr, e->ts, dur };
+    ps__trace_call c = { (uint64_t) e->corr, e->ts, dur, e->pid, e->tid };
     im->st->runtime_calls++;
     return push (im, "runtime calls", &im->rts, &im->n_rts, &im->rts_cap, sizeof c, &c);
   }
@@ -307,7 +330,7 @@ parse_event (ps__trace_importer *im, ps_json_reader *r)
   event e;
   memset (&e, 0, sizeof e);
   e.pid = e.tid = e.stream = e.device = e.corr = e.other_stream = e.event = e.rec_corr =
-      PS__TRACE_NO_ID;
+      e.ext_id = e.rf_id = PS__TRACE_NO_ID;
   for (;;) {
     ps_json_token t = ps_json_next (r);
     if (t == PS_JSON_ERROR)
@@ -501,6 +524,7 @@ importer_free (ps__trace_importer *im)
   free (im->ops);
   free (im->syncs);
   free (im->rts);
+  free (im->cpus);
   free (im->name);
   ps__strmap_free (&im->names);
 }
@@ -526,7 +550,8 @@ import (ps_timeline *tl, ps_json_reader *r, const char *read_failure, uint32_t m
     rc = parse_top (&im, r);
   if (rc == 0) {
     snprintf (tl->device, sizeof tl->device, "%s", im.device[0] ? im.device : "unknown GPU");
-    rc = ps__trace_resolve (tl, im.ops, im.n_ops, im.syncs, im.n_syncs, im.rts, im.n_rts);
+    rc = ps__trace_resolve (tl, im.ops, im.n_ops, im.syncs, im.n_syncs, im.rts, im.n_rts, im.cpus,
+                            im.n_cpus);
     if (rc < 0)
       ps_diag_error (diag, 0, 0, "cannot import the trace: %s", ps_strerror (rc));
   }
@@ -550,17 +575,26 @@ ps_trace_import_file (ps_timeline *tl, const char *path, ps_trace_stats *stats, 
 }
 
 /* gzip data already in memory, inflated as the reader pulls. */
-typedef struct {
-  z_stream z;
-  bool failed, done;
-  uint64_t total, max;
-  char too_large[128];
-} zmem_ctx;
-
-static long
-zmem_pull (void *ctx, char *buf, size_t cap)
+int
+ps__zmem_init (ps__zmem *m, const char *data, size_t len, uint64_t max)
 {
-  zmem_ctx *m = ctx;
+  memset (m, 0, sizeof *m);
+  m->max = max;
+  m->z.next_in = (Bytef *) data;
+  m->z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt) len;
+  return inflateInit2 (&m->z, 16 + MAX_WBITS) == Z_OK ? 0 : PS_ENOMEM;
+}
+
+void
+ps__zmem_end (ps__zmem *m)
+{
+  inflateEnd (&m->z);
+}
+
+long
+ps__zmem_pull (void *ctx, char *buf, size_t cap)
+{
+  ps__zmem *m = ctx;
   if (m->done)
     return 0;
   m->z.next_out = (Bytef *) buf;
@@ -595,15 +629,11 @@ static int
 import_gzip_mem (ps_timeline *tl, const char *data, size_t len, const ps__trace_limits *lim,
                  ps_trace_stats *stats, ps_diag *diag)
 {
-  zmem_ctx m;
-  memset (&m, 0, sizeof m);
-  m.max = lim->max_text;
-  m.z.next_in = (Bytef *) data;
-  m.z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt) len;
-  if (inflateInit2 (&m.z, 16 + MAX_WBITS) != Z_OK)
+  ps__zmem m;
+  if (ps__zmem_init (&m, data, len, lim->max_text) < 0)
     return ps_diag_error (diag, 0, 0, "cannot decompress: out of memory");
   ps_json_reader r;
-  int rc = ps_json_init_stream (&r, zmem_pull, &m);
+  int rc = ps_json_init_stream (&r, ps__zmem_pull, &m);
   if (rc == 0) {
     rc = import (tl, &r, m.too_large, lim->max_records, stats, diag);
     if (!m.too_large[0] && m.failed) {
@@ -612,7 +642,7 @@ import_gzip_mem (ps_timeline *tl, const char *data, size_t len, const ps__trace_
     }
     ps_json_close (&r);
   }
-  inflateEnd (&m.z);
+  ps__zmem_end (&m);
   return rc;
 }
 

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <zlib.h>
+
 #include "ps-timeline.h"
 
 #define PS__TRACE_NO_ID INT64_MIN
@@ -46,7 +48,16 @@ typedef struct {
 typedef struct {
   uint64_t corr;
   double ts, dur;
+  int64_t pid, tid;
 } ps__trace_call;
+
+/* A cpu_op event: a framework operator on a host thread. */
+typedef struct {
+  double ts, dur;
+  int64_t pid, tid;
+  int64_t rf_id; /* "Record function id", else "External id", else -1 */
+  uint32_t name;
+} ps__trace_cpu;
 
 /* The importer with its limits as parameters; ps_trace_import_file and
  * _mem pass PS_TRACE_MAX_TEXT and PS_TRACE_MAX_RECORDS.  Tests reach the
@@ -55,6 +66,20 @@ typedef struct {
   uint64_t max_text;    /* bytes of JSON text, after decompression */
   uint32_t max_records; /* of each kind kept */
 } ps__trace_limits;
+
+/* gzip data in memory, inflated as a ps_json_reader pulls
+ * (ps_json_init_stream (r, ps__zmem_pull, m)); at most max bytes, else
+ * the pull fails with too_large saying so. */
+typedef struct {
+  z_stream z;
+  bool failed, done;
+  uint64_t total, max;
+  char too_large[128];
+} ps__zmem;
+
+int ps__zmem_init (ps__zmem *m, const char *data, size_t len, uint64_t max);
+long ps__zmem_pull (void *ctx, char *buf, size_t cap);
+void ps__zmem_end (ps__zmem *m);
 
 struct ps_trace_stats;
 struct ps_diag;
@@ -67,6 +92,6 @@ int ps__trace_import_mem (ps_timeline *tl, const char *data, size_t len,
 /* Builds the timeline from what was read (rts is sorted in place). */
 int ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
                        const ps__trace_sync *syncs, size_t n_syncs, ps__trace_call *rts,
-                       size_t n_rts);
+                       size_t n_rts, ps__trace_cpu *cpus, size_t n_cpus);
 
 #endif

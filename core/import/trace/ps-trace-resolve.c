@@ -255,9 +255,110 @@ own_stall (resolver *rv, const ps__trace_sync *s)
   return ps_timeline_add_flow (tl, &f, NULL);
 }
 
+/* Host events in (pid, tid, start) order; an enclosing op before the ops
+ * and calls it holds (longer first at one start). */
+typedef struct {
+  int64_t pid, tid;
+  double ts, end;
+  uint32_t index;
+  bool call;
+} host_ev;
+
+static int
+cmp_host_ev (const void *a, const void *b)
+{
+  const host_ev *x = a, *y = b;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
+  if (x->tid != y->tid)
+    return x->tid < y->tid ? -1 : 1;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  if (x->call != y->call)
+    return x->call ? 1 : -1;
+  if (x->end != y->end)
+    return x->end > y->end ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Each runtime call's CPU op: the innermost cpu_op around it on its
+ * thread, by one sort and a sweep with a stack of the open ops.  cpu_of
+ * (per call) receives the op's index in cpus, or PS_NONE. */
+static int
+calls_cpu_ops (const ps__trace_call *rts, size_t n_rts, const ps__trace_cpu *cpus, size_t n_cpus,
+               uint32_t *cpu_of)
+{
+  for (size_t i = 0; i < n_rts; i++)
+    cpu_of[i] = PS_NONE;
+  if (n_cpus == 0)
+    return 0;
+  size_t n = n_rts + n_cpus;
+  host_ev *ev = malloc ((n + 1) * sizeof *ev);
+  uint32_t *stack = malloc ((n_cpus + 1) * sizeof *stack);
+  if (!ev || !stack) {
+    free (ev);
+    free (stack);
+    return PS_ENOMEM;
+  }
+  for (size_t i = 0; i < n_cpus; i++)
+    ev[i] = (host_ev) { cpus[i].pid, cpus[i].tid, cpus[i].ts, cpus[i].ts + cpus[i].dur,
+                        (uint32_t) i, false };
+  for (size_t i = 0; i < n_rts; i++)
+    ev[n_cpus + i] = (host_ev) { rts[i].pid, rts[i].tid, rts[i].ts, rts[i].ts + rts[i].dur,
+                                 (uint32_t) i, true };
+  qsort (ev, n, sizeof *ev, cmp_host_ev);
+  uint32_t depth = 0;
+  for (size_t k = 0; k < n; k++) {
+    const host_ev *e = &ev[k];
+    if (k > 0 && (ev[k - 1].pid != e->pid || ev[k - 1].tid != e->tid))
+      depth = 0;
+    while (depth > 0 && ev[stack[depth - 1]].end < e->ts)
+      depth--;
+    if (e->call)
+      cpu_of[e->index] = depth > 0 ? ev[stack[depth - 1]].index : PS_NONE;
+    else
+      stack[depth++] = (uint32_t) k;
+  }
+  free (ev);
+  free (stack);
+  return 0;
+}
+
+/* The CPU op that launched each span (span i is ops[i]), added to the
+ * timeline's cpu_ops once each. */
+static int
+link_cpu_ops (resolver *rv, const ps__trace_op *ops, size_t n_ops, const ps__trace_cpu *cpus,
+              size_t n_cpus)
+{
+  if (n_cpus == 0 || rv->n_rts == 0)
+    return 0;
+  ps_timeline *tl = rv->tl;
+  uint32_t *cpu_of = malloc ((rv->n_rts + 1) * sizeof *cpu_of);
+  uint32_t *kept = malloc ((n_cpus + 1) * sizeof *kept);
+  int rc = cpu_of && kept ? calls_cpu_ops (rv->rts, rv->n_rts, cpus, n_cpus, cpu_of) : PS_ENOMEM;
+  for (size_t i = 0; rc == 0 && i < n_cpus; i++)
+    kept[i] = PS_NONE;
+  for (size_t i = 0; i < n_ops && rc == 0; i++) {
+    const ps__trace_call *c = find_rt (rv->rts, rv->n_rts, (int64_t) ops[i].corr);
+    uint32_t k = c ? cpu_of[c - rv->rts] : PS_NONE;
+    if (k == PS_NONE)
+      continue;
+    if (kept[k] == PS_NONE) {
+      const ps__trace_cpu *op = &cpus[k];
+      ps_tl_cpu_op t = { ns (rv, op->ts), ns (rv, op->ts + op->dur), op->name, op->rf_id };
+      rc = ps_timeline_add_cpu_op (tl, &t, &kept[k]);
+    }
+    tl->spans[i].cpu_op = kept[k] + 1;
+  }
+  free (cpu_of);
+  free (kept);
+  return rc;
+}
+
 int
 ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
-                   const ps__trace_sync *syncs, size_t n_syncs, ps__trace_call *rts, size_t n_rts)
+                   const ps__trace_sync *syncs, size_t n_syncs, ps__trace_call *rts, size_t n_rts,
+                   ps__trace_cpu *cpus, size_t n_cpus)
 {
   if (n_ops > UINT32_MAX - 2 || n_syncs > UINT32_MAX / 2)
     return PS_ELIMIT;
@@ -322,6 +423,8 @@ ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
     s.bound = PS_BOUND_UNKNOWN;
     rc = ps_timeline_add_span (tl, &s, NULL, 0, NULL);
   }
+  if (rc == 0)
+    rc = link_cpu_ops (&rv, ops, n_ops, cpus, n_cpus);
   if (rc == 0)
     rc = ps_timeline_finish (tl);
   if (rc == 0)
