@@ -13,9 +13,11 @@
 #include "ps-format.h"
 #include "ps-graph-output.h"
 #include "ps-import.h"
+#include "ps-trace-import.h"
 
 static const char usage[] =
   "Usage: planscope-cli import TRACE [--et ET] [--free-streams] [--gpu N] [-o OUT]\n"
+  "       planscope-cli import DUMP.dot [--durations TRACE] [-o OUT]\n"
   "\n"
   "Writes the planscope graph of a Chrome/Kineto trace (.json or .json.gz): each\n"
   "kernel, copy and memset of the device with its measured duration as cost_ns, on\n"
@@ -32,8 +34,11 @@ static const char usage[] =
   "                  their data orders them)\n"
   "  --gpu N         the device to take (default: the one with the most GPU work)\n"
   "  -o, --output OUT  the graph file to write (default: standard output)\n"
-  "  --durations TRACE  (a CUDA-graph dump's durations from a trace of its replay:\n"
-  "                  not read by this planscope yet)\n";
+  "  --durations TRACE  a CUDA-graph dump's kernel durations from a Kineto trace of\n"
+  "                  its replays (matched by kernel name and order, the median over\n"
+  "                  replays); kernels the trace does not have stay estimated\n"
+  "\n"
+  "A CUDA-graph dump (cudaGraphDebugDotPrint) is written as its planscope graph.\n";
 
 typedef struct {
   const ps_graph *g;
@@ -45,6 +50,41 @@ write_graph (FILE *out, void *ctx)
 {
   write_ctx *w = ctx;
   return ps_graph_write_json (w->g, out, &w->dropped);
+}
+
+/* --durations: the dump's kernels timed by a trace of its replays. */
+static int
+take_durations (ps_graph *g, const char *file, const char *trace)
+{
+  ps_diag diag;
+  ps_diag_init (&diag, trace);
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  ps_durations_info di;
+  char *data = NULL;
+  size_t len = 0;
+  int rc = ps_file_read_all (trace, (size_t) 4 << 30, &data, &len, &diag);
+  if (rc == 0)
+    rc = ps_trace_import_mem (&tl, data, len, NULL, &diag);
+  free (data);
+  if (rc == 0)
+    rc = ps_graph_take_durations (g, &tl, &di, &diag);
+  ps_diag_print (&diag, stderr);
+  ps_diag_free (&diag);
+  ps_timeline_free (&tl);
+  if (rc == 0) {
+    fprintf (stderr, "%s: note: %u of %u kernels timed by %s", file, di.measured + di.by_name,
+             di.kernels, trace);
+    if (di.replays)
+      fprintf (stderr, " (median of %u replays)", di.replays);
+    if (di.by_name)
+      fprintf (stderr, ", %u by their function's median (its launches do not divide among "
+                       "its nodes)", di.by_name);
+    if (di.unmatched)
+      fprintf (stderr, "; %u not in the trace stay estimated", di.unmatched);
+    fputc ('\n', stderr);
+  }
+  return rc;
 }
 
 int
@@ -64,9 +104,6 @@ cli_import_main (int argc, char **argv)
                                         sizeof opts / sizeof opts[0]);
   if (parsed >= 0)
     return parsed;
-  if (durations)
-    return cli_usage_error (cmd, "--durations: pairing a CUDA-graph dump with a trace of its "
-                                 "replay is not supported by this planscope yet");
   uint32_t dev;
   if (gpu && cli_parse_u32 (gpu, 0, 1023, &dev) != 0)
     return cli_usage_error (cmd, "--gpu needs a device number from 0 to 1023, not '%s'", gpu);
@@ -89,9 +126,27 @@ cli_import_main (int argc, char **argv)
   ps_graph g;
   ps_graph_init (&g);
   int rc = ps_file_read_all (file, (size_t) 4 << 30, &data, &len, &diag);
-  if (rc == 0)
+  bool dump = rc == 0 && ps_import_detect (data, len) == PS_GRAPH_FORMAT_DOT;
+  if (rc == 0 && !dump && durations) {
+    free (data);
+    ps_diag_free (&diag);
+    ps_exec_trace_free (&exec);
+    return cli_usage_error (cmd, "--durations is for a CUDA-graph dump; %s is not one", file);
+  }
+  if (rc == 0 && dump && (et || o.free_streams || gpu)) {
+    free (data);
+    ps_diag_free (&diag);
+    ps_exec_trace_free (&exec);
+    return cli_usage_error (cmd, "%s is for a trace; %s is a CUDA-graph dump",
+                            et ? "--et" : o.free_streams ? "--free-streams" : "--gpu", file);
+  }
+  if (rc == 0 && dump)
+    rc = ps_import_graph_mem (&g, data, len, file, &diag);
+  else if (rc == 0)
     rc = ps_import_trace_graph (&g, data, len, file, &o, NULL, &info, &diag);
   free (data);
+  if (rc == 0 && durations)
+    rc = take_durations (&g, file, durations);
   if (rc == 0 && et)
     cli_et_summary (et, info.gpu_ops, &info.et, &exec);
   ps_exec_trace_free (&exec);

@@ -541,6 +541,49 @@ echo '{"traceEvents": []}' >"$TMP/not-et.json"
 expect 1 "import --et of a Chrome trace" import "$TMP/tiny-trace.json" --et "$TMP/not-et.json"
 grep -q 'not an execution trace' "$TMP/err" && ok || bad "import --et of a Chrome trace: no message"
 expect 1 "import a graph file" import "$moe"
+expect 2 "import --durations of a trace" import "$TMP/tiny-trace.json" --durations "$TMP/tiny-trace.json"
+grep -q 'is for a CUDA-graph dump' "$TMP/err" && ok || bad "import --durations of a trace: no message"
+
+# A CUDA-graph dump timed by a trace of its replays: each kernel takes the
+# median of its launches, and plans with that time, not an estimate.
+cat >"$TMP/dump.dot" <<'EOF2'
+digraph dot {
+subgraph cluster_1 {
+label="graph_1" graph[style="dashed"];
+"graph_1_node_0"[style="bold" shape="octagon" label="0
+_Z10exp_kernelPKfPfi
+"];
+"graph_1_node_1"[style="bold" shape="octagon" label="1
+_Z11relu_kernelPKfPfi
+"];
+"graph_1_node_0" -> "graph_1_node_1";
+}
+}
+EOF2
+python3 - "$TMP/dump-replay.json" <<'PY'
+import json, sys
+ev, t = [], 0
+for r in range(3):
+    for name, d in (("exp_kernel(float const*, float*, int)", 100 + r),
+                    ("relu_kernel(float const*, float*, int)", 50)):
+        ev.append({"ph": "X", "cat": "kernel", "name": name, "ts": t, "dur": d, "pid": 0,
+                   "tid": 7, "args": {"stream": 7}})
+        t += d + 1
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+expect 0 "import a dump --durations" import "$TMP/dump.dot" --durations "$TMP/dump-replay.json" -o "$TMP/dump.json"
+grep -q '2 of 2 kernels timed by .* (median of 3 replays)' "$TMP/err" && ok || bad "import --durations: no summary"
+expect 0 "plan a timed dump" plan "$TMP/dump.json"
+grep -q '^  durations ' "$TMP/out" && bad "plan of a timed dump: durations not measured" || ok
+python3 - "$TMP/dump.json" <<'PY' && ok || bad "import --durations: wrong durations"
+import json, sys
+g = json.load(open(sys.argv[1]))
+cost = {n["name"]: n["cost_ns"] for n in g["nodes"]}
+assert cost == {"graph_1_node_0": 101000, "graph_1_node_1": 50000}, cost
+PY
+expect 0 "plan an untimed dump" plan "$TMP/dump.dot"
+grep -q '^  durations       2 of 2 kernels unknown .*--durations TRACE' "$TMP/out" && ok ||
+  bad "plan of an untimed dump: unknown durations not said"
 
 # The before/after pair of Kineto's docs, when the third-party data is here.
 data=${PLANSCOPE_REAL_DATA:-$ROOT/../shared/data}

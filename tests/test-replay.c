@@ -28,6 +28,7 @@
 #include "ps-replay.h"
 #include "ps-test-data.h"
 #include "ps-test-trace.h"
+#include "ps-trace-import.h"
 
 
 static uint32_t
@@ -38,6 +39,16 @@ node_named (const ps_graph *g, const char *prefix)
     if (strncmp (ps_node_name (g, v), prefix, n) == 0 && ps_node_name (g, v)[n] == ' ')
       return v;
   fail_msg ("no node %s", prefix);
+  return PS_NONE;
+}
+
+static uint32_t
+node_named_exact (const ps_graph *g, const char *name)
+{
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (strcmp (ps_node_name (g, v), name) == 0)
+      return v;
+  fail_msg ("no node %s", name);
   return PS_NONE;
 }
 
@@ -530,6 +541,116 @@ core_replay_exec_trace_pair (void **state)
   ps_diag_free (&d);
 }
 
+/* ---- a CUDA-graph dump timed by a trace of its replays ---- */
+
+static const char dump_dot[] =
+  "digraph dot {\n"
+  "subgraph cluster_1 {\n"
+  "label=\"graph_1\" graph[style=\"dashed\"];\n"
+  "\"graph_1_node_0\"[style=\"bold\" shape=\"octagon\" label=\"0\n_Z10exp_kernelPKfPfi\n\"];\n"
+  "\"graph_1_node_1\"[style=\"bold\" shape=\"octagon\" label=\"1\n_Z11relu_kernelPKfPfi\n\"];\n"
+  "\"graph_1_node_2\"[style=\"bold\" shape=\"octagon\" label=\"2\n_Z10exp_kernelPKfPfi\n\"];\n"
+  "\"graph_1_node_3\"[style=\"bold\" shape=\"octagon\" label=\"3\n_Z4tailv\n\"];\n"
+  "\"graph_1_node_0\" -> \"graph_1_node_1\";\n"
+  "\"graph_1_node_1\" -> \"graph_1_node_2\";\n"
+  "\"graph_1_node_2\" -> \"graph_1_node_3\";\n"
+  "}\n}\n";
+
+/* A trace of n_runs replays: exp launched twice per replay (durations
+ * 10 + r and 30 + r µs), relu once (20 µs), tail never; with odd, one
+ * exp launch too many. */
+static char *
+replay_trace (int n_runs, bool odd, bool mangled)
+{
+  char *buf = malloc (65536);
+  size_t n = (size_t) snprintf (buf, 65536, "{\"traceEvents\": [\n");
+  double t = 0;
+  const char *ex = mangled ? "_Z10exp_kernelPKfPfi" : "exp_kernel(float const*, float*, int)";
+  for (int r = 0; r < n_runs; r++) {
+    const struct {
+      const char *name;
+      double dur;
+    } k[3] = { { ex, 10 + r }, { "relu_kernel(float const*, float*, int)", 20 }, { ex, 30 + r } };
+    for (int i = 0; i < 3; i++) {
+      n += (size_t) snprintf (buf + n, 65536 - n,
+                              "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"ts\": %.0f,"
+                              " \"dur\": %.0f, \"pid\": 0, \"tid\": 7, \"args\": {\"stream\": 7}}\n",
+                              r || i ? "," : "", k[i].name, t, k[i].dur);
+      t += k[i].dur + 1;
+    }
+  }
+  if (odd)
+    n += (size_t) snprintf (buf + n, 65536 - n,
+                            ",{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"ts\": %.0f,"
+                            " \"dur\": 40, \"pid\": 0, \"tid\": 7, \"args\": {\"stream\": 7}}\n", ex, t);
+  snprintf (buf + n, 65536 - n, "]}\n");
+  return buf;
+}
+
+static int
+take (ps_graph *g, const char *trace, ps_durations_info *di, ps_diag *d)
+{
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  int rc = ps_trace_import_mem (&tl, trace, strlen (trace), NULL, d);
+  if (rc == 0)
+    rc = ps_graph_take_durations (g, &tl, di, d);
+  ps_timeline_free (&tl);
+  return rc;
+}
+
+static void
+core_replay_dump_durations (void **state)
+{
+  (void) state;
+  for (int mangled = 0; mangled < 2; mangled++) {
+    ps_graph g;
+    ps_diag d;
+    ps_diag_init (&d, "dump.dot");
+    assert_int_equal (ps_import_graph_mem (&g, dump_dot, strlen (dump_dot), "dump.dot", &d), 0);
+    char *tr = replay_trace (3, false, mangled);
+    ps_durations_info di;
+    assert_int_equal (take (&g, tr, &di, &d), 0);
+    free (tr);
+    assert_int_equal (di.kernels, 4);
+    assert_int_equal (di.measured, 3);
+    assert_int_equal (di.unmatched, 1);
+    assert_int_equal (di.replays, 3);
+    /* The first exp node: launches of 10, 11, 12 µs; the second 30-32. */
+    uint32_t e0 = node_named_exact (&g, "graph_1_node_0");
+    uint32_t e1 = node_named_exact (&g, "graph_1_node_2");
+    uint32_t tail = node_named_exact (&g, "graph_1_node_3");
+    assert_float_equal (g.nodes[e0].cost_ns, 11000, 1e-6);
+    assert_float_equal (g.nodes[e1].cost_ns, 31000, 1e-6);
+    assert_true (g.nodes[e0].flags & PS_NODE_HAS_COST);
+    assert_false (g.nodes[tail].flags & PS_NODE_HAS_COST); /* stays estimated */
+    ps_graph_free (&g);
+    ps_diag_free (&d);
+  }
+  /* Launches that do not divide among the nodes: the function's median. */
+  ps_graph g;
+  ps_diag d;
+  ps_diag_init (&d, "dump.dot");
+  assert_int_equal (ps_import_graph_mem (&g, dump_dot, strlen (dump_dot), "dump.dot", &d), 0);
+  char *tr = replay_trace (2, true, false);
+  ps_durations_info di;
+  assert_int_equal (take (&g, tr, &di, &d), 0);
+  free (tr);
+  assert_int_equal (di.by_name, 2);
+  assert_int_equal (di.measured, 1); /* relu: one launch a replay */
+  /* exp: the median of 10, 30, 11, 31 and 40 µs, for both nodes. */
+  assert_float_equal (g.nodes[node_named_exact (&g, "graph_1_node_0")].cost_ns, 30000, 1e-6);
+  assert_float_equal (g.nodes[node_named_exact (&g, "graph_1_node_2")].cost_ns, 30000, 1e-6);
+  /* A trace of something else: an error that says so. */
+  static const char other[] =
+    "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 1,"
+    " \"dur\": 2, \"pid\": 0, \"tid\": 7, \"args\": {\"stream\": 7}}]}";
+  assert_true (take (&g, other, &di, &d) < 0);
+  assert_non_null (strstr (d.entries[d.count - 1].message, "none of the dump's 4 kernels"));
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+}
+
 /* ---- the third-party traces ---- */
 
 static void
@@ -600,6 +721,7 @@ main (int argc, char **argv)
     cmocka_unit_test (core_replay_trace_is_a_graph_file),
     cmocka_unit_test (core_replay_foreign_files),
     cmocka_unit_test (core_replay_exec_trace),
+    cmocka_unit_test (core_replay_dump_durations),
   };
   const struct CMUnitTest data_tests[] = {
     cmocka_unit_test (core_replay_real_traces),

@@ -204,8 +204,19 @@ ps_figures_critical_text (const ps_figures *f, char *buf, size_t cap)
   buf[0] = '\0';
   if (!f || f->n_critical == 0)
     return buf;
-  snprintf (buf, cap, "%u node%s, %s of work in the %s %s run", f->n_critical,
-            f->n_critical == 1 ? "" : "s", ps_format_duration (f->critical_work_ns, w, sizeof w),
+  /* Work the model only estimated, or cannot tell, says so. */
+  uint32_t estimated = 0, unknown = 0;
+  for (uint32_t k = 0; k < f->n_critical; k++) {
+    uint32_t v = f->critical[k];
+    estimated += v < f->n_nodes && f->node_source[v] == PS_FIGURE_ESTIMATED;
+    unknown += v < f->n_nodes && f->node_source[v] == PS_FIGURE_UNKNOWN;
+  }
+  char u[64] = "";
+  if (unknown)
+    snprintf (u, sizeof u, " and %u of unknown duration", unknown);
+  snprintf (buf, cap, "%u node%s, %s of work%s in the %s %s run", f->n_critical,
+            f->n_critical == 1 ? "" : "s",
+            ps_format_duration_marked (f->critical_work_ns, estimated > 0, w, sizeof w), u,
             ps_format_duration (f->makespan_ns, m, sizeof m),
             f->tl && f->tl->source == PS_TL_MEASURED   ? "measured"
             : f->tl && f->tl->source == PS_TL_IMPORTED ? "imported"

@@ -149,6 +149,23 @@ put_critical (FILE *out, const ps_plan *p, const ps_device *dev)
     char text[160];
     fprintf (out, " (%s)\n", ps_figures_critical_text (&f, text, sizeof text));
   }
+  /* Durations the model guessed or cannot know are said once here. */
+  uint32_t kernels = 0, by_source[PS_FIGURE__COUNT] = { 0 };
+  for (uint32_t v = 0; v < f.n_nodes; v++)
+    if (p->graph->nodes[v].op == PS_OP_KERNEL) {
+      kernels++;
+      by_source[f.node_source[v] < PS_FIGURE__COUNT ? f.node_source[v] : PS_FIGURE_NONE]++;
+    }
+  const char *hint = p->graph->cuda_graph ? "; `planscope-cli import DUMP --durations TRACE` "
+                                            "measures them"
+                                          : "";
+  if (by_source[PS_FIGURE_ESTIMATED])
+    fprintf (out, "  durations       %u of %u kernels estimated from their launch alone%s\n",
+             by_source[PS_FIGURE_ESTIMATED], kernels, hint);
+  if (by_source[PS_FIGURE_UNKNOWN])
+    fprintf (out, "  durations       %u of %u kernels unknown (nothing says how long they "
+                  "take), counted as 0 ns%s\n",
+             by_source[PS_FIGURE_UNKNOWN], kernels, hint);
   ps_figures_free (&f);
   ps_diagnosis_free (&dg);
   ps_timeline_free (&tl);

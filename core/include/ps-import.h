@@ -49,4 +49,25 @@ int ps_import_trace_graph (ps_graph *g, const char *data, size_t len, const char
  * input.  timing (may be NULL) gets the stages "read" and "parse". */
 int ps_import_graph_file (ps_graph *g, const char *path, ps_timing *timing, ps_diag *diag);
 
+/* A CUDA-graph dump's kernel durations from a trace of its replays (tl,
+ * an imported Kineto trace): the trace's kernels are matched to the dump's
+ * by function (mangled, demangled, or by name and template arguments when
+ * the parameters print differently), and within a function by order: a
+ * replay launches the function's nodes in program order, so with R
+ * replays node j has launches j, j + n, ..., and takes their median as
+ * its measured cost_ns.  When a function's launches do not divide among
+ * its nodes, each takes the median of them all (counted in by_name).
+ * Kernels the trace does not have stay estimated from their launch.  An
+ * error when no kernel matches. */
+typedef struct ps_durations_info {
+  uint32_t kernels;   /* kernel nodes of the graph */
+  uint32_t measured;  /* given their own median */
+  uint32_t by_name;   /* given their function's median */
+  uint32_t unmatched; /* not in the trace */
+  uint32_t replays;   /* the most replays a function's launches make */
+} ps_durations_info;
+
+int ps_graph_take_durations (ps_graph *g, const ps_timeline *tl, ps_durations_info *info,
+                             ps_diag *diag);
+
 #endif
