@@ -3,13 +3,16 @@
 #ifndef PS_TEST_TRACE_H
 #define PS_TEST_TRACE_H
 
-/* Times in µs, as Kineto writes them.  Stream 7: a, then b, which the host
- * launched only after a had ended (launch-bound).  Stream 8: c waits for
+/* Times in µs, as Kineto writes them.  Stream 7: a (launched inside the
+ * CPU op aten::mm), then b, which the host launched only after a had
+ * ended (launch-bound).  Stream 8: c waits for
  * the event recorded on 7 after a, launched early.  Stream 9: an NCCL
  * kernel that sits idle, waiting for other ranks.  Stream 10: d "waits"
  * for b by a record that the measurement contradicts (d starts first). */
 static const char ps_test_trace[] =
   "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 999, \"dur\": 6,"
+  " \"pid\": 1, \"tid\": 1, \"args\": {\"External id\": 40}},\n"
   "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 1000,"
   " \"dur\": 4, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 1}},\n"
   "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1006, \"dur\": 100, \"pid\": 0,"

@@ -295,6 +295,15 @@ ui_trace_opens (void **state)
   assert_int_equal (m->n_spans, 5);
   assert_float_equal (m->makespan_ns, tl->makespan_ns, 1);
   assert_non_null (strstr (status_text (win), "measured"));
+  /* The inspector says what the trace recorded of a node. */
+  PsInspector *insp = PS_INSPECTOR (ps_window_get_part (win, "inspector"));
+  ps_session_select (s, PS_SELECTION_NODE, 0);
+  g_autofree char *text = ps_inspector_get_text (insp);
+  assert_non_null (strstr (text, "In the trace"));
+  assert_non_null (strstr (text, "Stream 7 \xc2\xb7 correlation 1"));
+  assert_non_null (strstr (text, "Launched by aten::mm"));
+  assert_non_null (strstr (text, "Host launch at 0 ns"));
+  assert_null (strstr (text, "Defined at line"));
   close_window (win);
 }
 

@@ -169,6 +169,39 @@ show_node (PsInspector *self, guint v, GString *body)
                               ps_figures_critical_text (f, crit, sizeof crit));
     }
 
+  /* A trace's node: what the trace itself recorded of it. */
+  ps_trace_node tn;
+  if (ps_session_trace_node (session, v, &tn))
+    {
+      heading (body, "In the trace");
+      g_string_append_printf (body, "Stream %lld", (long long) tn.stream);
+      if (tn.correlation)
+        g_string_append_printf (body, " \xc2\xb7 correlation %llu",
+                                (unsigned long long) tn.correlation);
+      g_string_append_c (body, '\n');
+      if (tn.cpu_op)
+        {
+          g_autofree char *esc = g_markup_escape_text (tn.cpu_op, -1);
+          g_string_append_printf (body, "Launched by %s", esc);
+          if (tn.cpu_op_id >= 0)
+            g_string_append_printf (body, " <small>(op %lld)</small>", (long long) tn.cpu_op_id);
+          g_string_append_c (body, '\n');
+        }
+      if (!isnan (tn.launch_ns))
+        {
+          g_string_append (body, "Host launch at ");
+          append_ns (body, tn.launch_ns);
+          g_string_append_c (body, '\n');
+        }
+      if (tn.delay_ns > 0)
+        {
+          g_string_append (body, "Measured delay ");
+          append_ns (body, tn.delay_ns);
+          g_string_append_printf (body, " before it started: %s\n",
+                                  ps_idle_cause_text (tn.cause));
+        }
+    }
+
   if (p && v < p->graph->n_nodes && p->node_step[v] < p->n_steps)
     {
       uint32_t si = p->node_step[v];
@@ -263,7 +296,10 @@ show_node (PsInspector *self, guint v, GString *body)
     append_buffers (body, g, n->writes_begin, n->writes_count);
   else
     g_string_append (body, "  nothing\n");
-  g_string_append_printf (body, "\n<small>Defined at line %u, column %u</small>", n->line, n->col);
+  /* Nodes a trace or a dump import made have no place in a file. */
+  if (n->line > 0)
+    g_string_append_printf (body, "\n<small>Defined at line %u, column %u</small>", n->line,
+                            n->col);
 }
 
 static void

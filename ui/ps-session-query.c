@@ -86,6 +86,16 @@ ps_session_format_summary (PsSession *self)
   return g_string_free (s, FALSE);
 }
 
+gboolean
+ps_session_trace_node (PsSession *self, guint node, ps_trace_node *out)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
+  PsDoc *doc = self->doc;
+  if (!doc || !doc->has_trace)
+    return FALSE;
+  return ps_trace_node_get (&doc->graph, &doc->trace, &doc->trace_info, node, out);
+}
+
 guint
 ps_session_node_span (PsSession *self, guint node, gboolean measured)
 {

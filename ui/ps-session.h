@@ -31,6 +31,7 @@
 #include "ps-scene.h"
 #include "ps-style.h"
 #include "ps-timeline-draw.h"
+#include "ps-trace-graph.h"
 #include "ps-timeline.h"
 
 G_BEGIN_DECLS
@@ -130,6 +131,9 @@ char *ps_session_format_summary (PsSession *self);
 /* Per node: the span of the predicted (or measured) timeline that ran it,
  * or PS_NONE. */
 guint ps_session_node_span (PsSession *self, guint node, gboolean measured);
+/* What the trace the document was made from says of a node (see
+ * ps_trace_node_get); FALSE when the document is no trace. */
+gboolean ps_session_trace_node (PsSession *self, guint node, ps_trace_node *out);
 /* Whether the node's step differs from the baseline's (stream or group). */
 gboolean ps_session_node_changed (PsSession *self, guint node);
 /* The displayed label of a span ("a + b" for fused spans). */

@@ -100,6 +100,24 @@ typedef struct ps_trace_graph_info {
 
 void ps_trace_graph_info_free (ps_trace_graph_info *info);
 
+/* What the trace says of node v of a graph built from it: where and when
+ * it ran, what launched it and the delay it was given.  Times are from
+ * the graph's time 0; NAN where the trace has none. */
+typedef struct ps_trace_node {
+  const char *name;      /* as the trace names it */
+  int64_t stream;        /* the trace's stream id */
+  uint64_t correlation;  /* 0 when none */
+  const char *cpu_op;    /* the CPU op whose runtime call launched it, or NULL */
+  int64_t cpu_op_id;     /* its record-function (or external) id; -1 when none */
+  double launch_ns, start_ns, end_ns;
+  double delay_ns;       /* the measured delay kept for it (g->delay_ns) */
+  ps_idle_cause cause;   /* of that delay */
+} ps_trace_node;
+
+/* Fills *out for node v; false when v was not made from the trace. */
+bool ps_trace_node_get (const ps_graph *g, const ps_timeline *tl, const ps_trace_graph_info *in,
+                        uint32_t v, ps_trace_node *out);
+
 /* Builds g (initialised here) from tl, an imported trace (ps_trace_import_*);
  * info (may be NULL) says what was taken.  Errors (no GPU work, a device
  * with more streams than planscope plans) go to diag. */

@@ -51,6 +51,33 @@ ps_trace_graph_info_free (ps_trace_graph_info *info)
   memset (info, 0, sizeof *info);
 }
 
+bool
+ps_trace_node_get (const ps_graph *g, const ps_timeline *tl, const ps_trace_graph_info *in,
+                   uint32_t v, ps_trace_node *out)
+{
+  memset (out, 0, sizeof *out);
+  if (!g || !tl || !in || !in->span_of_node || v >= g->n_nodes || v >= in->gpu_ops
+      || in->span_of_node[v] >= tl->n_spans)
+    return false;
+  uint32_t sp = in->span_of_node[v];
+  const ps_span *s = &tl->spans[sp];
+  out->name = ps_timeline_span_name (tl, sp);
+  out->stream = s->stream < tl->n_streams ? tl->streams[s->stream].id : -1;
+  out->correlation = s->correlation;
+  out->cpu_op_id = -1;
+  if (s->cpu_op && s->cpu_op <= tl->n_cpu_ops) {
+    const ps_tl_cpu_op *c = &tl->cpu_ops[s->cpu_op - 1];
+    out->cpu_op = c->name != PS_NONE ? tl->strings + c->name : "";
+    out->cpu_op_id = c->rf_id;
+  }
+  out->launch_ns = s->launch_ns >= 0 ? s->launch_ns - in->t0_ns : NAN;
+  out->start_ns = s->start_ns - in->t0_ns;
+  out->end_ns = s->end_ns - in->t0_ns;
+  out->delay_ns = g->delay_ns ? g->delay_ns[v] : 0;
+  out->cause = in->cause_of_node ? (ps_idle_cause) in->cause_of_node[v] : PS_IDLE_UNEXPLAINED;
+  return true;
+}
+
 static bool
 is_work (const ps_span *s)
 {
