@@ -117,10 +117,7 @@ write_text (const char *fa, const char *fb, const ps_diff *d, FILE *out)
     snprintf (cnt, sizeof cnt, "%u→%u", n->count[0], n->count[1]);
     double delta = n->total_ns[1] - n->total_ns[0];
     ps_format_duration (fabs (delta), dt, sizeof dt);
-    const char *cp = n->critical[0] && n->critical[1] ? "on both"
-                     : n->critical[1]                 ? "joined"
-                     : n->critical[0]                 ? "left"
-                                                      : "";
+    const char *cp = ps_diff_name_critical_text (n);
     char sdt[PS_FORMAT_MAX + 2];
     snprintf (sdt, sizeof sdt, "%s%s", delta < 0 ? "-" : "+", dt);
     fprintf (out, "  %-48.48s ", n->name);

@@ -18,6 +18,7 @@
 #include "ps-baseline-view.h"
 #include "ps-memory-widget.h"
 #include "ps-dag-pane.h"
+#include "ps-diff.h"
 #include "ps-format.h"
 #include "ps-gen.h"
 #include "ps-test-trace.h"
@@ -1172,6 +1173,63 @@ ui_baseline_table (void **state)
   close_window (win);
 }
 
+/* Compare with… another file: its run against the current one by kernel
+ * name, the same figures `diff` prints; nothing compared node by node; a
+ * file that does not load leaves the baseline as it was. */
+static gboolean
+compare_done (gpointer data)
+{
+  PsSession *s = data;
+  return ps_session_get_ready (s) && ps_session_get_baseline_diff (s) != NULL;
+}
+
+static void
+ui_compare_with (void **state)
+{
+  PsWindow *win = open_example ("transformer-block.json");
+  PsSession *s = ps_window_get_session (win);
+  g_autofree char *other = example ("copy-compute-overlap.json");
+  g_autoptr (GFile) file = g_file_new_for_path (other);
+  ps_window_compare (win, file);
+  assert_true (wait_for (compare_done, s, 120));
+  assert_string_equal (ps_session_get_baseline_other (s), "copy-compute-overlap");
+  const ps_diff *d = ps_session_get_baseline_diff (s);
+  /* B is this run: its makespan and op count are the prediction's. */
+  const ps_timeline *tl = ps_session_get_predicted (s);
+  assert_float_equal (d->makespan_ns[1], tl->makespan_ns, 1e-6);
+  const ps_timeline *base = ps_session_get_baseline_timeline (s);
+  assert_float_equal (d->makespan_ns[0], base->makespan_ns, 1e-6);
+  assert_true (d->n_names > 0);
+  for (guint v = 0; v < ps_session_get_graph (s)->n_nodes; v++)
+    assert_false (ps_session_node_changed (s, v));
+  AdwViewStack *stack = ADW_VIEW_STACK (ps_window_get_part (win, "stack"));
+  assert_string_equal (adw_view_stack_get_visible_child_name (stack), "baseline");
+  PsBaselineView *bv = PS_BASELINE_VIEW (ps_window_get_part (win, "baseline-view"));
+  g_autofree char *text = ps_baseline_view_get_text (bv);
+  assert_non_null (strstr (text, "Baseline copy-compute-overlap · makespan "));
+  g_autofree char *first = g_strdup_printf ("  %s: %u → %u", d->names[0].name,
+                                            d->names[0].count[0], d->names[0].count[1]);
+  assert_non_null (strstr (text, first));
+  guint changed = 0;
+  assert_int_equal (ps_baseline_view_get_n_rows (bv, &changed), 0);
+  /* A re-plan of this file is compared again. */
+  ps_session_set_streams (s, 1);
+  assert_true (wait_for (session_ready, s, 60));
+  assert_true (wait_for (compare_done, s, 60));
+  d = ps_session_get_baseline_diff (s);
+  assert_float_equal (d->makespan_ns[1], ps_session_get_predicted (s)->makespan_ns, 1e-6);
+  /* A bad file: an error, the baseline stays. */
+  g_autofree char *bad = tmp_path ("bad-compare.json");
+  assert_true (g_file_set_contents (bad, "{\"nodes\": 3}", -1, NULL));
+  g_autoptr (GFile) badf = g_file_new_for_path (bad);
+  ps_window_compare (win, badf);
+  assert_true (wait_for (session_ready, s, 60));
+  pump (50);
+  assert_non_null (ps_window_get_last_error (win));
+  assert_string_equal (ps_session_get_baseline_other (s), "copy-compute-overlap");
+  close_window (win);
+}
+
 /* An aggregate box of a large graph's overview lists its nodes. */
 static void
 ui_aggregate_box (void **state)
@@ -1826,6 +1884,7 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_cancel_status),
     cmocka_unit_test (ui_wait_causes),
     cmocka_unit_test (ui_baseline_table),
+    cmocka_unit_test (ui_compare_with),
     cmocka_unit_test (ui_aggregate_box),
     cmocka_unit_test (ui_one_truth),
     cmocka_unit_test (ui_not_run_and_unknown),

@@ -22,6 +22,7 @@ struct _PsApplication
   gboolean no_fusion;
   char *device;
   char *select;
+  char *compare;
   char *page;
   gboolean timing;
   int exit_status;
@@ -177,14 +178,22 @@ on_opened (GObject *source, GAsyncResult *result, gpointer data)
           finish (self, 1);
         }
     }
-  else if (self->select)
+  else
     {
-      PsSession *session = ps_window_get_session (PS_WINDOW (source));
-      const ps_graph *g = ps_session_get_graph (session);
-      g_autoptr (GArray) hits = ps_session_find_nodes (session, self->select, G_MAXUINT);
-      for (guint i = 0; i < hits->len; i++)
-        if (g_str_equal (ps_node_name (g, g_array_index (hits, guint, i)), self->select))
-          ps_session_select (session, PS_SELECTION_NODE, g_array_index (hits, guint, i));
+      if (self->compare)
+        {
+          g_autoptr (GFile) other = g_file_new_for_commandline_arg (self->compare);
+          ps_window_compare (PS_WINDOW (source), other);
+        }
+      if (self->select)
+        {
+          PsSession *session = ps_window_get_session (PS_WINDOW (source));
+          const ps_graph *g = ps_session_get_graph (session);
+          g_autoptr (GArray) hits = ps_session_find_nodes (session, self->select, G_MAXUINT);
+          for (guint i = 0; i < hits->len; i++)
+            if (g_str_equal (ps_node_name (g, g_array_index (hits, guint, i)), self->select))
+              ps_session_select (session, PS_SELECTION_NODE, g_array_index (hits, guint, i));
+        }
     }
   g_application_release (G_APPLICATION (self));
 }
@@ -261,6 +270,7 @@ ps_application_handle_local_options (GApplication *app, GVariantDict *options)
   g_variant_dict_lookup (options, "streams", "i", &self->streams);
   g_variant_dict_lookup (options, "device", "s", &self->device);
   g_variant_dict_lookup (options, "select", "s", &self->select);
+  g_variant_dict_lookup (options, "compare", "^ay", &self->compare);
   g_variant_dict_lookup (options, "page", "s", &self->page);
   if (self->page && !g_str_equal (self->page, "plan") && !g_str_equal (self->page, "memory"))
     {
@@ -330,6 +340,7 @@ ps_application_finalize (GObject *object)
   g_free (self->screenshot);
   g_free (self->device);
   g_free (self->select);
+  g_free (self->compare);
   g_free (self->page);
   G_OBJECT_CLASS (ps_application_parent_class)->finalize (object);
 }
@@ -358,6 +369,8 @@ ps_application_init (PsApplication *self)
     { "device", 'd', 0, G_OPTION_ARG_STRING, NULL, "Device profile (default h200)", "NAME" },
     { "select", 0, 0, G_OPTION_ARG_STRING, NULL, "Select the node named NAME once loaded",
       "NAME" },
+    { "compare", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+      "Compare with FILE (a graph or a trace) as the baseline once loaded", "FILE" },
     { "page", 0, 0, G_OPTION_ARG_STRING, NULL, "Show the plan or the memory page", "PAGE" },
     { "timing", 0, 0, G_OPTION_ARG_NONE, NULL,
       "Print the time to the first picture and of one re-plan, then exit", NULL },

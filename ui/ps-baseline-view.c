@@ -1,11 +1,14 @@
 /* ps-baseline-view.c: the baseline comparison (see ps-baseline-view.h).
  * The changes come from ps_figures_diff over the baseline's and the
  * current plan's predicted figures; the table shows at most MAX_ROWS of
- * them, the largest change of finish time first. */
+ * them, the largest change of finish time first.  A baseline of another
+ * file is compared by kernel name instead (ps_session_get_baseline_diff). */
 #include "ps-baseline-view.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "ps-diff.h"
 #include "ps-figures.h"
 #include "ps-format.h"
 #include "ps-session.h"
@@ -157,11 +160,74 @@ compare_rows (gconstpointer a, gconstpointer b, gpointer data)
   return kx < ky ? -1 : kx > ky ? 1 : 0;
 }
 
+/* A baseline of another file: the two runs by kernel name, as `diff`
+ * gives them. */
+static void
+update_other (PsBaselineView *self, const char *title)
+{
+  const ps_diff *d = ps_session_get_baseline_diff (self->session);
+  if (!d)
+    {
+      g_autofree char *sum = g_strdup_printf ("Comparing with %s…", title);
+      gtk_label_set_text (self->summary, sum);
+      gtk_label_set_text (self->note, "");
+      return;
+    }
+  char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX], c[PS_FORMAT_MAX];
+  g_autofree char *sum = g_strdup_printf (
+      "Baseline %s · makespan %s → %s (%s) · GPU ops %u → %u · critical path: %u kernels "
+      "joined it, %u left it",
+      title, ps_format_duration (d->makespan_ns[0], a, sizeof a),
+      ps_format_duration (d->makespan_ns[1], b, sizeof b),
+      ps_format_duration_delta (d->makespan_ns[1] - d->makespan_ns[0], c, sizeof c), d->ops[0],
+      d->ops[1], d->joined, d->left);
+  gtk_label_set_text (self->summary, sum);
+  GString *note = g_string_new ("Kernels, most changed first (count, then total time, baseline "
+                                "→ this run):\n");
+  guint shown = MIN (d->n_names, 20);
+  for (guint i = 0; i < shown; i++)
+    {
+      const ps_diff_name *n = &d->names[i];
+      char name[96];
+      ps_quote_text (name, sizeof name, n->name, strlen (n->name));
+      const char *cp = ps_diff_name_critical_text (n);
+      g_string_append_printf (note, "  %s: %u → %u, %s → %s (%s)%s%s\n", name, n->count[0],
+                              n->count[1], ps_format_duration (n->total_ns[0], a, sizeof a),
+                              ps_format_duration (n->total_ns[1], b, sizeof b),
+                              ps_format_duration_delta (n->total_ns[1] - n->total_ns[0], c,
+                                                        sizeof c),
+                              *cp ? " · critical path: " : "", cp);
+    }
+  if (d->n_names > shown)
+    g_string_append_printf (note, "  … and %u more (planscope-cli diff lists them all)\n",
+                            d->n_names - shown);
+  g_string_append (note, "Streams (busy time):");
+  for (guint i = 0; i < d->n_streams; i++)
+    {
+      const ps_diff_stream *st = &d->streams[i];
+      g_string_append_printf (note, "%s %lld %s → %s", i ? "," : "", (long long) st->id,
+                              st->busy_ns[0] >= 0 ? ps_format_duration (st->busy_ns[0], a, sizeof a)
+                                                  : "-",
+                              st->busy_ns[1] >= 0 ? ps_format_duration (st->busy_ns[1], b, sizeof b)
+                                                  : "-");
+    }
+  gtk_label_set_text (self->note, note->str);
+  g_string_free (note, TRUE);
+}
+
 static void
 update (PsBaselineView *self)
 {
   g_list_store_remove_all (self->store);
   self->changed = 0;
+  const char *other = self->session ? ps_session_get_baseline_other (self->session) : NULL;
+  /* Node by node only against a plan of the same file. */
+  gtk_widget_set_visible (gtk_widget_get_parent (GTK_WIDGET (self->table)), !other);
+  if (other)
+    {
+      update_other (self, other);
+      return;
+    }
   const ps_figures *a = self->session ? ps_session_get_baseline_figures (self->session) : NULL;
   const ps_figures *b = self->session ? ps_session_get_predicted_figures (self->session) : NULL;
   if (!a || !b)
@@ -241,6 +307,7 @@ ps_baseline_view_set_session (PsBaselineView *self, PsSession *session)
     {
       g_signal_connect_swapped (session, "plan-changed", G_CALLBACK (update), self);
       g_signal_connect_swapped (session, "notify::has-baseline", G_CALLBACK (update), self);
+      g_signal_connect_swapped (session, "baseline-changed", G_CALLBACK (update), self);
     }
   update (self);
 }
@@ -262,6 +329,7 @@ ps_baseline_view_get_text (PsBaselineView *self)
         }
       g_string_append_c (s, '\n');
     }
+  g_string_append (s, gtk_label_get_text (self->note));
   return g_string_free (s, FALSE);
 }
 

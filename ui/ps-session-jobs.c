@@ -196,6 +196,83 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
 }
 
 PsPlanState *
+ps__job_compare (GFile *file, const ps_plan_options *options, const char *device,
+                 GCancellable *cancellable, GError **error)
+{
+  g_autoptr (PsDoc) doc = ps__job_load (file, cancellable, error);
+  if (!doc)
+    return NULL;
+  PsPlanInput in = { 0 };
+  in.doc = doc;
+  in.options = *options;
+  in.device = (char *) device;
+  /* A trace is planned on the streams it ran on, as when it is opened. */
+  if (doc->graph.measured)
+    in.options.streams = CLAMP (ps_graph_pinned_streams (&doc->graph), 1, PS_MAX_STREAMS);
+  PsPlanState *st = ps__job_plan (&in, cancellable, error);
+  if (st && st->error)
+    {
+      g_set_error (error, PS_SESSION_ERROR, PS_EINVAL, "%s", st->error);
+      g_clear_pointer (&st, ps__state_unref);
+    }
+  return st;
+}
+
+/* A state's run as `diff` takes it: a trace's as measured (its imported
+ * timeline), a graph's as its plan simulates. */
+static const ps_timeline *
+run_of (const PsPlanState *st, ps_diagnosis *own, const ps_diagnosis **dg)
+{
+  if (st->doc->has_trace)
+    {
+      if (ps_diagnose (own, &st->doc->trace) < 0)
+        return NULL;
+      *dg = own;
+      return &st->doc->trace;
+    }
+  if (!st->have_tl || !st->have_dg)
+    return NULL;
+  *dg = &st->dg;
+  return &st->tl;
+}
+
+ps_diff *
+ps__job_diff (const PsPlanState *a, const PsPlanState *b, GCancellable *cancellable,
+              GError **error)
+{
+  ps_diagnosis da, db;
+  memset (&da, 0, sizeof da);
+  memset (&db, 0, sizeof db);
+  const ps_diagnosis *pa = NULL, *pb = NULL;
+  const ps_timeline *ta = run_of (a, &da, &pa), *tb = run_of (b, &db, &pb);
+  ps_diff *d = g_new0 (ps_diff, 1);
+  int rc = ta && tb ? ps_diff_runs (ta, pa, tb, pb, d) : PS_EINVAL;
+  ps_diagnosis_free (&da);
+  ps_diagnosis_free (&db);
+  if (rc < 0)
+    {
+      g_set_error (error, PS_SESSION_ERROR, rc, "cannot compare the runs: %s", ps_strerror (rc));
+      g_free (d);
+      return NULL;
+    }
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    {
+      ps__diff_free (d);
+      return NULL;
+    }
+  return d;
+}
+
+void
+ps__diff_free (ps_diff *d)
+{
+  if (!d)
+    return;
+  ps_diff_free (d);
+  g_free (d);
+}
+
+PsPlanState *
 ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
 {
   const ps_graph *src = &in->doc->graph;

@@ -6,6 +6,7 @@
 
 #include "ps-session.h"
 #include "ps-device.h"
+#include "ps-diff.h"
 #include "ps-figures.h"
 #include "ps-memory-draw.h"
 #include "ps-timeline-draw.h"
@@ -119,6 +120,11 @@ struct _PsSession
   guint sel_id;
 
   PsPlanState *base;    /* the baseline's plan, timeline and figures, or NULL */
+  /* A baseline of another file (Compare with…): its run against the
+   * current one, as `planscope-cli diff` compares them (NULL until the
+   * job is done). */
+  ps_diff *base_diff;
+  gboolean diff_running, diff_pending;
 
   /* Jobs. */
   GCancellable *cancellable;
@@ -167,6 +173,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (PsLayout, ps__layout_unref)
  * between stages. */
 PsDoc *ps__job_load (GFile *file, GCancellable *cancellable, GError **error);
 PsPlanState *ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error);
+/* Loads file and plans it with options on device (a trace on the streams
+ * it ran on): the state of a baseline from another file. */
+PsPlanState *ps__job_compare (GFile *file, const ps_plan_options *options, const char *device,
+                              GCancellable *cancellable, GError **error);
+/* Run a against run b (see ps-diff.h); free with ps__diff_free. */
+ps_diff *ps__job_diff (const PsPlanState *a, const PsPlanState *b, GCancellable *cancellable,
+                       GError **error);
+void ps__diff_free (ps_diff *d);
 PsLayout *ps__job_layout (PsDoc *doc, PsPlanState *state, GCancellable *cancellable,
                           GError **error);
 PsMeasured *ps__job_gpu (PsPlanState *state, GCancellable *cancellable,

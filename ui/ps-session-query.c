@@ -113,7 +113,8 @@ ps_session_node_changed (PsSession *self, guint node)
 {
   g_return_val_if_fail (PS_IS_SESSION (self), FALSE);
   const ps_plan *p = ps_session_get_plan (self);
-  const ps_plan *b = self->base ? &self->base->plan : NULL;
+  /* Node by node only against a plan of the same file. */
+  const ps_plan *b = self->base && self->base->doc == self->doc ? &self->base->plan : NULL;
   if (!b || !p || b == p || node >= p->graph->n_nodes || node >= b->graph->n_nodes
       || p->node_step[node] >= p->n_steps || b->node_step[node] >= b->n_steps)
     return FALSE;

@@ -35,6 +35,7 @@ enum {
   MEASURED_CHANGED,
   SELECTION_CHANGED,
   TIME_VIEW_CHANGED,
+  BASELINE_CHANGED,
   JOB_FAILED,
   N_SIGNALS
 };
@@ -45,6 +46,7 @@ static guint signals[N_SIGNALS];
 G_DEFINE_FINAL_TYPE (PsSession, ps_session, G_TYPE_OBJECT)
 
 static void start_plan (PsSession *self);
+static void start_diff (PsSession *self);
 static void start_layout (PsSession *self);
 static void refresh_views (PsSession *self, gboolean rebuild);
 static void drop_own_views (PsSession *self);
@@ -115,6 +117,7 @@ ps_session_finalize (GObject *object)
   g_clear_pointer (&self->measured, ps__measured_unref);
   g_clear_pointer (&self->state, ps__state_unref);
   g_clear_pointer (&self->base, ps__state_unref);
+  g_clear_pointer (&self->base_diff, ps__diff_free);
   g_clear_pointer (&self->layout, ps__layout_unref);
   g_clear_pointer (&self->doc, ps__doc_unref);
   g_free (self->layout_error);
@@ -195,11 +198,11 @@ ps_session_class_init (PsSessionClass *klass)
   properties[PROP_CAN_UNDO] = g_param_spec_boolean ("can-undo", NULL, NULL, FALSE, ro);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
-  for (int i = DOCUMENT_CHANGED; i <= TIME_VIEW_CHANGED; i++)
+  for (int i = DOCUMENT_CHANGED; i <= BASELINE_CHANGED; i++)
     {
       static const char *const names[] = { "document-changed", "plan-changed", "layout-changed",
                                            "measured-changed", "selection-changed",
-                                           "time-view-changed" };
+                                           "time-view-changed", "baseline-changed" };
       signals[i] = g_signal_new (names[i], G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                                  NULL, NULL, NULL, G_TYPE_NONE, 0);
     }
@@ -278,8 +281,9 @@ refresh_views (PsSession *self, gboolean rebuild)
     {
       drop_own_views (self);
       PsPlanState *st = self->state;
-      gboolean ghost = self->base && self->base->have_tl && self->base != st
-                       && self->base->graph.n_nodes == (st ? st->graph.n_nodes : 0);
+      gboolean ghost = self->base && self->base->have_tl && self->base != st && st
+                       && self->base->doc == st->doc
+                       && self->base->graph.n_nodes == st->graph.n_nodes;
       if (st && st->have_tl && !self->measured && !ghost)
         {
           self->chart = st->chart;
@@ -515,6 +519,7 @@ plan_done (GObject *source, GAsyncResult *result, gpointer data)
           self->measured->state = ps__state_ref (st);
         }
       refresh_views (self, TRUE);
+      start_diff (self);
       if (st->error)
         g_signal_emit (self, signals[JOB_FAILED], 0, "plan", st->error);
       g_signal_emit (self, signals[PLAN_CHANGED], 0);
@@ -1252,10 +1257,12 @@ ps_session_pin_baseline (PsSession *self)
   if (!self->state || !self->state->have_plan || !self->state->summary.valid)
     return;
   g_clear_pointer (&self->base, ps__state_unref);
+  g_clear_pointer (&self->base_diff, ps__diff_free);
   self->base = ps__state_ref (self->state);
   refresh_views (self, TRUE);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_BASELINE]);
   g_signal_emit (self, signals[PLAN_CHANGED], 0);
+  g_signal_emit (self, signals[BASELINE_CHANGED], 0);
 }
 
 void
@@ -1265,9 +1272,175 @@ ps_session_clear_baseline (PsSession *self)
   if (!self->base)
     return;
   g_clear_pointer (&self->base, ps__state_unref);
+  g_clear_pointer (&self->base_diff, ps__diff_free);
   refresh_views (self, TRUE);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_BASELINE]);
   g_signal_emit (self, signals[PLAN_CHANGED], 0);
+  g_signal_emit (self, signals[BASELINE_CHANGED], 0);
+}
+
+/* ---- comparing with another file ----------------------------------------- */
+
+typedef struct {
+  PsPlanState *a, *b;
+} DiffJob;
+
+static void
+diff_job_free (DiffJob *j)
+{
+  ps__state_unref (j->a);
+  ps__state_unref (j->b);
+  g_free (j);
+}
+
+static void
+diff_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  DiffJob *j = data;
+  GError *error = NULL;
+  ps_diff *d = ps__job_diff (j->a, j->b, cancellable, &error);
+  if (d)
+    g_task_return_pointer (task, d, (GDestroyNotify) ps__diff_free);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+diff_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  PsSession *self = PS_SESSION (source);
+  g_autoptr (GError) error = NULL;
+  DiffJob *j = g_task_get_task_data (G_TASK (result));
+  ps_diff *d = g_task_propagate_pointer (G_TASK (result), &error);
+  self->diff_running = FALSE;
+  /* Kept only while it still compares the baseline with the current run. */
+  if (d && j->a == self->base && j->b == self->state)
+    {
+      g_clear_pointer (&self->base_diff, ps__diff_free);
+      self->base_diff = d;
+      g_signal_emit (self, signals[BASELINE_CHANGED], 0);
+    }
+  else
+    g_clear_pointer (&d, ps__diff_free);
+  if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_signal_emit (self, signals[JOB_FAILED], 0, "compare", error->message);
+  job_end (self);
+  if (self->diff_pending)
+    start_diff (self);
+  g_object_unref (self);
+}
+
+/* The diff of a baseline from another file against the current run. */
+static void
+start_diff (PsSession *self)
+{
+  if (!self->base || !self->state || self->base->doc == self->state->doc)
+    return;
+  if (self->diff_running)
+    {
+      self->diff_pending = TRUE;
+      return;
+    }
+  self->diff_pending = FALSE;
+  self->diff_running = TRUE;
+  DiffJob *j = g_new0 (DiffJob, 1);
+  j->a = ps__state_ref (self->base);
+  j->b = ps__state_ref (self->state);
+  job_begin (self, "Comparing");
+  g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), diff_done,
+                                       NULL);
+  g_task_set_task_data (task, j, (GDestroyNotify) diff_job_free);
+  g_task_run_in_thread (task, diff_thread);
+}
+
+typedef struct {
+  GFile *file;
+  ps_plan_options options;
+  char *device;
+} CompareJob;
+
+static void
+compare_job_free (CompareJob *j)
+{
+  g_object_unref (j->file);
+  g_free (j->device);
+  g_free (j);
+}
+
+static void
+compare_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  CompareJob *j = data;
+  GError *error = NULL;
+  PsPlanState *st = ps__job_compare (j->file, &j->options, j->device, cancellable, &error);
+  if (st)
+    g_task_return_pointer (task, st, (GDestroyNotify) ps__state_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+compare_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GTask) outer = data;
+  PsSession *self = g_task_get_source_object (outer);
+  GError *error = NULL;
+  PsPlanState *st = g_task_propagate_pointer (G_TASK (result), &error);
+  job_end (self);
+  if (!st)
+    {
+      g_task_return_error (outer, error);
+      return;
+    }
+  g_clear_pointer (&self->base, ps__state_unref);
+  g_clear_pointer (&self->base_diff, ps__diff_free);
+  self->base = st;
+  refresh_views (self, TRUE);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HAS_BASELINE]);
+  g_signal_emit (self, signals[PLAN_CHANGED], 0);
+  g_signal_emit (self, signals[BASELINE_CHANGED], 0);
+  start_diff (self);
+  g_task_return_boolean (outer, TRUE);
+}
+
+void
+ps_session_compare_async (PsSession *self, GFile *file, GCancellable *cancellable,
+                          GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (PS_IS_SESSION (self));
+  g_return_if_fail (G_IS_FILE (file));
+  GTask *outer = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (outer, ps_session_compare_async);
+  CompareJob *j = g_new0 (CompareJob, 1);
+  j->file = g_object_ref (file);
+  j->options = self->options;
+  j->device = g_strdup (self->device);
+  g_autoptr (GTask) task = g_task_new (self, cancellable ? cancellable : job_cancellable (self),
+                                       compare_done, outer);
+  g_task_set_task_data (task, j, (GDestroyNotify) compare_job_free);
+  job_begin (self, "Comparing");
+  g_task_run_in_thread (task, compare_thread);
+}
+
+gboolean
+ps_session_compare_finish (PsSession *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+const char *
+ps_session_get_baseline_other (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->base && self->base->doc != self->doc ? self->base->doc->title : NULL;
+}
+
+const ps_diff *
+ps_session_get_baseline_diff (PsSession *self)
+{
+  g_return_val_if_fail (PS_IS_SESSION (self), NULL);
+  return self->base && self->base->doc != self->doc ? self->base_diff : NULL;
 }
 
 gboolean

@@ -192,6 +192,21 @@ const ps_plan *ps_session_get_baseline_plan (PsSession *self);
 const ps_timeline *ps_session_get_baseline_timeline (PsSession *self);
 const ps_figures *ps_session_get_baseline_figures (PsSession *self);
 void ps_session_get_baseline_summary (PsSession *self, PsSummary *out);
+/* Compare with…: another file (a graph or a trace) loaded and planned with
+ * the current options (a trace on its own streams) as the baseline.  A
+ * failure leaves the baseline as it was. */
+void ps_session_compare_async (PsSession *self, GFile *file, GCancellable *cancellable,
+                               GAsyncReadyCallback callback, gpointer user_data);
+gboolean ps_session_compare_finish (PsSession *self, GAsyncResult *result, GError **error);
+/* The title of the baseline's file when it is another than the current
+ * one, else NULL. */
+const char *ps_session_get_baseline_other (PsSession *self);
+/* That baseline's run against the current one, per kernel name, as
+ * `planscope-cli diff BASELINE CURRENT` gives it (NULL while it is being
+ * computed, or when the baseline is of this file).  "baseline-changed"
+ * says when it (or the baseline) changes. */
+struct ps_diff;
+const struct ps_diff *ps_session_get_baseline_diff (PsSession *self);
 
 /* ---- exports ------------------------------------------------------------ */
 

@@ -20,6 +20,7 @@ ps__window_update_actions (PsWindow *self)
   gtk_widget_action_set_enabled (w, "window.run-gpu", plan && gpu && !busy);
   gtk_widget_action_set_enabled (w, "window.cancel", busy);
   gtk_widget_action_set_enabled (w, "window.pin-baseline", plan);
+  gtk_widget_action_set_enabled (w, "window.compare", plan);
   gtk_widget_action_set_enabled (w, "window.clear-baseline", s && ps_session_has_baseline (s));
   gtk_widget_action_set_enabled (w, "window.find", doc);
   gtk_widget_action_set_enabled (w, "window.undo-whatif", s && ps_session_can_undo (s));
@@ -32,6 +33,12 @@ static void
 action_open (GtkWidget *widget, const char *name, GVariant *param)
 {
   ps__window_open_dialog (PS_WINDOW (widget));
+}
+
+static void
+action_compare (GtkWidget *widget, const char *name, GVariant *param)
+{
+  ps__window_compare_dialog (PS_WINDOW (widget));
 }
 
 static void
@@ -102,6 +109,7 @@ ps__window_class_init_actions (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "window.open", NULL, action_open);
   gtk_widget_class_install_action (widget_class, "window.open-recent", "s", action_open_recent);
+  gtk_widget_class_install_action (widget_class, "window.compare", NULL, action_compare);
   gtk_widget_class_install_action (widget_class, "window.export", "s", action_export);
   static const char *const session_actions[] = {
     "window.simulate", "window.run-gpu", "window.cancel", "window.pin-baseline",

@@ -141,12 +141,14 @@ filter_new (const char *name, const char *pattern, const char *pattern2)
   return f;
 }
 
-void
-ps__window_open_dialog (PsWindow *self)
+/* A dialog that opens a graph or a trace, in the current file's folder. */
+static GtkFileChooserNative *
+file_dialog_new (PsWindow *self, const char *title, const char *accept)
 {
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new (
-      "Open a Graph", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
-  g_autoptr (GtkFileFilter) graphs = filter_new ("Graphs (JSON, DOT)", "*.json", "*.dot");
+      title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, accept, "_Cancel");
+  g_autoptr (GtkFileFilter) graphs = filter_new ("Graphs and traces", "*.json", "*.dot");
+  gtk_file_filter_add_pattern (graphs, "*.json.gz");
   g_autoptr (GtkFileFilter) all = filter_new ("All files", "*", NULL);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), graphs);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
@@ -155,7 +157,54 @@ ps__window_open_dialog (PsWindow *self)
   if (folder)
     gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), folder, NULL);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  return dialog;
+}
+
+void
+ps__window_open_dialog (PsWindow *self)
+{
+  GtkFileChooserNative *dialog = file_dialog_new (self, "Open a Graph or Trace", "_Open");
   g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/* ---- comparing --------------------------------------------------------- */
+
+static void
+compare_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (PsWindow) self = data;
+  g_autoptr (GError) error = NULL;
+  if (!ps_session_compare_finish (PS_SESSION (source), result, &error)
+      && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    ps__window_show_error (self, "The file could not be compared", error->message);
+}
+
+void
+ps_window_compare (PsWindow *self, GFile *file)
+{
+  g_return_if_fail (PS_IS_WINDOW (self));
+  ps_session_compare_async (self->session, file, NULL, compare_done, g_object_ref (self));
+}
+
+static void
+on_compare_response (GtkNativeDialog *dialog, int response, gpointer data)
+{
+  PsWindow *self = data;
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      if (file)
+        ps_window_compare (self, file);
+    }
+  g_object_unref (dialog);
+}
+
+void
+ps__window_compare_dialog (PsWindow *self)
+{
+  GtkFileChooserNative *dialog = file_dialog_new (self, "Compare With", "_Compare");
+  g_signal_connect (dialog, "response", G_CALLBACK (on_compare_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 

@@ -49,6 +49,7 @@ void ps__window_update_actions (PsWindow *self);
 void ps__window_init_files (PsWindow *self);
 void ps__window_show_error (PsWindow *self, const char *heading, const char *message);
 void ps__window_open_dialog (PsWindow *self);
+void ps__window_compare_dialog (PsWindow *self);
 void ps__window_export_dialog (PsWindow *self, const char *view, const char *format);
 
 G_END_DECLS

@@ -19,6 +19,9 @@ PsSession *ps_window_get_session (PsWindow *self);
 /* Opens a graph; a bad file shows the loader's located error in a dialog
  * (unless `quiet`) and keeps the current document.  The callback (may be
  * NULL) gets ps_window_open_finish's result. */
+/* Compare with…: file (a graph or a trace) as the baseline; a failure is
+ * shown and leaves the baseline as it was. */
+void ps_window_compare (PsWindow *self, GFile *file);
 void ps_window_open (PsWindow *self, GFile *file, GAsyncReadyCallback callback,
                      gpointer user_data);
 gboolean ps_window_open_finish (PsWindow *self, GAsyncResult *result, GError **error);

@@ -138,3 +138,12 @@ out:
     ps_diff_free (out);
   return rc;
 }
+
+const char *
+ps_diff_name_critical_text (const ps_diff_name *n)
+{
+  return n->critical[0] && n->critical[1] ? "on both"
+         : n->critical[1]                 ? "joined"
+         : n->critical[0]                 ? "left"
+                                          : "";
+}

@@ -40,4 +40,8 @@ int ps_diff_runs (const ps_timeline *a, const ps_diagnosis *da, const ps_timelin
                   const ps_diagnosis *db, ps_diff *out);
 void ps_diff_free (ps_diff *d);
 
+/* What a name did on the critical path from A to B: "on both", "joined",
+ * "left" or "". */
+const char *ps_diff_name_critical_text (const ps_diff_name *n);
+
 #endif
