@@ -339,7 +339,8 @@ static const char et_kineto[] =
   "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 115,"
   " \"dur\": 5, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 1, \"External id\": 11}},\n"
   "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"w1\", \"ts\": 200, \"dur\": 10, \"pid\": 0,"
-  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1}},\n"
+  " \"tid\": 7, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1,"
+  " \"grid\": [864, 2], \"block\": [256, 1, 1]}},\n"
   "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::ones\", \"ts\": 160, \"dur\": 20,"
   " \"pid\": 1, \"tid\": 1, \"args\": {\"External id\": 12, \"Record function id\": 4}},\n"
   "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 165,"
@@ -430,6 +431,14 @@ core_replay_exec_trace (void **state)
     assert_string_equal (cpu_op_name (&tl, in.span_of_node[w1]), "aten::uniform_");
     assert_string_equal (cpu_op_name (&tl, in.span_of_node[ad]), "aten::add");
     assert_null (cpu_op_name (&tl, in.span_of_node[x]));
+    /* The launch where the trace gives it ("grid": [864, 2]: z is 1). */
+    const ps_kernel *k1 = &g.kernels[g.nodes[w1].aux];
+    assert_false (k1->launch_unknown);
+    assert_int_equal (k1->grid[0], 864);
+    assert_int_equal (k1->grid[1], 2);
+    assert_int_equal (k1->grid[2], 1);
+    assert_int_equal (k1->block[0], 256);
+    assert_true (g.kernels[g.nodes[x].aux].launch_unknown);
     assert_int_equal (in.et.linked, 3);
     assert_int_equal (in.et.unmatched, 1); /* mul's entry is aten::div */
     assert_int_equal (in.et.no_cpu_op, 1);

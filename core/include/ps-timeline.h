@@ -113,6 +113,12 @@ typedef struct ps_tl_cpu_op {
   int64_t rf_id;  /* its "Record function id", else its "External id"; -1 when neither */
 } ps_tl_cpu_op;
 
+/* Imported traces: a kernel's launch configuration, where the trace gives
+ * it (all 0 where not). */
+typedef struct ps_tl_launch {
+  uint32_t grid[3], block[3];
+} ps_tl_launch;
+
 typedef struct ps_timeline {
   ps_timeline_source source;
   char device[64];          /* device profile or GPU name */
@@ -139,6 +145,8 @@ typedef struct ps_timeline {
   ps_host_wait *host_waits;
   uint32_t n_cpu_ops, cpu_ops_cap;
   ps_tl_cpu_op *cpu_ops;
+  /* Per span, or NULL when the trace gives no launch configurations. */
+  ps_tl_launch *launches;
 
   char *strings;
   uint32_t strings_len, strings_cap;

@@ -28,6 +28,7 @@ ps_timeline_free (ps_timeline *tl)
   free (tl->flows);
   free (tl->host_waits);
   free (tl->cpu_ops);
+  free (tl->launches);
   free (tl->strings);
   free (tl->stream_off);
   free (tl->by_stream);

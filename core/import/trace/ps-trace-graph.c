@@ -308,8 +308,13 @@ make_nodes (builder *b)
       ps_kernel *k = &g->kernels[g->n_kernels];
       if ((rc = ps__graph_intern (g, label, strlen (label), &k->function)) < 0)
         return rc;
-      for (int d = 0; d < 3; d++)
-        k->grid[d] = k->block[d] = 1;
+      /* The launch as the trace gives it; else unknown (grid and block 1). */
+      const ps_tl_launch *l = tl->launches ? &tl->launches[sp] : NULL;
+      k->launch_unknown = !l || !l->grid[0];
+      for (int d = 0; d < 3; d++) {
+        k->grid[d] = k->launch_unknown ? 1 : l->grid[d];
+        k->block[d] = k->launch_unknown ? 1 : l->block[d];
+      }
       k->module = PS_NONE;
       k->alpha = 1;
       k->flops = k->traffic_bytes = -1;

@@ -54,6 +54,7 @@ typedef struct {
   double ts, dur;
   int64_t pid, tid, stream, device, corr, other_stream, event, rec_corr;
   int64_t ext_id, rf_id;
+  uint32_t grid[3], block[3];
 } event;
 
 /* Appends one record; each kind of record is limited to max_records. */
@@ -117,6 +118,33 @@ copy_small (char *dst, size_t cap, const ps_json_reader *r)
   dst[r->len] = 0;
 }
 
+/* "grid": [x, y, z]: each a count from 1 to 2^31 - 1, else all 0 (not
+ * said).  The current token opens the array. */
+static int
+read_dims (ps__trace_importer *im, ps_json_reader *r, uint32_t *dims)
+{
+  bool ok = true;
+  for (int k = 0;; k++) {
+    ps_json_token t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_error (im, r);
+    if (t == PS_JSON_ARRAY_END)
+      break;
+    int64_t v = int_value (r);
+    if (k < 3 && v >= 1 && v <= 0x7fffffff)
+      dims[k] = (uint32_t) v;
+    else
+      ok = false;
+    if (ps_json_skip_current (r) < 0)
+      return json_error (im, r);
+  }
+  if (!ok || !dims[0])
+    dims[0] = dims[1] = dims[2] = 0;
+  for (int k = 1; k < 3 && dims[0]; k++)
+    dims[k] = dims[k] ? dims[k] : 1;
+  return 0;
+}
+
 static int
 parse_args (ps__trace_importer *im, ps_json_reader *r, event *e)
 {
@@ -137,6 +165,8 @@ parse_args (ps__trace_importer *im, ps_json_reader *r, event *e)
                 : key_is (r, "wait_on_cuda_event_record_corr_id") ? 7
                 : key_is (r, "External id")   ? 8
                 : key_is (r, "Record function id") ? 9
+                : key_is (r, "grid")          ? 10
+                : key_is (r, "block")         ? 11
                                               : 0;
     t = ps_json_next (r);
     if (t == PS_JSON_ERROR)
@@ -168,6 +198,15 @@ parse_args (ps__trace_importer *im, ps_json_reader *r, event *e)
       break;
     case 9:
       e->rf_id = int_value (r);
+      break;
+    case 10:
+    case 11:
+      if (t == PS_JSON_ARRAY_BEGIN) {
+        int rc = read_dims (im, r, which == 10 ? e->grid : e->block);
+        if (rc < 0)
+          return rc;
+        continue;
+      }
       break;
     default:
       break;
@@ -264,7 +303,10 @@ store_event (ps__trace_importer *im, const event *e)
     if (!ps__trace_valid_stream (stream))
       return 0;
     ps__trace_op op = { e->ts, dur, stream, device, e->corr > 0 ? (uint64_t) e->corr : 0, PS_NONE,
-                  (uint8_t) kind };
+                        { e->grid[0], e->grid[1], e->grid[2] },
+                        { e->block[0], e->block[1], e->block[2] }, (uint8_t) kind };
+    if (!op.block[0])
+      op.grid[0] = op.grid[1] = op.grid[2] = 0;
     if (e->has_name) {
       int rc = intern (im, im->name, im->name_len, &op.name);
       if (rc < 0)

@@ -36,6 +36,7 @@ typedef struct {
   int64_t device;
   uint64_t corr;
   uint32_t name;
+  uint32_t grid[3], block[3]; /* a kernel's launch, as its "grid" and "block" say; 0: not said */
   uint8_t kind; /* ps_span_kind */
 } ps__trace_op;
 

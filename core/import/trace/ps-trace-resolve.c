@@ -425,6 +425,17 @@ ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
   }
   if (rc == 0)
     rc = link_cpu_ops (&rv, ops, n_ops, cpus, n_cpus);
+  /* Launch configurations, when the trace gives any (span i is ops[i]). */
+  bool dims = false;
+  for (size_t i = 0; i < n_ops && !dims; i++)
+    dims = ops[i].grid[0] != 0;
+  if (rc == 0 && dims && !(tl->launches = calloc (n_ops + 1, sizeof *tl->launches)))
+    rc = PS_ENOMEM;
+  for (size_t i = 0; rc == 0 && dims && i < n_ops; i++)
+    for (int k = 0; k < 3; k++) {
+      tl->launches[i].grid[k] = ops[i].grid[k];
+      tl->launches[i].block[k] = ops[i].block[k];
+    }
   if (rc == 0)
     rc = ps_timeline_finish (tl);
   if (rc == 0)
