@@ -314,10 +314,11 @@ cli_et_summary (const char *file, uint32_t gpu_ops, const ps_et_links *in,
                    "buffers (CUDA storages)",
            shown (file), in->linked ? "note: linked" : "warning: linked", in->linked, gpu_ops,
            et->schema, et->n_nodes, in->buffers);
-  if (in->unmatched || in->no_cpu_op)
-    fprintf (stderr, "; %u launched by a CPU op it does not list, %u by none (these keep "
-                     "their streams' recorded order)",
-             in->unmatched, in->no_cpu_op);
+  if (in->no_tensors || in->unmatched || in->no_cpu_op)
+    fprintf (stderr, "; %u whose operator has no CUDA tensors to tie them to, %u launched by "
+                     "a CPU op it does not list, %u by none (these keep their streams' "
+                     "recorded order)",
+             in->no_tensors, in->unmatched, in->no_cpu_op);
   fputs (in->linked ? "\n" : ": is it of the same run as the trace?\n", stderr);
 }
 

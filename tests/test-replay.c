@@ -442,6 +442,7 @@ core_replay_exec_trace (void **state)
     assert_int_equal (in.et.linked, 3);
     assert_int_equal (in.et.unmatched, 1); /* mul's entry is aten::div */
     assert_int_equal (in.et.no_cpu_op, 1);
+    assert_int_equal (in.et.no_tensors, 0);
     /* One buffer per storage, as far as its tensors reach. */
     assert_int_equal (g.n_buffers, 3);
     assert_int_equal (in.et.buffers, 3);

@@ -56,11 +56,13 @@ const char *ps_idle_cause_text (ps_idle_cause c);
 
 struct ps_exec_trace;
 
-/* With an execution trace: ops linked to one of its operators, ops with a
- * CPU op it does not list (or lists under another name), ops with no CPU
- * op at all, and the buffers (storages) made. */
+/* With an execution trace: ops linked to one of its operators, ops whose
+ * operator it lists without CUDA tensors the op can be said to touch (a
+ * copy needs a source and a destination), ops with a CPU op it does not
+ * list (or lists under another name), ops with no CPU op at all (the four
+ * add up to the GPU ops), and the buffers (storages) made. */
 typedef struct ps_et_links {
-  uint32_t linked, unmatched, no_cpu_op, buffers;
+  uint32_t linked, no_tensors, unmatched, no_cpu_op, buffers;
 } ps_et_links;
 
 typedef struct ps_trace_graph_options {

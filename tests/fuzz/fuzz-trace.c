@@ -9,7 +9,10 @@
  * content the fuzzer mutates.  An accepted trace must give a timeline that
  * satisfies ps-timeline.h's invariants; read from memory, it is also made
  * the graph that replays it, written as a graph file, and replayed, which
- * must fail only with a message. */
+ * must fail only with a message.  Read from memory, the input is also read
+ * as a PyTorch execution trace and, when accepted, paired with a fixed
+ * Kineto trace whose CPU ops have record-function ids 0 to 5: the buffers
+ * and accesses it gives must be consistent. */
 #include "fuzz-harness.h"
 
 #include <math.h>
@@ -20,6 +23,7 @@
 
 #include "fuzz-check.h"
 #include "ps-diagnose.h"
+#include "ps-exec-trace.h"
 #include "ps-graph-output.h"
 #include "ps-import.h"
 #include "ps-replay.h"
@@ -94,6 +98,85 @@ replay (const uint8_t *data, size_t size, const ps_trace_stats *st)
   ps_diag_free (&d);
 }
 
+/* Op k (k = 0..5) on stream k, launched inside a CPU op with
+ * record-function id k: four kernels, a copy and a memset. */
+static const char et_pair[] =
+  "{\"traceEvents\": ["
+#define OP(k, kind, name)                                                                     \
+  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op" #k "\", \"ts\": 2" #k "0,"        \
+  " \"dur\": 5, \"pid\": 1, \"tid\": 1, \"args\": {\"Record function id\": " #k "}},"                \
+  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 2" #k "1,"  \
+  " \"dur\": 1, \"pid\": 1, \"tid\": 1, \"args\": {\"correlation\": 1" #k "}},"                       \
+  "{\"ph\": \"X\", \"cat\": \"" kind "\", \"name\": \"" name "\", \"ts\": 3" #k "0, \"dur\": 5,"   \
+  " \"pid\": 0, \"tid\": 7, \"args\": {\"stream\": " #k ", \"correlation\": 1" #k "}}"
+  OP (0, "kernel", "k0") "," OP (1, "kernel", "k1") "," OP (2, "kernel", "k2") ","
+  OP (3, "kernel", "k3") "," OP (4, "gpu_memcpy", "Memcpy DtoD") ","
+  OP (5, "gpu_memset", "Memset (Device)")
+#undef OP
+  "]}";
+
+static void
+exec_trace (const uint8_t *data, size_t size)
+{
+  ps_diag d;
+  ps_diag_init (&d, "fuzz-et.json");
+  ps_exec_trace et;
+  int rc = ps_exec_trace_read (&et, (const char *) data, size, &d);
+  fuzz_check_diag (&d);
+  if (rc != 0) {
+    FUZZ_CHECK (rc < 0 && d.errors > 0, "execution trace refused (%d) without a message", rc);
+    ps_diag_free (&d);
+    return;
+  }
+  for (uint32_t i = 0; i < et.n_ops; i++) {
+    const ps_et_op *op = &et.ops[i];
+    FUZZ_CHECK (i == 0 || et.ops[i - 1].rf_id <= op->rf_id, "operators out of order");
+    FUZZ_CHECK (op->name < et.strings_len, "name offset %u of %u", op->name, et.strings_len);
+    FUZZ_CHECK ((uint64_t) op->tensors_begin + op->tensors_count <= et.n_tensors,
+                "tensors %u+%u of %u", op->tensors_begin, op->tensors_count, et.n_tensors);
+    FUZZ_CHECK (ps_exec_trace_find (&et, op->rf_id) != NULL, "rf_id %lld not found",
+                (long long) op->rf_id);
+  }
+  for (uint32_t t = 0; t < et.n_tensors; t++)
+    FUZZ_CHECK (et.tensors[t].bytes >= 1 && et.tensors[t].bytes <= PS_MAX_BUFFER_BYTES
+                  && et.tensors[t].dtype < PS_DT__COUNT && et.tensors[t].device >= 0,
+                "tensor %u", t);
+  for (int free_streams = 0; free_streams < 2; free_streams++) {
+    ps_trace_graph_options o;
+    ps_trace_graph_options_init (&o);
+    o.et = &et;
+    o.free_streams = free_streams;
+    ps_graph g;
+    ps_trace_graph_info in;
+    rc = ps_import_trace_graph (&g, et_pair, sizeof et_pair - 1, "pair.json", &o, NULL, &in, &d);
+    FUZZ_CHECK (rc == 0, "the fixed trace failed with an execution trace (%d)", rc);
+    FUZZ_CHECK (in.et.linked + in.et.no_tensors + in.et.unmatched + in.et.no_cpu_op
+                  == g.n_nodes,
+                "%u + %u + %u + %u links of %u nodes", in.et.linked, in.et.no_tensors,
+                in.et.unmatched, in.et.no_cpu_op, g.n_nodes);
+    FUZZ_CHECK (g.n_buffers == in.et.buffers, "%u buffers, said %u", g.n_buffers,
+                in.et.buffers);
+    for (uint32_t a = 0; a < g.n_access; a++)
+      FUZZ_CHECK (g.access[a] < g.n_buffers, "access %u to buffer %u", a, g.access[a]);
+    for (uint32_t b = 0; b < g.n_buffers; b++)
+      FUZZ_CHECK (g.buffers[b].bytes >= 1, "buffer %u of %llu bytes", b,
+                  (unsigned long long) g.buffers[b].bytes);
+    for (uint32_t v = 0; v < g.n_nodes; v++) {
+      const ps_node *n = &g.nodes[v];
+      FUZZ_CHECK ((uint64_t) n->reads_begin + n->reads_count <= g.n_access
+                    && (uint64_t) n->writes_begin + n->writes_count <= g.n_access,
+                  "node %u accesses", v);
+      if (n->op == PS_OP_MEMSET)
+        FUZZ_CHECK (n->reads_count == 0 && n->writes_count <= 1, "memset accesses");
+    }
+    ps_graph_write_json (&g, ps_fuzz_devnull (), NULL);
+    ps_trace_graph_info_free (&in);
+    ps_graph_free (&g);
+  }
+  ps_exec_trace_free (&et);
+  ps_diag_free (&d);
+}
+
 int
 ps_fuzz_trace (const uint8_t *data, size_t size)
 {
@@ -135,6 +218,8 @@ ps_fuzz_trace (const uint8_t *data, size_t size)
     if (mode == 0)
       replay (data, size, &st);
   }
+  if (mode == 0)
+    exec_trace (data, size);
   ps_timeline_free (&tl);
   ps_diag_free (&d);
   return 0;

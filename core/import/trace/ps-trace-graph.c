@@ -470,12 +470,16 @@ attach_et (builder *b)
   for (uint32_t v = 0; v < n && rc == 0; v++) {
     const ps_et_op *op = et_op_of (b, v);
     uint32_t nr, nw;
-    if (!op || !et_accesses (et, op, &g->nodes[v], reads, &nr, writes, &nw))
+    if (!op)
       continue;
+    if (!et_accesses (et, op, &g->nodes[v], reads, &nr, writes, &nw)) {
+      in->et.no_tensors++;
+      continue;
+    }
     op_of[v] = op;
     b->linked[v] = true;
     n_access += nr + nw;
-    n_keys += op->tensors_count;
+    n_keys += nr + nw;
     in->et.linked++;
   }
   if (rc == 0 && n_access > UINT32_MAX / 2)
@@ -483,11 +487,17 @@ attach_et (builder *b)
   if (rc == 0 && !(keys = malloc ((size_t) (n_keys + 1) * sizeof *keys)))
     rc = PS_ENOMEM;
   uint32_t nk = 0;
-  for (uint32_t v = 0; v < n && rc == 0; v++)
-    for (uint32_t k = 0; op_of[v] && k < op_of[v]->tensors_count; k++) {
-      const ps_et_tensor *t = &et->tensors[op_of[v]->tensors_begin + k];
+  /* Only the storages the ops touch: a copy uses two of its tensors. */
+  for (uint32_t v = 0; v < n && rc == 0; v++) {
+    uint32_t nr, nw;
+    if (!op_of[v])
+      continue;
+    et_accesses (et, op_of[v], &g->nodes[v], reads, &nr, writes, &nw);
+    for (uint32_t k = 0; k < nr + nw; k++) {
+      const ps_et_tensor *t = &et->tensors[k < nr ? reads[k] : writes[k - nr]];
       keys[nk++] = (storage_key) { t->device, t->storage };
     }
+  }
   if (rc == 0) {
     qsort (keys, nk, sizeof *keys, cmp_storage);
     uint32_t u = 0;
