@@ -90,7 +90,7 @@ cli_plan_args_init (cli_plan_args *a)
 }
 
 /* Consumes a plan option (--streams N, --no-fusion, --device NAME,
- * --timing) at argv[*i].  Returns 1 when consumed, 0 when argv[*i] is not
+ * --assume NODE=BRANCH, --timing) at argv[*i].  Returns 1 when consumed, 0 when argv[*i] is not
  * one, -1 after a usage error. */
 static int
 plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
@@ -115,6 +115,22 @@ plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
     if (m < 0)
       return -1;
     a->device_name = val;
+    return 1;
+  }
+  if ((m = cli_option_value (cmd, argc, argv, i, "--assume", &val)) != 0) {
+    if (m < 0)
+      return -1;
+    const char *eq = strrchr (val, '=');
+    if (!eq || eq == val || ps_names_find (&ps_assume_names, PS_ASSUME__COUNT, eq + 1,
+                                           strlen (eq + 1)) < 0) {
+      cli_usage_error (cmd, "--assume needs NODE=then, NODE=else or NODE=both, not '%s'", val);
+      return -1;
+    }
+    if (a->n_assume >= CLI_MAX_ASSUME) {
+      cli_usage_error (cmd, "--assume at most %d times", CLI_MAX_ASSUME);
+      return -1;
+    }
+    a->assume[a->n_assume++] = val;
     return 1;
   }
   if (strcmp (argv[*i], "--timing") == 0) {
@@ -322,9 +338,42 @@ cli_et_summary (const char *file, uint32_t gpu_ops, const ps_et_links *in,
   fputs (in->linked ? "\n" : ": is it of the same run as the trace?\n", stderr);
 }
 
-int
-cli_plan_device (cli_plan_args *a, const ps_graph *g)
+/* --assume NODE=BRANCH: the branch the model takes at conditional NODE,
+ * in place of the graph's own "assume". */
+static int
+apply_assume (const cli_plan_args *a, ps_graph *g)
 {
+  for (uint32_t k = 0; k < a->n_assume; k++) {
+    const char *val = a->assume[k], *eq = strrchr (val, '=');
+    size_t n = (size_t) (eq - val);
+    uint32_t v = PS_NONE;
+    for (uint32_t u = 0; u < g->n_nodes && v == PS_NONE; u++) {
+      const char *name = ps_node_name (g, u);
+      if (strlen (name) == n && memcmp (name, val, n) == 0)
+        v = u;
+    }
+    if (v == PS_NONE || g->nodes[v].op != PS_OP_CONDITIONAL || g->nodes[v].aux >= g->n_conds) {
+      fprintf (stderr, "%s: error: --assume: ", shown (a->file));
+      if (v == PS_NONE)
+        fprintf (stderr, "the graph has no node named \"%.*s\"\n", (int) (n > 200 ? 200 : n),
+                 val);
+      else
+        fprintf (stderr, "node \"%.*s\" is a %s, not a conditional\n",
+                 (int) (n > 200 ? 200 : n), val, ps_op_name ((ps_op) g->nodes[v].op));
+      return CLI_FAILED;
+    }
+    g->conds[g->nodes[v].aux].assume = (uint8_t) ps_names_find (&ps_assume_names,
+                                                                PS_ASSUME__COUNT, eq + 1,
+                                                                strlen (eq + 1));
+  }
+  return CLI_OK;
+}
+
+int
+cli_plan_device (cli_plan_args *a, ps_graph *g)
+{
+  if (g && apply_assume (a, g) != CLI_OK)
+    return CLI_FAILED;
   if (find_device (&a->device, a->device_name, g) < 0)
     return CLI_FAILED;
   a->options.device = &a->device;

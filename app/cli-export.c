@@ -29,6 +29,7 @@ static const char usage[] =
   "  --theme T      light (default) or dark pictures\n"
   "  --device NAME  device profile to plan for, and for durations and the\n"
   "                 simulation (default: the graph's \"device\", else h200)\n"
+  "  --assume N=B   model branch B (then, else or both) of conditional N\n"
   "  --max-boxes N  dag and plan: above N boxes draw an overview (default 800)\n"
   "  --streams N    maximum streams (1-64, default 4)\n"
   "  --no-fusion    do not fuse element-wise kernels\n"

@@ -38,18 +38,22 @@ static const char usage[] =
   "                  its replays (matched by kernel name and order, the median over\n"
   "                  replays); kernels the trace does not have stay estimated\n"
   "\n"
-  "A CUDA-graph dump (cudaGraphDebugDotPrint) is written as its planscope graph.\n";
+  "A CUDA-graph dump (cudaGraphDebugDotPrint) is written as its planscope graph:\n"
+  "child graphs expanded, conditionals with their bodies as branches (a WHILE as\n"
+  "one pass of its body, a SWITCH as one conditional per case), empty and\n"
+  "unmodelled nodes left out with the order they gave kept.  Its kernels need\n"
+  "their launch (a verbose dump) or a duration (--durations).\n";
 
 typedef struct {
   const ps_graph *g;
-  double dropped;
+  ps_graph_write_info info;
 } write_ctx;
 
 static int
 write_graph (FILE *out, void *ctx)
 {
   write_ctx *w = ctx;
-  return ps_graph_write_json (w->g, out, &w->dropped);
+  return ps_graph_write_json (w->g, out, &w->info);
 }
 
 /* --durations: the dump's kernels timed by a trace of its replays. */
@@ -153,8 +157,20 @@ cli_import_main (int argc, char **argv)
   ps_diag_print (&diag, stderr);
   ps_diag_free (&diag);
   int ret = CLI_FAILED;
+  ps_graph_write_info wi;
+  if (rc == 0)
+    ps_graph_write_check (&g, &wi);
+  if (rc == 0 && wi.no_launch) {
+    const ps_node *nd = &g.nodes[wi.first_no_launch];
+    fprintf (stderr, "%s:%u:%u: error: %u kernels (the first: node \"%s\") have neither a launch "
+                     "configuration (a dump made without cudaGraphDebugDotFlagsVerbose) nor a "
+                     "measured duration, and a graph file needs one or the other: dump with "
+                     "the verbose flag, or give --durations TRACE\n",
+             file, nd->line, nd->col, wi.no_launch, ps_node_name (&g, wi.first_no_launch));
+    rc = PS_EINVAL;
+  }
   if (rc == 0) {
-    write_ctx w = { &g, 0 };
+    write_ctx w = { &g, { 0, 0, 0, PS_NONE } };
     if (!out || strcmp (out, "-") == 0) {
       rc = write_graph (stdout, &w);
       ret = rc == 0 ? cli_finish_stdout () : CLI_FAILED;
@@ -165,14 +181,19 @@ cli_import_main (int argc, char **argv)
         fprintf (stderr, "planscope-cli import: %s\n", err);
       ret = rc == 0 ? CLI_OK : CLI_FAILED;
     }
-    if (ret == CLI_OK && w.dropped > 0) {
+    if (ret == CLI_OK && w.info.dropped_ns > 0) {
       char a[PS_FORMAT_MAX];
       fprintf (stderr,
                "%s: note: the graph leaves out the host's launch times and %s of measured "
                "delay, which the graph format cannot hold; plan, simulate or replay the trace "
                "itself to keep them\n",
-               file, ps_format_duration (w.dropped, a, sizeof a));
+               file, ps_format_duration (w.info.dropped_ns, a, sizeof a));
     }
+    if (ret == CLI_OK && w.info.bridged > 0)
+      fprintf (stderr,
+               "%s: note: the graph leaves out %u empty or unmodelled nodes, which the graph "
+               "format cannot hold; the order they gave is kept\n",
+               file, w.info.bridged);
   }
   ps_trace_graph_info_free (&info);
   ps_graph_free (&g);

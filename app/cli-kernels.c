@@ -19,6 +19,7 @@ static const char usage[] =
   "  --streams N    maximum streams (1-64, default 4)\n"
   "  --no-fusion    do not fuse element-wise kernels\n"
   "  --device NAME  device profile to plan for (default: the graph's, else h200)\n"
+  "  --assume N=B   model branch B (then, else or both) of conditional N\n"
   "  --timing       per-pass wall time on stderr\n"
   "  -o DIR         the folder to write (created when missing)\n"
   "  --arch ARCH    the virtual architecture to compile for (default compute_90)\n"

@@ -18,6 +18,7 @@ static const char plan_usage[] =
   "  --no-fusion    do not fuse element-wise kernels\n"
   "  --device NAME  schedule for this device profile: h200, a100, rtx4090 or a\n"
   "                 .json profile; default: the graph's \"device\", else h200\n"
+  "  --assume N=B   model branch B (then, else or both) of conditional N\n"
   "  --timing       print the wall time of every pass on stderr\n"
   "  --json         print the plan document of spec/cli.md instead of text\n"
   "  -h, --help     show this help\n";
@@ -34,6 +35,7 @@ static const char verify_usage[] =
   "  --no-fusion    do not fuse element-wise kernels\n"
   "  --device NAME  schedule for this device profile: h200, a100, rtx4090 or a\n"
   "                 .json profile; default: the graph's \"device\", else h200\n"
+  "  --assume N=B   model branch B (then, else or both) of conditional N\n"
   "  --timing       print the wall time of every pass on stderr\n"
   "  -h, --help     show this help\n";
 

@@ -43,6 +43,7 @@ static const char usage[] =
   "                   inputs and compare their outputs (exit 1 when they differ)\n"
   "  --device NAME    device profile to plan for and predict with (default: the\n"
   "                   graph's, else h200)\n"
+  "  --assume N=B     model branch B (then, else or both) of conditional N\n"
   "\n"
   "Exit status: 0 success, 1 bad input or a failed check, 2 usage error, 3 no usable\n"
   "GPU (no driver, no device, NVRTC or CUPTI missing, ...; the reason is printed).\n";

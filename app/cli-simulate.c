@@ -28,6 +28,7 @@ static const char usage[] =
   "  --timing             per-pass wall time on stderr\n"
   "  --device NAME        device profile to plan for and simulate: h200, a100, rtx4090,\n"
   "                       or a .json profile; default: the graph's \"device\", else h200\n"
+  "  --assume N=B         model branch B (then, else or both) of conditional N\n"
   "  --json               print the timeline document (planscope-timeline)\n"
   "  --trace OUT          also write a Chrome trace (opens in Perfetto)\n"
   "  --sweep-streams A..B print the makespan for A to B streams, with and without\n"

@@ -39,12 +39,17 @@ int cli_option_value (const char *cmd, int argc, char **argv, int *i, const char
 int cli_parse_u32 (const char *s, uint32_t min, uint32_t max, uint32_t *out);
 int cli_parse_u64 (const char *s, uint64_t *out);
 
+/* How many --assume options a command takes. */
+#define CLI_MAX_ASSUME 256
+
 /* The plan options every planning command takes. */
 typedef struct cli_plan_args {
   const char *file;
   ps_plan_options options;
   bool timing;
   const char *device_name; /* --device, or NULL */
+  const char *assume[CLI_MAX_ASSUME]; /* --assume NODE=BRANCH, as given */
+  uint32_t n_assume;
   ps_device device;        /* found by cli_load_and_plan; options.device points here */
 } cli_plan_args;
 
@@ -91,9 +96,10 @@ int cli_load_exec_trace (struct ps_exec_trace *et, const char *file);
 /* What an execution trace linked (ps_trace_graph_info), on stderr. */
 void cli_et_summary (const char *file, uint32_t gpu_ops, const ps_et_links *links,
                      const struct ps_exec_trace *et);
-/* Finds the device to plan for (--device, else the graph's, else the
- * default) into a->device and points a->options.device at it. */
-int cli_plan_device (cli_plan_args *a, const ps_graph *g);
+/* Takes the branches --assume asks for into g's conditionals, then finds
+ * the device to plan for (--device, else the graph's, else the default)
+ * into a->device and points a->options.device at it. */
+int cli_plan_device (cli_plan_args *a, ps_graph *g);
 /* Loads, finds the device (cli_plan_device) and plans; on failure prints
  * why and returns CLI_FAILED. */
 int cli_load_and_plan (ps_graph *g, ps_plan *p, cli_plan_args *a);

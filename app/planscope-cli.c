@@ -55,7 +55,8 @@ print_usage (FILE *out)
       fprintf (out, "\n%40s%s\n", "", commands[k].summary);
   }
   fputs ("\n"
-         "PLAN-OPTIONS: --streams N (1-64, default 4), --no-fusion, --device NAME, --timing\n"
+         "PLAN-OPTIONS: --streams N (1-64, default 4), --no-fusion, --device NAME,\n"
+         "              --assume NODE=then|else|both, --timing\n"
          "\n"
          "Options:\n"
          "  -h, --help       show this help (also after any command)\n"

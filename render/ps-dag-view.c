@@ -260,10 +260,7 @@ node_detail (const ps_graph *g, uint32_t v, char *buf, size_t cap)
               nd->aux < g->n_events ? ps_graph_str (g, g->event_names[nd->aux]) : "?");
     return buf;
   case PS_OP_CONDITIONAL:
-    snprintf (buf, cap, "if %s",
-              nd->aux < g->n_conds && g->conds[nd->aux].condition < g->n_buffers
-                ? ps_buffer_name (g, g->conds[nd->aux].condition) : "?");
-    return buf;
+    return ps_cond_text (g, v, buf, cap);
   case PS_OP_OPAQUE:
     snprintf (buf, cap, "%s", nd->aux != PS_NONE ? ps_graph_str (g, nd->aux) : "opaque");
     return buf;

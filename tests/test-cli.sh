@@ -585,6 +585,69 @@ expect 0 "plan an untimed dump" plan "$TMP/dump.dot"
 grep -q '^  durations       2 of 2 kernels unknown .*--durations TRACE' "$TMP/out" && ok ||
   bad "plan of an untimed dump: unknown durations not said"
 
+expect 1 "import an untimed default-flag dump" import "$TMP/dump.dot" -o "$TMP/untimed.json"
+grep -q 'dump.dot:[0-9]*:[0-9]*: error: 2 kernels .* neither a launch configuration .* nor a measured duration' \
+  "$TMP/err" && [ ! -e "$TMP/untimed.json" ] && ok ||
+  bad "import of an untimed default-flag dump: no located refusal, or a file written"
+
+# A conditional of a CUDA-graph dump: a WHILE with its body graph as its
+# branch; --assume takes the loop out, import writes it as a conditional
+# and empty nodes are left out with their order kept.
+cat >"$TMP/while.dot" <<'EOF2'
+digraph dot {
+subgraph cluster_1 {
+label="graph_1" graph[style="dashed"];
+"graph_1_node_0"[style="bold" shape="record" label="{KERNEL
+| {ID | 0 (topoId: 3) | _Z4initPi\<\<\<1024,256,0\>\>\>}
+}"];
+"graph_1_node_1"[style="solid" shape="record" label="{CONDITIONAL
+| {{ID | node handle | type | size | handle} | {1 (topoId: 2) | 0x55D0 | WHILE | 1 | 0x1}}
+| {body graphs | graph_2}
+}"];
+"graph_1_node_2"[style="solid" shape="record" label="{EMPTY
+| {ID | 2 (topoId: 1)}
+}"];
+"graph_1_node_3"[style="bold" shape="record" label="{KERNEL
+| {ID | 3 (topoId: 0) | _Z6finishPi\<\<\<1024,256,0\>\>\>}
+}"];
+"graph_1_node_0" -> "graph_1_node_1";
+"graph_1_node_1" -> "graph_1_node_2";
+"graph_1_node_2" -> "graph_1_node_3";
+}
+subgraph cluster_2 {
+label="graph_2" graph[style="dashed"];
+"graph_2_node_0"[style="bold" shape="record" label="{KERNEL
+| {ID | 0 (topoId: 0) | _Z4stepPi\<\<\<65536,256,0\>\>\>}
+}"];
+}
+}
+EOF2
+expect 0 "plan a dump with a WHILE" plan "$TMP/while.dot"
+grep -q 'cond    graph_1_node_1 \[while handle 0x1\]' "$TMP/out" && ok ||
+  bad "plan of a WHILE: the conditional is not shown as one"
+expect 0 "simulate a WHILE" simulate "$TMP/while.dot" --json
+once=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["makespan_ns"])' "$TMP/out")
+expect 0 "simulate a WHILE not entered" simulate "$TMP/while.dot" --json --assume graph_1_node_1=else
+none=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["makespan_ns"])' "$TMP/out")
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) + 10000 < float(sys.argv[1]) else 1)' \
+  "$once" "$none" && ok || bad "--assume NODE=else did not take the loop's body out ($once, $none)"
+expect 1 "--assume of a kernel" plan "$TMP/while.dot" --assume graph_1_node_0=else
+grep -q 'node "graph_1_node_0" is a kernel, not a conditional' "$TMP/err" && ok ||
+  bad "--assume of a kernel: no message"
+expect 2 "--assume without a branch" plan "$TMP/while.dot" --assume graph_1_node_1
+expect 0 "import a dump with a WHILE" import "$TMP/while.dot" -o "$TMP/while.json"
+grep -q 'leaves out 1 empty or unmodelled nodes' "$TMP/err" && ok || bad "import: no note of the empty node"
+python3 - "$TMP/while.json" <<'PY' && ok || bad "import of a WHILE: wrong conditional or order"
+import json, sys
+nodes = {n["name"]: n for n in json.load(open(sys.argv[1]))["nodes"]}
+c = nodes["graph_1_node_1"]
+assert c["op"] == "conditional" and c["then"] == ["graph_2_node_0"], c
+assert c["condition"] == "handle 0x1", c
+assert "graph_1_node_2" not in nodes
+assert nodes["graph_1_node_3"]["after"] == ["graph_2_node_0"], nodes["graph_1_node_3"]
+PY
+expect 0 "plan an imported WHILE" plan "$TMP/while.json" --assume graph_1_node_1=then
+
 # The before/after pair of Kineto's docs, when the third-party data is here.
 data=${PLANSCOPE_REAL_DATA:-$ROOT/../shared/data}
 if [ -f "$data/real/kineto/before_fix_trace.json" ]; then

@@ -3,7 +3,8 @@
  * configurations, child graphs flattened in place), every node type of the
  * verbose and default flags, child graphs launched twice, cycles, located
  * syntax errors, detection by content, hostile input (every truncation of
- * a real dump), and that imported graphs plan and verify. */
+ * a real dump), conditional nodes (IF, WHILE, SWITCH) with their body
+ * graphs as branches, and that imported graphs plan and verify. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,8 @@
 #include "ps-demangle.h"
 #include "ps-cost.h"
 #include "ps-plan.h"
+#include "ps-sim.h"
+#include "ps-timeline.h"
 #include "ps-test-data.h"
 #include "ps-verify.h"
 
@@ -82,7 +85,11 @@ check_shape (const ps_graph *g)
       assert_true (g->succ[i] > u);
       if (i > g->succ_off[u])
         assert_true (g->succ[i] > g->succ[i - 1]);
-      assert_true (g->succ_kind[i] & PS_EDGE_IMPORTED);
+      /* Every edge is the dump's, but a conditional's to its branch. */
+      if (g->nodes[g->succ[i]].cond == u)
+        assert_int_equal (g->succ_kind[i], PS_EDGE_BRANCH);
+      else
+        assert_int_equal (g->succ_kind[i], PS_EDGE_IMPORTED);
     }
   assert_int_equal (m, g->n_edges);
   assert_int_equal (g->pred_off[g->n_nodes], g->n_edges);
@@ -322,10 +329,13 @@ core_dot_default_flags (void **state)
   assert_int_equal (g.nodes[node_id (&g, "graph_7_node_1")].op, PS_OP_MEMCPY);
   assert_int_equal (g.nodes[node_id (&g, "graph_7_node_2")].op, PS_OP_MEMSET);
   assert_int_equal (g.nodes[node_id (&g, "graph_7_node_3")].op, PS_OP_EMPTY);
+  /* A conditional whose type and bodies the dump does not give: an IF
+   * with nothing in its branches, and a warning for each. */
   uint32_t c = node_id (&g, "graph_7_node_4");
-  assert_int_equal (g.nodes[c].op, PS_OP_OPAQUE);
-  assert_string_equal (ps_graph_str (&g, g.nodes[c].aux), "CONDITIONAL");
-  assert_int_equal (d.warnings, 1);
+  assert_int_equal (g.nodes[c].op, PS_OP_CONDITIONAL);
+  assert_int_equal (g.conds[g.nodes[c].aux].kind, PS_COND_IF);
+  assert_int_equal (g.conds[g.nodes[c].aux].then_count, 0);
+  assert_int_equal (d.warnings, 2);
   /* A default-flag dump gives no launch: nothing can time the kernel. */
   ps_cost kc;
   ps_cost_node (ps_device_builtin (0), &g, node_id (&g, "graph_7_node_0"), &kc);
@@ -505,10 +515,328 @@ core_dot_deep_children (void **state)
   free (buf);
 }
 
+/* A chain of `launches` nodes each launching one child graph of `width`
+ * unconnected kernels: every kernel of one launch precedes every kernel of
+ * the next, width^2 edges a link. */
+static char *
+chained_children (uint32_t launches, uint32_t width, size_t *len)
+{
+  size_t cap = 64 + (size_t) launches * 96 + (size_t) width * 64, n = 0;
+  char *buf = malloc (cap);
+  assert_non_null (buf);
+  n += (size_t) snprintf (buf + n, cap - n, "digraph dot {\nsubgraph cluster_1 { label=graph_1;\n");
+  for (uint32_t i = 0; i < launches; i++) {
+    n += (size_t) snprintf (buf + n, cap - n, "n%u [shape=rectangle label=\"%u\ngraph_2\"];\n", i,
+                            i);
+    if (i)
+      n += (size_t) snprintf (buf + n, cap - n, "n%u -> n%u;\n", i - 1, i);
+  }
+  n += (size_t) snprintf (buf + n, cap - n, "}\nsubgraph cluster_2 { label=graph_2;\n");
+  for (uint32_t k = 0; k < width; k++)
+    n += (size_t) snprintf (buf + n, cap - n, "k%u [shape=octagon label=\"%u\n_Z1kv\"];\n", k, k);
+  n += (size_t) snprintf (buf + n, cap - n, "}\n}\n");
+  assert_true (n < cap);
+  *len = n;
+  return buf;
+}
+
+/* Expansion limits count edges as well as nodes: a 167 KB dump that joins
+ * 17 launches of a 4,096-kernel graph (268 million edges) is refused at
+ * once; a smaller one expands to exactly the edges it asks for. */
+static void
+core_dot_edge_limit (void **state)
+{
+  (void) state;
+  size_t len;
+  char *bomb = chained_children (17, 4096, &len);
+  ps_graph g;
+  ps_diag d;
+  ps_diag_init (&d, "bomb.dot");
+  assert_int_not_equal (ps__dot_load_graph (&g, bomb, len, "bomb.dot", &d), 0);
+  assert_int_equal (d.errors, 1);
+  assert_non_null (strstr (d.entries[0].message, "more than 33554432 edges"));
+  ps_diag_free (&d);
+  free (bomb);
+
+  char *ok = chained_children (17, 64, &len);
+  ps_diag_init (&d, "ok.dot");
+  assert_int_equal (ps__dot_load_graph (&g, ok, len, "ok.dot", &d), 0);
+  assert_int_equal (g.n_nodes, 17 * 64);
+  assert_int_equal (g.n_edges, 16 * 64 * 64);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+  free (ok);
+}
+
 static void
 keep_first (void *ctx, const char *message)
 {
   snprintf (ctx, 512, "%s", message);
+}
+
+/* A verbose dump: init, a WHILE loop over graph_2 (step, check), finish. */
+static const char while_dump[] =
+  "digraph dot {\n"
+  "subgraph cluster_1 {\n"
+  "label=\"graph_1\" graph[style=\"dashed\"];\n"
+  "\"graph_1_node_0\"[style=\"bold\" shape=\"record\" label=\"{KERNEL\n"
+  "| {ID | 0 (topoId: 2) | _Z4initPi\\<\\<\\<1024,256,0\\>\\>\\>}\n}\"];\n"
+  "\"graph_1_node_1\"[style=\"solid\" shape=\"record\" label=\"{CONDITIONAL\n"
+  "| {{ID | node handle | type | size | handle} | {1 (topoId: 1) | 0x55D0F0C0 | WHILE | 1 | "
+  "0x0000000000000001}}\n"
+  "| {body graphs | graph_2}\n}\"];\n"
+  "\"graph_1_node_2\"[style=\"bold\" shape=\"record\" label=\"{KERNEL\n"
+  "| {ID | 2 (topoId: 0) | _Z6finishPi\\<\\<\\<1024,256,0\\>\\>\\>}\n}\"];\n"
+  "\"graph_1_node_0\" -> \"graph_1_node_1\" [headlabel=0];\n"
+  "\"graph_1_node_1\" -> \"graph_1_node_2\" [headlabel=0];\n"
+  "}\n"
+  "subgraph cluster_2 {\n"
+  "label=\"graph_2\" graph[style=\"dashed\"];\n"
+  "\"graph_2_node_0\"[style=\"bold\" shape=\"record\" label=\"{KERNEL\n"
+  "| {ID | 0 (topoId: 1) | _Z4stepPi\\<\\<\\<65536,256,0\\>\\>\\>}\n}\"];\n"
+  "\"graph_2_node_1\"[style=\"bold\" shape=\"record\" label=\"{KERNEL\n"
+  "| {ID | 1 (topoId: 0) | _Z5checkPiy\\<\\<\\<1,32,0\\>\\>\\>}\n}\"];\n"
+  "\"graph_2_node_0\" -> \"graph_2_node_1\" [headlabel=0];\n"
+  "}\n"
+  "}\n";
+
+/* Plans a graph on 4 streams, verifies the plan and simulates it on h200. */
+static double
+plan_verify_makespan (const ps_graph *g)
+{
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  ps_plan p;
+  ps_diag d;
+  ps_diag_init (&d, "test.dot");
+  int rc = ps_plan_build (&p, g, &o, &d);
+  ps_diag_print (&d, stderr);
+  assert_int_equal (rc, 0);
+  char first[512] = "";
+  size_t bad = ps_plan_verify (&p, keep_first, first, 1);
+  if (bad != 0)
+    fail_msg ("%zu violations, first: %s", bad, first);
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_SIMULATED);
+  assert_int_equal (ps_simulate (&p, ps_device_builtin (0), &tl), 0);
+  double ms = tl.makespan_ns;
+  ps_timeline_free (&tl);
+  ps_plan_free (&p);
+  ps_diag_free (&d);
+  return ms;
+}
+
+static void
+core_dot_cond_while (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_diag d;
+  int rc = load_text (&g, &d, while_dump);
+  ps_diag_print (&d, stderr);
+  assert_int_equal (rc, 0);
+  assert_int_equal (d.warnings, 0);
+  /* The body is not a graph of its own any more: 3 + 2 nodes. */
+  assert_int_equal (g.n_nodes, 5);
+  uint32_t c = node_id (&g, "graph_1_node_1"), step = node_id (&g, "graph_2_node_0"),
+           check = node_id (&g, "graph_2_node_1"), fin = node_id (&g, "graph_1_node_2");
+  assert_int_equal (g.nodes[c].op, PS_OP_CONDITIONAL);
+  const ps_cond *cd = &g.conds[g.nodes[c].aux];
+  assert_int_equal (cd->kind, PS_COND_WHILE);
+  assert_int_equal (cd->then_count, 2);
+  assert_int_equal (cd->else_count, 0);
+  assert_int_equal (cd->assume, PS_ASSUME_BOTH);
+  char buf[128];
+  assert_string_equal (ps_cond_text (&g, c, buf, sizeof buf), "while handle 0x0000000000000001");
+  /* The condition is a buffer the conditional reads. */
+  assert_int_equal (g.nodes[c].reads_count, 1);
+  assert_int_equal (g.access[g.nodes[c].reads_begin], cd->condition);
+  assert_true (g.buffers[cd->condition].flags & PS_BUF_EXTERNAL);
+  /* The body runs after the conditional and before what follows it. */
+  assert_int_equal (g.nodes[step].cond, c);
+  assert_int_equal (g.nodes[check].cond, c);
+  assert_true (g.nodes[step].flags & PS_NODE_IN_THEN);
+  assert_true (has_edge (&g, c, step));
+  assert_true (has_edge (&g, check, fin));
+  assert_false (has_edge (&g, c, fin));
+  check_shape (&g);
+  /* One pass of the loop, or none: the body is left out of the run. */
+  double once = plan_verify_makespan (&g);
+  g.conds[g.nodes[c].aux].assume = PS_ASSUME_ELSE;
+  assert_true (ps_node_not_run (&g, step, NULL));
+  assert_true (ps_node_not_run (&g, check, NULL));
+  assert_false (ps_node_not_run (&g, fin, NULL));
+  double none = plan_verify_makespan (&g);
+  assert_true (none + 10000 < once);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+}
+
+/* An IF with then and else bodies, a SWITCH of three cases, both in the
+ * default flags' form (the type and the bodies on lines of the label),
+ * the SWITCH in a child graph launched twice, and a nested IF inside the
+ * SWITCH's second case; two conditionals share a handle. */
+static const char branches_dump[] =
+  "digraph dot {\n"
+  "subgraph cluster_1 { label=\"graph_1\";\n"
+  "\"graph_1_node_0\"[shape=\"octagon\" label=\"0\n_Z4prepv\n\"];\n"
+  "\"graph_1_node_1\"[shape=\"diamond\" label=\"1\nCONDITIONAL\nIF\ngraph_2\ngraph_3\n\"];\n"
+  "\"graph_1_node_2\"[shape=\"rectangle\" label=\"2\ngraph_4\n\"];\n"
+  "\"graph_1_node_3\"[shape=\"rectangle\" label=\"3\ngraph_4\n\"];\n"
+  "\"graph_1_node_0\" -> \"graph_1_node_1\";\n"
+  "\"graph_1_node_1\" -> \"graph_1_node_2\";\n"
+  "\"graph_1_node_2\" -> \"graph_1_node_3\";\n"
+  "}\n"
+  "subgraph cluster_2 { label=\"graph_2\"; \"graph_2_node_0\"[shape=\"octagon\" "
+  "label=\"0\n_Z4thenv\n\"]; }\n"
+  "subgraph cluster_3 { label=\"graph_3\"; \"graph_3_node_0\"[shape=\"octagon\" "
+  "label=\"0\n_Z4elsev\n\"]; \"graph_3_node_1\"[shape=\"octagon\" label=\"1\n_Z5else2v\n\"]; "
+  "\"graph_3_node_0\" -> \"graph_3_node_1\"; }\n"
+  "subgraph cluster_4 { label=\"graph_4\";\n"
+  "\"graph_4_node_0\"[shape=\"diamond\" label=\"0\nCONDITIONAL\nSWITCH\ngraph_5\ngraph_6\n"
+  "graph_7\n\"];\n"
+  "\"graph_4_node_1\"[shape=\"octagon\" label=\"1\n_Z5afterv\n\"];\n"
+  "\"graph_4_node_0\" -> \"graph_4_node_1\";\n"
+  "}\n"
+  "subgraph cluster_5 { label=\"graph_5\"; \"graph_5_node_0\"[shape=\"octagon\" "
+  "label=\"0\n_Z5case0v\n\"]; }\n"
+  "subgraph cluster_6 { label=\"graph_6\"; \"graph_6_node_0\"[shape=\"diamond\" "
+  "label=\"0\nCONDITIONAL\nIF\ngraph_8\n\"]; }\n"
+  "subgraph cluster_7 { label=\"graph_7\"; \"graph_7_node_0\"[shape=\"octagon\" "
+  "label=\"0\n_Z5case2v\n\"]; }\n"
+  "subgraph cluster_8 { label=\"graph_8\"; \"graph_8_node_0\"[shape=\"octagon\" "
+  "label=\"0\n_Z6nestedv\n\"]; }\n"
+  "}\n";
+
+static const ps_cond *
+cond_of (const ps_graph *g, const char *name)
+{
+  uint32_t v = node_id (g, name);
+  assert_int_equal (g->nodes[v].op, PS_OP_CONDITIONAL);
+  return &g->conds[g->nodes[v].aux];
+}
+
+static bool
+member (const ps_graph *g, const ps_cond *c, bool in_else, const char *name)
+{
+  uint32_t v = node_id (g, name);
+  uint32_t b = in_else ? c->else_begin : c->then_begin;
+  uint32_t n = in_else ? c->else_count : c->then_count;
+  for (uint32_t i = 0; i < n; i++)
+    if (g->cond_members[b + i] == v)
+      return true;
+  return false;
+}
+
+static void
+core_dot_cond_branches (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_diag d;
+  int rc = load_text (&g, &d, branches_dump);
+  ps_diag_print (&d, stderr);
+  assert_int_equal (rc, 0);
+  assert_int_equal (d.warnings, 0);
+  /* prep, the IF and its 1 + 2 body nodes; graph_4 twice: the SWITCH as
+   * two conditionals, case 0 (1), case 1 (a nested IF and its body), case
+   * 2 (1) and after. */
+  assert_int_equal (g.n_nodes, 1 + 1 + 3 + 2 * (2 + 1 + 2 + 1 + 1));
+  const ps_cond *iff = cond_of (&g, "graph_1_node_1");
+  assert_int_equal (iff->kind, PS_COND_IF);
+  assert_int_equal (iff->then_count, 1);
+  assert_int_equal (iff->else_count, 2);
+  assert_true (member (&g, iff, false, "graph_2_node_0"));
+  assert_true (member (&g, iff, true, "graph_3_node_0"));
+  assert_true (member (&g, iff, true, "graph_3_node_1"));
+  /* What follows the IF waits for both branches' last nodes. */
+  uint32_t sw = node_id (&g, "graph_1_node_2/graph_4_node_0");
+  assert_true (has_edge (&g, node_id (&g, "graph_2_node_0"), sw));
+  assert_true (has_edge (&g, node_id (&g, "graph_3_node_1"), sw));
+  /* The SWITCH: case 0 | rest, then case 1 | case 2. */
+  for (int launch = 0; launch < 2; launch++) {
+    const char *pre = launch ? "graph_1_node_3/" : "graph_1_node_2/";
+    char n0[64], n1[64], b0[64], b1[64], b2[64], nested[64], nb[64], after[64];
+    snprintf (n0, sizeof n0, "%sgraph_4_node_0", pre);
+    snprintf (n1, sizeof n1, "%sgraph_4_node_0/case_1", pre);
+    snprintf (b0, sizeof b0, "%sgraph_4_node_0/graph_5_node_0", pre);
+    snprintf (b1, sizeof b1, "%sgraph_4_node_0/graph_6_node_0", pre);
+    snprintf (b2, sizeof b2, "%sgraph_4_node_0/graph_7_node_0", pre);
+    snprintf (nested, sizeof nested, "%s", b1);
+    snprintf (nb, sizeof nb, "%sgraph_4_node_0/graph_6_node_0/graph_8_node_0", pre);
+    snprintf (after, sizeof after, "%sgraph_4_node_1", pre);
+    const ps_cond *c0 = cond_of (&g, n0), *c1 = cond_of (&g, n1);
+    assert_int_equal (c0->kind, PS_COND_SWITCH);
+    assert_int_equal (c0->case_index, 0);
+    assert_int_equal (c1->case_index, 1);
+    assert_true (member (&g, c0, false, b0));
+    assert_true (member (&g, c0, true, n1));
+    assert_true (member (&g, c1, false, nested));
+    assert_true (member (&g, c1, true, b2));
+    assert_int_equal (c0->then_count + c0->else_count, 2);
+    /* The nested IF's body belongs to it, not to the case. */
+    assert_false (member (&g, c1, false, nb));
+    const ps_cond *in = cond_of (&g, nested);
+    assert_true (member (&g, in, false, nb));
+    assert_true (has_edge (&g, node_id (&g, b2), node_id (&g, after)));
+    assert_true (has_edge (&g, node_id (&g, nb), node_id (&g, after)));
+    /* Taking case 0 leaves the other cases, and what nests in them, out. */
+    g.conds[g.nodes[node_id (&g, n0)].aux].assume = PS_ASSUME_THEN;
+    assert_false (ps_node_not_run (&g, node_id (&g, b0), NULL));
+    assert_true (ps_node_not_run (&g, node_id (&g, b2), NULL));
+    assert_true (ps_node_not_run (&g, node_id (&g, nb), NULL));
+    assert_false (ps_node_not_run (&g, node_id (&g, after), NULL));
+  }
+  char buf[128];
+  assert_string_equal (ps_cond_text (&g, node_id (&g, "graph_1_node_3/graph_4_node_0/case_1"),
+                                     buf, sizeof buf),
+                       "switch graph_1_node_3/graph_4_node_0 condition case 1");
+  /* Each SWITCH's cases test one condition. */
+  assert_int_equal (cond_of (&g, "graph_1_node_3/graph_4_node_0")->condition,
+                    cond_of (&g, "graph_1_node_3/graph_4_node_0/case_1")->condition);
+  /* Conditionals without a handle test a condition of their own. */
+  assert_int_equal (g.n_buffers, 1 + 2 * 2);
+  check_shape (&g);
+  plan_verify_makespan (&g);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+}
+
+static void
+core_dot_cond_errors (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_diag d;
+  /* A body named twice. */
+  assert_int_not_equal (load_text (&g, &d, "digraph { subgraph cluster_1 { label=graph_1; "
+                                           "c [label=\"0\nCONDITIONAL\nSWITCH\ngraph_2\ngraph_2\"] }\n"
+                                           "subgraph cluster_2 { label=graph_2; "
+                                           "k [shape=octagon label=\"0\n_Z1kv\"] } }"),
+                        0);
+  assert_int_equal (d.errors, 1);
+  assert_int_equal (d.entries[0].line, 1);
+  assert_non_null (strstr (d.entries[0].message, "names body graph graph_2 twice"));
+  ps_diag_free (&d);
+  /* A loop whose body holds the loop. */
+  assert_int_not_equal (load_text (&g, &d, "digraph { subgraph cluster_1 { label=graph_1; "
+                                           "c [label=\"0\nCONDITIONAL\nWHILE\ngraph_2\"] }\n"
+                                           "subgraph cluster_2 { label=graph_2; "
+                                           "w [label=\"0\nCONDITIONAL\nWHILE\ngraph_2\"] } }"),
+                        0);
+  assert_int_equal (d.errors, 1);
+  ps_diag_free (&d);
+  /* Two handles, one condition: conditionals testing the same handle read
+   * one buffer. */
+  assert_int_equal (load_text (&g, &d, "digraph { subgraph cluster_1 { label=graph_1; "
+                                       "a [label=\"{CONDITIONAL | {{type | handle} | {IF | 0x9}}}\"]; "
+                                       "b [label=\"{CONDITIONAL | {{type | handle} | {IF | 0x9}}}\"]; "
+                                       "a -> b } }"),
+                    0);
+  assert_int_equal (g.n_buffers, 1);
+  assert_string_equal (ps_buffer_name (&g, 0), "handle 0x9");
+  ps_graph_free (&g);
+  ps_diag_free (&d);
 }
 
 static void
@@ -548,6 +876,10 @@ main (int argc, char **argv)
     cmocka_unit_test (core_dot_errors),
     cmocka_unit_test (core_dot_detection),
     cmocka_unit_test (core_dot_deep_children),
+    cmocka_unit_test (core_dot_cond_while),
+    cmocka_unit_test (core_dot_cond_branches),
+    cmocka_unit_test (core_dot_cond_errors),
+    cmocka_unit_test (core_dot_edge_limit),
   };
   /* The real dumps of ../shared/data/real/cudagraph_dot. */
   const struct CMUnitTest data_tests[] = {

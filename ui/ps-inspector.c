@@ -436,7 +436,9 @@ update (PsInspector *self)
       gtk_widget_set_visible (self->assume_row, self->cond != PS_NONE);
       if (self->cond != PS_NONE)
         {
-          g_autofree char *label = g_strdup_printf ("If %s", ps_node_name (g, cnode));
+          char what[PS_MAX_NAME + 64];
+          g_autofree char *label = g_strdup_printf ("%s: %s", ps_node_name (g, cnode),
+                                                    ps_cond_text (g, cnode, what, sizeof what));
           gtk_label_set_text (self->assume_label, label);
           int a = ps_session_get_cond_assume (self->session, self->cond);
           gtk_drop_down_set_selected (self->assume, (guint) (a + 1));

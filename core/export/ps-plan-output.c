@@ -287,6 +287,13 @@ write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, 
         fputc (']', out);
       }
       break;
+    case PS_OP_CONDITIONAL: {
+      char what[PS_MAX_NAME + 64];
+      fputs (" [", out);
+      ps_put_printable (out, ps_cond_text (g, v, what, sizeof what));
+      fputc (']', out);
+      break;
+    }
     default:
       break;
     }

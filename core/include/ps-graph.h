@@ -124,6 +124,23 @@ typedef enum ps_assume {
   PS_ASSUME__COUNT
 } ps_assume;
 
+/* What a conditional node stands for.  A planscope graph's conditionals
+ * are IFs.  A CUDA-graph dump also holds WHILE loops, modelled as one pass
+ * of the body (the then branch; "else" is the loop not entered), and
+ * SWITCHes, modelled as a chain with one conditional per case: case k is
+ * the then branch of the k-th, and the rest of the switch its else. */
+#define PS_COND_KIND_MAP(X) \
+  X (IF, "if")              \
+  X (WHILE, "while")        \
+  X (SWITCH, "switch")
+
+typedef enum ps_cond_kind {
+#define PS__COND_KIND_ENUM(e, name) PS_COND_##e,
+  PS_COND_KIND_MAP (PS__COND_KIND_ENUM)
+#undef PS__COND_KIND_ENUM
+  PS_COND__COUNT
+} ps_cond_kind;
+
 /* A name table: the names of an enumeration, indexed by value, with their
  * lengths. */
 typedef struct ps_names {
@@ -133,7 +150,7 @@ typedef struct ps_names {
 } ps_names;
 
 extern const ps_names ps_op_names, ps_impl_names, ps_dtype_names, ps_copy_dir_names,
-  ps_assume_names;
+  ps_assume_names, ps_cond_kind_names;
 
 /* The value named s[0..len) among the first `count` of t (at most
  * t->count), or -1. */
@@ -204,6 +221,8 @@ typedef struct ps_cond {
   uint32_t then_begin, then_count; /* into graph->cond_members */
   uint32_t else_begin, else_count;
   uint8_t assume; /* ps_assume */
+  uint8_t kind;   /* ps_cond_kind */
+  uint32_t case_index; /* PS_COND_SWITCH: the case its then branch is */
 } ps_cond;
 
 typedef struct ps_node {
@@ -322,6 +341,10 @@ const char *ps_impl_name (ps_impl impl);
 const char *ps_dtype_name (ps_dtype dt);
 const char *ps_copy_dir_name (ps_copy_dir dir);
 const char *ps_assume_name (ps_assume a);
+const char *ps_cond_kind_name (ps_cond_kind k);
+/* What conditional node v tests, for views: "if flag", "while handle
+ * 0x5a0" or "switch handle 0x5a8 case 2".  In buf. */
+const char *ps_cond_text (const ps_graph *g, uint32_t v, char *buf, size_t cap);
 uint32_t ps_dtype_size (ps_dtype dt);
 /* Buffers a built-in reads: unary 1, binary 2, fill and spin 0. */
 int ps_impl_reads (ps_impl impl);

@@ -55,6 +55,8 @@ static const char *const dir_name[] = { PS_COPY_DIR_MAP (PS__NAME) };
 static const uint8_t dir_len[] = { PS_COPY_DIR_MAP (PS__LEN) };
 static const char *const assume_name[] = { PS_ASSUME_MAP (PS__NAME) };
 static const uint8_t assume_len[] = { PS_ASSUME_MAP (PS__LEN) };
+static const char *const cond_kind_name[] = { PS_COND_KIND_MAP (PS__NAME) };
+static const uint8_t cond_kind_len[] = { PS_COND_KIND_MAP (PS__LEN) };
 #undef PS__NAME
 #undef PS__LEN
 
@@ -63,6 +65,7 @@ const ps_names ps_impl_names = { impl_name, impl_len, PS_IMPL__COUNT };
 const ps_names ps_dtype_names = { dtype_name, dtype_len, PS_DT__COUNT };
 const ps_names ps_copy_dir_names = { dir_name, dir_len, PS_COPY__COUNT };
 const ps_names ps_assume_names = { assume_name, assume_len, PS_ASSUME__COUNT };
+const ps_names ps_cond_kind_names = { cond_kind_name, cond_kind_len, PS_COND__COUNT };
 
 int
 ps_names_find (const ps_names *t, uint32_t count, const char *s, size_t len)
@@ -118,6 +121,30 @@ const char *
 ps_assume_name (ps_assume a)
 {
   return name_of (&ps_assume_names, a);
+}
+
+const char *
+ps_cond_kind_name (ps_cond_kind k)
+{
+  return name_of (&ps_cond_kind_names, k);
+}
+
+const char *
+ps_cond_text (const ps_graph *g, uint32_t v, char *buf, size_t cap)
+{
+  if (cap == 0)
+    return "";
+  if (v >= g->n_nodes || g->nodes[v].op != PS_OP_CONDITIONAL || g->nodes[v].aux >= g->n_conds) {
+    snprintf (buf, cap, "?");
+    return buf;
+  }
+  const ps_cond *c = &g->conds[g->nodes[v].aux];
+  const char *what = c->condition < g->n_buffers ? ps_buffer_name (g, c->condition) : "?";
+  if (c->kind == PS_COND_SWITCH)
+    snprintf (buf, cap, "switch %s case %u", what, c->case_index);
+  else
+    snprintf (buf, cap, "%s %s", ps_cond_kind_name ((ps_cond_kind) c->kind), what);
+  return buf;
 }
 
 uint32_t

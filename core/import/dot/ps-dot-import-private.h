@@ -18,6 +18,7 @@ enum {
   PS__DOT_RECORD,
   PS__DOT_WAIT,
   PS__DOT_CHILD,
+  PS__DOT_COND,
   PS__DOT_OPAQUE
 };
 
@@ -25,12 +26,16 @@ typedef struct ps__dot_info {
   uint8_t kind, dir, value;
   uint32_t graph;    /* the CUDA graph it belongs to */
   uint32_t child;    /* PS__DOT_CHILD: the graph it launches */
-  uint32_t str;      /* kernel function, opaque type or host label (out pool), or PS_NONE */
+  uint32_t str;      /* kernel function, opaque type, host label or a conditional's
+                      * handle (out pool), or PS_NONE */
   uint32_t event;    /* PS__DOT_RECORD / PS__DOT_WAIT: event id */
   uint32_t kernel[7]; /* grid[3], block[3], smem */
   bool launch;        /* the dump gave the launch configuration */
   uint64_t bytes;
   uint32_t loff;     /* offset inside its graph's instance */
+  uint8_t ctype;     /* PS__DOT_COND: ps_cond_kind */
+  uint32_t body_begin, body_count; /* PS__DOT_COND: its body graphs, into imp.bodies */
+  uint32_t exit_begin, exit_count; /* PS__DOT_COND: its last nodes (relative), into imp.ends */
 } ps__dot_info;
 
 typedef struct ps__dot_graph {
@@ -62,6 +67,8 @@ typedef struct ps__dot_importer {
   uint32_t *indeg, *outdeg; /* local degrees per DOT node */
   uint32_t *ends;    /* entries and exits of all graphs */
   uint32_t n_ends, cap_ends;
+  uint32_t *bodies;  /* the body graphs of conditionals */
+  uint32_t n_bodies, cap_bodies;
   uint32_t unknown_types[16]; /* opaque type strings warned about */
   uint32_t n_unknown;
   size_t errors;

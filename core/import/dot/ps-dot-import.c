@@ -3,7 +3,9 @@
  * Steps: parse the DOT text (ps-dot-parse.c); decide what every node is
  * from its label and shape (ps-dot-nodes.c, ps-dot-label.c); group nodes
  * by the CUDA graph (cluster) they belong to; expand child-graph nodes in
- * place, once per launch, without recursion: every graph's expanded size,
+ * place, once per launch, and conditional nodes into the conditional
+ * followed by its body graphs (its branches), without recursion: every
+ * graph's expanded size,
  * and the relative positions of its first and last nodes (entries and
  * exits), are computed children first, so that each instance occupies a
  * contiguous range of node ids; then Kahn's algorithm gives the
@@ -31,16 +33,55 @@ error_at (ps__dot_importer *im, uint32_t line, uint32_t col, const char *msg)
   return PS_EINVAL;
 }
 
+/* The graphs node `in` launches: a child graph, or a conditional's bodies. */
+static uint32_t
+launched (const ps__dot_importer *im, const ps__dot_info *in, const uint32_t **list)
+{
+  if (in->kind == PS__DOT_CHILD) {
+    *list = &in->child;
+    return 1;
+  }
+  if (in->kind == PS__DOT_COND) {
+    *list = im->bodies + in->body_begin;
+    return in->body_count;
+  }
+  *list = NULL;
+  return 0;
+}
+
+/* The planscope conditionals a CUDA conditional node becomes: one, but
+ * one per case except the last for a SWITCH of more than two cases (case
+ * k is the then branch of the k-th, the next one its else branch). */
+static uint32_t
+cond_nodes (const ps__dot_info *in)
+{
+  return in->ctype == PS_COND_SWITCH && in->body_count > 2 ? in->body_count - 1 : 1;
+}
+
+/* Which of the conditional's nodes (0-based) branches to body j, and
+ * whether body j is its else branch. */
+static uint32_t
+body_owner (const ps__dot_info *in, uint32_t j, bool *is_else)
+{
+  uint32_t cn = cond_nodes (in);
+  *is_else = in->ctype != PS_COND_WHILE && (cn == 1 ? j == 1 : j == in->body_count - 1);
+  return cn == 1 ? 0 : j < cn ? j : cn - 1;
+}
+
 /* Marks graphs and assigns every node to one: the innermost enclosing
- * cluster that is a CUDA graph (top-level, or launched by a child node). */
+ * cluster that is a CUDA graph (top-level, or launched by a child or
+ * conditional node). */
 static void
 assign_graphs (ps__dot_importer *im)
 {
   ps__dot_doc *d = &im->doc;
   uint32_t top = d->n_clusters;
-  for (uint32_t i = 0; i < d->n_nodes; i++)
-    if (im->info[i].kind == PS__DOT_CHILD)
-      im->graphs[im->info[i].child].referenced = true;
+  for (uint32_t i = 0; i < d->n_nodes; i++) {
+    const uint32_t *ls;
+    uint32_t nl = launched (im, &im->info[i], &ls);
+    for (uint32_t j = 0; j < nl; j++)
+      im->graphs[ls[j]].referenced = true;
+  }
   for (uint32_t c = 0; c < d->n_clusters; c++)
     im->graphs[c].is_graph = d->clusters[c].parent == PS_NONE || im->graphs[c].referenced;
   im->graphs[top].is_graph = true;
@@ -108,14 +149,14 @@ group_by_graph (ps__dot_importer *im)
   return 0;
 }
 
-/* Graphs children first (depth-first post-order over child launches,
- * with an explicit stack); a graph that launches itself, directly or not,
- * is an error. */
+/* Graphs children first (depth-first post-order over child launches and
+ * conditional bodies, with an explicit stack of (graph, node, launch)
+ * frames); a graph that launches itself, directly or not, is an error. */
 static int
 order_graphs (ps__dot_importer *im, uint32_t *order, uint32_t *n_order)
 {
   uint32_t ng = im->n_graphs, n = 0;
-  uint32_t *stack = malloc (((size_t) ng + 1) * 2 * sizeof *stack);
+  uint32_t *stack = malloc (((size_t) ng + 1) * 3 * sizeof *stack);
   if (!stack)
     return PS_ENOMEM;
   for (uint32_t root = 0; root < ng; root++) {
@@ -124,30 +165,37 @@ order_graphs (ps__dot_importer *im, uint32_t *order, uint32_t *n_order)
     uint32_t sp = 0;
     stack[sp++] = root;
     stack[sp++] = 0;
+    stack[sp++] = 0;
     im->graphs[root].mark = 1;
     while (sp > 0) {
-      uint32_t gi = stack[sp - 2], k = stack[sp - 1];
+      uint32_t gi = stack[sp - 3], k = stack[sp - 2], j = stack[sp - 1];
       ps__dot_graph *gr = &im->graphs[gi];
       if (k >= gr->node_count) {
         gr->mark = 2;
         order[n++] = gi;
-        sp -= 2;
+        sp -= 3;
+        continue;
+      }
+      const ps__dot_info *in = &im->info[im->gnodes[gr->node_begin + k]];
+      const uint32_t *ls;
+      uint32_t nl = launched (im, in, &ls);
+      if (j >= nl) {
+        stack[sp - 2]++;
+        stack[sp - 1] = 0;
         continue;
       }
       stack[sp - 1]++;
-      const ps__dot_info *in = &im->info[im->gnodes[gr->node_begin + k]];
-      if (in->kind != PS__DOT_CHILD)
-        continue;
-      ps__dot_graph *ch = &im->graphs[in->child];
+      uint32_t child = ls[j];
+      ps__dot_graph *ch = &im->graphs[child];
       if (ch->mark == 1) {
         char msg[512];
         size_t len = (size_t) snprintf (msg, sizeof msg, "child graphs launch each other in a "
                                                          "cycle: %s",
                                         im->names + ch->name);
         bool on = false;
-        for (uint32_t s = 0; s < sp && len < sizeof msg; s += 2) {
-          on = on || stack[s] == in->child;
-          if (on && stack[s] != in->child)
+        for (uint32_t s = 0; s < sp && len < sizeof msg; s += 3) {
+          on = on || stack[s] == child;
+          if (on && stack[s] != child)
             len += (size_t) snprintf (msg + len, sizeof msg - len, " -> %s",
                                       im->names + im->graphs[stack[s]].name);
         }
@@ -159,7 +207,8 @@ order_graphs (ps__dot_importer *im, uint32_t *order, uint32_t *n_order)
       }
       if (ch->mark == 0) {
         ch->mark = 1;
-        stack[sp++] = in->child;
+        stack[sp++] = child;
+        stack[sp++] = 0;
         stack[sp++] = 0;
       }
     }
@@ -186,11 +235,52 @@ push_end (ps__dot_importer *im, uint32_t v)
 
 /* A local node expands to a child instance when it launches a non-empty
  * graph; otherwise it is one node (an empty child graph becomes an empty
- * node, which keeps the order it stood for). */
+ * node, which keeps the order it stood for).  A conditional is a unit of
+ * its own (see unit_size). */
 static bool
 expands (const ps__dot_importer *im, const ps__dot_info *in)
 {
   return in->kind == PS__DOT_CHILD && im->graphs[in->child].size > 0;
+}
+
+/* The nodes a local node stands for once expanded: a child instance, a
+ * conditional's nodes followed by its bodies, or itself. */
+static uint32_t
+unit_size (const ps__dot_importer *im, const ps__dot_info *in)
+{
+  if (expands (im, in))
+    return im->graphs[in->child].size;
+  if (in->kind != PS__DOT_COND)
+    return 1;
+  uint32_t size = cond_nodes (in);
+  for (uint32_t j = 0; j < in->body_count; j++)
+    size = sat_add (size, im->graphs[im->bodies[in->body_begin + j]].size);
+  return size;
+}
+
+/* The last nodes of a conditional's unit, relative to it: its bodies'
+ * last nodes, and the conditional node of a branch whose body is empty. */
+static int
+cond_exits (ps__dot_importer *im, ps__dot_info *in)
+{
+  uint32_t begin = im->n_ends, off = cond_nodes (in);
+  int ret = 0;
+  for (uint32_t j = 0; j < in->body_count && ret == 0; j++) {
+    const ps__dot_graph *b = &im->graphs[im->bodies[in->body_begin + j]];
+    if (b->size == 0) {
+      bool is_else;
+      ret = push_end (im, body_owner (in, j, &is_else));
+      continue;
+    }
+    for (uint32_t x = 0; x < b->exit_count && ret == 0; x++)
+      ret = push_end (im, off + im->ends[b->exit_begin + x]);
+    off = sat_add (off, b->size);
+  }
+  if (ret == 0 && im->n_ends == begin)
+    ret = push_end (im, 0);
+  in->exit_begin = begin;
+  in->exit_count = im->n_ends - begin;
+  return ret;
 }
 
 /* Sizes, relative offsets, entries and exits, children first. */
@@ -203,9 +293,17 @@ measure_graphs (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
     for (uint32_t j = 0; j < gr->node_count; j++) {
       ps__dot_info *in = &im->info[im->gnodes[gr->node_begin + j]];
       in->loff = size;
-      size = sat_add (size, expands (im, in) ? im->graphs[in->child].size : 1);
+      size = sat_add (size, unit_size (im, in));
     }
     gr->size = size;
+    for (uint32_t j = 0; j < gr->node_count && size < PS__DOT_LIMIT; j++) {
+      uint32_t v = im->gnodes[gr->node_begin + j];
+      if (im->info[v].kind == PS__DOT_COND && cond_exits (im, &im->info[v]) < 0) {
+        const ps__dot_node *nd = &im->doc.nodes[v];
+        return error_at (im, nd->line, nd->col,
+                         "child graphs expand to too many first and last nodes");
+      }
+    }
     for (int pass = 0; pass < 2; pass++) {
       uint32_t begin = im->n_ends;
       for (uint32_t j = 0; j < gr->node_count && size < PS__DOT_LIMIT; j++) {
@@ -214,14 +312,17 @@ measure_graphs (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
         if ((pass == 0 ? im->indeg[v] : im->outdeg[v]) != 0)
           continue;
         int ret = 0;
-        if (!expands (im, in)) {
-          ret = push_end (im, in->loff);
-        } else {
+        if (expands (im, in)) {
           const ps__dot_graph *ch = &im->graphs[in->child];
           uint32_t b = pass == 0 ? ch->ent_begin : ch->exit_begin;
           uint32_t c = pass == 0 ? ch->ent_count : ch->exit_count;
           for (uint32_t x = 0; x < c && ret == 0; x++)
             ret = push_end (im, in->loff + im->ends[b + x]);
+        } else if (pass == 1 && in->kind == PS__DOT_COND) {
+          for (uint32_t x = 0; x < in->exit_count && ret == 0; x++)
+            ret = push_end (im, in->loff + im->ends[in->exit_begin + x]);
+        } else {
+          ret = push_end (im, in->loff);
         }
         if (ret < 0) {
           const ps__dot_node *nd = &im->doc.nodes[v];
@@ -242,12 +343,23 @@ measure_graphs (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
 }
 
 /* The flattened graph before renumbering. */
+/* A branch of a conditional: nodes [start, start + len) of the flat
+ * graph, which branch holds them and of which conditional node. */
+typedef struct branch {
+  uint32_t start, len, cond;
+  uint8_t is_else;
+} branch;
+
 typedef struct flat {
   uint32_t n;
   uint32_t *dot;   /* per node: its DOT node */
   uint32_t *name;  /* per node: name offset in the graph's pool */
   uint32_t *src, *dst;
   uint32_t n_edges, cap_src, cap_dst;
+  uint32_t *ccase;  /* per node: the case a switch's conditional node tests */
+  branch *branches; /* nested or disjoint */
+  uint32_t n_branches, cap_branches;
+  uint32_t n_conds;  /* conditional nodes */
 } flat;
 
 typedef struct instance {
@@ -283,10 +395,10 @@ count_instances (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
     if (!gr->referenced)
       gr->instances = 1;
     for (uint32_t j = 0; j < gr->node_count; j++) {
-      const ps__dot_info *in = &im->info[im->gnodes[gr->node_begin + j]];
-      if (in->kind == PS__DOT_CHILD)
-        im->graphs[in->child].instances = sat_add (im->graphs[in->child].instances,
-                                                   gr->instances);
+      const uint32_t *ls;
+      uint32_t nl = launched (im, &im->info[im->gnodes[gr->node_begin + j]], &ls);
+      for (uint32_t x = 0; x < nl; x++)
+        im->graphs[ls[x]].instances = sat_add (im->graphs[ls[x]].instances, gr->instances);
     }
   }
 }
@@ -327,15 +439,27 @@ check_name_bytes (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
       uint32_t v = im->gnodes[gr->node_begin + j];
       const ps__dot_info *in = &im->info[v];
       uint64_t idn = strlen (im->doc.pool + im->doc.nodes[v].id);
-      if (!expands (im, in)) {
+      const uint32_t *ls;
+      uint32_t nl = launched (im, in, &ls);
+      if (in->kind == PS__DOT_COND) {
+        /* The conditional's own nodes: its id, then "ID/case_K" each. */
+        uint64_t cn = cond_nodes (in);
+        b += (idn + 1) + (cn - 1) * (idn + 17);
+        c += cn;
+      } else if (!expands (im, in)) {
         b += idn + 1;
         c++;
-      } else if (im->graphs[in->child].instances > 1) {
-        /* Both stay below cap, so neither the product nor the sums wrap. */
-        b += idn + 2 + nb[in->child] + pc[in->child] * (idn + 1);
-        c += 1 + pc[in->child];
-      } else {
-        b += nb[in->child];
+        nl = 0;
+      }
+      for (uint32_t x = 0; x < nl && b < cap; x++) {
+        uint32_t ch = ls[x];
+        if (im->graphs[ch].instances > 1) {
+          /* Both stay below cap, so neither the product nor the sums wrap. */
+          b += idn + 2 + nb[ch] + pc[ch] * (idn + 1);
+          c += 1 + pc[ch];
+        } else {
+          b += nb[ch];
+        }
       }
     }
     nb[order[k]] = b < cap ? b : cap;
@@ -348,6 +472,150 @@ check_name_bytes (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
   if (total >= cap)
     return error_at (im, 0, 0, "the dump launches its child graphs so many times that the names "
                      "of the expanded nodes exceed 1 GiB");
+  return 0;
+}
+
+static int
+add_branch (flat *f, uint32_t start, uint32_t len, uint32_t cond, bool is_else)
+{
+  int ret = ps_array_grow (&f->branches, &f->cap_branches, (uint64_t) f->n_branches + 1,
+                           sizeof *f->branches, PS_MAX_NODES);
+  if (ret == 0)
+    f->branches[f->n_branches++] = (branch){ start, len, cond, is_else };
+  return ret;
+}
+
+/* Conditional node v of instance `it` at flat id `at`: its own nodes
+ * (named NAME, then NAME/case_K for a SWITCH's further cases), each
+ * switch case node in the else branch of the one before it, and its
+ * bodies, each an instance after them with the conditional that branches
+ * to it joined to its first nodes.  Instances to expand go on the stack. */
+static int
+expand_cond (ps__dot_importer *im, flat *f, uint32_t v, uint32_t at, char *name, size_t nn,
+             instance *stack, uint32_t *sp)
+{
+  ps_graph *g = im->g;
+  const ps__dot_info *in = &im->info[v];
+  uint32_t cn = cond_nodes (in);
+  int ret = 0;
+  if (!f->ccase && !(f->ccase = malloc ((size_t) f->n * sizeof *f->ccase)))
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < cn && ret == 0; i++) {
+    size_t k = nn;
+    f->ccase[at + i] = i;
+    if (i > 0)
+      k += (size_t) snprintf (name + nn, 24, "/case_%u", i);
+    f->dot[at + i] = v;
+    ret = ps__graph_intern (g, name, k, &f->name[at + i]);
+    if (ret == 0 && i > 0)
+      ret = add_branch (f, at + i, 1, at + i - 1, true);
+    if (ret == 0 && i > 0)
+      ret = flat_edge (f, at + i - 1, at + i);
+  }
+  f->n_conds += cn;
+  uint32_t off = at + cn;
+  for (uint32_t j = 0; j < in->body_count && ret == 0; j++) {
+    uint32_t gi = im->bodies[in->body_begin + j];
+    const ps__dot_graph *b = &im->graphs[gi];
+    if (b->size == 0)
+      continue;
+    bool is_else;
+    uint32_t owner = at + body_owner (in, j, &is_else);
+    instance ch = { gi, off, 0, 0 };
+    if (b->instances > 1) {
+      name[nn] = '/';
+      ret = ps__graph_intern (g, name, nn + 1, &ch.prefix);
+      ch.prefix_len = (uint32_t) nn + 1;
+    }
+    if (ret == 0)
+      ret = add_branch (f, off, b->size, owner, is_else);
+    for (uint32_t x = 0; x < b->ent_count && ret == 0; x++)
+      ret = flat_edge (f, owner, off + im->ends[b->ent_begin + x]);
+    stack[(*sp)++] = ch;
+    off += b->size;
+  }
+  if (ret == PS_ELIMIT) {
+    const ps__dot_node *nd = &im->doc.nodes[v];
+    ret = error_at (im, nd->line, nd->col, "too many edges after expanding child graphs");
+  }
+  return ret;
+}
+
+/* The edges an expanded dump may have.  Every last node of a child graph
+ * is joined to every first node of the next, so a small dump can ask for
+ * hundreds of millions of edges (a 4,096-node child graph launched by a
+ * chain of 17 nodes: 268 million); this bounds the memory the expansion
+ * takes to about 1 GiB. */
+#define MAX_EXPANDED_EDGES ((uint64_t) 1 << 25)
+
+/* Counts, before anything is expanded, the edges expand() will make: per
+ * graph, children first, its own edges (each joining the last nodes of
+ * one unit to the first nodes of the next) and those of the instances it
+ * launches (a conditional also joins itself to its bodies' first nodes
+ * and its case nodes one to the next).  Too many is an error at the node
+ * or edge of a top-level graph where the count passes the limit. */
+static int
+check_edges (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
+{
+  const uint64_t cap = MAX_EXPANDED_EDGES + 1;
+  uint32_t nodes = 0;
+  for (uint32_t gi = 0; gi < im->n_graphs; gi++)
+    if (im->graphs[gi].is_graph && !im->graphs[gi].referenced)
+      nodes = sat_add (nodes, im->graphs[gi].size);
+  if (nodes > PS_MAX_NODES)
+    return 0; /* expand reports that */
+  uint64_t *ne = calloc ((size_t) im->n_graphs + 1, sizeof *ne);
+  if (!ne)
+    return PS_ENOMEM;
+  uint64_t total = 0;
+  uint32_t line = 0, col = 0;
+  for (uint32_t k = 0; k < n_order && total < cap; k++) {
+    const ps__dot_graph *gr = &im->graphs[order[k]];
+    bool root = gr->is_graph && !gr->referenced;
+    uint64_t e = root ? total : 0;
+    for (uint32_t j = 0; j < gr->node_count && e < cap; j++) {
+      uint32_t v = im->gnodes[gr->node_begin + j];
+      const ps__dot_info *in = &im->info[v];
+      if (expands (im, in)) {
+        e += ne[in->child];
+      } else if (in->kind == PS__DOT_COND) {
+        e += cond_nodes (in) - 1;
+        for (uint32_t x = 0; x < in->body_count; x++) {
+          const ps__dot_graph *b = &im->graphs[im->bodies[in->body_begin + x]];
+          e += ne[im->bodies[in->body_begin + x]] + (b->size ? b->ent_count : 0);
+        }
+      }
+      if (e >= cap) {
+        line = im->doc.nodes[v].line;
+        col = im->doc.nodes[v].col;
+      }
+    }
+    for (uint32_t x = 0; x < gr->edge_count && e < cap; x++) {
+      const ps__dot_edge *ed = &im->doc.edges[im->gedges[gr->edge_begin + x]];
+      const ps__dot_info *a = &im->info[ed->from], *b = &im->info[ed->to];
+      uint64_t na = expands (im, a) ? im->graphs[a->child].exit_count
+                    : a->kind == PS__DOT_COND ? a->exit_count : 1;
+      uint64_t nb = expands (im, b) ? im->graphs[b->child].ent_count : 1;
+      e += na * nb; /* each below 4 * 2^24, so the product cannot wrap */
+      if (e >= cap) {
+        line = ed->line;
+        col = ed->col;
+      }
+    }
+    if (root)
+      total = e;
+    else
+      ne[order[k]] = e < cap ? e : cap;
+  }
+  free (ne);
+  if (total >= cap) {
+    char msg[256];
+    snprintf (msg, sizeof msg, "the dump's child graphs expand to more than %llu edges (every "
+                               "last node of a child graph is joined to every first node of "
+                               "the next)",
+              (unsigned long long) MAX_EXPANDED_EDGES);
+    return error_at (im, line, col, msg);
+  }
   return 0;
 }
 
@@ -379,7 +647,7 @@ expand (ps__dot_importer *im, flat *f)
       stack[sp++] = (instance){ gi, total - base, 0, 0 };
     }
   /* Roots were pushed last first, so they pop in declaration order. */
-  char *name = malloc (2 * (size_t) PS_MAX_NAME + 2);
+  char *name = malloc (2 * (size_t) PS_MAX_NAME + 32);
   int ret = name ? 0 : PS_ENOMEM;
   while (sp > 0 && ret == 0) {
     instance it = stack[--sp];
@@ -400,7 +668,9 @@ expand (ps__dot_importer *im, flat *f)
       memcpy (name + it.prefix_len, id, idn);
       size_t nn = it.prefix_len + idn;
       uint32_t at = it.base + in->loff;
-      if (expands (im, in)) {
+      if (in->kind == PS__DOT_COND) {
+        ret = expand_cond (im, f, v, at, name, nn, stack, &sp);
+      } else if (expands (im, in)) {
         instance ch = { in->child, at, 0, 0 };
         if (im->graphs[in->child].instances > 1) {
           name[nn++] = '/';
@@ -421,6 +691,9 @@ expand (ps__dot_importer *im, flat *f)
       if (expands (im, a)) {
         la = im->ends + im->graphs[a->child].exit_begin;
         na = im->graphs[a->child].exit_count;
+      } else if (a->kind == PS__DOT_COND) {
+        la = im->ends + a->exit_begin;
+        na = a->exit_count;
       }
       if (expands (im, b)) {
         lb = im->ends + im->graphs[b->child].ent_begin;
@@ -597,6 +870,192 @@ event_edges (ps__dot_importer *im, flat *f, const uint32_t *topo, uint8_t **reco
   return ret;
 }
 
+/* The innermost branch holding each flat node: owner[x] is the flat id of
+ * its conditional (PS_NONE outside every branch) and is_else[x] the
+ * branch.  Branches nest or are disjoint: sorted by start (longest
+ * first), a stack of the open ones gives each node once. */
+static int
+branch_owners (const flat *f, uint32_t *owner, uint8_t *is_else)
+{
+  for (uint32_t x = 0; x < f->n; x++)
+    owner[x] = PS_NONE;
+  uint32_t nb = f->n_branches;
+  if (nb == 0)
+    return 0;
+  uint32_t *ord = malloc ((size_t) nb * sizeof *ord);
+  uint32_t *tmp = malloc ((size_t) nb * sizeof *tmp);
+  uint32_t *open = malloc ((size_t) nb * sizeof *open);
+  if (!ord || !tmp || !open) {
+    free (ord);
+    free (tmp);
+    free (open);
+    return PS_ENOMEM;
+  }
+  for (uint32_t i = 0; i < nb; i++)
+    ord[i] = i;
+  /* Bottom-up merge sort: start ascending, then length descending. */
+  const branch *br = f->branches;
+  for (uint32_t w = 1; w < nb; w *= 2) {
+    for (uint32_t lo = 0; lo < nb; lo += 2 * w) {
+      uint32_t mid = lo + w < nb ? lo + w : nb, hi = lo + 2 * w < nb ? lo + 2 * w : nb;
+      uint32_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        const branch *a = &br[ord[i]], *b = &br[ord[j]];
+        bool take_b = b->start < a->start || (b->start == a->start && b->len > a->len);
+        tmp[k++] = take_b ? ord[j++] : ord[i++];
+      }
+      while (i < mid)
+        tmp[k++] = ord[i++];
+      while (j < hi)
+        tmp[k++] = ord[j++];
+    }
+    memcpy (ord, tmp, (size_t) nb * sizeof *ord);
+  }
+  uint32_t top = 0, pos = 0;
+  for (uint32_t i = 0; i <= nb; i++) {
+    uint32_t until = i < nb ? br[ord[i]].start : f->n;
+    while (pos < until) {
+      while (top > 0 && br[open[top - 1]].start + br[open[top - 1]].len <= pos)
+        top--;
+      if (top == 0) {
+        pos = until;
+        break;
+      }
+      const branch *b = &br[open[top - 1]];
+      uint32_t end = b->start + b->len < until ? b->start + b->len : until;
+      for (; pos < end; pos++) {
+        owner[pos] = b->cond;
+        is_else[pos] = b->is_else;
+      }
+    }
+    if (i < nb)
+      open[top++] = ord[i];
+  }
+  free (ord);
+  free (tmp);
+  free (open);
+  return 0;
+}
+
+/* The conditionals of the renumbered graph: each conditional node's
+ * branch members (then, then else, by id), the node each member belongs
+ * to and its branch flag, and the condition each tests: one 4-byte buffer
+ * per conditional handle of the dump (a conditional without one gets its
+ * own), which the conditional reads. */
+static int
+build_conds (ps__dot_importer *im, const flat *f, const uint32_t *topo, const uint32_t *newid)
+{
+  ps_graph *g = im->g;
+  uint32_t n = f->n, nc = f->n_conds;
+  if (nc == 0)
+    return 0;
+  uint32_t *owner = malloc ((size_t) n * sizeof *owner);
+  uint8_t *is_else = malloc ((size_t) n);
+  uint32_t *cidx = malloc ((size_t) n * sizeof *cidx);
+  uint32_t *cnt = calloc ((size_t) 2 * nc + 1, sizeof *cnt);
+  g->conds = calloc (nc, sizeof *g->conds);
+  g->buffers = calloc (nc, sizeof *g->buffers);
+  g->access = malloc ((size_t) nc * sizeof *g->access);
+  ps_strmap handles;
+  memset (&handles, 0, sizeof handles);
+  int ret = 0;
+  if (!owner || !is_else || !cidx || !cnt || !g->conds || !g->buffers || !g->access)
+    ret = PS_ENOMEM;
+  if (ret == 0)
+    ret = ps__strmap_init (&handles, nc * 2 + 16);
+  if (ret == 0)
+    ret = branch_owners (f, owner, is_else);
+  /* Conditionals, in the new order. */
+  for (uint32_t i = 0; i < n && ret == 0; i++) {
+    uint32_t old = topo[i];
+    const ps__dot_info *in = &im->info[f->dot[old]];
+    ps_node *nd = &g->nodes[i];
+    if (in->kind != PS__DOT_COND)
+      continue;
+    uint32_t c = g->n_conds++;
+    cidx[i] = c;
+    nd->aux = c;
+    ps_cond *cd = &g->conds[c];
+    cd->kind = in->ctype;
+    cd->assume = PS_ASSUME_BOTH;
+    cd->case_index = f->ccase[old];
+    /* The condition: the handle's buffer, or one of the conditional's
+     * own (named after its first node, which its cases share). */
+    char own[PS_MAX_NAME + 16];
+    const char *hs;
+    size_t hn;
+    if (in->str != PS_NONE) {
+      hs = g->strings + in->str;
+      hn = strlen (hs);
+    } else {
+      const char *nm = g->strings + f->name[old - cd->case_index];
+      int k = snprintf (own, sizeof own, "%.4000s condition", nm);
+      hs = own;
+      hn = (size_t) k < sizeof own ? (size_t) k : sizeof own - 1;
+    }
+    uint32_t h = ps__strmap_hash (hs, hn);
+    uint32_t b = ps__strmap_find (&handles, g->strings, hs, hn, h);
+    if (b == PS_NONE) {
+      /* The handle is in the pool already; an own name is not (and hs
+       * must not point into the pool that interning may move). */
+      uint32_t off = in->str;
+      if (in->str == PS_NONE)
+        ret = ps__graph_intern (g, hs, hn, &off);
+      if (ret == 0)
+        ret = ps__strmap_insert (&handles, off, h, g->n_buffers);
+      if (ret < 0)
+        break;
+      b = g->n_buffers++;
+      g->buffers[b] = (ps_buffer){ .name = off, .flags = PS_BUF_EXTERNAL, .dtype = PS_DT_I32,
+                                   .bytes = 4, .line = nd->line, .col = nd->col };
+    }
+    cd->condition = b;
+    nd->reads_begin = g->n_access;
+    nd->reads_count = 1;
+    g->access[g->n_access++] = b;
+  }
+  /* Members: counted per (conditional, branch), then placed in id order. */
+  uint32_t members = 0;
+  for (uint32_t i = 0; i < n && ret == 0; i++) {
+    uint32_t o = owner[topo[i]];
+    if (o == PS_NONE)
+      continue;
+    cnt[2 * cidx[newid[o]] + is_else[topo[i]] + 1]++;
+    members++;
+  }
+  if (ret == 0) {
+    g->cond_members = malloc (((size_t) members + 1) * sizeof *g->cond_members);
+    if (!g->cond_members)
+      ret = PS_ENOMEM;
+  }
+  if (ret == 0) {
+    for (uint32_t k = 0; k < 2 * nc; k++)
+      cnt[k + 1] += cnt[k];
+    for (uint32_t c = 0; c < nc; c++) {
+      g->conds[c].then_begin = cnt[2 * c];
+      g->conds[c].then_count = cnt[2 * c + 1] - cnt[2 * c];
+      g->conds[c].else_begin = cnt[2 * c + 1];
+      g->conds[c].else_count = cnt[2 * c + 2] - cnt[2 * c + 1];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t o = owner[topo[i]];
+      if (o == PS_NONE)
+        continue;
+      uint32_t e = is_else[topo[i]];
+      g->cond_members[cnt[2 * cidx[newid[o]] + e]++] = i;
+      g->nodes[i].cond = newid[o];
+      g->nodes[i].flags |= e ? PS_NODE_IN_ELSE : PS_NODE_IN_THEN;
+    }
+    g->n_cond_members = members;
+  }
+  ps__strmap_free (&handles);
+  free (owner);
+  free (is_else);
+  free (cidx);
+  free (cnt);
+  return ret;
+}
+
 /* Renumbers into topological order and fills the graph. */
 static int
 build (ps__dot_importer *im, flat *f)
@@ -639,9 +1098,10 @@ build (ps__dot_importer *im, flat *f)
     ret = PS_ENOMEM;
     goto out;
   }
-  static const uint8_t op_of[] = { PS_OP_KERNEL, PS_OP_MEMCPY, PS_OP_MEMSET,
-                                   PS_OP_HOST,   PS_OP_EMPTY,  PS_OP_EVENT_RECORD,
-                                   PS_OP_EVENT_WAIT, PS_OP_EMPTY, PS_OP_OPAQUE };
+  static const uint8_t op_of[] = { PS_OP_KERNEL,     PS_OP_MEMCPY, PS_OP_MEMSET,
+                                   PS_OP_HOST,       PS_OP_EMPTY,  PS_OP_EVENT_RECORD,
+                                   PS_OP_EVENT_WAIT, PS_OP_EMPTY,  PS_OP_CONDITIONAL,
+                                   PS_OP_OPAQUE };
   for (uint32_t i = 0; i < n; i++) {
     uint32_t old = topo[i], d = f->dot[old];
     const ps__dot_info *in = &im->info[d];
@@ -698,6 +1158,10 @@ build (ps__dot_importer *im, flat *f)
     }
   }
 
+  ret = build_conds (im, f, topo, newid);
+  if (ret < 0)
+    goto out;
+
   /* Edges: bucket by destination, then by source (stable), so that each
    * successor list comes out sorted; duplicates are then adjacent. */
   uint32_t *by_dst = malloc (((size_t) m + 1) * sizeof *by_dst);
@@ -748,16 +1212,20 @@ build (ps__dot_importer *im, flat *f)
     ret = PS_ENOMEM;
     goto out;
   }
-  memset (g->succ_kind, PS_EDGE_IMPORTED, m);
-  memset (g->pred_kind, PS_EDGE_IMPORTED, m);
+  /* Every edge is the dump's, but a conditional's to its branch members. */
+  for (uint32_t u = 0; u < n; u++)
+    for (uint32_t i = so[u]; i < so[u + 1]; i++)
+      g->succ_kind[i] = g->nodes[g->succ[i]].cond == u ? PS_EDGE_BRANCH : PS_EDGE_IMPORTED;
   uint32_t *po = g->pred_off;
   for (uint32_t i = 0; i < m; i++)
     po[g->succ[i] + 2]++;
   for (uint32_t v = 0; v < n; v++)
     po[v + 2] += po[v + 1];
   for (uint32_t u = 0; u < n; u++)
-    for (uint32_t i = so[u]; i < so[u + 1]; i++)
+    for (uint32_t i = so[u]; i < so[u + 1]; i++) {
+      g->pred_kind[po[g->succ[i] + 1]] = g->succ_kind[i];
       g->pred[po[g->succ[i] + 1]++] = u;
+    }
   g->n_nodes = n;
   g->cuda_graph = true;
 
@@ -845,6 +1313,8 @@ ps__dot_load_graph (ps_graph *g, const char *data, size_t len, const char *path,
     ret = check_name_bytes (&im, order, n_order);
   }
   if (ret == 0)
+    ret = check_edges (&im, order, n_order);
+  if (ret == 0)
     ret = expand (&im, &f);
   if (ret == 0)
     ret = build (&im, &f);
@@ -868,6 +1338,8 @@ out:
   free (f.name);
   free (f.src);
   free (f.dst);
+  free (f.branches);
+  free (f.ccase);
   free (im.info);
   free (im.graphs);
   free (im.names);
@@ -876,6 +1348,7 @@ out:
   free (im.indeg);
   free (im.outdeg);
   free (im.ends);
+  free (im.bodies);
   ps__strmap_free (&im.name_map);
   ps__strmap_free (&im.event_map);
   ps__dot_doc_free (&im.doc);

@@ -1,8 +1,9 @@
 /* ps-dot-nodes.c: what each node of a cudaGraphDebugDotPrint dump is:
  * kernels with their names and launch configurations, copies (kind and
  * extent), memsets, host callbacks, empty nodes, event records and waits
- * (events paired by handle), child-graph launches, and node types
- * planscope does not model (kept as opaque nodes, one warning per type).
+ * (events paired by handle), child-graph launches, conditionals (IF,
+ * WHILE, SWITCH) with the body graphs they name, and node types planscope
+ * does not model (kept as opaque nodes, one warning per type).
  * The labels are read by ps-dot-label.c. */
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,138 @@ kernel_params (ps__dot_importer *im, const ps__dot_node *nd, const ps__label *l,
   return ps__graph_intern (im->g, name, n, &in->str);
 }
 
+static bool
+is_alnum (char c)
+{
+  return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* Whether word w (upper case) is in s[0..n), in any case, ending a word
+ * and either starting one or following "TYPE": "{type | WHILE}",
+ * "CU_GRAPH_COND_TYPE_WHILE" and "cudaGraphCondTypeWhile" count, "AWHILE"
+ * does not. */
+static bool
+has_word (const char *s, size_t n, const char *w)
+{
+  size_t wn = strlen (w);
+  for (size_t i = 0; i + wn <= n; i++) {
+    size_t k = 0;
+    while (k < wn && (s[i + k] & ~0x20) == w[k])
+      k++;
+    if (k < wn || (i + wn < n && is_alnum (s[i + wn])))
+      continue;
+    if (i == 0 || !is_alnum (s[i - 1]))
+      return true;
+    if (i >= 4 && (s[i - 4] & ~0x20) == 'T' && (s[i - 3] & ~0x20) == 'Y'
+        && (s[i - 2] & ~0x20) == 'P' && (s[i - 1] & ~0x20) == 'E')
+      return true;
+  }
+  return false;
+}
+
+static int
+add_body (ps__dot_importer *im, uint32_t gi)
+{
+  int ret = ps_array_grow (&im->bodies, &im->cap_bodies, (uint64_t) im->n_bodies + 1,
+                           sizeof *im->bodies, PS__DOT_LIMIT);
+  if (ret == 0)
+    im->bodies[im->n_bodies++] = gi;
+  return ret;
+}
+
+/* A conditional node: its type (IF, WHILE or SWITCH: the "type" field of a
+ * verbose dump, else the word in its label), its handle (the condition it
+ * tests), and its body graphs, named in its label as child graphs are
+ * ("graph_N"), in order: an IF's then and else, a SWITCH's cases. */
+static int
+conditional_params (ps__dot_importer *im, const ps__dot_node *nd, const ps__label *l,
+                    ps__dot_info *in)
+{
+  const char *id = im->doc.pool + nd->id;
+  in->kind = PS__DOT_COND;
+  const char *t = l->plain;
+  size_t tn = l->plain_len;
+  uint32_t f = ps__label_value (l, "type");
+  if (f != PS_NONE)
+    t = ps__label_field_text (l, f, &tn);
+  if (has_word (t, tn, "WHILE"))
+    in->ctype = PS_COND_WHILE;
+  else if (has_word (t, tn, "SWITCH"))
+    in->ctype = PS_COND_SWITCH;
+  else if (has_word (t, tn, "IF"))
+    in->ctype = PS_COND_IF;
+  else {
+    in->ctype = PS_COND_IF;
+    ps_diag_warn (im->diag, nd->line, nd->col,
+                  "conditional node \"%s\": its type (IF, WHILE or SWITCH) is not in the dump; "
+                  "modelled as IF",
+                  id);
+  }
+
+  static const char *const handle_keys[] = { "handle", "conditional handle", "condition handle",
+                                              "cond handle" };
+  in->str = PS_NONE;
+  for (size_t k = 0; k < sizeof handle_keys / sizeof handle_keys[0] && in->str == PS_NONE; k++) {
+    f = ps__label_value (l, handle_keys[k]);
+    size_t hn;
+    const char *h = f != PS_NONE ? ps__label_field_text (l, f, &hn) : NULL;
+    if (h && hn > 0 && hn <= 64 && !memchr (h, '\0', hn)) {
+      char name[80];
+      int k2 = snprintf (name, sizeof name, "handle %.*s", (int) hn, h);
+      int ret = ps__graph_intern (im->g, name, (size_t) k2, &in->str);
+      if (ret < 0)
+        return ret;
+    }
+  }
+
+  /* The body graphs: every "graph_N" the label names (not "graph_N_node_M"). */
+  in->body_begin = im->n_bodies;
+  for (const char *s = strstr (l->plain, "graph_"); s; s = strstr (s + 6, "graph_")) {
+    size_t k = 6;
+    while (s[k] >= '0' && s[k] <= '9')
+      k++;
+    if (k == 6 || s[k] == '_' || (s > l->plain && (s[-1] == '_' || is_alnum (s[-1]))))
+      continue;
+    uint32_t gi = graph_by_name (im, s, k);
+    if (gi == PS_NONE)
+      continue;
+    for (uint32_t b = in->body_begin; b < im->n_bodies; b++)
+      if (im->bodies[b] == gi) {
+        char msg[160];
+        snprintf (msg, sizeof msg, "conditional node \"%.64s\" names body graph %.*s twice", id,
+                  (int) k, s);
+        im->errors++;
+        ps_diag_error (im->diag, nd->line, nd->col, "%s", msg);
+        return PS_EINVAL;
+      }
+    int ret = add_body (im, gi);
+    if (ret < 0)
+      return ret;
+  }
+  in->body_count = im->n_bodies - in->body_begin;
+
+  uint64_t size = 0;
+  bool sized = ps__label_value_u64 (l, "size", &size);
+  uint32_t most = in->ctype == PS_COND_WHILE ? 1 : in->ctype == PS_COND_IF ? 2 : UINT32_MAX;
+  if (in->body_count == 0)
+    ps_diag_warn (im->diag, nd->line, nd->col,
+                  "conditional node \"%s\" names no body graph of the dump; its body is "
+                  "modelled as empty",
+                  id);
+  else if (in->body_count > most) {
+    ps_diag_warn (im->diag, nd->line, nd->col,
+                  "conditional node \"%s\": %s names %u body graphs; the first %u kept", id,
+                  in->ctype == PS_COND_WHILE ? "a WHILE" : "an IF", in->body_count, most);
+    im->n_bodies = in->body_begin + most;
+    in->body_count = most;
+  } else if (sized && size != in->body_count)
+    ps_diag_warn (im->diag, nd->line, nd->col,
+                  "conditional node \"%s\" has %llu body graphs and the dump names %u; the "
+                  "others are modelled as empty",
+                  id, (unsigned long long) size, in->body_count);
+  return 0;
+}
+
 /* Decides what DOT node i is. */
 int
 ps__dot_interpret (ps__dot_importer *im, uint32_t i, char **buf, size_t *cap)
@@ -224,6 +357,7 @@ ps__dot_interpret (ps__dot_importer *im, uint32_t i, char **buf, size_t *cap)
   in->str = PS_NONE;
   in->child = PS_NONE;
   in->event = PS_NONE;
+  in->body_begin = in->body_count = 0;
   size_t need = (size_t) nd->label.len + 1;
   if (need > *cap) {
     char *nb = realloc (*buf, need);
@@ -257,7 +391,8 @@ ps__dot_interpret (ps__dot_importer *im, uint32_t i, char **buf, size_t *cap)
     for (uint32_t k = 0; k < 4 && ps__label_line (&l, k, &s, &sn); k++) {
       static const char *const kw[] = { "KERNEL",      "MEMCPY",     "MEMSET", "HOST",
                                          "EMPTY",       "EVENT_RECORD", "WAIT_EVENT",
-                                         "EVENT_WAIT",  "GRAPH",      "CHILD_GRAPH" };
+                                         "EVENT_WAIT",  "GRAPH",      "CHILD_GRAPH",
+                                         "CONDITIONAL" };
       for (size_t j = 0; j < sizeof kw / sizeof kw[0]; j++)
         if (is_type (s, sn, kw[j])) {
           type = s;
@@ -347,6 +482,8 @@ ps__dot_interpret (ps__dot_importer *im, uint32_t i, char **buf, size_t *cap)
       if (ret == 0)
         ret = ps__graph_intern (im->g, "GRAPH", 5, &in->str);
     }
+  } else if (is_type (type, type_len, "CONDITIONAL")) {
+    ret = conditional_params (im, nd, &l, in);
   } else {
     size_t tn = type_len > 64 ? 64 : type_len;
     ret = warn_unknown_type (im, nd, type, tn);
