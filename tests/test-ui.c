@@ -1655,6 +1655,35 @@ assume_is_both (gpointer data)
   return ps_session_get_ready (s) && g && g->conds[0].assume == PS_ASSUME_BOTH;
 }
 
+/* The inspector's assumption control: the drop-down whose list says
+ * "Both branches". */
+static GtkDropDown *
+assume_control (PsInspector *insp)
+{
+  GtkDropDown *assume = NULL;
+  g_autoptr (GPtrArray) drops = g_ptr_array_new ();
+  GtkWidget *stack[256];
+  int top = 0;
+  stack[top++] = GTK_WIDGET (insp);
+  while (top > 0)
+    {
+      GtkWidget *w = stack[--top];
+      if (GTK_IS_DROP_DOWN (w))
+        g_ptr_array_add (drops, w);
+      for (GtkWidget *c = gtk_widget_get_first_child (w); c && top < 256;
+           c = gtk_widget_get_next_sibling (c))
+        stack[top++] = c;
+    }
+  for (guint i = 0; i < drops->len && !assume; i++)
+    {
+      GListModel *m = gtk_drop_down_get_model (g_ptr_array_index (drops, i));
+      if (m && GTK_IS_STRING_LIST (m) && g_list_model_get_n_items (m) == 4
+          && g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (m), 1), "Both branches"))
+        assume = g_ptr_array_index (drops, i);
+    }
+  return assume;
+}
+
 /* A branch `assume` leaves out says "not run (assume: then)" in the DAG
  * and the inspector, never 0 ns, and the inspector's control flips the
  * assumption; a kernel known only by its launch says "(estimated)"; undo
@@ -1682,29 +1711,8 @@ ui_not_run_and_unknown (void **state)
   g_autofree char *t2 = ps_inspector_get_text (insp);
   assert_non_null (strstr (t2, "Predicted: not run (assume: then)"));
   assert_null (strstr (t2, "0 ns"));
-  /* The assumption control, the drop-down whose list says "Both
-   * branches": both branches. */
-  GtkDropDown *assume = NULL;
-  g_autoptr (GPtrArray) drops = g_ptr_array_new ();
-  GtkWidget *stack[256];
-  int top = 0;
-  stack[top++] = GTK_WIDGET (insp);
-  while (top > 0)
-    {
-      GtkWidget *w = stack[--top];
-      if (GTK_IS_DROP_DOWN (w))
-        g_ptr_array_add (drops, w);
-      for (GtkWidget *c = gtk_widget_get_first_child (w); c && top < 256;
-           c = gtk_widget_get_next_sibling (c))
-        stack[top++] = c;
-    }
-  for (guint i = 0; i < drops->len && !assume; i++)
-    {
-      GListModel *m = gtk_drop_down_get_model (g_ptr_array_index (drops, i));
-      if (m && GTK_IS_STRING_LIST (m) && g_list_model_get_n_items (m) == 4
-          && g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (m), 1), "Both branches"))
-        assume = g_ptr_array_index (drops, i);
-    }
+  /* The assumption control: both branches. */
+  GtkDropDown *assume = assume_control (insp);
   assert_non_null (assume);
   assert_true (gtk_widget_get_visible (GTK_WIDGET (assume)));
   gtk_drop_down_set_selected (assume, 1 + PS_ASSUME_BOTH);
@@ -1718,6 +1726,56 @@ ui_not_run_and_unknown (void **state)
   assert_true (wait_for (session_ready, s, 60));
   f = ps_session_get_figures (s);
   assert_int_equal (f->node_source[slow], PS_FIGURE_NOT_RUN);
+  close_window (win);
+}
+
+/* A WHILE loop of a CUDA-graph dump: its body graph is its branch, the
+ * inspector says how the loop is modelled, and "the else branch" (the
+ * loop not entered) takes the body out of the run. */
+static const char while_dump[] =
+  "digraph dot {\n"
+  "subgraph cluster_1 { label=\"graph_1\";\n"
+  "\"graph_1_node_0\"[shape=\"record\" label=\"{KERNEL | {ID | 0 | _Z4initPi\\<\\<\\<1024,256,0\\>\\>\\>}}\"];\n"
+  "\"graph_1_node_1\"[shape=\"record\" label=\"{CONDITIONAL | {{type | handle} | {WHILE | 0x1}} | "
+  "{body | graph_2}}\"];\n"
+  "\"graph_1_node_2\"[shape=\"record\" label=\"{KERNEL | {ID | 2 | _Z6finishPi\\<\\<\\<1024,256,0\\>\\>\\>}}\"];\n"
+  "\"graph_1_node_0\" -> \"graph_1_node_1\"; \"graph_1_node_1\" -> \"graph_1_node_2\";\n"
+  "}\n"
+  "subgraph cluster_2 { label=\"graph_2\";\n"
+  "\"graph_2_node_0\"[shape=\"record\" label=\"{KERNEL | {ID | 0 | _Z4stepPi\\<\\<\\<65536,256,0\\>\\>\\>}}\"];\n"
+  "}\n"
+  "}\n";
+
+static gboolean
+assume_is_else (gpointer data)
+{
+  PsSession *s = data;
+  const ps_graph *g = ps_session_get_graph (s);
+  return ps_session_get_ready (s) && g && g->conds[0].assume == PS_ASSUME_ELSE;
+}
+
+static void
+ui_dump_while_loop (void **state)
+{
+  g_autofree char *path = tmp_path ("loop.dot");
+  assert_true (g_file_set_contents (path, while_dump, -1, NULL));
+  PsWindow *win = open_path (path);
+  PsSession *s = ps_window_get_session (win);
+  guint loop = node_named (s, "graph_1_node_1"), step = node_named (s, "graph_2_node_0");
+  assert_int_equal (ps_session_get_graph (s)->nodes[step].cond, loop);
+  PsInspector *insp = PS_INSPECTOR (ps_window_get_part (win, "inspector"));
+  ps_session_select (s, PS_SELECTION_NODE, loop);
+  g_autofree char *t = ps_inspector_get_text (insp);
+  assert_non_null (strstr (t, "while handle 0x1; a loop, modelled as one pass of its body"));
+  double once = ps_session_get_figures (s)->makespan_ns;
+  GtkDropDown *assume = assume_control (insp);
+  assert_non_null (assume);
+  assert_true (gtk_widget_get_visible (GTK_WIDGET (assume)));
+  gtk_drop_down_set_selected (assume, 1 + PS_ASSUME_ELSE);
+  assert_true (wait_for (assume_is_else, s, 60));
+  const ps_figures *f = ps_session_get_figures (s);
+  assert_int_equal (f->node_source[step], PS_FIGURE_NOT_RUN);
+  assert_true (f->makespan_ns + 10000 < once);
   close_window (win);
 }
 
@@ -1888,6 +1946,7 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_aggregate_box),
     cmocka_unit_test (ui_one_truth),
     cmocka_unit_test (ui_not_run_and_unknown),
+    cmocka_unit_test (ui_dump_while_loop),
 #ifdef PS_TEST_FAKE_CUDA
     cmocka_unit_test (ui_gpu_measured),
 #endif

@@ -147,6 +147,13 @@ show_node (PsInspector *self, guint v, GString *body)
                              ps_node_titled_by_kernel (g, v) ? " \xc2\xb7 node " : "",
                              ps_node_titled_by_kernel (g, v) ? ps_node_name (g, v) : "");
     }
+  else if (n->op == PS_OP_CONDITIONAL && n->aux < g->n_conds)
+    {
+      char what[PS_MAX_NAME + 64];
+      const char *model = ps_cond_kind_model ((ps_cond_kind) g->conds[n->aux].kind);
+      sub = g_strdup_printf ("conditional: %s%s%s", ps_cond_text (g, v, what, sizeof what),
+                             *model ? "; " : "", model);
+    }
   else
     sub = g_strdup_printf ("%s%s%s", ps_op_name ((ps_op) n->op),
                            n->op == PS_OP_MEMCPY ? " " : "",
@@ -436,9 +443,12 @@ update (PsInspector *self)
       gtk_widget_set_visible (self->assume_row, self->cond != PS_NONE);
       if (self->cond != PS_NONE)
         {
+          /* The conditional itself says what it tests in its subtitle. */
           char what[PS_MAX_NAME + 64];
-          g_autofree char *label = g_strdup_printf ("%s: %s", ps_node_name (g, cnode),
-                                                    ps_cond_text (g, cnode, what, sizeof what));
+          g_autofree char *label
+            = cnode == id ? g_strdup ("Branch")
+                          : g_strdup_printf ("Branch of %s (%s)", ps_node_name (g, cnode),
+                                             ps_cond_text (g, cnode, what, sizeof what));
           gtk_label_set_text (self->assume_label, label);
           int a = ps_session_get_cond_assume (self->session, self->cond);
           gtk_drop_down_set_selected (self->assume, (guint) (a + 1));

@@ -345,6 +345,9 @@ const char *ps_cond_kind_name (ps_cond_kind k);
 /* What conditional node v tests, for views: "if flag", "while handle
  * 0x5a0" or "switch handle 0x5a8 case 2".  In buf. */
 const char *ps_cond_text (const ps_graph *g, uint32_t v, char *buf, size_t cap);
+/* How the model runs a conditional of that kind, for views: "" for an IF;
+ * "a loop, modelled as one pass of its body (then) or none (else)" ... */
+const char *ps_cond_kind_model (ps_cond_kind k);
 uint32_t ps_dtype_size (ps_dtype dt);
 /* Buffers a built-in reads: unary 1, binary 2, fill and spin 0. */
 int ps_impl_reads (ps_impl impl);

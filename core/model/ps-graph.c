@@ -130,6 +130,19 @@ ps_cond_kind_name (ps_cond_kind k)
 }
 
 const char *
+ps_cond_kind_model (ps_cond_kind k)
+{
+  switch (k) {
+  case PS_COND_WHILE:
+    return "a loop, modelled as one pass of its body (then) or none (else)";
+  case PS_COND_SWITCH:
+    return "one case of a switch: this case (then) or the cases after it (else)";
+  default:
+    return "";
+  }
+}
+
+const char *
 ps_cond_text (const ps_graph *g, uint32_t v, char *buf, size_t cap)
 {
   if (cap == 0)
