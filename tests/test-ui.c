@@ -21,6 +21,7 @@
 #include "ps-diff.h"
 #include "ps-format.h"
 #include "ps-gen.h"
+#include "ps-test-data.h"
 #include "ps-test-trace.h"
 #include "ps-json.h"
 #include "ps-dag-widget.h"
@@ -1900,6 +1901,75 @@ ui_gpu_measured (void **state)
 }
 #endif
 
+/* ---- the third-party files (run with the argument "real-data") ---------- */
+
+/* Every Chrome/Kineto trace and CUDA-graph dump of ../shared/data opens in
+ * the app: a trace on the streams it ran on, its replay as the
+ * prediction within 1 % of its own run as the measured timeline, a dump
+ * planned and drawn; the files that are no trace of CUDA work are
+ * refused with the reason and leave the window as it was. */
+static void
+ui_real_files_open (void **state)
+{
+  static const char *const dirs[] = { "real/kineto", "real/hta", "real/cudagraph_dot",
+                                       "wild/kineto", "wild/other" };
+  guint traces = 0, dumps = 0, refused = 0;
+  for (guint k = 0; k < G_N_ELEMENTS (dirs); k++)
+    {
+      g_autofree char *dir = g_strdup (ps_test_data (dirs[k]));
+      g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+      assert_non_null (d);
+      g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+      const char *name;
+      while ((name = g_dir_read_name (d)))
+        g_ptr_array_add (names, g_strdup (name));
+      g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
+      for (guint i = 0; i < names->len; i++)
+        {
+          name = g_ptr_array_index (names, i);
+          g_autofree char *path = g_build_filename (dir, name, NULL);
+          PsWindow *win = new_window ();
+          g_autoptr (GError) error = NULL;
+          if (!open_and_wait (win, path, &error))
+            {
+              /* Only the files that hold no CUDA GPU work are refused. */
+              if (!strstr (error->message, "no GPU kernels")
+                  && !strstr (error->message, "execution trace")
+                  && !strstr (error->message, "Nsight Systems")
+                  && !strstr (error->message, "another accelerator"))
+                fail_msg ("%s: %s", name, error->message);
+              refused++;
+              close_window (win);
+              continue;
+            }
+          PsSession *s = ps_window_get_session (win);
+          const ps_graph *g = ps_session_get_graph (s);
+          const ps_timeline *tl = ps_session_get_predicted (s);
+          assert_non_null (tl);
+          assert_non_null (ps_session_get_scene (s));
+          if (g->measured)
+            {
+              const ps_timeline *m = ps_session_get_measured (s);
+              assert_non_null (m);
+              assert_true (ps_session_get_streams (s) >= ps_graph_pinned_streams (g));
+              if (!(fabs (tl->makespan_ns - m->makespan_ns) <= 0.01 * m->makespan_ns))
+                fail_msg ("%s: replayed %.0f ns, measured %.0f ns", name, tl->makespan_ns,
+                          m->makespan_ns);
+              traces++;
+            }
+          else
+            {
+              assert_true (g->cuda_graph);
+              dumps++;
+            }
+          close_window (win);
+        }
+    }
+  g_print ("opened %u traces and %u dumps; %u files without CUDA GPU work refused\n", traces,
+           dumps, refused);
+  assert_true (traces >= 25 && dumps >= 3 && refused >= 4);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1951,9 +2021,17 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_gpu_measured),
 #endif
   };
+  const struct CMUnitTest data_tests[] = {
+    cmocka_unit_test (ui_real_files_open),
+  };
   if (g_getenv ("PS_UI_TEST_FILTER"))
     cmocka_set_test_filter (g_getenv ("PS_UI_TEST_FILTER"));
-  int r = cmocka_run_group_tests_name ("/ui", tests, NULL, NULL);
+  int r;
+  if (argc > 1 && strcmp (argv[1], "real-data") == 0)
+    r = ps_test_data_root () ? cmocka_run_group_tests_name ("/ui/real-data", data_tests, NULL, NULL)
+                             : (fprintf (stderr, "the third-party data is missing\n"), 1);
+  else
+    r = cmocka_run_group_tests_name ("/ui", tests, NULL, NULL);
   /* Leave no files behind. */
   g_autoptr (GDir) d = g_dir_open (tmpdir, 0, NULL);
   const char *name;

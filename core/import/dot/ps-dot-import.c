@@ -41,7 +41,7 @@ launched (const ps__dot_importer *im, const ps__dot_info *in, const uint32_t **l
     *list = &in->child;
     return 1;
   }
-  if (in->kind == PS__DOT_COND) {
+  if (in->kind == PS__DOT_COND && in->body_count > 0) {
     *list = im->bodies + in->body_begin;
     return in->body_count;
   }
