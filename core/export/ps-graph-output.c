@@ -78,30 +78,18 @@ put_after (FILE *out, const ps_graph *g, uint32_t v, uint32_t *stamp, uint32_t *
 {
   uint32_t mark = v + 1, sp = 0;
   bool first = true, open = false;
-  for (uint32_t i = g->pred_off[v]; i < g->pred_off[v + 1]; i++) {
-    uint32_t p = g->pred[i];
-    if (stamp[p] == mark)
-      continue;
-    if (written (&g->nodes[p]) && !(g->pred_kind[i] & (PS_EDGE_AFTER | PS_EDGE_IMPORTED)))
-      continue;
-    stamp[p] = mark;
-    if (!written (&g->nodes[p])) {
-      stack[sp++] = p;
-      continue;
-    }
-    if (!open)
-      fputs (", \"after\": [", out);
-    open = true;
-    put_name (out, g, p, &first);
-  }
+  stack[sp++] = v;
   while (sp > 0) {
     uint32_t b = stack[--sp];
     for (uint32_t i = g->pred_off[b]; i < g->pred_off[b + 1]; i++) {
       uint32_t p = g->pred[i];
-      if (stamp[p] == mark)
+      bool w = written (&g->nodes[p]);
+      /* v's own predecessors only where nothing else gives their order. */
+      if (stamp[p] == mark
+          || (b == v && w && !(g->pred_kind[i] & (PS_EDGE_AFTER | PS_EDGE_IMPORTED))))
         continue;
       stamp[p] = mark;
-      if (!written (&g->nodes[p])) {
+      if (!w) {
         stack[sp++] = p;
         continue;
       }

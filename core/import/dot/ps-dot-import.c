@@ -403,6 +403,18 @@ count_instances (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
   }
 }
 
+/* The nodes of the expanded dump: its top-level graphs' sizes
+ * (saturated). */
+static uint32_t
+expanded_nodes (const ps__dot_importer *im)
+{
+  uint32_t total = 0;
+  for (uint32_t gi = 0; gi < im->n_graphs; gi++)
+    if (im->graphs[gi].is_graph && !im->graphs[gi].referenced)
+      total = sat_add (total, im->graphs[gi].size);
+  return total;
+}
+
 /* The node names of an expanded dump may take at most this many bytes: a
  * dump of a few kilobytes can launch child graphs millions of times, and
  * each instance's nodes are named with the ids of all its launches. */
@@ -417,11 +429,7 @@ count_instances (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
 static int
 check_name_bytes (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
 {
-  uint32_t nodes = 0;
-  for (uint32_t gi = 0; gi < im->n_graphs; gi++)
-    if (im->graphs[gi].is_graph && !im->graphs[gi].referenced)
-      nodes = sat_add (nodes, im->graphs[gi].size);
-  if (nodes > PS_MAX_NODES)
+  if (expanded_nodes (im) > PS_MAX_NODES)
     return 0; /* expand reports that */
   const uint64_t cap = MAX_EXPANDED_NAME_BYTES;
   uint64_t *nb = calloc ((size_t) im->n_graphs + 1, sizeof *nb);
@@ -558,11 +566,7 @@ static int
 check_edges (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
 {
   const uint64_t cap = MAX_EXPANDED_EDGES + 1;
-  uint32_t nodes = 0;
-  for (uint32_t gi = 0; gi < im->n_graphs; gi++)
-    if (im->graphs[gi].is_graph && !im->graphs[gi].referenced)
-      nodes = sat_add (nodes, im->graphs[gi].size);
-  if (nodes > PS_MAX_NODES)
+  if (expanded_nodes (im) > PS_MAX_NODES)
     return 0; /* expand reports that */
   uint64_t *ne = calloc ((size_t) im->n_graphs + 1, sizeof *ne);
   if (!ne)
@@ -624,10 +628,7 @@ static int
 expand (ps__dot_importer *im, flat *f)
 {
   ps_graph *g = im->g;
-  uint32_t total = 0;
-  for (uint32_t gi = 0; gi < im->n_graphs; gi++)
-    if (im->graphs[gi].is_graph && !im->graphs[gi].referenced)
-      total = sat_add (total, im->graphs[gi].size);
+  uint32_t total = expanded_nodes (im);
   if (total > PS_MAX_NODES)
     return error_at (im, 0, 0, "the dump expands to more nodes than the limit (16777216)");
   if (total == 0)
