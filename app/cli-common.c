@@ -42,15 +42,20 @@ cli_option_value (const char *cmd, int argc, char **argv, int *i, const char *na
     return 0;
   if (a[n] == '=') {
     *val = a + n + 1;
-    return 1;
-  }
-  if (a[n] != '\0')
+  } else if (a[n] != '\0') {
     return 0;
-  if (*i + 1 >= argc) {
+  } else if (*i + 1 >= argc) {
     cli_usage_error (cmd, "option '%s' needs a value", name);
     return -1;
+  } else {
+    *val = argv[++*i];
   }
-  *val = argv[++*i];
+  /* No option takes an empty value: `-o ""` names no file, and `--device
+   * ""` no device. */
+  if (!**val) {
+    cli_usage_error (cmd, "option '%s' needs a value, not an empty one", name);
+    return -1;
+  }
   return 1;
 }
 

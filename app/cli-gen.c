@@ -124,11 +124,10 @@ cli_gen_main (int argc, char **argv)
     }
     return CLI_OK;
   }
-  int r = ps_gen_write (o, stdout);
-  int ret = cli_finish_stdout ();
-  if (ret == CLI_OK && r != 0) {
-    fprintf (stderr, "planscope-cli gen: %s\n", ps_strerror (r));
-    ret = CLI_FAILED;
+  char err[256] = "";
+  if (ps_file_write_stdout (write_graph, &ctx, err, sizeof err) != 0) {
+    fprintf (stderr, "planscope-cli gen: error: %s\n", err);
+    return CLI_FAILED;
   }
-  return ret;
+  return CLI_OK;
 }

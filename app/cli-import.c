@@ -171,16 +171,14 @@ cli_import_main (int argc, char **argv)
   }
   if (rc == 0) {
     write_ctx w = { &g, { 0, 0, 0, PS_NONE } };
-    if (!out || strcmp (out, "-") == 0) {
-      rc = write_graph (stdout, &w);
-      ret = rc == 0 ? cli_finish_stdout () : CLI_FAILED;
-    } else {
-      char err[512] = "";
+    char err[512] = "";
+    if (!out || strcmp (out, "-") == 0)
+      rc = ps_file_write_stdout (write_graph, &w, err, sizeof err);
+    else
       rc = ps_file_write_atomic (out, write_graph, &w, err, sizeof err);
-      if (rc != 0)
-        fprintf (stderr, "planscope-cli import: %s\n", err);
-      ret = rc == 0 ? CLI_OK : CLI_FAILED;
-    }
+    if (rc != 0)
+      fprintf (stderr, "planscope-cli import: %s\n", err);
+    ret = rc == 0 ? CLI_OK : CLI_FAILED;
     if (ret == CLI_OK && w.info.dropped_ns > 0) {
       char a[PS_FORMAT_MAX];
       fprintf (stderr,

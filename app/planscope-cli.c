@@ -5,6 +5,7 @@
 
 #include "cli-commands.h"
 #include "cli.h"
+#include "ps-file.h"
 
 #ifndef PS_VERSION
 #define PS_VERSION "unknown"
@@ -73,6 +74,9 @@ main (int argc, char **argv)
   /* One large buffer: plans and generated graphs can be hundreds of MB. */
   static char out_buf[1 << 20];
   setvbuf (stdout, out_buf, _IOFBF, sizeof out_buf);
+  /* Ctrl+C, a terminal that goes away or a kill leaves no temporary file
+   * of a write in progress behind. */
+  ps_file_remove_temporaries_on_signals ();
 
   if (argc < 2) {
     print_usage (stderr);

@@ -579,7 +579,7 @@ read_module (ps_ksrc *k, const ps_graph *g, uint32_t v, ps_gpu_error *err)
 
   ps_diag d;
   ps_diag_init (&d, k->module_path);
-  int r = ps_file_read_all (k->module_path, (size_t) 256 << 20, &k->code, &k->code_len, &d);
+  int r = ps_file_read_named (k->module_path, (size_t) 256 << 20, &k->code, &k->code_len, &d);
   if (r == PS_ELIMIT)
     r = ps_gpu_error_set (err, PS_GPU_BAD_MODULE, 0,
                           "node \"%s\": module %s is larger than 256 MiB", node, k->module_path);

@@ -256,20 +256,15 @@ ps_export_write (const ps_plan *p, const ps_export_options *o, const char *path,
   }
   if (ret == 0) {
     double t3 = now ();
-    if (strcmp (path, "-") == 0) {
-      ret = write_job (stdout, &j);
-      if (ret == 0 && (fflush (stdout) != 0 || ferror (stdout)))
-        ret = PS_EIO;
-      if (ret < 0)
-        snprintf (err, errlen, "cannot write to standard output: %s", ps_strerror (ret));
-    } else {
-      char why[256] = "";
+    char why[256] = "";
+    if (strcmp (path, "-") == 0)
+      ret = ps_file_write_stdout (write_job, &j, why, sizeof why);
+    else
       ret = ps_file_write_atomic (path, write_job, &j, why, sizeof why);
-      if (ret < 0 && why[0])
-        snprintf (err, errlen, "%s", why);
-      else if (ret < 0)
-        snprintf (err, errlen, "cannot write %s: %s", path, ps_strerror (ret));
-    }
+    if (ret < 0 && why[0])
+      snprintf (err, errlen, "%s", why);
+    else if (ret < 0)
+      snprintf (err, errlen, "cannot write %s: %s", path, ps_strerror (ret));
     st->write_s = now () - t3;
   }
 

@@ -7,6 +7,7 @@
 #ifndef PS_ERROR_H
 #define PS_ERROR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,14 @@ typedef struct ps_diag {
   size_t errors;
   size_t warnings;
   size_t max_warnings; /* further warnings are counted but not stored */
+  /* Set by a caller that may want to stop a long load (the app, when the
+   * user cancels or opens another file); NULL, as ps_diag_init leaves it,
+   * never stops anything.  Loads call it now and then (ps_diag_progress)
+   * with the stage ("read", "parse") and how far into it they are, from
+   * 0 to 1 (0 where that is unknown, as in a pipe); returning false stops
+   * the load, which then fails with PS_ECANCELED. */
+  bool (*progress) (void *ctx, const char *stage, double fraction);
+  void *progress_ctx;
 } ps_diag;
 
 void ps_diag_init(ps_diag *d, const char *file);
@@ -49,6 +58,10 @@ int ps_diag_add(ps_diag *d, ps_severity sev, uint32_t line, uint32_t col,
   ps_diag_add((d), PS_SEV_ERROR, (line), (col), __VA_ARGS__)
 #define ps_diag_warn(d, line, col, ...) \
   ps_diag_add((d), PS_SEV_WARNING, (line), (col), __VA_ARGS__)
+
+/* Asks d's progress hook (when there is one) whether to go on: 0, or
+ * PS_ECANCELED when the caller stopped the load. */
+int ps_diag_progress (ps_diag *d, const char *stage, double fraction);
 
 /* Writes one entry as `FILE:LINE:COL: error: MESSAGE\n` (or `FILE: ...` when
  * the position is unknown). */

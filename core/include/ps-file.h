@@ -10,19 +10,33 @@
 
 #include "ps-error.h"
 
-/* Opens a file to read as an input: refuses folders and regular files
- * larger than max_bytes, and notes it (see "Inputs" below); "-" is
- * standard input.  Returns the descriptor (*st gets its status), or a
- * negative code after an error in diag (without position). */
+/* Inputs are opened without blocking, and what is neither a regular file
+ * nor, where the user named it, a pipe is refused at once: a device could
+ * be endless (/dev/zero) or act when opened, and a FIFO named inside a
+ * file would wait for a writer that never comes.
+ *
+ * Opens a file the user named (on the command line, in the app) to read:
+ * "-" (standard input, whatever it is but a device other than a
+ * terminal), a regular file of at most max_bytes, or a pipe (a FIFO,
+ * /dev/stdin, <(...)), which is then waited on until its writer comes
+ * (asking diag's progress hook now and then) and read once.  Folders and
+ * devices are refused.  The file is noted (see "Inputs" below).  Returns
+ * a blocking descriptor (*st gets its status), or a negative code after
+ * an error in diag (without position). */
 int ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag);
 
-/* Reads a whole file (at most max_bytes; "-" is standard input) into a
- * NUL-terminated buffer the caller frees: the one whole-file reader of
- * planscope.  Errors go to diag (without position). */
+/* Reads a whole file the user named (as ps_file_open_input takes it; at
+ * most max_bytes) into a NUL-terminated buffer the caller frees: the one
+ * whole-file reader of planscope.  A long read asks diag's progress hook
+ * (stage "read") whether to go on.  Errors go to diag (without
+ * position). */
 int ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);
+/* The same for a path named inside a file (a graph's device profile, a
+ * kernel's module): a regular file only, and "-" is a file of that name. */
+int ps_file_read_named (const char *path, size_t max_bytes, char **data, size_t *len,
+                        ps_diag *diag);
 /* The same for one of planscope's own files (its cache): a regular file
- * only (a FIFO or device put in its place is refused without blocking),
- * and not an input, so that it can be written again. */
+ * only, and not an input, so that it can be written again. */
 int ps_file_read_own (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);
 
 /* Inputs.  Every regular file opened by ps_file_open_input (every reader
@@ -37,17 +51,37 @@ int ps_file_read_own (const char *path, size_t max_bytes, char **data, size_t *l
 bool ps_file_is_input (const char *path);
 
 /* Writes a file all or nothing: `write` writes to a temporary file in the
- * same folder, which is flushed, synced and renamed over `path` only when
- * write returns 0.  On failure the old file is untouched and errbuf says
- * why.  A path that names an input (see above) is refused with PS_EINVAL
- * before anything is written.  A symbolic link stays: the file it names is
- * replaced.  A device or a pipe (/dev/null, a FIFO) is written in place,
- * never replaced; a folder is an error. */
+ * same folder that has no name (O_TMPFILE) until it is complete, flushed
+ * and synced; it then gets a short temporary name and is renamed over
+ * `path`.  On failure the old file is untouched, nothing is left beside
+ * it, and errbuf says why, with the system's reason when there is one
+ * ("No space left on device").  A path that names an input (see above)
+ * is refused with PS_EINVAL before anything is written, as is "".
+ *
+ * A new file gets mode 0666 less the umask; a replaced file keeps its
+ * permissions (without setuid and setgid bits) and, where allowed, its
+ * owner; a file without any write permission (mode 0444) is refused, not
+ * replaced.  A symbolic link stays: the file it names is replaced (or
+ * created, when a single link names nothing yet); a loop of links, or a
+ * chain of links that ends nowhere, is an error.  A device or a pipe
+ * (/dev/null, a FIFO) is written in place, never replaced; a folder is an
+ * error.  Where the file system has no unnamed files, the temporary file
+ * is named from the start and ps_file_remove_temporaries_on_signals
+ * removes it on SIGINT, SIGTERM and SIGHUP. */
 typedef int (*ps_file_writer) (FILE *out, void *ctx);
 int ps_file_write_atomic (const char *path, ps_file_writer write, void *ctx, char *errbuf,
                           size_t errlen);
 /* The same for a block of bytes already in memory. */
 int ps_file_write_bytes (const char *path, const void *data, size_t len, char *errbuf,
                          size_t errlen);
+/* Runs `write` into standard output (after what stdout holds), with the
+ * same messages: "cannot write to standard output: REASON". */
+int ps_file_write_stdout (ps_file_writer write, void *ctx, char *errbuf, size_t errlen);
+
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP (those not already
+ * handled or ignored) that remove every named temporary file of writes in
+ * progress, then let the signal do what it would have done.  Programs
+ * call it once at start. */
+void ps_file_remove_temporaries_on_signals (void);
 
 #endif

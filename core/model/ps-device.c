@@ -216,7 +216,7 @@ ps_device_load_file (ps_device *d, const char *path, ps_diag *diag)
 {
   char *data = NULL;
   size_t len = 0;
-  int rc = ps_file_read_all (path, 1 << 20, &data, &len, diag);
+  int rc = ps_file_read_named (path, 1 << 20, &data, &len, diag);
   if (rc < 0)
     return rc;
   rc = ps_device_load_json (d, data, len, path, diag);

@@ -58,6 +58,14 @@ ps_diag_add (ps_diag *d, ps_severity sev, uint32_t line, uint32_t col, const cha
   return ret;
 }
 
+int
+ps_diag_progress (ps_diag *d, const char *stage, double fraction)
+{
+  if (!d->progress || d->progress (d->progress_ctx, stage, fraction))
+    return 0;
+  return PS_ECANCELED;
+}
+
 void
 ps_diag_print_entry (const ps_diag *d, const ps_diag_entry *e, FILE *stream)
 {

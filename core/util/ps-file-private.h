@@ -1,4 +1,5 @@
-/* ps-file-private.h: how ps-file.c tells files apart, for its tests.
+/* ps-file-private.h: how ps-file.c tells files apart, and how
+ * ps-file-write.c can be made to name its temporary files, for tests.
  *
  * A file is the same file when its device, inode and birth time (else its
  * change time, on file systems that keep no birth time) agree: an inode
@@ -22,5 +23,11 @@ typedef struct ps__file_id {
  * False when the file cannot be examined. */
 bool ps__file_id_of (int dirfd, const char *path, int flags, ps__file_id *out);
 bool ps__file_id_same (const ps__file_id *a, const ps__file_id *b);
+
+/* When true, ps_file_write_atomic names its temporary file from the start,
+ * as it does on file systems without unnamed files (O_TMPFILE), so that
+ * tests can take that way on any file system.  False unless a test sets
+ * it. */
+extern bool ps__file_named_temporaries;
 
 #endif

@@ -1,7 +1,8 @@
-/* ps-file.c: whole-file reads with a size limit, and all-or-nothing writes
- * (temporary file in the same folder, flushed, synced, renamed). */
-/* statx (a file's birth time) and realpath are beyond the POSIX level the
- * build asks for. */
+/* ps-file.c: the record of a run's inputs, and whole-file reads with a
+ * size limit that never block on a pipe or a device nobody asked for (the
+ * all-or-nothing writer is ps-file-write.c). */
+/* statx (a file's birth time), realpath and F_DUPFD_CLOEXEC are beyond
+ * the POSIX level the build asks for. */
 #define _GNU_SOURCE
 
 #include "ps-file.h"
@@ -9,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -136,41 +138,120 @@ ps_file_is_input (const char *path)
 
 /* ---- reading ------------------------------------------------------------ */
 
-/* own: one of planscope's own files (its cache): a regular file only,
- * opened without blocking (a FIFO put there is refused, not waited on),
- * and not noted as an input. */
-static int
-open_file (const char *path, size_t max_bytes, struct stat *st, bool own, ps_diag *diag)
+/* How an input is opened: every kind without blocking, so that a FIFO or
+ * a device put where a file was expected is refused, never waited on. */
+typedef enum {
+  /* A file the user named (on the command line, in the app's Open
+   * dialog): "-" (standard input), a regular file, or a pipe, which the
+   * user asked for and which is then read once, when its writer comes. */
+  INPUT_MAIN,
+  /* A path named inside a file (a graph's device, a kernel's module): a
+   * regular file only. */
+  INPUT_NAMED,
+  /* One of planscope's own files (its cache): a regular file only, and
+   * not noted as an input, so that it can be written again. */
+  INPUT_OWN,
+} input_kind;
+
+/* What a file that is neither regular nor a folder is, for messages. */
+static const char *
+kind_of (mode_t mode)
 {
-  bool std_in = !own && strcmp (path, "-") == 0;
-  if (std_in)
-    path = "standard input";
-  int fd = std_in ? dup (STDIN_FILENO) : open (path, O_RDONLY | (own ? O_NONBLOCK : 0));
+  if (S_ISFIFO (mode))
+    return "a pipe";
+  if (S_ISSOCK (mode))
+    return "a socket";
+  if (S_ISCHR (mode))
+    return "a character device";
+  if (S_ISBLK (mode))
+    return "a block device";
+  return "not a regular file";
+}
+
+/* Reading is a stage of a load that the caller may stop (ps_diag's
+ * progress hook): the message says so, once. */
+static int
+progress (ps_diag *diag, const char *shown, double fraction)
+{
+  int r = ps_diag_progress (diag, "read", fraction);
+  if (r < 0)
+    ps_diag_error (diag, 0, 0, "reading %s was cancelled", shown);
+  return r;
+}
+
+/* Waits until a pipe opened without blocking has data or its writer came
+ * and went (Linux reports neither before a writer opens it), asking the
+ * caller now and then whether to go on. */
+static int
+wait_for_writer (int fd, const char *shown, ps_diag *diag)
+{
+  for (;;) {
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    int n = poll (&p, 1, 200);
+    if (n > 0)
+      return 0;
+    if (n < 0 && errno != EINTR) {
+      ps_diag_error (diag, 0, 0, "cannot read %s: %s", shown, strerror (errno));
+      return PS_EIO;
+    }
+    int r = progress (diag, shown, 0);
+    if (r < 0)
+      return r;
+  }
+}
+
+static int
+open_file (const char *path, size_t max_bytes, struct stat *st, input_kind kind, ps_diag *diag)
+{
+  bool std_in = kind == INPUT_MAIN && strcmp (path, "-") == 0;
+  const char *shown = std_in ? "standard input" : path;
+  /* Standard input is the caller's descriptor: its flags are shared with
+   * whoever gave it, so they stay as they are. */
+  int fd = std_in ? fcntl (STDIN_FILENO, F_DUPFD_CLOEXEC, 3)
+                  : open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
-    ps_diag_error (diag, 0, 0, "cannot open %s: %s", path, strerror (e));
+    ps_diag_error (diag, 0, 0, "cannot open %s: %s", shown, strerror (e));
     return e == ENOMEM ? PS_ENOMEM : PS_EIO;
   }
   int ret = 0;
+  bool pipe_like = false;
   if (fstat (fd, st) < 0) {
-    ps_diag_error (diag, 0, 0, "cannot read %s: %s", path, strerror (errno));
+    ps_diag_error (diag, 0, 0, "cannot read %s: %s", shown, strerror (errno));
     ret = PS_EIO;
   } else if (S_ISDIR (st->st_mode)) {
-    ps_diag_error (diag, 0, 0, "cannot read %s: it is a folder", path);
+    ps_diag_error (diag, 0, 0, "cannot read %s: it is a folder", shown);
     ret = PS_EIO;
-  } else if (own && !S_ISREG (st->st_mode)) {
-    ps_diag_error (diag, 0, 0, "cannot read %s: not a regular file", path);
+  } else if (S_ISREG (st->st_mode)) {
+    if ((uint64_t) st->st_size > max_bytes) {
+      ps_diag_error (diag, 0, 0, "%s is too large (%llu bytes; the limit is %zu)", shown,
+                     (unsigned long long) st->st_size, max_bytes);
+      ret = PS_ELIMIT;
+    }
+  } else if (kind == INPUT_MAIN
+             && (S_ISFIFO (st->st_mode) || S_ISSOCK (st->st_mode)
+                 || (std_in && S_ISCHR (st->st_mode) && isatty (fd)))) {
+    pipe_like = !std_in;
+  } else {
+    /* A device could be endless (/dev/zero) or act on being opened; a
+     * pipe named inside a file would wait for a writer that never comes. */
+    ps_diag_error (diag, 0, 0, "cannot read %s: it is %s, not a regular file%s", shown,
+                   kind_of (st->st_mode), kind == INPUT_MAIN ? " or a pipe" : "");
     ret = PS_EIO;
-  } else if (S_ISREG (st->st_mode) && (uint64_t) st->st_size > max_bytes) {
-    ps_diag_error (diag, 0, 0, "%s is too large (%llu bytes; the limit is %zu)", path,
-                   (unsigned long long) st->st_size, max_bytes);
-    ret = PS_ELIMIT;
+  }
+  if (ret == 0 && pipe_like)
+    ret = wait_for_writer (fd, shown, diag);
+  /* From here on reads may block: a regular file's never do, and a pipe
+   * has its writer. */
+  if (ret == 0 && !std_in && fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+    ps_diag_error (diag, 0, 0, "cannot read %s: %s", shown, strerror (errno));
+    ret = PS_EIO;
   }
   if (ret < 0) {
     close (fd);
     return ret;
   }
-  if (!own)
+  if (kind != INPUT_OWN)
     note (fd, std_in ? NULL : path);
   return fd;
 }
@@ -178,73 +259,80 @@ open_file (const char *path, size_t max_bytes, struct stat *st, bool own, ps_dia
 int
 ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag)
 {
-  return open_file (path, max_bytes, st, false, diag);
+  return open_file (path, max_bytes, st, INPUT_MAIN, diag);
 }
 
+/* Regular files are read a piece at a time so that a long read can be
+ * stopped; pieces this large cost nothing in speed. */
+#define READ_PIECE ((size_t) 8 << 20)
+
 static int
-read_all (const char *path, size_t max_bytes, bool own, char **data, size_t *len, ps_diag *diag)
+read_all (const char *path, size_t max_bytes, input_kind kind, char **data, size_t *len,
+          ps_diag *diag)
 {
   *data = NULL;
   *len = 0;
   struct stat st;
-  int fd = open_file (path, max_bytes, &st, own, diag);
+  int fd = open_file (path, max_bytes, &st, kind, diag);
   if (fd < 0)
     return fd;
-  if (!own && strcmp (path, "-") == 0)
-    path = "standard input";
+  const char *shown = kind == INPUT_MAIN && strcmp (path, "-") == 0 ? "standard input" : path;
 
   /* Regular files are read in one buffer of their size; pipes and other
    * streams grow the buffer by doubling.  Either way the size limit is
    * enforced on what is actually read, since a file can grow meanwhile. */
-  size_t cap = S_ISREG (st.st_mode) ? (size_t) st.st_size + 1 : 65536;
+  bool regular = S_ISREG (st.st_mode);
+  size_t cap = regular ? (size_t) st.st_size + 1 : 65536;
   if (cap > max_bytes + 1)
     cap = max_bytes + 1;
   char *buf = malloc (cap);
-  if (!buf) {
-    ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", path);
-    close (fd);
-    return PS_ENOMEM;
-  }
+  int ret = 0;
   size_t n = 0;
-  for (;;) {
+  if (!buf) {
+    ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", shown);
+    ret = PS_ENOMEM;
+  }
+  while (ret == 0) {
     if (n + 1 >= cap) {
       if (cap > max_bytes) {
-        ps_diag_error (diag, 0, 0, "%s is too large (the limit is %zu bytes)", path, max_bytes);
-        free (buf);
-        close (fd);
-        return PS_ELIMIT;
+        ps_diag_error (diag, 0, 0, "%s is too large (the limit is %zu bytes)", shown, max_bytes);
+        ret = PS_ELIMIT;
+        break;
       }
       size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 2 : cap * 2;
       char *nb = realloc (buf, ncap);
       if (!nb) {
-        ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", path);
-        free (buf);
-        close (fd);
-        return PS_ENOMEM;
+        ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", shown);
+        ret = PS_ENOMEM;
+        break;
       }
       buf = nb;
       cap = ncap;
     }
-    ssize_t got = read (fd, buf + n, cap - 1 - n);
+    size_t want = cap - 1 - n < READ_PIECE ? cap - 1 - n : READ_PIECE;
+    ssize_t got = read (fd, buf + n, want);
+    if (got < 0 && errno == EINTR)
+      continue;
     if (got < 0) {
-      if (errno == EINTR)
-        continue;
-      ps_diag_error (diag, 0, 0, "cannot read %s: %s", path, strerror (errno));
-      free (buf);
-      close (fd);
-      return PS_EIO;
+      ps_diag_error (diag, 0, 0, "cannot read %s: %s", shown, strerror (errno));
+      ret = PS_EIO;
+      break;
     }
     if (got == 0)
       break;
     n += (size_t) got;
     if (n > max_bytes) {
-      ps_diag_error (diag, 0, 0, "%s is too large (the limit is %zu bytes)", path, max_bytes);
-      free (buf);
-      close (fd);
-      return PS_ELIMIT;
+      ps_diag_error (diag, 0, 0, "%s is too large (the limit is %zu bytes)", shown, max_bytes);
+      ret = PS_ELIMIT;
+      break;
     }
+    ret = progress (diag, shown, regular && st.st_size > 0 ? (double) n / (double) st.st_size : 0);
   }
   close (fd);
+  if (ret < 0) {
+    free (buf);
+    return ret;
+  }
   buf[n] = '\0';
   *data = buf;
   *len = n;
@@ -254,202 +342,18 @@ read_all (const char *path, size_t max_bytes, bool own, char **data, size_t *len
 int
 ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
 {
-  return read_all (path, max_bytes, false, data, len, diag);
+  return read_all (path, max_bytes, INPUT_MAIN, data, len, diag);
+}
+
+int
+ps_file_read_named (const char *path, size_t max_bytes, char **data, size_t *len,
+                    ps_diag *diag)
+{
+  return read_all (path, max_bytes, INPUT_NAMED, data, len, diag);
 }
 
 int
 ps_file_read_own (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag)
 {
-  return read_all (path, max_bytes, true, data, len, diag);
-}
-
-/* ---- writing ------------------------------------------------------------ */
-
-/* Syncs the folder so that the rename itself survives a crash.  Failure
- * is not an error: some file systems do not support syncing folders. */
-static void
-sync_dir (const char *dir)
-{
-  int fd = open (dir, O_RDONLY);
-  if (fd >= 0) {
-    fsync (fd);
-    close (fd);
-  }
-}
-
-/* Runs the writer on `out`, flushes (and, when `sync`, syncs) and closes
- * it; returns 0 or why not in errbuf. */
-static int
-run_writer (FILE *out, bool sync, const char *shown, ps_file_writer writer, void *ctx,
-            char *errbuf, size_t errlen)
-{
-  int ret = writer (out, ctx);
-  if (ret > 0)
-    ret = PS_EIO;
-  if (ret < 0 && errlen && !errbuf[0])
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, ps_strerror (ret));
-  if (ret == 0 && (fflush (out) != 0 || ferror (out) || (sync && fsync (fileno (out)) != 0))) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    ret = PS_EIO;
-  }
-  if (fclose (out) != 0 && ret == 0) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    ret = PS_EIO;
-  }
-  return ret;
-}
-
-/* Writes to a temporary file next to `path` and renames it over `path`,
- * which is a regular file or does not exist; `shown` names it in
- * messages. */
-static int
-write_replacing (const char *path, const char *shown, ps_file_writer writer, void *ctx,
-                 char *errbuf, size_t errlen)
-{
-  const char *slash = strrchr (path, '/');
-  size_t dlen = slash ? (size_t) (slash - path) + 1 : 0;
-  const char *base = path + dlen;
-  size_t tlen = dlen + 1 + strlen (base) + 8;
-  char *tmp = malloc (tlen);
-  char *dir = malloc (dlen + 2);
-  if (!tmp || !dir) {
-    free (tmp);
-    free (dir);
-    snprintf (errbuf, errlen, "cannot write %s: out of memory", shown);
-    return PS_ENOMEM;
-  }
-  snprintf (tmp, tlen, "%.*s.%s.XXXXXX", (int) dlen, path, base);
-  if (dlen)
-    snprintf (dir, dlen + 2, "%.*s", (int) dlen, path);
-  else
-    strcpy (dir, ".");
-
-  int fd = mkstemp (tmp);
-  if (fd < 0) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    free (tmp);
-    free (dir);
-    return PS_EIO;
-  }
-  /* mkstemp creates the file 0600; give it the mode of the file it replaces,
-   * or the usual 0644 for a new one. */
-  struct stat st;
-  mode_t mode = stat (path, &st) == 0 ? (st.st_mode & 07777) : 0644;
-  fchmod (fd, mode);
-
-  FILE *out = fdopen (fd, "w");
-  if (!out) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    close (fd);
-    unlink (tmp);
-    free (tmp);
-    free (dir);
-    return PS_EIO;
-  }
-  int ret = run_writer (out, true, shown, writer, ctx, errbuf, errlen);
-  if (ret == 0 && rename (tmp, path) != 0) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    ret = PS_EIO;
-  }
-  if (ret != 0)
-    unlink (tmp);
-  else
-    sync_dir (dir);
-  free (tmp);
-  free (dir);
-  return ret;
-}
-
-/* Writes straight into a device or a pipe (/dev/null, a FIFO): such a
- * file cannot be replaced, and must not be. */
-static int
-write_in_place (const char *path, const char *shown, ps_file_writer writer, void *ctx,
-                char *errbuf, size_t errlen)
-{
-  FILE *out = fopen (path, "w");
-  if (!out) {
-    snprintf (errbuf, errlen, "cannot write %s: %s", shown, strerror (errno));
-    return PS_EIO;
-  }
-  return run_writer (out, false, shown, writer, ctx, errbuf, errlen);
-}
-
-/* The file a symbolic link names, even when it does not exist yet (one
- * level of link, relative to the link's folder); NULL when it cannot be
- * read.  The caller frees it. */
-static char *
-link_target (const char *path)
-{
-  char *real = realpath (path, NULL);
-  if (real)
-    return real;
-  char buf[4096];
-  ssize_t n = readlink (path, buf, sizeof buf - 1);
-  if (n <= 0)
-    return NULL;
-  buf[n] = '\0';
-  const char *slash = strrchr (path, '/');
-  if (buf[0] == '/' || !slash)
-    return strdup (buf);
-  size_t dl = (size_t) (slash - path) + 1, len = dl + (size_t) n + 1;
-  char *out = malloc (len);
-  if (out)
-    snprintf (out, len, "%.*s%s", (int) dl, path, buf);
-  return out;
-}
-
-int
-ps_file_write_atomic (const char *path, ps_file_writer writer, void *ctx, char *errbuf,
-                      size_t errlen)
-{
-  if (errlen)
-    errbuf[0] = '\0';
-  if (ps_file_is_input (path)) {
-    snprintf (errbuf, errlen, "refusing to write %s: it is an input of this run", path);
-    return PS_EINVAL;
-  }
-  /* A symbolic link keeps pointing where it did: the file it names is
-   * replaced, not the link. */
-  char *resolved = NULL;
-  const char *target = path;
-  struct stat st;
-  if (lstat (path, &st) == 0 && S_ISLNK (st.st_mode)) {
-    resolved = link_target (path);
-    if (!resolved) {
-      snprintf (errbuf, errlen, "cannot write %s: cannot read the symbolic link: %s", path,
-                strerror (errno));
-      return PS_EIO;
-    }
-    target = resolved;
-  }
-  int ret;
-  if (stat (target, &st) == 0 && S_ISDIR (st.st_mode)) {
-    snprintf (errbuf, errlen, "cannot write %s: it is a folder", path);
-    ret = PS_EIO;
-  } else if (stat (target, &st) == 0 && !S_ISREG (st.st_mode)) {
-    ret = write_in_place (target, path, writer, ctx, errbuf, errlen);
-  } else {
-    ret = write_replacing (target, path, writer, ctx, errbuf, errlen);
-  }
-  free (resolved);
-  return ret;
-}
-
-typedef struct {
-  const void *data;
-  size_t len;
-} bytes_ctx;
-
-static int
-write_block (FILE *out, void *ctx)
-{
-  const bytes_ctx *b = ctx;
-  return b->len && fwrite (b->data, 1, b->len, out) != b->len ? PS_EIO : 0;
-}
-
-int
-ps_file_write_bytes (const char *path, const void *data, size_t len, char *errbuf, size_t errlen)
-{
-  bytes_ctx b = { data, len };
-  return ps_file_write_atomic (path, write_block, &b, errbuf, errlen);
+  return read_all (path, max_bytes, INPUT_OWN, data, len, diag);
 }

@@ -1,0 +1,566 @@
+/* test-file.c: ps-file.h against hostile paths, pipes and races.
+ *
+ * Reading: a FIFO or a device named where a file is expected is refused
+ * at once (an alarm fails the test rather than letting it hang), a pipe
+ * the user names is read once when its writer comes, a long read can be
+ * cancelled.  The input guard: no input is ever forgotten, whatever their
+ * number.  Writing: the umask and the replaced file's mode are honoured
+ * (no setuid carried over), a read-only file is refused, a name of 255
+ * bytes can be written, link chains that end nowhere and link loops are
+ * errors, a full device says so, and no temporary file exists while the
+ * content is being made or survives a SIGTERM. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ps-device.h"
+#include "ps-file.h"
+#include "ps-import.h"
+#include "util/ps-file-private.h"
+
+#ifndef PS_TEST_SOURCE_ROOT
+#define PS_TEST_SOURCE_ROOT "."
+#endif
+
+static const char *
+source_root (void)
+{
+  const char *s = getenv ("PS_SOURCE_ROOT");
+  return s && *s ? s : PS_TEST_SOURCE_ROOT;
+}
+
+static char dir[64];
+
+static int
+setup (void **state)
+{
+  (void) state;
+  snprintf (dir, sizeof dir, "/tmp/ps-test-file-XXXXXX");
+  return mkdtemp (dir) ? 0 : -1;
+}
+
+/* Removes what a test left in dir (files, FIFOs, links), then dir. */
+static int
+teardown (void **state)
+{
+  (void) state;
+  DIR *d = opendir (dir);
+  struct dirent *e;
+  while (d && (e = readdir (d)))
+    if (strcmp (e->d_name, ".") && strcmp (e->d_name, "..")) {
+      char p[512];
+      snprintf (p, sizeof p, "%s/%s", dir, e->d_name);
+      unlink (p);
+    }
+  if (d)
+    closedir (d);
+  return rmdir (dir);
+}
+
+static void
+path_in (char *out, size_t cap, const char *name)
+{
+  snprintf (out, cap, "%s/%s", dir, name);
+}
+
+/* The names in dir, one string ("a b c "), for comparisons. */
+static void
+listing (char *out, size_t cap)
+{
+  out[0] = '\0';
+  DIR *d = opendir (dir);
+  assert_non_null (d);
+  struct dirent *e;
+  size_t n = 0;
+  while ((e = readdir (d)))
+    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
+      n += (size_t) snprintf (out + n, n < cap ? cap - n : 0, "%s ", e->d_name);
+  closedir (d);
+}
+
+static void
+put (const char *path, const char *text)
+{
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (text, f);
+  assert_int_equal (fclose (f), 0);
+}
+
+static char *
+slurp (const char *path)
+{
+  char *data;
+  size_t len;
+  ps_diag d;
+  ps_diag_init (&d, path);
+  int r = ps_file_read_own (path, 1 << 30, &data, &len, &d);
+  ps_diag_free (&d);
+  return r == 0 ? data : NULL;
+}
+
+static bool
+diag_says (const ps_diag *d, const char *text)
+{
+  for (size_t i = 0; i < d->count; i++)
+    if (strstr (d->entries[i].message, text))
+      return true;
+  return false;
+}
+
+/* ---- reading -------------------------------------------------------------- */
+
+/* A FIFO named where a regular file is expected (a device profile, a
+ * kernel module) is refused at once, with no writer ever coming; so is a
+ * device, and /dev/zero is not read at all. */
+static void
+core_file_special_refused (void **state)
+{
+  (void) state;
+  char fifo[256];
+  path_in (fifo, sizeof fifo, "device.json");
+  assert_int_equal (mkfifo (fifo, 0600), 0);
+  alarm (20); /* a hang fails the test */
+  char *data = NULL;
+  size_t len;
+  ps_diag d;
+  ps_diag_init (&d, fifo);
+  assert_int_equal (ps_file_read_named (fifo, 1 << 20, &data, &len, &d), PS_EIO);
+  assert_null (data);
+  assert_true (diag_says (&d, "it is a pipe, not a regular file"));
+  ps_diag_free (&d);
+
+  /* Through the device lookup, as a graph's "device" or --device names it. */
+  ps_device dev;
+  ps_diag_init (&d, fifo);
+  assert_true (ps_device_find (&dev, fifo, &d) < 0);
+  assert_true (diag_says (&d, "it is a pipe"));
+  ps_diag_free (&d);
+
+  /* Devices, as the main input too: refused before a byte is read. */
+  static const char *const devices[] = { "/dev/zero", "/dev/null", "/dev/urandom" };
+  for (size_t i = 0; i < sizeof devices / sizeof *devices; i++) {
+    ps_diag_init (&d, devices[i]);
+    assert_int_equal (ps_file_read_all (devices[i], (size_t) 1 << 31, &data, &len, &d), PS_EIO);
+    assert_true (diag_says (&d, "it is a character device, not a regular file or a pipe"));
+    ps_diag_free (&d);
+    ps_diag_init (&d, devices[i]);
+    assert_int_equal (ps_file_read_named (devices[i], 1 << 20, &data, &len, &d), PS_EIO);
+    ps_diag_free (&d);
+  }
+  /* Standard input redirected from a device, as `plan - < /dev/zero`. */
+  int saved = dup (STDIN_FILENO), zero = open ("/dev/zero", O_RDONLY);
+  assert_true (saved >= 0 && zero >= 0);
+  assert_int_equal (dup2 (zero, STDIN_FILENO), STDIN_FILENO);
+  ps_diag_init (&d, "-");
+  int r = ps_file_read_all ("-", (size_t) 1 << 31, &data, &len, &d);
+  assert_int_equal (dup2 (saved, STDIN_FILENO), STDIN_FILENO);
+  close (saved);
+  close (zero);
+  assert_int_equal (r, PS_EIO);
+  assert_true (diag_says (&d, "standard input: it is a character device"));
+  ps_diag_free (&d);
+  alarm (0);
+}
+
+typedef struct {
+  const char *path;
+  const char *text;
+  unsigned delay_ms;
+} writer_job;
+
+static void
+sleep_ms (unsigned ms)
+{
+  struct timespec t = { ms / 1000, (long) (ms % 1000) * 1000000L };
+  nanosleep (&t, NULL);
+}
+
+static void *
+fifo_writer (void *arg)
+{
+  const writer_job *w = arg;
+  sleep_ms (w->delay_ms);
+  int fd = open (w->path, O_WRONLY);
+  if (fd >= 0) {
+    /* In two pieces, the second after a pause: the reader must wait for
+     * the writer to close, not stop at the first empty read. */
+    size_t n = strlen (w->text), half = n / 2;
+    if (write (fd, w->text, half) != (ssize_t) half)
+      abort ();
+    sleep_ms (50);
+    if (write (fd, w->text + half, n - half) != (ssize_t) (n - half))
+      abort ();
+    close (fd);
+  }
+  return NULL;
+}
+
+/* A pipe the user names as the graph is read once, when its writer comes,
+ * however late: a JSON graph and a CUDA-graph dump alike. */
+static void
+core_file_pipe_read_once (void **state)
+{
+  (void) state;
+  char fifo[256], dot_path[512];
+  path_in (fifo, sizeof fifo, "graph.pipe");
+  snprintf (dot_path, sizeof dot_path, "%s/tests/fuzz/seeds/dot/verbose-all-types.dot",
+            source_root ());
+  char *dot = slurp (dot_path);
+  assert_non_null (dot);
+  const char *json = "{\"format\": \"planscope-graph\", \"version\": 1, \"nodes\": "
+                     "[{\"name\": \"a\", \"op\": \"host\"}]}";
+  const char *texts[] = { json, dot };
+  alarm (30);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal (mkfifo (fifo, 0600), 0);
+    writer_job w = { fifo, texts[i], 300 };
+    pthread_t t;
+    assert_int_equal (pthread_create (&t, NULL, fifo_writer, &w), 0);
+    ps_graph g;
+    ps_diag d;
+    ps_diag_init (&d, fifo);
+    int r = ps_import_graph_file (&g, fifo, NULL, &d);
+    pthread_join (t, NULL);
+    if (r != 0)
+      ps_diag_print (&d, stderr);
+    assert_int_equal (r, 0);
+    assert_true (g.n_nodes >= 1);
+    ps_graph_free (&g);
+    ps_diag_free (&d);
+    /* A pipe is no file to guard: it can be written into. */
+    assert_false (ps_file_is_input (fifo));
+    assert_int_equal (unlink (fifo), 0);
+  }
+  alarm (0);
+  free (dot);
+}
+
+static unsigned progress_calls;
+
+static bool
+stop_at_third (void *ctx, const char *stage, double fraction)
+{
+  (void) ctx;
+  assert_string_equal (stage, "read");
+  assert_true (fraction >= 0 && fraction <= 1);
+  return ++progress_calls < 3;
+}
+
+/* A read asks whether to go on: a pipe whose writer never comes is given
+ * up when the caller says so, and a large file stops part way. */
+static void
+core_file_read_cancelled (void **state)
+{
+  (void) state;
+  char fifo[256], big[256];
+  path_in (fifo, sizeof fifo, "never.pipe");
+  assert_int_equal (mkfifo (fifo, 0600), 0);
+  alarm (20);
+  char *data = NULL;
+  size_t len;
+  ps_diag d;
+  ps_diag_init (&d, fifo);
+  d.progress = stop_at_third;
+  progress_calls = 0;
+  assert_int_equal (ps_file_read_all (fifo, 1 << 20, &data, &len, &d), PS_ECANCELED);
+  assert_int_equal (progress_calls, 3);
+  assert_true (diag_says (&d, "was cancelled"));
+  ps_diag_free (&d);
+  alarm (0);
+
+  /* 64 MiB: eight pieces of 8 MiB; stopped at the third. */
+  path_in (big, sizeof big, "big.bin");
+  int fd = open (big, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_true (fd >= 0);
+  assert_int_equal (ftruncate (fd, 64 << 20), 0);
+  close (fd);
+  ps_diag_init (&d, big);
+  d.progress = stop_at_third;
+  progress_calls = 0;
+  assert_int_equal (ps_file_read_all (big, 1u << 30, &data, &len, &d), PS_ECANCELED);
+  assert_int_equal (progress_calls, 3);
+  assert_null (data);
+  ps_diag_free (&d);
+}
+
+/* The record of inputs has no fixed size: after 1,100 more inputs (an
+ * app reading kernel-cache entries, say) the first is still guarded. */
+static void
+core_file_inputs_never_forgotten (void **state)
+{
+  (void) state;
+  char first[256], p[256], err[256];
+  path_in (first, sizeof first, "graph.json");
+  put (first, "{}");
+  char *data;
+  size_t len;
+  ps_diag d;
+  ps_diag_init (&d, "inputs");
+  assert_int_equal (ps_file_read_all (first, 1 << 20, &data, &len, &d), 0);
+  free (data);
+  for (int i = 0; i < 1100; i++) {
+    snprintf (p, sizeof p, "%s/in-%04d", dir, i);
+    put (p, "x");
+    assert_int_equal (ps_file_read_named (p, 1 << 20, &data, &len, &d), 0);
+    free (data);
+    assert_int_equal (unlink (p), 0);
+  }
+  assert_int_equal (d.errors, 0);
+  ps_diag_free (&d);
+  assert_true (ps_file_is_input (first));
+  assert_int_equal (ps_file_write_bytes (first, "over", 4, err, sizeof err), PS_EINVAL);
+  char *now = slurp (first);
+  assert_string_equal (now, "{}");
+  free (now);
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+static mode_t
+mode_of (const char *path)
+{
+  struct stat st;
+  assert_int_equal (stat (path, &st), 0);
+  return st.st_mode & 07777;
+}
+
+/* New files get 0666 less the umask; a replaced file keeps its
+ * permissions but not a setuid or setgid bit; a file without any write
+ * permission is refused and left as it was. */
+static void
+core_file_write_modes (void **state)
+{
+  (void) state;
+  char p[256], err[256];
+  static const mode_t masks[] = { 022, 077, 0, 027 };
+  for (size_t i = 0; i < sizeof masks / sizeof *masks; i++) {
+    snprintf (p, sizeof p, "%s/new-%zu", dir, i);
+    mode_t old = umask (masks[i]);
+    int r = ps_file_write_bytes (p, "x", 1, err, sizeof err);
+    umask (old);
+    assert_int_equal (r, 0);
+    assert_int_equal (mode_of (p), 0666 & ~masks[i]);
+  }
+
+  path_in (p, sizeof p, "tool");
+  put (p, "old");
+  assert_int_equal (chmod (p, 06755), 0);
+  assert_int_equal (ps_file_write_bytes (p, "new", 3, err, sizeof err), 0);
+  assert_int_equal (mode_of (p), 0755);
+  path_in (p, sizeof p, "private");
+  put (p, "old");
+  assert_int_equal (chmod (p, 0640), 0);
+  assert_int_equal (ps_file_write_bytes (p, "new", 3, err, sizeof err), 0);
+  assert_int_equal (mode_of (p), 0640);
+
+  path_in (p, sizeof p, "frozen");
+  put (p, "old");
+  assert_int_equal (chmod (p, 0444), 0);
+  assert_int_equal (ps_file_write_bytes (p, "new", 3, err, sizeof err), PS_EIO);
+  assert_non_null (strstr (err, "it is read-only (mode 0444)"));
+  char *now = slurp (p);
+  assert_string_equal (now, "old");
+  free (now);
+  assert_int_equal (mode_of (p), 0444);
+
+  /* An empty name is no file. */
+  assert_int_equal (ps_file_write_bytes ("", "x", 1, err, sizeof err), PS_EINVAL);
+}
+
+/* A name of the longest a file system allows (255 bytes) can be written
+ * and replaced: the temporary file's name is short. */
+static void
+core_file_write_long_name (void **state)
+{
+  (void) state;
+  for (size_t n = 247; n <= 255; n += 4) {
+    char name[256], p[512], err[256];
+    memset (name, 'n', n);
+    name[n] = '\0';
+    memcpy (name + n - 5, ".json", 5);
+    snprintf (p, sizeof p, "%s/%s", dir, name);
+    assert_int_equal (ps_file_write_bytes (p, "one", 3, err, sizeof err), 0);
+    assert_int_equal (ps_file_write_bytes (p, "two", 3, err, sizeof err), 0);
+    char *now = slurp (p);
+    assert_string_equal (now, "two");
+    free (now);
+    unlink (p);
+  }
+}
+
+/* Links: a single link to no file yet is written through (the file is
+ * created where it points), a chain of links that ends nowhere and a
+ * loop are errors, and no link is ever replaced by a regular file. */
+static void
+core_file_write_links (void **state)
+{
+  (void) state;
+  char a[256], b[256], target[256], err[256];
+  struct stat st;
+  path_in (a, sizeof a, "a.json");
+  path_in (b, sizeof b, "b.json");
+  path_in (target, sizeof target, "target.json");
+
+  assert_int_equal (symlink ("target.json", a), 0);
+  assert_int_equal (ps_file_write_bytes (a, "one", 3, err, sizeof err), 0);
+  assert_int_equal (lstat (a, &st), 0);
+  assert_true (S_ISLNK (st.st_mode));
+  char *now = slurp (target);
+  assert_string_equal (now, "one");
+  free (now);
+  unlink (a);
+  unlink (target);
+
+  /* a -> b -> nothing */
+  assert_int_equal (symlink ("b.json", a), 0);
+  assert_int_equal (symlink ("target.json", b), 0);
+  assert_int_equal (ps_file_write_bytes (a, "two", 3, err, sizeof err), PS_EIO);
+  assert_non_null (strstr (err, "a symbolic link that leads to no file"));
+  assert_int_equal (lstat (a, &st), 0);
+  assert_true (S_ISLNK (st.st_mode));
+  assert_int_equal (lstat (b, &st), 0);
+  assert_true (S_ISLNK (st.st_mode));
+  assert_int_not_equal (lstat (target, &st), 0);
+  unlink (b);
+
+  /* a -> b -> a */
+  assert_int_equal (symlink ("a.json", b), 0);
+  assert_int_equal (ps_file_write_bytes (a, "three", 5, err, sizeof err), PS_EIO);
+  assert_non_null (strstr (err, strerror (ELOOP)));
+  assert_int_equal (lstat (a, &st), 0);
+  assert_true (S_ISLNK (st.st_mode));
+  assert_int_equal (lstat (b, &st), 0);
+  assert_true (S_ISLNK (st.st_mode));
+  unlink (a);
+  unlink (b);
+  char names[1024];
+  listing (names, sizeof names);
+  assert_string_equal (names, "");
+}
+
+static int
+write_lots (FILE *out, void *ctx)
+{
+  (void) ctx;
+  static const char line[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd\n";
+  for (int i = 0; i < 4096; i++)
+    if (fputs (line, out) == EOF)
+      return PS_EIO;
+  return 0;
+}
+
+/* A full device is reported as such, by the writer of files and by the
+ * one of standard output. */
+static void
+core_file_write_no_space (void **state)
+{
+  (void) state;
+  if (access ("/dev/full", W_OK) != 0)
+    fail_msg ("/dev/full is missing: cannot test a full device");
+  char err[256];
+  assert_int_equal (ps_file_write_atomic ("/dev/full", write_lots, NULL, err, sizeof err), PS_EIO);
+  assert_non_null (strstr (err, "cannot write /dev/full: No space left on device"));
+
+  int saved = dup (STDOUT_FILENO), full = open ("/dev/full", O_WRONLY);
+  assert_true (saved >= 0 && full >= 0);
+  fflush (stdout);
+  assert_int_equal (dup2 (full, STDOUT_FILENO), STDOUT_FILENO);
+  int r = ps_file_write_stdout (write_lots, NULL, err, sizeof err);
+  assert_int_equal (dup2 (saved, STDOUT_FILENO), STDOUT_FILENO);
+  close (saved);
+  close (full);
+  assert_int_equal (r, PS_EIO);
+  assert_non_null (strstr (err, "cannot write to standard output: No space left on device"));
+}
+
+/* While the writer runs, the folder holds only what it held before: the
+ * content gets a name once it is complete. */
+static int
+write_and_look (FILE *out, void *ctx)
+{
+  listing (ctx, 1024);
+  return fputs ("done", out) == EOF ? PS_EIO : 0;
+}
+
+static int
+write_then_term (FILE *out, void *ctx)
+{
+  (void) ctx;
+  fputs ("half", out);
+  fflush (out);
+  raise (SIGTERM);
+  return 0;
+}
+
+static void
+core_file_write_temporaries (void **state)
+{
+  (void) state;
+  char p[256], err[256], before[1024], during[1024], after[1024];
+  path_in (p, sizeof p, "out.json");
+  put (p, "old");
+  listing (before, sizeof before);
+  assert_int_equal (ps_file_write_atomic (p, write_and_look, during, err, sizeof err), 0);
+  assert_string_equal (during, before);
+  listing (after, sizeof after);
+  assert_string_equal (after, before);
+  char *now = slurp (p);
+  assert_string_equal (now, "done");
+  free (now);
+  put (p, "old");
+
+  /* Killed while writing, on both ways of making the temporary file: the
+   * old file stays, and nothing is left beside it. */
+  for (int named = 0; named < 2; named++) {
+    pid_t pid = fork ();
+    assert_true (pid >= 0);
+    if (pid == 0) {
+      ps__file_named_temporaries = named;
+      ps_file_remove_temporaries_on_signals ();
+      ps_file_write_atomic (p, write_then_term, NULL, err, sizeof err);
+      _exit (0);
+    }
+    int status;
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFSIGNALED (status));
+    assert_int_equal (WTERMSIG (status), SIGTERM);
+    listing (after, sizeof after);
+    assert_string_equal (after, before);
+    now = slurp (p);
+    assert_string_equal (now, "old");
+    free (now);
+  }
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (core_file_special_refused, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_pipe_read_once, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_read_cancelled, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_inputs_never_forgotten, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_write_modes, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_write_long_name, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_write_links, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_write_no_space, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_write_temporaries, setup, teardown),
+  };
+  return cmocka_run_group_tests_name ("/core/file", tests, NULL, NULL);
+}
