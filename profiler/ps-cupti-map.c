@@ -333,13 +333,13 @@ ps_cupti_map_finish (ps_cupti_map *m, ps_step_times *t)
   if (t->n_steps != m->n_steps || t->n_iterations != m->n_iterations)
     return PS_EINVAL;
   if (m->n_exts)
-    qsort (m->exts, m->n_exts, sizeof *m->exts, cmp_ext);
+    ps_array_sort (m->exts, m->n_exts, sizeof *m->exts, cmp_ext);
 
   /* Graph node ids: the nodes made during capture, then their clones. */
   if (m->n_nodes)
-    qsort (m->nodes, m->n_nodes, sizeof *m->nodes, cmp_node);
+    ps_array_sort (m->nodes, m->n_nodes, sizeof *m->nodes, cmp_node);
   if (m->n_clones)
-    qsort (m->clones, m->n_clones, sizeof *m->clones, cmp_node);
+    ps_array_sort (m->clones, m->n_clones, sizeof *m->clones, cmp_node);
   uint32_t n_orig = m->n_nodes;
   for (uint32_t i = 0; i < m->n_clones; i++) {
     const ps__cupti_node *o = resolve_clone (m, n_orig, m->clones[i].step);
@@ -350,7 +350,7 @@ ps_cupti_map_finish (ps_cupti_map *m, ps_step_times *t)
       return r;
   }
   if (m->n_nodes)
-    qsort (m->nodes, m->n_nodes, sizeof *m->nodes, cmp_node);
+    ps_array_sort (m->nodes, m->n_nodes, sizeof *m->nodes, cmp_node);
 
   /* The windows by time, and per (iteration, step) the records seen. */
   uint32_t n_windows = m->n_iterations + 1;
@@ -369,7 +369,7 @@ ps_cupti_map_finish (ps_cupti_map *m, ps_step_times *t)
   for (uint32_t i = 0; i < n_windows; i++)
     order[i] = i;
   sort_map = m;
-  qsort (order, n_windows, sizeof *order, cmp_origin);
+  ps_array_sort (order, n_windows, sizeof *order, cmp_origin);
   sort_map = NULL;
 
   for (uint32_t i = 0; i < m->n_recs; i++) {

@@ -639,7 +639,7 @@ ps_ksrc_build (ps_ksrc *k, const ps_ksrc_ctx *c, const uint32_t *nodes, uint32_t
   if (!k->nodes)
     return PS_ENOMEM;
   memcpy (k->nodes, nodes, (size_t) n * sizeof *nodes);
-  qsort (k->nodes, n, sizeof *k->nodes, cmp_u32);
+  ps_array_sort (k->nodes, n, sizeof *k->nodes, cmp_u32);
   k->n_nodes = n;
   k->fused = n > 1;
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-profiler.h"
 
 int
@@ -61,7 +62,7 @@ ps_median (double *v, uint32_t n)
 {
   if (n == 0)
     return NAN;
-  qsort (v, n, sizeof *v, cmp_double);
+  ps_array_sort (v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

@@ -461,7 +461,7 @@ detach_long_edges (dag *d, ps_scene *s, uint32_t nb)
   }
   uint64_t budget = 4 * (uint64_t) nb + 400;
   if (virt > budget) {
-    qsort (k, s->n_edges, sizeof *k, cmp_span_desc);
+    ps_array_sort (k, s->n_edges, sizeof *k, cmp_span_desc);
     for (uint32_t i = 0; i < s->n_edges && virt > budget && k[i].span > 2; i++) {
       s->edges[k[i].edge].flags |= PS_SCENE_DETACHED;
       virt -= k[i].span - 1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-draw.h"
 #include "ps-format.h"
 #include "ps-jsonw.h"
@@ -83,7 +84,7 @@ ps_memory_map_build (ps_memory_map *m, const ps_plan *p, const ps_figures *f)
   /* External buffers in rows: each goes to the first row free at its
    * start (in start order, so rows are packed greedily); a row is free a
    * thousandth of the run after its last buffer ends. */
-  qsort (key, ne, sizeof *key, cmp_ext);
+  ps_array_sort (key, ne, sizeof *key, cmp_ext);
   double row_end[PS_MEMORY_MAX_ROWS], gap = m->makespan_ns / 500;
   for (uint32_t i = 0; i < ne; i++) {
     uint32_t b = key[i].id;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-format.h"
 #include "ps-view-private.h"
 
@@ -253,7 +254,7 @@ ps__view_style_edge (ps_scene_edge *se, uint8_t kind, uint8_t flags, const ps_st
 int
 ps__view_add_edges (ps_scene *s, ps__view_edge *e, size_t n, const ps_style *st)
 {
-  qsort (e, n, sizeof *e, cmp_vedge);
+  ps_array_sort (e, n, sizeof *e, cmp_vedge);
   for (size_t i = 0; i < n;) {
     size_t j = i;
     uint32_t count = 0;

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "ps-exec-trace.h"
+#include "ps-file.h"
 #include "ps-import.h"
 #include "ps-json.h"
 #include "ps-test-data.h"
@@ -640,6 +642,70 @@ core_trace_import_truncated_gzip (void **state)
   ps_timeline_free (&tl);
 }
 
+/* A .gz trace cut short before its CRC and length, or whose CRC is wrong,
+ * is refused by every reader of traces (the file reader, the one of data
+ * in memory, the graph front door, the execution-trace reader) with one
+ * message that says why, not a syntax error at some position first. */
+static void
+core_trace_import_damaged_gzip (void **state)
+{
+  (void) state;
+  static const struct {
+    const char *name, *says;
+  } cases[] = {
+    { "trace-no-trailer.json.gz", "cannot decompress: the data ends before the end of the gzip "
+                                  "stream" },
+    { "trace-bad-crc.json.gz", "cannot decompress: incorrect data check" },
+  };
+  char path[4096];
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    snprintf (path, sizeof path, "%s/tests/hostile/%s", ts_source_root (), cases[i].name);
+    char *data;
+    size_t len;
+    ps_diag d;
+    ps_diag_init (&d, path);
+    assert_int_equal (ps_file_read_all (path, 1 << 20, &data, &len, &d), 0);
+    ps_diag_free (&d);
+    for (int way = 0; way < 4; way++) {
+      ps_diag_init (&d, path);
+      int rc;
+      if (way < 2) {
+        ps_timeline tl;
+        ps_timeline_init (&tl, PS_TL_IMPORTED);
+        rc = way == 0 ? ps_trace_import_file (&tl, path, NULL, &d)
+                      : ps_trace_import_mem (&tl, data, len, NULL, &d);
+        ps_timeline_free (&tl);
+      } else if (way == 2) {
+        ps_graph g;
+        rc = ps_import_graph_mem (&g, data, len, path, &d);
+        ps_graph_free (&g);
+      } else {
+        ps_exec_trace et;
+        rc = ps_exec_trace_read (&et, data, len, &d);
+        ps_exec_trace_free (&et);
+      }
+      if (d.errors != 1 || !strstr (d.entries[0].message, cases[i].says))
+        ps_diag_print (&d, stderr);
+      assert_int_equal (rc, PS_EIO);
+      assert_int_equal (d.errors, 1);
+      assert_non_null (strstr (d.entries[0].message, cases[i].says));
+      assert_int_equal (d.entries[0].line, 0);
+      ps_diag_free (&d);
+    }
+    free (data);
+  }
+  /* The same trace intact loads. */
+  snprintf (path, sizeof path, "%s/tests/hostile/trace-intact.json.gz", ts_source_root ());
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_IMPORTED);
+  ps_diag d;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_trace_import_file (&tl, path, NULL, &d), 0);
+  assert_int_equal (tl.n_spans, 2);
+  ps_timeline_free (&tl);
+  ps_diag_free (&d);
+}
+
 /* A small .gz file that expands past the text limit stops with a located
  * error at the limit, and a trace with more records of a kind than the
  * limit names the kind; the real limits (2 GiB, 16M) are reached the same
@@ -721,6 +787,7 @@ main (int argc, char **argv)
     cmocka_unit_test (core_trace_roundtrip),
     cmocka_unit_test (core_trace_import_odd_input),
     cmocka_unit_test (core_trace_import_truncated_gzip),
+    cmocka_unit_test (core_trace_import_damaged_gzip),
     cmocka_unit_test (core_trace_import_limits),
   };
   /* Traces of real runs (../shared/data/real). */

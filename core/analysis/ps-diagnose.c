@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-format.h"
 #include "ps-plan.h"
 #include "util/ps-strmap.h"
@@ -309,7 +310,7 @@ find_waits (ps_diagnosis *dg, const ps_timeline *tl)
    * (an event chain across streams) has its cause known already. */
   for (uint32_t i = 0; i < nst; i++)
     by_end[i] = (keyed) { tl->stalls[i].end_ns, i };
-  qsort (by_end, nst, sizeof *by_end, cmp_u32_by_key);
+  ps_array_sort (by_end, nst, sizeof *by_end, cmp_u32_by_key);
   for (uint32_t k = 0; k < nst; k++) {
     uint32_t i = by_end[k].idx;
     const ps_stall *sl = &tl->stalls[i];
@@ -554,7 +555,7 @@ find_helps (ps_diagnosis *dg, const ps_timeline *tl, const keyed *stalls_by_stre
     return PS_ENOMEM;
   for (uint32_t i = 0; i < n; i++)
     k[i] = (keyed) { (double) ps_diagnose_work_key (tl, dg->critical[i]), dg->critical[i] };
-  qsort (k, n, sizeof *k, cmp_keyed);
+  ps_array_sort (k, n, sizeof *k, cmp_keyed);
   ps_help top[5];
   uint32_t n_top = 0;
   for (uint32_t i = 0; i < n;) {
@@ -667,8 +668,8 @@ ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl)
     free (fill);
   }
   for (uint32_t q = 0; q <= ns; q++) {
-    qsort (st_start + st_off[q], st_off[q + 1] - st_off[q], sizeof *st_start, cmp_keyed);
-    qsort (st_end + st_off[q], st_off[q + 1] - st_off[q], sizeof *st_end, cmp_keyed);
+    ps_array_sort (st_start + st_off[q], st_off[q + 1] - st_off[q], sizeof *st_start, cmp_keyed);
+    ps_array_sort (st_end + st_off[q], st_off[q + 1] - st_off[q], sizeof *st_end, cmp_keyed);
   }
 
   for (uint32_t q = 0; q < ns; q++) {
@@ -684,7 +685,7 @@ ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl)
    * wait blocked when the work it waited for was still running as it began. */
   for (uint32_t i = 0; i < nhw; i++)
     hw[i] = (keyed) { tl->host_waits[i].end_ns, i };
-  qsort (hw, nhw, sizeof *hw, cmp_keyed);
+  ps_array_sort (hw, nhw, sizeof *hw, cmp_keyed);
   for (uint32_t i = 0; i < nhw; i++) {
     const ps_host_wait *w = &tl->host_waits[hw[i].idx];
     bool blocking = w->span < nsp && tl->spans[w->span].end_ns >= w->start_ns - SYNC_SKEW_NS;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
+
 typedef struct {
   const char *name;
   uint8_t run;
@@ -106,7 +108,7 @@ ps_diff_runs (const ps_timeline *a, const ps_diagnosis *da, const ps_timeline *b
   }
   if (rc != 0)
     goto out;
-  qsort (it, m, sizeof *it, cmp_item);
+  ps_array_sort (it, m, sizeof *it, cmp_item);
   out->names = calloc (m + 1, sizeof *out->names);
   if (!out->names) {
     rc = PS_ENOMEM;
@@ -129,7 +131,7 @@ ps_diff_runs (const ps_timeline *a, const ps_diagnosis *da, const ps_timeline *b
     out->left += dn->critical[0] && !dn->critical[1];
     i = j;
   }
-  qsort (out->names, out->n_names, sizeof *out->names, cmp_change);
+  ps_array_sort (out->names, out->n_names, sizeof *out->names, cmp_change);
 out:
   free (it);
   free (crit[0]);

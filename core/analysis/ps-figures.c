@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-format.h"
 
 const char *
@@ -288,7 +289,7 @@ ps_figures_diff (const ps_figures *a, const ps_figures *b, ps_figures_delta **ou
       e->critical[i] = f[i]->node_critical[v] != 0;
     }
   }
-  qsort (d, k, sizeof *d, cmp_delta);
+  ps_array_sort (d, k, sizeof *d, cmp_delta);
   *out = d;
   *n = k;
   return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-file.h"
 #include "ps-jsonw.h"
 
@@ -148,7 +149,7 @@ write_stalls (writer *w)
     return PS_ENOMEM;
   for (uint32_t i = 0; i < tl->n_stalls; i++)
     k[i] = (skey) { tl->stalls[i].start_ns, i };
-  qsort (k, tl->n_stalls, sizeof *k, cmp_skey);
+  ps_array_sort (k, tl->n_stalls, sizeof *k, cmp_skey);
   long long *prev = calloc ((size_t) tl->n_streams + 1, sizeof *prev);
   if (!prev) {
     free (k);
@@ -288,7 +289,7 @@ ps_trace_write (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out)
     goto out;
   for (uint32_t q = 0; q < tl->n_streams; q++)
     pids[q] = pid_of (tl, q);
-  qsort (pids, tl->n_streams, sizeof *pids, cmp_int);
+  ps_array_sort (pids, tl->n_streams, sizeof *pids, cmp_int);
   for (uint32_t q = 0; q < tl->n_streams; q++) {
     if (q && pids[q] == pids[q - 1])
       continue;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-demangle.h"
 
 /* A name as compared: without the "void " that demanglers put before a
@@ -66,7 +67,7 @@ lookup (const tname *names, uint32_t n, const char *key, bool prefix)
 static double
 median (double *v, uint32_t n)
 {
-  qsort (v, n, sizeof *v, cmp_double);
+  ps_array_sort (v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -114,12 +115,12 @@ ps_graph_take_durations (ps_graph *g, const ps_timeline *tl, ps_durations_info *
     if (tl->spans[i].kind == PS_SPAN_KERNEL && tl->spans[i].name != PS_NONE)
       names[nt++] = (tname) { bare (tl->strings + tl->spans[i].name), i };
   /* By name, then by span: the timeline's kernels are in start order. */
-  qsort (names, nt, sizeof *names, cmp_tname);
+  ps_array_sort (names, nt, sizeof *names, cmp_tname);
   nk = 0;
   for (uint32_t v = 0; v < g->n_nodes; v++)
     if (g->nodes[v].op == PS_OP_KERNEL && g->nodes[v].aux < g->n_kernels)
       ks[nk++] = (knode) { ps_graph_str (g, g->kernels[g->nodes[v].aux].function), v };
-  qsort (ks, nk, sizeof *ks, cmp_knode);
+  ps_array_sort (ks, nk, sizeof *ks, cmp_knode);
 
   /* Per function: its nodes ks[a, b) in program order. */
   for (uint32_t a = 0, b; a < nk; a = b) {

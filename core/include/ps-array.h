@@ -1,4 +1,5 @@
-/* ps-array.h: the one way planscope grows an array.
+/* ps-array.h: the one way planscope grows an array, and the one way it
+ * sorts one.
  *
  * An array is a pointer with a count and a capacity, both in elements.
  * ps_array_grow makes room for `need` elements: the capacity doubles,
@@ -22,5 +23,11 @@ int ps_array_grow (void *arrp, uint32_t *cap, uint64_t need, size_t elem, uint64
 /* Room for `need` elements of the array `arr` whose capacity is `cap`. */
 #define PS_ARRAY_RESERVE(arr, cap, need) \
   ps_array_grow (&(arr), &(cap), (need), sizeof *(arr), PS_ARRAY_MAX)
+
+/* qsort for arrays that may be empty: an empty array may have no storage
+ * (NULL), which qsort must not be given even with a count of 0 (C11
+ * 7.22.5; UBSan reports it).  Every sort of planscope's goes through
+ * this. */
+void ps_array_sort (void *base, size_t n, size_t elem, int (*cmp) (const void *, const void *));
 
 #endif

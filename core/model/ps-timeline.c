@@ -205,7 +205,7 @@ ps_timeline_finish (ps_timeline *tl)
           = (sort_key) { tl->spans[i].start_ns, tl->spans[i].end_ns, i };
   }
   for (uint32_t s = 0; s < tl->n_streams; s++)
-    qsort (keys + tl->stream_off[s], tl->stream_off[s + 1] - tl->stream_off[s], sizeof *keys,
+    ps_array_sort (keys + tl->stream_off[s], tl->stream_off[s + 1] - tl->stream_off[s], sizeof *keys,
            cmp_start);
   for (uint32_t i = 0; i < tl->stream_off[tl->n_streams]; i++)
     tl->by_stream[i] = keys[i].idx;

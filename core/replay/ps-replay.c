@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "ps-import.h"
 #include "ps-plan.h"
 #include "ps-sim.h"
@@ -100,7 +101,7 @@ compare (const ps_graph *g, const ps_timeline *measured, const ps_trace_graph_in
                             / r->measured_makespan_ns
                         : 0;
   if (ne) {
-    qsort (err, ne, sizeof *err, cmp_double);
+    ps_array_sort (err, ne, sizeof *err, cmp_double);
     r->median_start_error_ns = ne % 2 ? err[ne / 2] : 0.5 * (err[ne / 2 - 1] + err[ne / 2]);
   }
   free (start);

@@ -1,4 +1,5 @@
-/* ps-array.c: growing arrays by doubling (see ps-array.h). */
+/* ps-array.c: growing arrays by doubling, and sorting them (see
+ * ps-array.h). */
 #include "ps-array.h"
 
 #include <stdlib.h>
@@ -28,4 +29,11 @@ ps_array_grow (void *arrp, uint32_t *cap, uint64_t need, size_t elem, uint64_t l
   *pp = np;
   *cap = (uint32_t) c;
   return 0;
+}
+
+void
+ps_array_sort (void *base, size_t n, size_t elem, int (*cmp) (const void *, const void *))
+{
+  if (n > 1)
+    qsort (base, n, elem, cmp);
 }

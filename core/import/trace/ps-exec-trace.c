@@ -39,7 +39,7 @@ typedef struct {
   ps_exec_trace *et;
   ps_json_reader *r;
   ps_diag *diag;
-  const char *read_failure;
+  const ps__read_stop *stop;
   level levels[PS_JSON_MAX_DEPTH + 2];
   arg_tensor *args;
   uint32_t n_args, args_cap;
@@ -49,13 +49,7 @@ typedef struct {
 static int
 json_error (reader *rd)
 {
-  ps_json_reader *r = rd->r;
-  if (rd->read_failure && rd->read_failure[0]) {
-    ps_diag_error (rd->diag, r->error_line, r->error_col, "%s", rd->read_failure);
-    return PS_ELIMIT;
-  }
-  ps_diag_error (rd->diag, r->error_line, r->error_col, "%s", r->error);
-  return PS_ESYNTAX;
+  return ps__read_stop_report (rd->stop, rd->r, rd->diag);
 }
 
 static bool
@@ -418,19 +412,15 @@ ps_exec_trace_read (ps_exec_trace *et, const char *data, size_t len, ps_diag *di
   rd->et = et;
   rd->r = &r;
   rd->diag = diag;
-  rd->read_failure = gz ? m.too_large : NULL;
+  rd->stop = gz ? &m.stop : NULL;
   rc = read_top (rd);
-  if (gz && rc < 0 && !m.too_large[0] && m.failed) {
-    ps_diag_error (diag, 0, 0, "cannot decompress: %s", m.z.msg ? m.z.msg : "corrupt data");
-    rc = PS_EIO;
-  }
   ps_json_close (&r);
   if (gz)
     ps__zmem_end (&m);
   free (rd->args);
   free (rd);
   if (rc == 0 && et->n_ops > 1)
-    qsort (et->ops, et->n_ops, sizeof *et->ops, cmp_op);
+    ps_array_sort (et->ops, et->n_ops, sizeof *et->ops, cmp_op);
   if (rc < 0)
     ps_exec_trace_free (et);
   return rc;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "model/ps-graph-private.h"
 #include "ps-exec-trace.h"
 #include "ps-plan.h"
@@ -221,7 +222,7 @@ find_shared (builder *b, uint32_t n)
     return PS_ENOMEM;
   for (uint32_t i = 0; i < n; i++)
     c[i] = b->tl->spans[b->ops[i]].correlation;
-  qsort (c, n, sizeof *c, cmp_u64);
+  ps_array_sort (c, n, sizeof *c, cmp_u64);
   uint32_t m = 0;
   for (uint32_t i = 1; i < n; i++)
     if (c[i] != 0 && c[i] == c[i - 1] && (m == 0 || c[m - 1] != c[i]))
@@ -499,7 +500,7 @@ attach_et (builder *b)
     }
   }
   if (rc == 0) {
-    qsort (keys, nk, sizeof *keys, cmp_storage);
+    ps_array_sort (keys, nk, sizeof *keys, cmp_storage);
     uint32_t u = 0;
     for (uint32_t i = 0; i < nk; i++)
       if (u == 0 || cmp_storage (&keys[u - 1], &keys[i]) != 0)
@@ -663,7 +664,7 @@ constrain (builder *b)
       by_end[v] = v;
     if (by_end) {
       sort_b = b;
-      qsort (by_end, n, sizeof *by_end, cmp_end);
+      ps_array_sort (by_end, n, sizeof *by_end, cmp_end);
       sort_b = NULL;
     }
   }
@@ -772,7 +773,7 @@ ps_trace_graph_build (ps_graph *g, const ps_timeline *tl, const ps_trace_graph_o
       b.ops[n++] = i;
   }
   sort_tl = tl;
-  qsort (b.ops, n, sizeof *b.ops, cmp_start);
+  ps_array_sort (b.ops, n, sizeof *b.ops, cmp_start);
   sort_tl = NULL;
   /* Time 0: the first op's start, or the launch before it. */
   double t0 = INFINITY;

@@ -43,7 +43,7 @@ typedef struct {
   uint32_t name_cap;
   char device[64];
   ps_json_reader *r;
-  const char *read_failure; /* set by the file's reader when it gives up */
+  const ps__read_stop *stop; /* set by the file's reader when it gives up */
   uint32_t max_records;
 } ps__trace_importer;
 
@@ -76,15 +76,25 @@ push (ps__trace_importer *im, const char *what, void *arrp, uint32_t *n, uint32_
   return 0;
 }
 
+int
+ps__read_stop_report (const ps__read_stop *stop, const ps_json_reader *r, ps_diag *diag)
+{
+  if (stop && stop->code == PS_ELIMIT) {
+    ps_diag_error (diag, r->error_line, r->error_col, "%s", stop->why);
+    return PS_ELIMIT;
+  }
+  if (stop && stop->code) {
+    ps_diag_error (diag, 0, 0, "%s", stop->why);
+    return stop->code;
+  }
+  ps_diag_error (diag, r->error_line, r->error_col, "%s", r->error);
+  return PS_ESYNTAX;
+}
+
 static int
 json_error (ps__trace_importer *im, ps_json_reader *r)
 {
-  if (im->read_failure && im->read_failure[0]) {
-    ps_diag_error (im->diag, r->error_line, r->error_col, "%s", im->read_failure);
-    return PS_ELIMIT;
-  }
-  ps_diag_error (im->diag, r->error_line, r->error_col, "%s", r->error);
-  return PS_ESYNTAX;
+  return ps__read_stop_report (im->stop, r, im->diag);
 }
 
 static bool
@@ -572,7 +582,7 @@ importer_free (ps__trace_importer *im)
 }
 
 static int
-import (ps_timeline *tl, ps_json_reader *r, const char *read_failure, uint32_t max_records,
+import (ps_timeline *tl, ps_json_reader *r, const ps__read_stop *stop, uint32_t max_records,
         ps_trace_stats *stats, ps_diag *diag)
 {
   ps_trace_stats local;
@@ -583,7 +593,7 @@ import (ps_timeline *tl, ps_json_reader *r, const char *read_failure, uint32_t m
   im.st = stats ? stats : &local;
   im.diag = diag;
   im.r = r;
-  im.read_failure = read_failure;
+  im.stop = stop;
   im.max_records = max_records;
   tl->source = PS_TL_IMPORTED;
   tl->graph = NULL;
@@ -622,8 +632,9 @@ ps__zmem_init (ps__zmem *m, const char *data, size_t len, uint64_t max)
 {
   memset (m, 0, sizeof *m);
   m->max = max;
-  m->z.next_in = (Bytef *) data;
-  m->z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt) len;
+  m->next = data;
+  m->left = len;
+  m->in_member = true;
   return inflateInit2 (&m->z, 16 + MAX_WBITS) == Z_OK ? 0 : PS_ENOMEM;
 }
 
@@ -631,6 +642,14 @@ void
 ps__zmem_end (ps__zmem *m)
 {
   inflateEnd (&m->z);
+}
+
+static long
+zmem_fail (ps__zmem *m, const char *why)
+{
+  m->stop.code = PS_EIO;
+  snprintf (m->stop.why, sizeof m->stop.why, "cannot decompress: %s", why);
+  return -1;
 }
 
 long
@@ -642,24 +661,40 @@ ps__zmem_pull (void *ctx, char *buf, size_t cap)
   m->z.next_out = (Bytef *) buf;
   m->z.avail_out = cap > (1u << 30) ? (1u << 30) : (uInt) cap;
   while (m->z.avail_out > 0) {
+    if (m->z.avail_in == 0 && m->left > 0) {
+      /* zlib counts its input in 32 bits: larger data goes in pieces. */
+      uInt n = m->left > (1u << 30) ? (1u << 30) : (uInt) m->left;
+      m->z.next_in = (Bytef *) m->next;
+      m->z.avail_in = n;
+      m->next += n;
+      m->left -= n;
+    }
     int zr = inflate (&m->z, Z_NO_FLUSH);
     if (zr == Z_STREAM_END) {
-      /* Concatenated members, as gzip allows. */
-      if (m->z.avail_in == 0 || inflateReset (&m->z) != Z_OK) {
+      /* A member ends with its CRC and length, both checked by now;
+       * another may follow (gzip allows concatenated members). */
+      m->in_member = false;
+      if ((m->z.avail_in == 0 && m->left == 0) || inflateReset (&m->z) != Z_OK) {
         m->done = true;
         break;
       }
+      m->in_member = true;
+    } else if (zr == Z_BUF_ERROR && m->z.avail_in == 0 && m->left == 0) {
+      /* No more input: fine between members, not inside one. */
+      if (m->in_member)
+        return zmem_fail (m, "the data ends before the end of the gzip stream (a CRC and "
+                             "length are missing: is the file cut short?)");
+      m->done = true;
+      break;
     } else if (zr != Z_OK) {
-      if (zr == Z_BUF_ERROR && m->z.avail_in == 0)
-        break;
-      m->failed = true;
-      return -1;
+      return zmem_fail (m, m->z.msg ? m->z.msg : "corrupt data");
     }
   }
   long got = (long) ((char *) m->z.next_out - buf);
   m->total += (uint64_t) got;
   if (m->total > m->max) {
-    snprintf (m->too_large, sizeof m->too_large,
+    m->stop.code = PS_ELIMIT;
+    snprintf (m->stop.why, sizeof m->stop.why,
               "the trace is larger than %llu bytes (the limit, after decompression)",
               (unsigned long long) m->max);
     return -1;
@@ -677,11 +712,7 @@ import_gzip_mem (ps_timeline *tl, const char *data, size_t len, const ps__trace_
   ps_json_reader r;
   int rc = ps_json_init_stream (&r, ps__zmem_pull, &m);
   if (rc == 0) {
-    rc = import (tl, &r, m.too_large, lim->max_records, stats, diag);
-    if (!m.too_large[0] && m.failed) {
-      ps_diag_error (diag, 0, 0, "cannot decompress: %s", m.z.msg ? m.z.msg : "corrupt data");
-      rc = PS_EIO;
-    }
+    rc = import (tl, &r, &m.stop, lim->max_records, stats, diag);
     ps_json_close (&r);
   }
   ps__zmem_end (&m);
@@ -710,9 +741,8 @@ ps__trace_import_mem (ps_timeline *tl, const char *data, size_t len,
 
 typedef struct {
   gzFile f;
-  bool failed;
   uint64_t total, max; /* bytes after decompression, so far and at most */
-  char too_large[128]; /* why reading stopped, when it was the size */
+  ps__read_stop stop;
 } gz_ctx;
 
 static long
@@ -721,14 +751,27 @@ gz_pull (void *ctx, char *buf, size_t cap)
   gz_ctx *g = ctx;
   unsigned n = cap > (1u << 30) ? (1u << 30) : (unsigned) cap;
   int got = gzread (g->f, buf, n);
-  if (got < 0) {
-    g->failed = true;
+  int zerr = Z_OK;
+  const char *msg = got <= 0 ? gzerror (g->f, &zerr) : NULL;
+  /* gzread ends a file cut short inside a member as if it were the end,
+   * saying so only through gzerror (Z_BUF_ERROR). */
+  if (got < 0 || (got == 0 && zerr != Z_OK)) {
+    /* zlib puts "<fd:N>: " before its messages about descriptors. */
+    const char *colon = msg && strncmp (msg, "<fd:", 4) == 0 ? strstr (msg, ": ") : NULL;
+    if (colon)
+      msg = colon + 2;
+    g->stop.code = PS_EIO;
+    snprintf (g->stop.why, sizeof g->stop.why, "cannot decompress: %s",
+              zerr == Z_BUF_ERROR ? "the data ends before the end of the gzip stream (a CRC and "
+                                    "length are missing: is the file cut short?)"
+                                  : msg);
     return -1;
   }
   g->total += (uint64_t) got;
   if (g->total > g->max) {
     /* A small .gz file can expand without end: stop at the limit. */
-    snprintf (g->too_large, sizeof g->too_large,
+    g->stop.code = PS_ELIMIT;
+    snprintf (g->stop.why, sizeof g->stop.why,
               "the trace is larger than %llu bytes (the limit, after decompression)",
               (unsigned long long) g->max);
     return -1;
@@ -745,7 +788,7 @@ ps__trace_import_file (ps_timeline *tl, const char *path, const ps__trace_limits
   int fd = ps_file_open_input (path, SIZE_MAX, &st, diag);
   if (fd < 0)
     return fd;
-  gz_ctx g = { gzdopen (fd, "rb"), false, 0, lim->max_text, "" };
+  gz_ctx g = { gzdopen (fd, "rb"), 0, lim->max_text, { 0, "" } };
   if (!g.f) {
     ps_diag_error (diag, 0, 0, "cannot open %s: out of memory", path);
     close (fd);
@@ -758,15 +801,7 @@ ps__trace_import_file (ps_timeline *tl, const char *path, const ps__trace_limits
     gzclose (g.f);
     return rc;
   }
-  rc = import (tl, &r, g.too_large, lim->max_records, stats, diag);
-  if (!g.too_large[0] && (g.failed || (rc == PS_ESYNTAX && gzeof (g.f) == 0))) {
-    int zerr = 0;
-    const char *m = gzerror (g.f, &zerr);
-    if (zerr != Z_OK && zerr != Z_STREAM_END) {
-      ps_diag_error (diag, 0, 0, "cannot decompress: %s", m);
-      rc = PS_EIO;
-    }
-  }
+  rc = import (tl, &r, &g.stop, lim->max_records, stats, diag);
   ps_json_close (&r);
   gzclose (g.f);
   return rc;

@@ -68,14 +68,35 @@ typedef struct {
   uint32_t max_records; /* of each kind kept */
 } ps__trace_limits;
 
+struct ps_diag;
+/* Why the reader under a ps_json_reader gave up: code is PS_ELIMIT (the
+ * text grew past its limit) or PS_EIO (the compressed data is corrupt or
+ * cut short), 0 while it has not; `why` is the message.  The importers
+ * report it in place of the JSON reader's own error, which would only say
+ * that the input stopped. */
+typedef struct {
+  int code;
+  char why[160];
+} ps__read_stop;
+
+/* The message of a JSON reader's error, or of the reader beneath it when
+ * that gave up (stop may be NULL): a size limit where the text stopped,
+ * a decompression failure without position (it has none in the text). */
+struct ps_json_reader;
+int ps__read_stop_report (const ps__read_stop *stop, const struct ps_json_reader *r,
+                          struct ps_diag *diag);
+
 /* gzip data in memory, inflated as a ps_json_reader pulls
- * (ps_json_init_stream (r, ps__zmem_pull, m)); at most max bytes, else
- * the pull fails with too_large saying so. */
+ * (ps_json_init_stream (r, ps__zmem_pull, m)): at most max bytes of text,
+ * every member whole, its CRC and length checked; else the pull fails
+ * with stop saying why. */
 typedef struct {
   z_stream z;
-  bool failed, done;
+  const char *next; /* input not yet handed to zlib */
+  size_t left;
+  bool in_member, done;
   uint64_t total, max;
-  char too_large[128];
+  ps__read_stop stop;
 } ps__zmem;
 
 int ps__zmem_init (ps__zmem *m, const char *data, size_t len, uint64_t max);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
+
 /* Clock skew between host and device timestamps: launches this close
  * count as before. */
 #define TOL_NS 1.0
@@ -129,7 +131,7 @@ build_issue_order (resolver *rv)
   for (uint32_t i = 0; i < tl->n_spans; i++)
     rv->order[i] = (issued) { tl->streams[tl->spans[i].stream].device,
                               issue_key (&tl->spans[i]), i, i };
-  qsort (rv->order, tl->n_spans, sizeof *rv->order, cmp_issued);
+  ps_array_sort (rv->order, tl->n_spans, sizeof *rv->order, cmp_issued);
   for (uint32_t i = 1; i < tl->n_spans; i++) {
     issued *o = &rv->order[i];
     const issued *p = &rv->order[i - 1];
@@ -306,7 +308,7 @@ calls_cpu_ops (const ps__trace_call *rts, size_t n_rts, const ps__trace_cpu *cpu
   for (size_t i = 0; i < n_rts; i++)
     ev[n_cpus + i] = (host_ev) { rts[i].pid, rts[i].tid, rts[i].ts, rts[i].ts + rts[i].dur,
                                  (uint32_t) i, true };
-  qsort (ev, n, sizeof *ev, cmp_host_ev);
+  ps_array_sort (ev, n, sizeof *ev, cmp_host_ev);
   uint32_t depth = 0;
   for (size_t k = 0; k < n; k++) {
     const host_ev *e = &ev[k];
@@ -364,7 +366,7 @@ ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
     return PS_ELIMIT;
   resolver rv = { tl, rts, n_rts, NULL, 0, 0, NULL };
   if (n_rts > 1)
-    qsort (rts, n_rts, sizeof *rts, cmp_rt);
+    ps_array_sort (rts, n_rts, sizeof *rts, cmp_rt);
 
   rv.keys = malloc ((n_ops + 2 * n_syncs + 1) * sizeof *rv.keys);
   if (!rv.keys)
@@ -381,7 +383,7 @@ ps__trace_resolve (ps_timeline *tl, const ps__trace_op *ops, size_t n_ops,
     if (ps__trace_valid_stream (s->other_stream))
       rv.keys[nk++] = (stream_key) { s->device, s->other_stream };
   }
-  qsort (rv.keys, nk, sizeof *rv.keys, cmp_stream_key);
+  ps_array_sort (rv.keys, nk, sizeof *rv.keys, cmp_stream_key);
   size_t u = 0;
   for (size_t i = 0; i < nk; i++)
     if (u == 0 || cmp_stream_key (&rv.keys[u - 1], &rv.keys[i]) != 0)
