@@ -28,6 +28,17 @@
 #include "ps-test-data.h"
 #include "ps-verify.h"
 
+#ifndef PS_TEST_SOURCE_ROOT
+#define PS_TEST_SOURCE_ROOT "."
+#endif
+
+static const char *
+source_root (void)
+{
+  const char *s = getenv ("PS_SOURCE_ROOT");
+  return s && *s ? s : PS_TEST_SOURCE_ROOT;
+}
+
 static int
 load_real (ps_graph *g, ps_diag *d, const char *name)
 {
@@ -399,17 +410,41 @@ core_dot_errors (void **state)
                 PS_EINVAL, "test.dot:", "cycle: graph_1 -> graph_2 -> graph_1");
 }
 
+static bool
+is_dot (const char *text)
+{
+  return ps_import_detect (text, strlen (text)) == PS_GRAPH_FORMAT_DOT;
+}
+
 static void
 core_dot_detection (void **state)
 {
   (void) state;
-  assert_true (ps__dot_is_dump ("digraph dot {}", 14));
-  assert_true (ps__dot_is_dump ("\xef\xbb\xbf  // x\n/* y */ # z\nstrict digraph", 39));
-  assert_true (ps__dot_is_dump ("DiGraph {", 9));
-  assert_false (ps__dot_is_dump ("digraphs {", 10));
-  assert_false (ps__dot_is_dump ("{\"format\": \"planscope-graph\"}", 29));
-  assert_false (ps__dot_is_dump ("graph { a -- b }", 16));
-  assert_false (ps__dot_is_dump ("", 0));
+  assert_true (is_dot ("digraph dot {}"));
+  assert_true (is_dot ("\xef\xbb\xbf  // x\n/* y */\n# z\nstrict digraph"));
+  assert_true (is_dot ("DiGraph {"));
+  assert_false (is_dot ("digraphs {"));
+  assert_false (is_dot ("{\"format\": \"planscope-graph\"}"));
+  assert_false (is_dot (""));
+  /* An undirected graph is DOT too, so that it is refused as what it is
+   * rather than as JSON that starts with 'g'. */
+  assert_true (is_dot ("graph { a -- b }"));
+  assert_true (is_dot ("strict graph {}"));
+  char path[4096];
+  snprintf (path, sizeof path, "%s/tests/hostile/undirected.dot", source_root ());
+  ps_graph ug;
+  ps_diag ud;
+  ps_diag_init (&ud, path);
+  assert_int_equal (ps_import_graph_file (&ug, path, NULL, &ud), PS_ESYNTAX);
+  assert_int_equal (ud.errors, 1);
+  assert_int_equal (ud.entries[0].line, 2);
+  assert_int_equal (ud.entries[0].col, 1);
+  assert_non_null (strstr (ud.entries[0].message, "an undirected graph"));
+  ps_diag_free (&ud);
+  ps_diag_init (&ud, "short.dot");
+  assert_int_equal (ps_import_graph_mem (&ug, "graph {}", 8, "short.dot", &ud), PS_ESYNTAX);
+  assert_non_null (strstr (ud.entries[0].message, "an undirected graph"));
+  ps_diag_free (&ud);
   /* The JSON loader hands DOT over, so every command accepts dumps. */
   ps_graph g;
   ps_diag d;

@@ -382,6 +382,36 @@ core_loader_buffer_errors (void **state)
   free (text);
 }
 
+/* A node's error names the node, not only its index: a memcpy without its
+ * target in a file of many nodes is found by name (the hostile input is a
+ * copy with no "writes"), and so are errors found only once the document
+ * is read (an unknown buffer). */
+static void
+core_loader_errors_name_the_node (void **state)
+{
+  (void) state;
+  char path[4096];
+  snprintf (path, sizeof path, "%s/tests/hostile/memcpy-no-target.json", source_root ());
+  ps_graph g;
+  ps_diag d;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), PS_EINVAL);
+  assert_int_equal (d.errors, 1);
+  assert_string_equal (d.entries[0].message,
+                       "nodes[1]: memcpy \"h2d\" needs 1 write, got 0 (node \"upload_x\")");
+  assert_int_equal (d.entries[0].line, 7);
+  ps_diag_free (&d);
+  expect_error (NODES K ("late", ", \"reads\": [\"nope\"]") "]}", "\"nope\"",
+                "nodes[0].reads[0]: unknown buffer \"nope\" (node \"late\")");
+  /* Where the message is about the name, it is not repeated. */
+  const char *dup = NODES K ("k", "") ",\n" K ("k", "") "]}";
+  ps_diag_init (&d, "dup.json");
+  assert_int_equal (ps_import_graph_mem (&g, dup, strlen (dup), "dup.json", &d), PS_EINVAL);
+  assert_string_equal (d.entries[0].message,
+                       "nodes[1].name: duplicate node name \"k\" (first at nodes[0], line 5)");
+  ps_diag_free (&d);
+}
+
 static void
 core_loader_node_errors (void **state)
 {
@@ -1405,6 +1435,7 @@ main (void)
     cmocka_unit_test (core_loader_document_errors),
     cmocka_unit_test (core_loader_buffer_errors),
     cmocka_unit_test (core_loader_node_errors),
+    cmocka_unit_test (core_loader_errors_name_the_node),
     cmocka_unit_test (core_loader_value_errors),
     cmocka_unit_test (core_loader_nodes_before_buffers),
     cmocka_unit_test (core_loader_warnings),

@@ -98,6 +98,44 @@ core_sim_device_errors_located (void **state)
   ps_diag_free (&diag);
 }
 
+/* A profile names each key once, whole, as a graph file does: a second
+ * "copy_engines" and a "sm_count\u0000garbage" standing for sm_count are
+ * errors at the key, not a profile with other figures than it shows. */
+static void
+core_sim_device_keys_whole_and_once (void **state)
+{
+  (void) state;
+  static const struct {
+    const char *file, *says;
+    uint32_t line, col;
+  } cases[] = {
+    { "device-duplicate-key.json", "duplicate key \"copy_engines\"", 17, 3 },
+    { "device-nul-key.json", "unknown key \"sm_count?garbage\"", 6, 3 },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char path[4096];
+    snprintf (path, sizeof path, "%s/tests/hostile/%s", ts_source_root (), cases[i].file);
+    ps_device d;
+    ps_diag diag;
+    ps_diag_init (&diag, path);
+    assert_true (ps_device_find (&d, path, &diag) < 0);
+    assert_int_equal (diag.errors, 1);
+    assert_non_null (strstr (diag.entries[0].message, cases[i].says));
+    assert_int_equal (diag.entries[0].line, cases[i].line);
+    assert_int_equal (diag.entries[0].col, cases[i].col);
+    ps_diag_free (&diag);
+  }
+  /* An extra key twice, too. */
+  static const char twice[] = "{\"format\": \"planscope-device\", \"version\": 1, \"name\": "
+                              "\"x\", \"name\": \"y\"}";
+  ps_device d;
+  ps_diag diag;
+  ps_diag_init (&diag, "twice.json");
+  assert_true (ps_device_load_json (&d, twice, strlen (twice), "twice.json", &diag) < 0);
+  assert_non_null (strstr (diag.entries[0].message, "duplicate key \"name\""));
+  ps_diag_free (&diag);
+}
+
 /* ---- cost model ---- */
 
 static const char cost_graph[] =
@@ -799,6 +837,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (core_sim_device_files_match_builtin),
     cmocka_unit_test (core_sim_device_errors_located),
+    cmocka_unit_test (core_sim_device_keys_whole_and_once),
     cmocka_unit_test (core_sim_cost_model),
     cmocka_unit_test (core_sim_generated_schedules),
     cmocka_unit_test (core_sim_examples),

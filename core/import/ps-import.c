@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "import/dot/ps-dot-import.h"
+#include "import/dot/ps-dot-private.h"
 #include "import/json/ps-json-load.h"
 #include "ps-file.h"
 #include "ps-trace-import.h"
@@ -51,7 +52,7 @@ ps_import_detect (const char *data, size_t len)
 {
   if (is_trace (data, len))
     return PS_GRAPH_FORMAT_TRACE;
-  return ps__dot_is_dump (data, len) ? PS_GRAPH_FORMAT_DOT : PS_GRAPH_FORMAT_JSON;
+  return ps__dot_starts_graph (data, len) ? PS_GRAPH_FORMAT_DOT : PS_GRAPH_FORMAT_JSON;
 }
 
 static int

@@ -4,8 +4,9 @@
  * DOT dump of CUDA's cudaGraphDebugDotPrint; which one is decided once,
  * from the content, never from the name: a file whose first byte (after
  * white space and a UTF-8 byte order mark) is `{` is JSON, one whose
- * first token is `digraph` or `strict` is DOT, and anything else is read
- * as JSON, so that the error says what was expected.  The file is read
+ * first token is `digraph`, `strict` or `graph` is DOT (an undirected
+ * `graph` is then refused as such), and anything else is read as JSON,
+ * so that the error says what was expected.  The file is read
  * once, whole, and parsed from memory.  A Chrome/Kineto trace (gzip
  * data, a JSON array, or an object with a "traceEvents" key) is a graph
  * file too: it comes in as the graph that replays it (ps-trace-graph.h),

@@ -67,11 +67,27 @@ static const field fields[] = {
 #undef FD
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
+/* The keys a profile may have besides its figures. */
+static const char *const extra[] = { "format", "version", "name", "display_name", "sources" };
+#define N_EXTRA (sizeof extra / sizeof extra[0])
+
+/* The index of a key among the figures and then the extras, or -1. */
+static int
+key_index (const char *key)
+{
+  for (size_t i = 0; i < N_FIELDS; i++)
+    if (strcmp (key, fields[i].key) == 0)
+      return (int) i;
+  for (size_t i = 0; i < N_EXTRA; i++)
+    if (strcmp (key, extra[i]) == 0)
+      return (int) (N_FIELDS + i);
+  return -1;
+}
+
 /* The closest key a profile may have to `key`, for "did you mean". */
 static const char *
 suggest (const char *key)
 {
-  static const char *const extra[] = { "format", "version", "name", "display_name", "sources" };
   const char *keys[N_FIELDS + 5];
   for (size_t i = 0; i < N_FIELDS; i++)
     keys[i] = fields[i].key;
@@ -103,7 +119,7 @@ copy_name (char *dst, const ps_json_reader *r, const char *key, ps_diag *diag)
 static int
 parse (ps_device *d, ps_json_reader *r, ps_diag *diag)
 {
-  bool seen[N_FIELDS] = { false };
+  bool seen[N_FIELDS] = { false }, seen_key[N_FIELDS + N_EXTRA] = { false };
   bool have_format = false, have_version = false, have_name = false;
   ps_json_token t = ps_json_next (r);
   if (t == PS_JSON_ERROR)
@@ -118,9 +134,17 @@ parse (ps_device *d, ps_json_reader *r, ps_diag *diag)
       return json_fail (r, diag);
     if (t == PS_JSON_OBJECT_END)
       break;
+    /* The key whole and printable: one with a NUL ("sm_count\u0000x") or
+     * cut short is no key of a profile, and each key comes once, as in
+     * graph files. */
     char key[64];
-    snprintf (key, sizeof key, "%.*s", (int) (r->len < 63 ? r->len : 63), r->str);
+    ps_quote_text (key, sizeof key, r->str, r->len);
     uint32_t kl = r->line, kc = r->col;
+    int ki = key_index (key);
+    if (ki >= 0 && seen_key[ki])
+      return ps_diag_error (diag, kl, kc, "duplicate key \"%s\"", key);
+    if (ki >= 0)
+      seen_key[ki] = true;
     t = ps_json_next (r);
     if (t == PS_JSON_ERROR)
       return json_fail (r, diag);

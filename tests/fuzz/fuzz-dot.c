@@ -7,6 +7,7 @@
 
 #include "fuzz-check.h"
 #include "import/dot/ps-dot-import.h"
+#include "import/dot/ps-dot-private.h"
 
 int
 ps_fuzz_dot (const uint8_t *data, size_t size)
@@ -14,7 +15,7 @@ ps_fuzz_dot (const uint8_t *data, size_t size)
   ps_graph g;
   ps_diag d;
   ps_diag_init (&d, "fuzz.dot");
-  (void) ps__dot_is_dump ((const char *) data, size);
+  (void) ps__dot_starts_graph ((const char *) data, size);
   int rc = ps__dot_load_graph (&g, (const char *) data, size, "fuzz.dot", &d);
   if (rc == 0) {
     FUZZ_CHECK (d.errors == 0, "loaded with %zu errors", d.errors);

@@ -670,6 +670,23 @@ out:
   return ret;
 }
 
+bool
+ps__dot_starts_graph (const char *data, size_t len)
+{
+  /* The parser's own lexer, recording nothing (failed is set from the
+   * start): only the first token is read. */
+  parser p = { 0 };
+  p.s = data;
+  p.len = len;
+  p.line = 1;
+  p.failed = true;
+  if (len >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
+    p.pos = p.line_start = 3;
+  tok t = next (&p);
+  return is_keyword (&p, t, "strict") || is_keyword (&p, t, "digraph")
+         || is_keyword (&p, t, "graph");
+}
+
 void
 ps__dot_doc_free (ps__dot_doc *d)
 {

@@ -56,6 +56,12 @@ typedef struct ps__dot_doc {
 /* Parses DOT text (a directed graph).  On a syntax error, records a
  * located error in diag and returns PS_ESYNTAX; limits give PS_ELIMIT. */
 int ps__dot_parse (ps__dot_doc *d, const char *data, size_t len, ps_diag *diag);
+
+/* True when the data is DOT text by its first token (after white space, a
+ * UTF-8 byte order mark and comments, as the parser reads them):
+ * `strict`, `digraph` or `graph`, so that an undirected graph gets the
+ * parser's message rather than a JSON syntax error. */
+bool ps__dot_starts_graph (const char *data, size_t len);
 void ps__dot_doc_free (ps__dot_doc *d);
 
 /* Unescapes a quoted-string span: \" becomes ", a backslash before a line

@@ -42,7 +42,25 @@ ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__json_k
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  ps_diag_error (ld->diag, line, col, "%s%s%s", path, path[0] ? ": " : "", msg);
+  /* A node's index alone is hard to find in a large file: its name comes
+   * too, once read (the node being read is in the scratch, the others in
+   * the graph), except where the message is about the name itself. */
+  char named[160] = "";
+  uint32_t name = 0;
+  const ps_graph *g = ld->g;
+  if (ld->node_index != PS_NONE && !(key && key->name && strcmp (key->name, "name") == 0)) {
+    if (ld->node_index < g->n_nodes)
+      name = g->nodes[ld->node_index].name;
+    else if (ld->node_index == g->n_nodes && ld->ns)
+      name = ld->ns->name;
+  }
+  if (name) {
+    char quoted[128];
+    const char *text = g->strings + name;
+    ps_quote_text (quoted, sizeof quoted, text, strlen (text));
+    snprintf (named, sizeof named, " (node \"%s\")", quoted);
+  }
+  ps_diag_error (ld->diag, line, col, "%s%s%s%s", path, path[0] ? ": " : "", msg, named);
   ld->errors++;
   if (ld->errors >= PS__JSON_MAX_ERRORS) {
     ps_diag_error (ld->diag, 0, 0, "too many errors; stopped");
