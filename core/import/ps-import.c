@@ -141,6 +141,7 @@ ps_import_trace_graph (ps_graph *g, const char *data, size_t len, const char *pa
                        const ps_trace_graph_options *o, ps_timeline *measured,
                        ps_trace_graph_info *info, ps_diag *diag)
 {
+  size_t errors = diag->errors;
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_IMPORTED);
   ps_graph_init (g);
@@ -184,7 +185,7 @@ ps_import_trace_graph (ps_graph *g, const char *data, size_t len, const char *pa
     *measured = tl;
   else
     ps_timeline_free (&tl);
-  return rc;
+  return ps_diag_result (diag, errors, rc, "import the trace");
 }
 
 int
@@ -198,9 +199,10 @@ ps_import_graph_mem (ps_graph *g, const char *data, size_t len, const char *path
   ps_graph_format f = data ? ps_import_detect (data, len) : PS_GRAPH_FORMAT_JSON;
   if (f == PS_GRAPH_FORMAT_TRACE)
     return ps_import_trace_graph (g, data, len, path, NULL, NULL, NULL, diag);
-  if (f == PS_GRAPH_FORMAT_DOT)
-    return ps__dot_load_graph (g, data, len, path, diag);
-  return ps__json_load_graph (g, data, len, path, diag);
+  size_t errors = diag->errors;
+  int rc = f == PS_GRAPH_FORMAT_DOT ? ps__dot_load_graph (g, data, len, path, diag)
+                                    : ps__json_load_graph (g, data, len, path, diag);
+  return ps_diag_result (diag, errors, rc, "load the graph");
 }
 
 int

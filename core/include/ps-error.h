@@ -59,6 +59,13 @@ int ps_diag_add(ps_diag *d, ps_severity sev, uint32_t line, uint32_t col,
 #define ps_diag_warn(d, line, col, ...) \
   ps_diag_add((d), PS_SEV_WARNING, (line), (col), __VA_ARGS__)
 
+/* Returns rc, the result of a load into d, after making sure that a
+ * failure left at least one error in d since it had errors_before: what
+ * failed for want of memory has no words of its own, and a caller must
+ * never be left with a failure and nothing to say.  The fallback message
+ * is "cannot WHAT: REASON" (ps_strerror). */
+int ps_diag_result (ps_diag *d, size_t errors_before, int rc, const char *what);
+
 /* Asks d's progress hook (when there is one) whether to go on: 0, or
  * PS_ECANCELED when the caller stopped the load. */
 int ps_diag_progress (ps_diag *d, const char *stage, double fraction);

@@ -130,4 +130,12 @@ int ps_json_skip_current (ps_json_reader *r);
 /* Human name of a token kind ("string", "number", "object", ...). */
 const char *ps_json_token_name (ps_json_token t);
 
+/* How far a reader of a memory block is into it, in bytes (0 for a
+ * stream), so that a long load can say how far it got. */
+size_t ps_json_offset (const ps_json_reader *r);
+
+/* What a PS_JSON_ERROR was: PS_ENOMEM when the reader ran out of memory
+ * (its error then says "out of memory"), else PS_ESYNTAX. */
+int ps_json_error_status (const ps_json_reader *r);
+
 #endif

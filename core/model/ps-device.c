@@ -100,7 +100,7 @@ static int
 json_fail (ps_json_reader *r, ps_diag *diag)
 {
   ps_diag_error (diag, r->error_line, r->error_col, "%s", r->error);
-  return PS_ESYNTAX;
+  return ps_json_error_status (r);
 }
 
 static int
@@ -226,8 +226,10 @@ ps_device_load_json (ps_device *d, const char *data, size_t len, const char *pat
   ps_device tmp;
   memset (&tmp, 0, sizeof tmp);
   int rc = ps_json_init_mem (&r, data, len);
-  if (rc < 0)
+  if (rc < 0) {
+    ps_diag_error (diag, 0, 0, "cannot read the profile: %s", ps_strerror (rc));
     return rc;
+  }
   rc = parse (&tmp, &r, diag);
   ps_json_close (&r);
   if (rc == 0)

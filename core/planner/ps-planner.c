@@ -149,7 +149,8 @@ resolve_device (ps__planner *pl, const ps_plan_options *o)
 }
 
 /* The simulated makespan of the plan the sync pass has just emitted, or
- * INFINITY when it cannot be simulated. */
+ * INFINITY when it cannot be simulated.  Running out of memory says
+ * nothing of the schedule: *rc is then PS_ENOMEM, which fails the plan. */
 static double
 simulated (ps__planner *pl, int *rc)
 {
@@ -158,11 +159,12 @@ simulated (ps__planner *pl, int *rc)
   *rc = ps_sim_init (&s, pl->p, &pl->dev);
   if (*rc == PS_ENOMEM)
     return ms;
-  if (*rc == 0 && ps_sim_run (&s, NULL, &ms) != 0)
+  int run = *rc == 0 ? ps_sim_run (&s, NULL, &ms) : 0;
+  if (run != 0)
     ms = INFINITY;
   if (*rc == 0)
     ps_sim_free (&s);
-  *rc = 0;
+  *rc = run == PS_ENOMEM ? PS_ENOMEM : 0;
   return ms;
 }
 

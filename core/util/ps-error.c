@@ -59,6 +59,14 @@ ps_diag_add (ps_diag *d, ps_severity sev, uint32_t line, uint32_t col, const cha
 }
 
 int
+ps_diag_result (ps_diag *d, size_t errors_before, int rc, const char *what)
+{
+  if (rc < 0 && d->errors == errors_before)
+    ps_diag_error (d, 0, 0, "cannot %s: %s", what, ps_strerror (rc));
+  return rc;
+}
+
+int
 ps_diag_progress (ps_diag *d, const char *stage, double fraction)
 {
   if (!d->progress || d->progress (d->progress_ctx, stage, fraction))

@@ -1099,3 +1099,16 @@ ps_json_close (ps_json_reader *r)
   free (r->stack);
   memset (r, 0, sizeof *r);
 }
+
+size_t
+ps_json_offset (const ps_json_reader *r)
+{
+  /* In memory mode buf is the caller's block; a stream's chunk is not. */
+  return r->read ? 0 : (size_t) (r->p - r->buf);
+}
+
+int
+ps_json_error_status (const ps_json_reader *r)
+{
+  return strcmp (r->error, "out of memory") == 0 ? PS_ENOMEM : PS_ESYNTAX;
+}

@@ -78,7 +78,7 @@ ps__json_syntax (ps__json_loader *ld)
     ps_diag_error (ld->diag, ld->r.error_line, ld->r.error_col, "%s", ld->r.error);
     ld->errors++;
   }
-  return PS_ESYNTAX;
+  return ps_json_error_status (&ld->r);
 }
 
 int

@@ -384,8 +384,8 @@ cmp_op (const void *a, const void *b)
   return x->rf_id < y->rf_id ? -1 : x->rf_id > y->rf_id;
 }
 
-int
-ps_exec_trace_read (ps_exec_trace *et, const char *data, size_t len, ps_diag *diag)
+static int
+read_exec_trace (ps_exec_trace *et, const char *data, size_t len, ps_diag *diag)
 {
   memset (et, 0, sizeof *et);
   reader *rd = calloc (1, sizeof *rd);
@@ -424,6 +424,14 @@ ps_exec_trace_read (ps_exec_trace *et, const char *data, size_t len, ps_diag *di
   if (rc < 0)
     ps_exec_trace_free (et);
   return rc;
+}
+
+int
+ps_exec_trace_read (ps_exec_trace *et, const char *data, size_t len, ps_diag *diag)
+{
+  size_t errors = diag->errors;
+  return ps_diag_result (diag, errors, read_exec_trace (et, data, len, diag),
+                         "read the execution trace");
 }
 
 void

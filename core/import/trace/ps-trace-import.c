@@ -88,7 +88,7 @@ ps__read_stop_report (const ps__read_stop *stop, const ps_json_reader *r, ps_dia
     return stop->code;
   }
   ps_diag_error (diag, r->error_line, r->error_col, "%s", r->error);
-  return PS_ESYNTAX;
+  return ps_json_error_status (r);
 }
 
 static int
@@ -617,13 +617,17 @@ int
 ps_trace_import_mem (ps_timeline *tl, const char *data, size_t len, ps_trace_stats *stats,
                      ps_diag *diag)
 {
-  return ps__trace_import_mem (tl, data, len, &default_limits, stats, diag);
+  size_t errors = diag->errors;
+  int rc = ps__trace_import_mem (tl, data, len, &default_limits, stats, diag);
+  return ps_diag_result (diag, errors, rc, "import the trace");
 }
 
 int
 ps_trace_import_file (ps_timeline *tl, const char *path, ps_trace_stats *stats, ps_diag *diag)
 {
-  return ps__trace_import_file (tl, path, &default_limits, stats, diag);
+  size_t errors = diag->errors;
+  int rc = ps__trace_import_file (tl, path, &default_limits, stats, diag);
+  return ps_diag_result (diag, errors, rc, "import the trace");
 }
 
 /* gzip data already in memory, inflated as the reader pulls. */

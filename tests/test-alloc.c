@@ -1,0 +1,506 @@
+/* test-alloc.c: every allocation of a load or a plan made to fail, one at
+ * a time, as a fuzzer varies bytes.
+ *
+ * The executable is linked with --wrap for malloc, calloc, realloc,
+ * strdup, strndup and posix_memalign (tests/meson.build), so that every
+ * allocation core/ makes goes through a counter here.  For each input
+ * (the examples, CUDA-graph dumps, a trace, a device profile) the
+ * operation runs once to count its allocations, then once per allocation
+ * with that one failing.  Each run must end in one of two ways: the same
+ * result as without failures, or PS_ENOMEM with an error that says "out of
+ * memory" and nothing half-built; never a crash, another error, or a
+ * different result (the planner once took a simulation that ran out of
+ * memory for an infinitely slow schedule and chose another plan).  Leaks
+ * on these paths show in the ASan build. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-device.h"
+#include "ps-diagnose.h"
+#include "ps-exec-trace.h"
+#include "ps-file.h"
+#include "ps-import.h"
+#include "ps-plan-output.h"
+#include "ps-plan.h"
+#include "ps-sim.h"
+#include "ps-timeline-output.h"
+#include "ps-trace-import.h"
+
+#ifndef PS_TEST_SOURCE_ROOT
+#define PS_TEST_SOURCE_ROOT "."
+#endif
+
+/* ---- the counter ----------------------------------------------------------- */
+
+static uint64_t n_allocs; /* since the last reset */
+static uint64_t fail_at;  /* the allocation that fails (1-based), 0: none */
+static bool failed;       /* it came */
+
+void *__real_malloc (size_t n);
+void *__real_calloc (size_t n, size_t m);
+void *__real_realloc (void *p, size_t n);
+char *__real_strdup (const char *s);
+char *__real_strndup (const char *s, size_t n);
+int __real_posix_memalign (void **p, size_t align, size_t n);
+void *__wrap_malloc (size_t n);
+void *__wrap_calloc (size_t n, size_t m);
+void *__wrap_realloc (void *p, size_t n);
+char *__wrap_strdup (const char *s);
+char *__wrap_strndup (const char *s, size_t n);
+int __wrap_posix_memalign (void **p, size_t align, size_t n);
+
+static bool
+fails (void)
+{
+  if (++n_allocs != fail_at)
+    return false;
+  failed = true;
+  return true;
+}
+
+void *
+__wrap_malloc (size_t n)
+{
+  return fails () ? NULL : __real_malloc (n);
+}
+
+void *
+__wrap_calloc (size_t n, size_t m)
+{
+  return fails () ? NULL : __real_calloc (n, m);
+}
+
+void *
+__wrap_realloc (void *p, size_t n)
+{
+  return fails () ? NULL : __real_realloc (p, n);
+}
+
+char *
+__wrap_strdup (const char *s)
+{
+  return fails () ? NULL : __real_strdup (s);
+}
+
+char *
+__wrap_strndup (const char *s, size_t n)
+{
+  return fails () ? NULL : __real_strndup (s, n);
+}
+
+int
+__wrap_posix_memalign (void **p, size_t align, size_t n)
+{
+  return fails () ? 12 /* ENOMEM */ : __real_posix_memalign (p, align, n);
+}
+
+static void
+arm (uint64_t k)
+{
+  n_allocs = 0;
+  fail_at = k;
+  failed = false;
+}
+
+static void
+disarm (void)
+{
+  fail_at = 0;
+}
+
+/* ---- inputs ------------------------------------------------------------ */
+
+static const char *
+source_root (void)
+{
+  const char *s = getenv ("PS_SOURCE_ROOT");
+  return s && *s ? s : PS_TEST_SOURCE_ROOT;
+}
+
+static char *
+read_input (const char *path, size_t *len)
+{
+  char *data;
+  ps_diag d;
+  ps_diag_init (&d, path);
+  int r = ps_file_read_own (path, 64u << 20, &data, len, &d);
+  ps_diag_free (&d);
+  if (r != 0)
+    fail_msg ("cannot read %s", path);
+  return data;
+}
+
+/* The files of a folder with a given ending, sorted by name (at most cap). */
+static size_t
+list_inputs (const char *dir, const char *ending, char paths[][512], size_t cap)
+{
+  DIR *d = opendir (dir);
+  if (!d)
+    fail_msg ("cannot open %s", dir);
+  size_t n = 0, el = strlen (ending);
+  struct dirent *e;
+  while ((e = readdir (d)) && n < cap) {
+    size_t l = strlen (e->d_name);
+    if (l > el && strcmp (e->d_name + l - el, ending) == 0)
+      snprintf (paths[n++], 512, "%s/%s", dir, e->d_name);
+  }
+  closedir (d);
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && strcmp (paths[j - 1], paths[j]) > 0; j--) {
+      char t[512];
+      memcpy (t, paths[j], 512);
+      memcpy (paths[j], paths[j - 1], 512);
+      memcpy (paths[j - 1], t, 512);
+    }
+  return n;
+}
+
+static bool
+says_out_of_memory (const ps_diag *d)
+{
+  for (size_t i = 0; i < d->count; i++)
+    if (strstr (d->entries[i].message, "out of memory"))
+      return true;
+  /* An error whose text could not be stored for want of memory. */
+  return d->errors > d->count;
+}
+
+/* What a run produced, to compare with the run without failures. */
+typedef struct {
+  int rc;
+  char *text; /* a description of the result (malloc'd with failures off) */
+} outcome;
+
+/* Checks one failed run against the reference. */
+static void
+judge (const char *what, uint64_t k, const outcome *ref, const outcome *got, const ps_diag *d)
+{
+  if (got->rc == 0) {
+    if (strcmp (got->text, ref->text) != 0)
+      fail_msg ("%s, allocation %llu failing: succeeded with another result:\n%s\n--- instead "
+                "of ---\n%s",
+                what, (unsigned long long) k, got->text, ref->text);
+    return;
+  }
+  if (got->rc != PS_ENOMEM) {
+    ps_diag_print (d, stderr);
+    fail_msg ("%s, allocation %llu failing: failed with %d (%s), not out of memory", what,
+              (unsigned long long) k, got->rc, ps_strerror (got->rc));
+  }
+  if (d && !says_out_of_memory (d)) {
+    ps_diag_print (d, stderr);
+    fail_msg ("%s, allocation %llu failing: out of memory without saying so", what,
+              (unsigned long long) k);
+  }
+}
+
+/* ---- operations ---------------------------------------------------------- */
+
+/* One operation a sweep repeats: it runs on ctx, reports into d, and
+ * describes what it produced (with failures off: it calls disarm first
+ * thing after the work). */
+typedef outcome (*operation) (void *ctx, ps_diag *d);
+
+/* Runs op once to count its allocations, then once per allocation with
+ * that one failing, and judges each run; returns the count. */
+static uint64_t
+sweep (const char *what, operation op, void *ctx, bool must_say)
+{
+  ps_diag d;
+  ps_diag_init (&d, what);
+  arm (0);
+  outcome ref = op (ctx, &d);
+  uint64_t n = n_allocs;
+  if (ref.rc != 0) {
+    ps_diag_print (&d, stderr);
+    fail_msg ("%s fails without any allocation failing", what);
+  }
+  ps_diag_free (&d);
+  for (uint64_t k = 1; k <= n; k++) {
+    ps_diag_init (&d, what);
+    arm (k);
+    outcome got = op (ctx, &d);
+    judge (what, k, &ref, &got, must_say ? &d : NULL);
+    free (got.text);
+    ps_diag_free (&d);
+  }
+  free (ref.text);
+  return n;
+}
+
+/* Describes a graph by what a user sees of it: its counts and its nodes'
+ * names and ops in order. */
+static char *
+describe_graph (const ps_graph *g)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+  fprintf (f, "%u nodes, %u buffers, %u edges\n", g->n_nodes, g->n_buffers, g->n_edges);
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    fprintf (f, "%s %d\n", ps_node_name (g, v), g->nodes[v].op);
+  fclose (f);
+  return buf;
+}
+
+typedef struct {
+  const char *path;
+  char *data;
+  size_t len;
+} file_input;
+
+static outcome
+load_graph (void *ctx, ps_diag *d)
+{
+  const file_input *in = ctx;
+  ps_graph g;
+  outcome o = { ps_import_graph_mem (&g, in->data, in->len, in->path, d), NULL };
+  disarm ();
+  if (o.rc == 0)
+    o.text = describe_graph (&g);
+  else if (g.n_nodes || g.nodes || g.strings)
+    fail_msg ("%s: a failed load left a graph behind", in->path);
+  ps_graph_free (&g);
+  return o;
+}
+
+static outcome
+load_exec_trace (void *ctx, ps_diag *d)
+{
+  const file_input *in = ctx;
+  ps_exec_trace et;
+  outcome o = { ps_exec_trace_read (&et, in->data, in->len, d), NULL };
+  disarm ();
+  if (o.rc == 0) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    fprintf (f, "%s %u nodes, %u ops\n", et.schema, et.n_nodes, et.n_ops);
+    fclose (f);
+    o.text = buf;
+  }
+  ps_exec_trace_free (&et);
+  return o;
+}
+
+static outcome
+load_device (void *ctx, ps_diag *d)
+{
+  const file_input *in = ctx;
+  ps_device dev;
+  memset (&dev, 0, sizeof dev);
+  outcome o = { ps_device_find (&dev, in->path, d), NULL };
+  disarm ();
+  if (o.rc == 0) {
+    /* The figures, as the bytes of the struct (it has no pointers). */
+    o.text = malloc (2 * sizeof dev + 1);
+    const unsigned char *b = (const unsigned char *) &dev;
+    for (size_t i = 0; i < sizeof dev; i++)
+      snprintf (o.text + 2 * i, 3, "%02x", b[i]);
+  }
+  return o;
+}
+
+static uint64_t
+sweep_file (const char *path, operation op)
+{
+  file_input in = { path, NULL, 0 };
+  in.data = read_input (path, &in.len);
+  uint64_t n = sweep (path, op, &in, true);
+  free (in.data);
+  return n;
+}
+
+static char *
+describe_plan (const ps_plan *p)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+  ps_plan_write_json (p, f);
+  fclose (f);
+  return buf;
+}
+
+/* Plans a graph with the default options: four streams, fusion, and the
+ * search over schedules that simulates each candidate. */
+static outcome
+plan_graph (void *ctx, ps_diag *d)
+{
+  const ps_graph *g = ctx;
+  ps_plan p;
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  outcome out = { ps_plan_build (&p, g, &o, d), NULL };
+  disarm ();
+  if (out.rc == 0)
+    out.text = describe_plan (&p);
+  ps_plan_free (&p);
+  return out;
+}
+
+typedef struct {
+  const ps_plan *plan;
+  const ps_device *dev;
+} sim_input;
+
+/* Simulates a plan and diagnoses the run: the timeline document, waits
+ * and their causes included. */
+static outcome
+simulate_plan (void *ctx, ps_diag *d)
+{
+  (void) d;
+  const sim_input *in = ctx;
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_SIMULATED);
+  ps_diagnosis dg;
+  memset (&dg, 0, sizeof dg);
+  outcome out = { ps_simulate (in->plan, in->dev, &tl), NULL };
+  bool have_dg = false;
+  if (out.rc == 0) {
+    out.rc = ps_diagnose (&dg, &tl);
+    have_dg = out.rc == 0;
+  }
+  disarm ();
+  if (out.rc == 0) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    ps_timeline_write_json (&tl, &dg, f);
+    fclose (f);
+    out.text = buf;
+  }
+  if (have_dg)
+    ps_diagnosis_free (&dg);
+  ps_timeline_free (&tl);
+  return out;
+}
+
+static void
+load_example (const char *path, ps_graph *g)
+{
+  ps_diag d;
+  ps_diag_init (&d, path);
+  disarm ();
+  if (ps_import_graph_file (g, path, NULL, &d) != 0)
+    fail_msg ("%s does not load", path);
+  ps_diag_free (&d);
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+static char paths[64][512];
+
+static void
+core_alloc_load_graphs (void **state)
+{
+  (void) state;
+  char dir[600];
+  uint64_t total = 0;
+  snprintf (dir, sizeof dir, "%s/data/examples", source_root ());
+  size_t n = list_inputs (dir, ".json", paths, 64);
+  assert_true (n >= 5);
+  for (size_t i = 0; i < n; i++)
+    total += sweep_file (paths[i], load_graph);
+  snprintf (dir, sizeof dir, "%s/tests/fuzz/seeds/dot", source_root ());
+  n = list_inputs (dir, ".dot", paths, 64);
+  assert_true (n >= 2);
+  for (size_t i = 0; i < n; i++)
+    total += sweep_file (paths[i], load_graph);
+  print_message ("%llu allocations made to fail one at a time\n", (unsigned long long) total);
+}
+
+static void
+core_alloc_load_traces (void **state)
+{
+  (void) state;
+  char path[600];
+  uint64_t total = 0;
+  /* A Kineto-style trace, gzip-compressed: the trace becomes a graph. */
+  snprintf (path, sizeof path, "%s/tests/hostile/trace-intact.json.gz", source_root ());
+  total += sweep_file (path, load_graph);
+  snprintf (path, sizeof path, "%s/tests/fuzz/seeds/et", source_root ());
+  size_t n = list_inputs (path, ".json", paths, 64);
+  assert_true (n >= 1);
+  for (size_t i = 0; i < n; i++)
+    total += sweep_file (paths[i], load_exec_trace);
+  print_message ("%llu allocations made to fail one at a time\n", (unsigned long long) total);
+}
+
+static void
+core_alloc_device_profiles (void **state)
+{
+  (void) state;
+  char dir[600];
+  snprintf (dir, sizeof dir, "%s/data/devices", source_root ());
+  size_t n = list_inputs (dir, ".json", paths, 64);
+  assert_true (n >= 3);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += sweep_file (paths[i], load_device);
+  print_message ("%llu allocations made to fail one at a time\n", (unsigned long long) total);
+}
+
+static void
+core_alloc_plan (void **state)
+{
+  (void) state;
+  char dir[600];
+  snprintf (dir, sizeof dir, "%s/data/examples", source_root ());
+  size_t n = list_inputs (dir, ".json", paths, 64);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    ps_graph g;
+    load_example (paths[i], &g);
+    total += sweep (paths[i], plan_graph, &g, false);
+    ps_graph_free (&g);
+  }
+  print_message ("%llu allocations made to fail one at a time\n", (unsigned long long) total);
+}
+
+static void
+core_alloc_simulate (void **state)
+{
+  (void) state;
+  char dir[600];
+  snprintf (dir, sizeof dir, "%s/data/examples", source_root ());
+  size_t n = list_inputs (dir, ".json", paths, 64);
+  uint64_t total = 0;
+  ps_device dev = *ps_device_builtin (0);
+  for (size_t i = 0; i < n; i++) {
+    ps_graph g;
+    load_example (paths[i], &g);
+    ps_plan p;
+    ps_plan_options o;
+    ps_plan_options_init (&o);
+    o.device = &dev;
+    assert_int_equal (ps_plan_build (&p, &g, &o, NULL), 0);
+    sim_input in = { &p, &dev };
+    total += sweep (paths[i], simulate_plan, &in, false);
+    ps_plan_free (&p);
+    ps_graph_free (&g);
+  }
+  print_message ("%llu allocations made to fail one at a time\n", (unsigned long long) total);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (core_alloc_load_graphs),
+    cmocka_unit_test (core_alloc_load_traces),
+    cmocka_unit_test (core_alloc_device_profiles),
+    cmocka_unit_test (core_alloc_plan),
+    cmocka_unit_test (core_alloc_simulate),
+  };
+  return cmocka_run_group_tests_name ("/core/alloc", tests, NULL, NULL);
+}
