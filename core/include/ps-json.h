@@ -105,8 +105,8 @@ typedef struct ps_json_reader {
 } ps_json_reader;
 
 /* Reads from a memory block that must outlive the reader.  Both inits
- * return 0, PS_EINVAL for a NULL argument or PS_ENOMEM; after a failed init
- * ps_json_close is still safe to call. */
+ * return 0, PS_EINVAL for a NULL argument or PS_ENOMEM; a failed init
+ * holds no memory (ps_json_close is still safe to call). */
 int ps_json_init_mem (ps_json_reader *r, const char *data, size_t len);
 /* Reads through a callback, a chunk at a time.  The callback may return any
  * number of bytes per call (even one); tokens may straddle its chunks. */

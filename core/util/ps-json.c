@@ -1045,6 +1045,13 @@ init_common (ps_json_reader *r)
   r->sbuf = malloc (SBUF_INIT);
   r->stack = malloc (STACK_INIT);
   if (!r->sbuf || !r->stack) {
+    /* A failed init holds nothing, so that callers need not close it. */
+    free (r->sbuf);
+    free (r->stack);
+    free (r->chunk);
+    r->sbuf = NULL;
+    r->stack = NULL;
+    r->chunk = NULL;
     fail_lc (r, 1, 1, "out of memory");
     return PS_ENOMEM;
   }
