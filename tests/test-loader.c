@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ps-file.h"
+#include "ps-gen.h"
 #include "ps-graph.h"
 #include "ps-import.h"
 #include "util/ps-file-private.h"
@@ -1424,6 +1425,88 @@ core_loader_input_identity (void **state)
   assert_int_equal (rmdir (dir), 0);
 }
 
+/* A load asks its caller now and then whether to go on, inside its parse
+ * and not only between stages: stopped a quarter of the way through a
+ * large file (a JSON graph, a CUDA-graph dump, a trace), it ends there
+ * with PS_ECANCELED and nothing half-built. */
+typedef struct {
+  double last;
+  unsigned parse_calls;
+} stopper;
+
+static bool
+stop_at_quarter (void *ctx, const char *stage, double fraction)
+{
+  stopper *st = ctx;
+  if (strcmp (stage, "parse") != 0)
+    return true;
+  st->parse_calls++;
+  st->last = fraction;
+  return fraction < 0.25;
+}
+
+static void
+expect_stopped_early (const char *what, const char *text, size_t len)
+{
+  ps_graph g;
+  ps_diag d;
+  ps_diag_init (&d, what);
+  stopper st = { 0, 0 };
+  d.progress = stop_at_quarter;
+  d.progress_ctx = &st;
+  int rc = ps_import_graph_mem (&g, text, len, what, &d);
+  if (rc != PS_ECANCELED)
+    ps_diag_print (&d, stderr);
+  assert_int_equal (rc, PS_ECANCELED);
+  assert_true (st.parse_calls >= 2);
+  assert_true (st.last >= 0.25 && st.last < 0.5);
+  assert_int_equal (g.n_nodes, 0);
+  assert_null (g.nodes);
+  assert_true (d.errors >= 1);
+  ps_diag_free (&d);
+}
+
+static void
+core_loader_cancelled_early (void **state)
+{
+  (void) state;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  ps_gen_options o;
+  ps_gen_options_init (&o);
+  o.nodes = 100000;
+  assert_int_equal (ps_gen_write (&o, f), 0);
+  fclose (f);
+  expect_stopped_early ("big.json", text, len);
+  free (text);
+
+  /* A dump: 60,000 nodes in a chain. */
+  f = open_memstream (&text, &len);
+  fputs ("digraph dot {\nsubgraph cluster_1 {\nlabel=\"graph_1\" graph[style=\"dashed\"];\n", f);
+  for (int i = 0; i < 60000; i++)
+    fprintf (f, "\"graph_1_node_%d\"[style=\"solid\" shape=\"rectangle\" label=\"%d\nEMPTY\"];\n", i, i);
+  for (int i = 1; i < 60000; i++)
+    fprintf (f, "\"graph_1_node_%d\" -> \"graph_1_node_%d\";\n", i - 1, i);
+  fputs ("}\n}\n", f);
+  fclose (f);
+  expect_stopped_early ("big.dot", text, len);
+  free (text);
+
+  /* A trace of 60,000 kernels. */
+  f = open_memstream (&text, &len);
+  fputs ("{\"traceEvents\": [\n", f);
+  for (int i = 0; i < 60000; i++)
+    fprintf (f, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, "
+                "\"tid\": 7, \"ts\": %d.0, \"dur\": 1.0, \"args\": {\"device\": 0, "
+                "\"stream\": 7, \"correlation\": %d}}\n",
+             i ? "," : "", i, 2 * i, i + 1);
+  fputs ("]}\n", f);
+  fclose (f);
+  expect_stopped_early ("big-trace.json", text, len);
+  free (text);
+}
+
 int
 main (void)
 {
@@ -1436,6 +1519,7 @@ main (void)
     cmocka_unit_test (core_loader_buffer_errors),
     cmocka_unit_test (core_loader_node_errors),
     cmocka_unit_test (core_loader_errors_name_the_node),
+    cmocka_unit_test (core_loader_cancelled_early),
     cmocka_unit_test (core_loader_value_errors),
     cmocka_unit_test (core_loader_nodes_before_buffers),
     cmocka_unit_test (core_loader_warnings),

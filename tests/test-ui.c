@@ -1826,6 +1826,144 @@ ui_cancel_load (void **state)
   close_window (win);
 }
 
+/* Open A, then B at once: B is what the window shows, whichever load
+ * would finish first, and A ends as cancelled (it is not shown, nor is its
+ * error).  A small file before a large one (A would finish first and, when
+ * the jobs shared one cancellable, cancelled B), and a large one before a
+ * small one (A is stopped early).  B gets its own plan and DAG. */
+static void
+ui_open_supersedes (void **state)
+{
+  g_autofree char *big = gen_graph ("supersede-big.json", PS_GEN_LAYERED, 60000, 3, FALSE);
+  g_autofree char *small = example ("moe-experts.json");
+  const char *orders[2][2] = { { small, big }, { big, small } };
+  const char *titles[2] = { "layered-60000", "moe-experts" };
+  for (int o = 0; o < 2; o++)
+    {
+      PsWindow *win = open_example ("transformer-block.json");
+      PsSession *s = ps_window_get_session (win);
+      g_autoptr (GFile) a = g_file_new_for_path (orders[o][0]);
+      g_autoptr (GFile) b = g_file_new_for_path (orders[o][1]);
+      Result ra = { 0 }, rb = { 0 };
+      ps_window_open (win, a, on_opened, &ra);
+      ps_window_open (win, b, on_opened, &rb);
+      assert_true (wait_for (result_done, &rb, 300));
+      assert_true (wait_for (result_done, &ra, 300));
+      if (!rb.ok)
+        fail_msg ("B was dropped: %s", rb.error->message);
+      assert_false (ra.ok);
+      assert_true (g_error_matches (ra.error, G_IO_ERROR, G_IO_ERROR_CANCELLED));
+      g_clear_error (&ra.error);
+      assert_true (wait_for (session_ready, s, 300));
+      g_autoptr (GFile) shown = g_object_ref (ps_session_get_file (s));
+      assert_true (g_file_equal (shown, b));
+      const char *title = ps_session_get_title (s);
+      if (!g_str_has_prefix (title, titles[o]))
+        fail_msg ("the window shows \"%s\", not B", title);
+      assert_non_null (ps_session_get_plan (s));
+      assert_non_null (ps_session_get_scene (s));
+      assert_null (ps_window_get_last_error (win));
+      close_window (win);
+    }
+}
+
+/* A graph with no edges opens with its DAG laid out (the layout job sorts
+ * no empty array: UBSan's qsort (NULL, 0) in the ASan build). */
+static void
+ui_one_node_graph (void **state)
+{
+  g_autofree char *path = g_build_filename (source_root (), "tests", "hostile", "one-node.json",
+                                            NULL);
+  PsWindow *win = open_path (path);
+  PsSession *s = ps_window_get_session (win);
+  assert_non_null (ps_session_get_scene (s));
+  assert_int_equal (ps_session_get_graph (s)->n_nodes, 1);
+  close_window (win);
+}
+
+#ifdef PS_TEST_FAKE_CUDA
+/* A session made in a thread of its own, with that thread's main context:
+ * its jobs answer there, and so does the progress of a GPU run, never on
+ * the default main context (the main thread's). */
+typedef struct {
+  const char *path;
+  GThread *thread;
+  guint progress_here, progress_elsewhere;
+  gboolean measured;
+  char *error;
+} ThreadRun;
+
+static void
+on_progress (GObject *obj, GParamSpec *pspec, gpointer data)
+{
+  ThreadRun *t = data;
+  if (g_thread_self () == t->thread)
+    t->progress_here++;
+  else
+    t->progress_elsewhere++;
+}
+
+static void
+on_loaded_in_thread (GObject *source, GAsyncResult *res, gpointer data)
+{
+  ThreadRun *t = data;
+  g_autoptr (GError) error = NULL;
+  if (!ps_session_load_finish (PS_SESSION (source), res, &error))
+    t->error = g_strdup (error->message);
+}
+
+static gpointer
+session_thread (gpointer data)
+{
+  ThreadRun *t = data;
+  t->thread = g_thread_self ();
+  GMainContext *ctx = g_main_context_new ();
+  g_main_context_push_thread_default (ctx);
+  PsSession *s = ps_session_new ();
+  g_signal_connect (s, "notify::progress", G_CALLBACK (on_progress), t);
+  g_autoptr (GFile) file = g_file_new_for_path (t->path);
+  ps_session_load_async (s, file, NULL, on_loaded_in_thread, t);
+  gint64 end = g_get_monotonic_time () + 300 * G_USEC_PER_SEC;
+  while (!t->error && !(ps_session_get_ready (s) && ps_session_get_plan (s))
+         && g_get_monotonic_time () < end)
+    g_main_context_iteration (ctx, TRUE);
+  if (!t->error && ps_session_get_plan (s))
+    {
+      ps_session_run_gpu (s);
+      while (!ps_session_get_measured (s) && ps_session_get_busy (s)
+             && g_get_monotonic_time () < end)
+        g_main_context_iteration (ctx, TRUE);
+      t->measured = ps_session_get_measured (s) != NULL;
+      /* What is still queued runs here, before the session goes. */
+      while (g_main_context_iteration (ctx, FALSE))
+        ;
+    }
+  g_signal_handlers_disconnect_by_data (s, t);
+  g_object_unref (s);
+  while (g_main_context_iteration (ctx, FALSE))
+    ;
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+  return NULL;
+}
+
+static void
+ui_gpu_progress_in_session_context (void **state)
+{
+  g_autofree char *path = example ("transformer-block.json");
+  ThreadRun t = { path, NULL, 0, 0, FALSE, NULL };
+  GThread *th = g_thread_new ("session", session_thread, &t);
+  g_thread_join (th);
+  /* Whatever was posted to the default context would show up now. */
+  pump (100);
+  if (t.error)
+    fail_msg ("%s", t.error);
+  assert_true (t.measured);
+  assert_true (t.progress_here > 0);
+  assert_int_equal (t.progress_elsewhere, 0);
+}
+#endif
+
 /* The application's own window has the shortcuts window and the about
  * dialog. */
 static void
@@ -2004,6 +2142,8 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_zoom_keeps_range),
     cmocka_unit_test (ui_recent_files),
     cmocka_unit_test (ui_cancel_load),
+    cmocka_unit_test (ui_open_supersedes),
+    cmocka_unit_test (ui_one_node_graph),
     cmocka_unit_test (ui_app_window),
     cmocka_unit_test (ui_ctrl_wheel_zoom),
     cmocka_unit_test (ui_timeline_refits),
@@ -2019,6 +2159,7 @@ main (int argc, char **argv)
     cmocka_unit_test (ui_dump_while_loop),
 #ifdef PS_TEST_FAKE_CUDA
     cmocka_unit_test (ui_gpu_measured),
+    cmocka_unit_test (ui_gpu_progress_in_session_context),
 #endif
   };
   const struct CMUnitTest data_tests[] = {

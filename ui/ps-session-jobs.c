@@ -142,8 +142,27 @@ ps__state_input_free (PsPlanInput *in)
   g_free (in);
 }
 
+/* What a load's ps_diag hook reports to: the job's cancellable, asked as
+ * the file is read and parsed, and how far it is, as one fraction (the
+ * read is the first fifth). */
+typedef struct {
+  GCancellable *cancellable;
+  PsJobProgress progress;
+  gpointer ctx;
+} LoadProgress;
+
+static bool
+load_progress (void *ctx, const char *stage, double fraction)
+{
+  LoadProgress *lp = ctx;
+  if (lp->progress)
+    lp->progress (lp->ctx, strcmp (stage, "read") == 0 ? 0.2 * fraction : 0.2 + 0.8 * fraction);
+  return !g_cancellable_is_cancelled (lp->cancellable);
+}
+
 PsDoc *
-ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
+ps__job_load (GFile *file, GCancellable *cancellable, PsJobProgress progress, gpointer ctx,
+              GError **error)
 {
   g_autofree char *path = g_file_get_path (file);
   if (!path)
@@ -160,6 +179,9 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
   ps_graph_init (&doc->graph);
   ps_diag diag;
   ps_diag_init (&diag, path);
+  LoadProgress lp = { cancellable, progress, ctx };
+  diag.progress = load_progress;
+  diag.progress_ctx = &lp;
   char *data = NULL;
   size_t len = 0;
   int r = ps_file_read_all (path, (size_t) PS_MAX_FILE_BYTES, &data, &len, &diag);
@@ -173,6 +195,13 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
   else if (r == 0)
     r = ps_import_graph_mem (&doc->graph, data, len, path, &diag);
   free (data);
+  if (r == PS_ECANCELED || (r < 0 && g_cancellable_is_cancelled (cancellable)))
+    {
+      ps_diag_free (&diag);
+      ps__doc_unref (doc);
+      g_cancellable_set_error_if_cancelled (cancellable, error);
+      return NULL;
+    }
   if (r < 0)
     {
       g_autofree char *text = diag_text (&diag);
@@ -197,9 +226,10 @@ ps__job_load (GFile *file, GCancellable *cancellable, GError **error)
 
 PsPlanState *
 ps__job_compare (GFile *file, const ps_plan_options *options, const char *device,
-                 GCancellable *cancellable, GError **error)
+                 GCancellable *cancellable, PsJobProgress progress, gpointer ctx,
+                 GError **error)
 {
-  g_autoptr (PsDoc) doc = ps__job_load (file, cancellable, error);
+  g_autoptr (PsDoc) doc = ps__job_load (file, cancellable, progress, ctx, error);
   if (!doc)
     return NULL;
   PsPlanInput in = { 0 };
@@ -394,7 +424,7 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
 
 typedef struct {
   GCancellable *cancellable;
-  void (*progress) (gpointer ctx, double fraction);
+  PsJobProgress progress;
   gpointer ctx;
 } GpuProgress;
 
@@ -408,8 +438,8 @@ gpu_progress (void *ctx, const char *what, double fraction)
 }
 
 PsMeasured *
-ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
-             void (*progress) (gpointer ctx, double fraction), gpointer ctx, GError **error)
+ps__job_gpu (PsPlanState *state, GCancellable *cancellable, PsJobProgress progress,
+             gpointer ctx, GError **error)
 {
   ps_gpu_error err;
   ps_gpu_error_clear (&err);

@@ -14,6 +14,23 @@
 
 G_BEGIN_DECLS
 
+/* The kinds of job a session runs off the UI thread. */
+typedef enum {
+  PS_JOB_LOAD,
+  PS_JOB_COMPARE,
+  PS_JOB_PLAN,
+  PS_JOB_LAYOUT,
+  PS_JOB_GPU,
+  PS_JOB_DIFF,
+  PS_JOB__COUNT
+} PsJobKind;
+
+/* The jobs whose results belong to one document. */
+#define PS_JOBS_OF_DOCUMENT                                                               \
+  ((1u << PS_JOB_COMPARE) | (1u << PS_JOB_PLAN) | (1u << PS_JOB_LAYOUT) | (1u << PS_JOB_GPU) \
+   | (1u << PS_JOB_DIFF))
+#define PS_JOBS_ALL ((1u << PS_JOB__COUNT) - 1)
+
 /* A loaded graph file.  Shared read-only between threads; refcounted. */
 typedef struct {
   gint ref;
@@ -126,8 +143,15 @@ struct _PsSession
   ps_diff *base_diff;
   gboolean diff_running, diff_pending;
 
-  /* Jobs. */
-  GCancellable *cancellable;
+  /* Jobs.  Each owns its cancellable, kept here by kind while it runs
+   * (or waits, for a file job), so that cancelling one never stops
+   * another and a new document cancels only what belonged to the old. */
+  GPtrArray *running[PS_JOB__COUNT];
+  GMainContext *context; /* where the session lives: jobs post progress here */
+  /* Files are read one at a time (ps-session-files.c): the file job in
+   * progress and those waiting for it. */
+  gpointer file_job;
+  GQueue file_waiting;
   guint jobs;            /* running */
   gboolean plan_running;
   gboolean plan_pending; /* options changed while a plan job ran */
@@ -169,23 +193,45 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (PsDoc, ps__doc_unref)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (PsPlanState, ps__state_unref)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (PsLayout, ps__layout_unref)
 
+/* How far a job is (0 to 1), from its worker thread. */
+typedef void (*PsJobProgress) (gpointer ctx, double fraction);
+
 /* Worker-thread bodies (ps-session-jobs.c); each checks `cancellable`
- * between stages. */
-PsDoc *ps__job_load (GFile *file, GCancellable *cancellable, GError **error);
+ * between stages, and a load also inside them (as it reads and parses),
+ * so that a cancelled load of a large file stops early.  progress may be
+ * NULL. */
+PsDoc *ps__job_load (GFile *file, GCancellable *cancellable, PsJobProgress progress,
+                     gpointer ctx, GError **error);
 PsPlanState *ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error);
 /* Loads file and plans it with options on device (a trace on the streams
  * it ran on): the state of a baseline from another file. */
 PsPlanState *ps__job_compare (GFile *file, const ps_plan_options *options, const char *device,
-                              GCancellable *cancellable, GError **error);
+                              GCancellable *cancellable, PsJobProgress progress, gpointer ctx,
+                              GError **error);
 /* Run a against run b (see ps-diff.h); free with ps__diff_free. */
 ps_diff *ps__job_diff (const PsPlanState *a, const PsPlanState *b, GCancellable *cancellable,
                        GError **error);
 void ps__diff_free (ps_diff *d);
 PsLayout *ps__job_layout (PsDoc *doc, PsPlanState *state, GCancellable *cancellable,
                           GError **error);
-PsMeasured *ps__job_gpu (PsPlanState *state, GCancellable *cancellable,
-                         void (*progress) (gpointer ctx, double fraction), gpointer ctx,
-                         GError **error);
+PsMeasured *ps__job_gpu (PsPlanState *state, GCancellable *cancellable, PsJobProgress progress,
+                         gpointer ctx, GError **error);
+
+/* Job bookkeeping (ps-session.c), for the session's files.  begin and
+ * end count a job that shows as busy with `what`; start makes a job's own
+ * cancellable and keeps it until finished; cancel stops the jobs of the
+ * kinds in a mask of 1 << PsJobKind; post_progress may be called from any
+ * thread and shows on the session's main context. */
+void ps__session_busy_begin (PsSession *self, const char *what);
+void ps__session_busy_end (PsSession *self);
+GCancellable *ps__session_job_start (PsSession *self, PsJobKind kind);
+void ps__session_job_finished (PsSession *self, PsJobKind kind, GCancellable *cancellable);
+void ps__session_cancel_jobs (PsSession *self, guint kinds);
+void ps__session_post_progress (PsSession *self, double fraction);
+/* What an Open and a Compare with… end in, on the main thread: a new
+ * document, a baseline from another file. */
+void ps__session_set_document (PsSession *self, PsDoc *doc);
+void ps__session_set_other_baseline (PsSession *self, PsPlanState *st);
 
 /* The current plan state (NULL when none), for ps-session-export.c. */
 PsPlanState *ps__session_get_state (PsSession *self);

@@ -57,8 +57,8 @@ notify_ready (PsSession *self)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
 }
 
-static void
-job_begin (PsSession *self, const char *what)
+void
+ps__session_busy_begin (PsSession *self, const char *what)
 {
   self->jobs++;
   g_free (self->activity);
@@ -71,8 +71,8 @@ job_begin (PsSession *self, const char *what)
   notify_ready (self);
 }
 
-static void
-job_end (PsSession *self)
+void
+ps__session_busy_end (PsSession *self)
 {
   g_return_if_fail (self->jobs > 0);
   self->jobs--;
@@ -86,15 +86,61 @@ job_end (PsSession *self)
   notify_ready (self);
 }
 
-static GCancellable *
-job_cancellable (PsSession *self)
+GCancellable *
+ps__session_job_start (PsSession *self, PsJobKind kind)
 {
-  if (!self->cancellable || g_cancellable_is_cancelled (self->cancellable))
+  GCancellable *c = g_cancellable_new ();
+  g_ptr_array_add (self->running[kind], c);
+  return c;
+}
+
+void
+ps__session_job_finished (PsSession *self, PsJobKind kind, GCancellable *cancellable)
+{
+  if (cancellable)
+    g_ptr_array_remove (self->running[kind], cancellable);
+}
+
+void
+ps__session_cancel_jobs (PsSession *self, guint kinds)
+{
+  for (guint k = 0; k < PS_JOB__COUNT; k++)
+    if (kinds & (1u << k))
+      for (guint i = 0; i < self->running[k]->len; i++)
+        g_cancellable_cancel (g_ptr_array_index (self->running[k], i));
+}
+
+typedef struct {
+  PsSession *self;
+  double fraction;
+} ProgressMsg;
+
+static gboolean
+progress_main (gpointer data)
+{
+  ProgressMsg *msg = data;
+  if (msg->self->jobs > 0)
     {
-      g_clear_object (&self->cancellable);
-      self->cancellable = g_cancellable_new ();
+      msg->self->progress = msg->fraction;
+      g_object_notify_by_pspec (G_OBJECT (msg->self), properties[PROP_PROGRESS]);
     }
-  return self->cancellable;
+  g_object_unref (msg->self);
+  g_free (msg);
+  return G_SOURCE_REMOVE;
+}
+
+void
+ps__session_post_progress (PsSession *self, double fraction)
+{
+  /* On the session's own main context, which need not be the default
+   * one (a session made in another thread). */
+  ProgressMsg *msg = g_new (ProgressMsg, 1);
+  msg->self = g_object_ref (self);
+  msg->fraction = CLAMP (fraction, 0, 1);
+  GSource *src = g_idle_source_new ();
+  g_source_set_callback (src, progress_main, msg, NULL);
+  g_source_attach (src, self->context);
+  g_source_unref (src);
 }
 
 /* ---- object ------------------------------------------------------------- */
@@ -103,9 +149,7 @@ static void
 ps_session_dispose (GObject *object)
 {
   PsSession *self = PS_SESSION (object);
-  if (self->cancellable)
-    g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
+  ps__session_cancel_jobs (self, PS_JOBS_ALL);
   G_OBJECT_CLASS (ps_session_parent_class)->dispose (object);
 }
 
@@ -127,6 +171,9 @@ ps_session_finalize (GObject *object)
   g_free (self->assume);
   g_clear_pointer (&self->undo, g_array_unref);
   g_free (self->activity);
+  for (guint k = 0; k < PS_JOB__COUNT; k++)
+    g_ptr_array_unref (self->running[k]);
+  g_main_context_unref (self->context);
   G_OBJECT_CLASS (ps_session_parent_class)->finalize (object);
 }
 
@@ -223,6 +270,10 @@ ps_session_init (PsSession *self)
   self->view_fitted = TRUE;
   self->view_t1 = 1000;
   self->undo = g_array_new (FALSE, FALSE, sizeof (PsWhatIf));
+  for (guint k = 0; k < PS_JOB__COUNT; k++)
+    self->running[k] = g_ptr_array_new_with_free_func (g_object_unref);
+  self->context = g_main_context_ref_thread_default ();
+  g_queue_init (&self->file_waiting);
 }
 
 /* ---- what the views draw ---------------------------------------------------- */
@@ -320,24 +371,14 @@ ps_session_new (void)
   return g_object_new (PS_TYPE_SESSION, NULL);
 }
 
-/* ---- loading ------------------------------------------------------------ */
+/* ---- the document -------------------------------------------------------- */
 
-static void
-load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+void
+ps__session_set_document (PsSession *self, PsDoc *doc)
 {
-  GError *error = NULL;
-  PsDoc *doc = ps__job_load (G_FILE (data), cancellable, &error);
-  if (doc)
-    g_task_return_pointer (task, doc, (GDestroyNotify) ps__doc_unref);
-  else
-    g_task_return_error (task, error);
-}
-
-static void
-set_document (PsSession *self, PsDoc *doc)
-{
-  if (self->cancellable)
-    g_cancellable_cancel (self->cancellable);
+  /* What the old document's jobs would bring is of no use now; a file
+   * being opened is not the old document's. */
+  ps__session_cancel_jobs (self, PS_JOBS_OF_DOCUMENT);
   g_clear_pointer (&self->measured, ps__measured_unref);
   g_clear_pointer (&self->state, ps__state_unref);
   g_clear_pointer (&self->layout, ps__layout_unref);
@@ -380,45 +421,6 @@ set_document (PsSession *self, PsDoc *doc)
   g_signal_emit (self, signals[SELECTION_CHANGED], 0);
   start_plan (self);
   start_layout (self);
-}
-
-static void
-load_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  g_autoptr (GTask) outer = data;
-  PsSession *self = g_task_get_source_object (outer);
-  GError *error = NULL;
-  PsDoc *doc = g_task_propagate_pointer (G_TASK (result), &error);
-  job_end (self);
-  if (!doc)
-    {
-      g_task_return_error (outer, error);
-      return;
-    }
-  set_document (self, doc);
-  g_task_return_boolean (outer, TRUE);
-}
-
-void
-ps_session_load_async (PsSession *self, GFile *file, GCancellable *cancellable,
-                       GAsyncReadyCallback callback, gpointer user_data)
-{
-  g_return_if_fail (PS_IS_SESSION (self));
-  g_return_if_fail (G_IS_FILE (file));
-  GTask *outer = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (outer, ps_session_load_async);
-  g_autoptr (GTask) task = g_task_new (self, cancellable ? cancellable : job_cancellable (self),
-                                       load_done, outer);
-  g_task_set_task_data (task, g_object_ref (file), g_object_unref);
-  job_begin (self, "Loading");
-  g_task_run_in_thread (task, load_thread);
-}
-
-gboolean
-ps_session_load_finish (PsSession *self, GAsyncResult *result, GError **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 GFile *
@@ -500,6 +502,7 @@ plan_done (GObject *source, GAsyncResult *result, gpointer data)
 {
   PsSession *self = PS_SESSION (source);
   g_autoptr (GError) error = NULL;
+  ps__session_job_finished (self, PS_JOB_PLAN, g_task_get_cancellable (G_TASK (result)));
   PsPlanState *st = g_task_propagate_pointer (G_TASK (result), &error);
   self->plan_running = FALSE;
   if (!st && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) && !self->plan_pending)
@@ -531,7 +534,7 @@ plan_done (GObject *source, GAsyncResult *result, gpointer data)
     start_plan (self);
   else if (self->plan_cancelled)
     g_signal_emit (self, signals[PLAN_CHANGED], 0); /* views say it was cancelled */
-  job_end (self);
+  ps__session_busy_end (self);
   g_object_unref (self);
 }
 
@@ -559,9 +562,9 @@ start_plan (PsSession *self)
   if (self->assume)
     in->assume = g_memdup2 (self->assume, MAX (self->doc->graph.n_conds, 1));
   self->plan_running = TRUE;
-  job_begin (self, "Planning");
-  g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), plan_done,
-                                       NULL);
+  ps__session_busy_begin (self, "Planning");
+  g_autoptr (GTask) task = g_task_new (g_object_ref (self),
+                                       ps__session_job_start (self, PS_JOB_PLAN), plan_done, NULL);
   g_task_set_task_data (task, in, (GDestroyNotify) ps__state_input_free);
   g_task_run_in_thread (task, plan_thread);
 }
@@ -593,9 +596,14 @@ layout_done (GObject *source, GAsyncResult *result, gpointer data)
 {
   PsSession *self = PS_SESSION (source);
   g_autoptr (GError) error = NULL;
+  ps__session_job_finished (self, PS_JOB_LAYOUT, g_task_get_cancellable (G_TASK (result)));
+  const PsDoc *of = g_task_get_task_data (G_TASK (result));
   PsLayout *l = g_task_propagate_pointer (G_TASK (result), &error);
   self->layout_running = FALSE;
-  gboolean cancelled = !l && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  gboolean stopped = !l && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  /* Stopped because another document came is not cancelled by the user:
+   * the new document gets its layout below. */
+  gboolean cancelled = stopped && of == self->doc;
   if (l && l->doc == self->doc)
     {
       g_clear_pointer (&self->layout, ps__layout_unref);
@@ -610,7 +618,7 @@ layout_done (GObject *source, GAsyncResult *result, gpointer data)
       self->layout_cancelled = TRUE;
       g_signal_emit (self, signals[LAYOUT_CHANGED], 0);
     }
-  else
+  else if (!stopped)
     {
       self->layout_failed = TRUE;
       g_free (self->layout_error);
@@ -621,7 +629,7 @@ layout_done (GObject *source, GAsyncResult *result, gpointer data)
   /* A document opened while this layout ran needs its own. */
   if (self->doc && !self->layout && !self->layout_failed && !self->layout_cancelled)
     start_layout (self);
-  job_end (self);
+  ps__session_busy_end (self);
   g_object_unref (self);
 }
 
@@ -632,8 +640,9 @@ start_layout (PsSession *self)
     return;
   self->layout_running = TRUE;
   self->layout_cancelled = FALSE;
-  job_begin (self, "Laying out");
-  g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), layout_done,
+  ps__session_busy_begin (self, "Laying out");
+  g_autoptr (GTask) task = g_task_new (g_object_ref (self),
+                                       ps__session_job_start (self, PS_JOB_LAYOUT), layout_done,
                                        NULL);
   g_task_set_task_data (task, ps__doc_ref (self->doc), (GDestroyNotify) ps__doc_unref);
   g_task_run_in_thread (task, layout_thread);
@@ -648,32 +657,10 @@ ps_session_get_scene (PsSession *self)
 
 /* ---- GPU runs ----------------------------------------------------------- */
 
-typedef struct {
-  PsSession *self;
-  double fraction;
-} GpuProgressMsg;
-
-static gboolean
-gpu_progress_main (gpointer data)
-{
-  GpuProgressMsg *msg = data;
-  if (msg->self->jobs > 0)
-    {
-      msg->self->progress = msg->fraction;
-      g_object_notify_by_pspec (G_OBJECT (msg->self), properties[PROP_PROGRESS]);
-    }
-  g_object_unref (msg->self);
-  g_free (msg);
-  return G_SOURCE_REMOVE;
-}
-
 static void
 gpu_progress (gpointer ctx, double fraction)
 {
-  GpuProgressMsg *msg = g_new (GpuProgressMsg, 1);
-  msg->self = g_object_ref (ctx);
-  msg->fraction = CLAMP (fraction, 0, 1);
-  g_idle_add (gpu_progress_main, msg);
+  ps__session_post_progress (ctx, fraction);
 }
 
 static void
@@ -692,6 +679,7 @@ gpu_done (GObject *source, GAsyncResult *result, gpointer data)
 {
   PsSession *self = PS_SESSION (source);
   g_autoptr (GError) error = NULL;
+  ps__session_job_finished (self, PS_JOB_GPU, g_task_get_cancellable (G_TASK (result)));
   PsMeasured *m = g_task_propagate_pointer (G_TASK (result), &error);
   if (m && m->state == self->state)
     {
@@ -704,7 +692,7 @@ gpu_done (GObject *source, GAsyncResult *result, gpointer data)
     ps__measured_unref (m);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_signal_emit (self, signals[JOB_FAILED], 0, "gpu", error->message);
-  job_end (self);
+  ps__session_busy_end (self);
   g_object_unref (self);
 }
 
@@ -720,9 +708,9 @@ ps_session_run_gpu (PsSession *self)
   g_return_if_fail (PS_IS_SESSION (self));
   if (!self->state || !self->state->have_plan)
     return;
-  job_begin (self, "Running on the GPU");
-  g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), gpu_done,
-                                       NULL);
+  ps__session_busy_begin (self, "Running on the GPU");
+  g_autoptr (GTask) task = g_task_new (g_object_ref (self), ps__session_job_start (self, PS_JOB_GPU),
+                                       gpu_done, NULL);
   g_task_set_task_data (task, ps__state_ref (self->state),
                         (GDestroyNotify) ps__state_unref);
   g_task_run_in_thread (task, gpu_thread);
@@ -732,8 +720,7 @@ void
 ps_session_cancel (PsSession *self)
 {
   g_return_if_fail (PS_IS_SESSION (self));
-  if (self->cancellable)
-    g_cancellable_cancel (self->cancellable);
+  ps__session_cancel_jobs (self, PS_JOBS_ALL);
 }
 
 gboolean
@@ -1310,6 +1297,7 @@ diff_done (GObject *source, GAsyncResult *result, gpointer data)
 {
   PsSession *self = PS_SESSION (source);
   g_autoptr (GError) error = NULL;
+  ps__session_job_finished (self, PS_JOB_DIFF, g_task_get_cancellable (G_TASK (result)));
   DiffJob *j = g_task_get_task_data (G_TASK (result));
   ps_diff *d = g_task_propagate_pointer (G_TASK (result), &error);
   self->diff_running = FALSE;
@@ -1324,7 +1312,7 @@ diff_done (GObject *source, GAsyncResult *result, gpointer data)
     g_clear_pointer (&d, ps__diff_free);
   if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_signal_emit (self, signals[JOB_FAILED], 0, "compare", error->message);
-  job_end (self);
+  ps__session_busy_end (self);
   if (self->diff_pending)
     start_diff (self);
   g_object_unref (self);
@@ -1346,52 +1334,16 @@ start_diff (PsSession *self)
   DiffJob *j = g_new0 (DiffJob, 1);
   j->a = ps__state_ref (self->base);
   j->b = ps__state_ref (self->state);
-  job_begin (self, "Comparing");
-  g_autoptr (GTask) task = g_task_new (g_object_ref (self), job_cancellable (self), diff_done,
-                                       NULL);
+  ps__session_busy_begin (self, "Comparing");
+  g_autoptr (GTask) task = g_task_new (g_object_ref (self),
+                                       ps__session_job_start (self, PS_JOB_DIFF), diff_done, NULL);
   g_task_set_task_data (task, j, (GDestroyNotify) diff_job_free);
   g_task_run_in_thread (task, diff_thread);
 }
 
-typedef struct {
-  GFile *file;
-  ps_plan_options options;
-  char *device;
-} CompareJob;
-
-static void
-compare_job_free (CompareJob *j)
+void
+ps__session_set_other_baseline (PsSession *self, PsPlanState *st)
 {
-  g_object_unref (j->file);
-  g_free (j->device);
-  g_free (j);
-}
-
-static void
-compare_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  CompareJob *j = data;
-  GError *error = NULL;
-  PsPlanState *st = ps__job_compare (j->file, &j->options, j->device, cancellable, &error);
-  if (st)
-    g_task_return_pointer (task, st, (GDestroyNotify) ps__state_unref);
-  else
-    g_task_return_error (task, error);
-}
-
-static void
-compare_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  g_autoptr (GTask) outer = data;
-  PsSession *self = g_task_get_source_object (outer);
-  GError *error = NULL;
-  PsPlanState *st = g_task_propagate_pointer (G_TASK (result), &error);
-  job_end (self);
-  if (!st)
-    {
-      g_task_return_error (outer, error);
-      return;
-    }
   g_clear_pointer (&self->base, ps__state_unref);
   g_clear_pointer (&self->base_diff, ps__diff_free);
   self->base = st;
@@ -1400,33 +1352,6 @@ compare_done (GObject *source, GAsyncResult *result, gpointer data)
   g_signal_emit (self, signals[PLAN_CHANGED], 0);
   g_signal_emit (self, signals[BASELINE_CHANGED], 0);
   start_diff (self);
-  g_task_return_boolean (outer, TRUE);
-}
-
-void
-ps_session_compare_async (PsSession *self, GFile *file, GCancellable *cancellable,
-                          GAsyncReadyCallback callback, gpointer user_data)
-{
-  g_return_if_fail (PS_IS_SESSION (self));
-  g_return_if_fail (G_IS_FILE (file));
-  GTask *outer = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (outer, ps_session_compare_async);
-  CompareJob *j = g_new0 (CompareJob, 1);
-  j->file = g_object_ref (file);
-  j->options = self->options;
-  j->device = g_strdup (self->device);
-  g_autoptr (GTask) task = g_task_new (self, cancellable ? cancellable : job_cancellable (self),
-                                       compare_done, outer);
-  g_task_set_task_data (task, j, (GDestroyNotify) compare_job_free);
-  job_begin (self, "Comparing");
-  g_task_run_in_thread (task, compare_thread);
-}
-
-gboolean
-ps_session_compare_finish (PsSession *self, GAsyncResult *result, GError **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 const char *

@@ -502,7 +502,13 @@ parse_body (parser *p)
   uint32_t stack[MAX_DEPTH];
   int depth = 0;
   stack[0] = PS_NONE;
-  for (;;) {
+  for (uint32_t statements = 1;; statements++) {
+    /* A long parse can be stopped by its caller between statements. */
+    if (statements % 4096 == 0) {
+      int ret = ps_diag_progress (p->diag, "parse", (double) p->pos / (double) p->len);
+      if (ret < 0)
+        return ret;
+    }
     tok t = next (p);
     uint32_t cluster = stack[depth];
     if (t.k == T_ERROR)

@@ -125,6 +125,13 @@ load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index,
       return PS_EINVAL;
     *index = PS_NONE;
     i++;
+    /* A long load can be stopped by its caller between objects. */
+    if (i % 4096 == 0 && ld->input_len) {
+      ret = ps_diag_progress (ld->diag, "parse",
+                              (double) ps_json_offset (r) / (double) ld->input_len);
+      if (ret < 0)
+        return ret;
+    }
   }
   return 0;
 }
@@ -591,6 +598,7 @@ ps__json_load_graph (ps_graph *g, const char *data, size_t len, const char *path
 {
   ps__json_loader ld;
   memset (&ld, 0, sizeof ld);
+  ld.input_len = data ? len : 0;
   int ret = ps_json_init_mem (&ld.r, data ? data : "", data ? len : 0);
   return load (g, &ld, ret, path, diag);
 }

@@ -135,6 +135,7 @@ typedef struct ps__json_loader {
   ps_graph *g;
   ps_diag *diag;
   ps_json_reader r;
+  size_t input_len; /* bytes of the document, for progress */
   size_t errors;  /* errors this load added */
   bool too_many;  /* PS__JSON_MAX_ERRORS reached: stop */
   bool syntax_reported;

@@ -44,6 +44,7 @@ typedef struct {
   char device[64];
   ps_json_reader *r;
   const ps__read_stop *stop; /* set by the file's reader when it gives up */
+  size_t input_len;          /* of JSON text in memory, for progress; 0 for a stream */
   uint32_t max_records;
 } ps__trace_importer;
 
@@ -456,12 +457,19 @@ parse_devices (ps__trace_importer *im, ps_json_reader *r)
 {
   if (r->token != PS_JSON_ARRAY_BEGIN)
     return ps_json_skip_current (r) < 0 ? json_error (im, r) : 0;
-  for (;;) {
+  for (uint32_t n = 1;; n++) {
     ps_json_token t = ps_json_next (r);
     if (t == PS_JSON_ERROR)
       return json_error (im, r);
     if (t == PS_JSON_ARRAY_END)
       return 0;
+    /* A long import can be stopped by its caller between events. */
+    if (n % 4096 == 0) {
+      double f = im->input_len ? (double) ps_json_offset (r) / (double) im->input_len : 0;
+      int rc = ps_diag_progress (im->diag, "parse", f);
+      if (rc < 0)
+        return rc;
+    }
     if (t != PS_JSON_OBJECT_BEGIN) {
       if (ps_json_skip_current (r) < 0)
         return json_error (im, r);
@@ -490,12 +498,19 @@ parse_events (ps__trace_importer *im, ps_json_reader *r)
 {
   if (r->token != PS_JSON_ARRAY_BEGIN)
     return ps_json_skip_current (r) < 0 ? json_error (im, r) : 0;
-  for (;;) {
+  for (uint32_t n = 1;; n++) {
     ps_json_token t = ps_json_next (r);
     if (t == PS_JSON_ERROR)
       return json_error (im, r);
     if (t == PS_JSON_ARRAY_END)
       return 0;
+    /* A long import can be stopped by its caller between events. */
+    if (n % 4096 == 0) {
+      double f = im->input_len ? (double) ps_json_offset (r) / (double) im->input_len : 0;
+      int rc = ps_diag_progress (im->diag, "parse", f);
+      if (rc < 0)
+        return rc;
+    }
     int rc = t == PS_JSON_OBJECT_BEGIN ? parse_event (im, r)
                                        : (ps_json_skip_current (r) < 0 ? json_error (im, r) : 0);
     if (rc < 0)
@@ -582,8 +597,8 @@ importer_free (ps__trace_importer *im)
 }
 
 static int
-import (ps_timeline *tl, ps_json_reader *r, const ps__read_stop *stop, uint32_t max_records,
-        ps_trace_stats *stats, ps_diag *diag)
+import (ps_timeline *tl, ps_json_reader *r, size_t input_len, const ps__read_stop *stop,
+        uint32_t max_records, ps_trace_stats *stats, ps_diag *diag)
 {
   ps_trace_stats local;
   ps__trace_importer im;
@@ -594,6 +609,7 @@ import (ps_timeline *tl, ps_json_reader *r, const ps__read_stop *stop, uint32_t 
   im.diag = diag;
   im.r = r;
   im.stop = stop;
+  im.input_len = input_len;
   im.max_records = max_records;
   tl->source = PS_TL_IMPORTED;
   tl->graph = NULL;
@@ -716,7 +732,7 @@ import_gzip_mem (ps_timeline *tl, const char *data, size_t len, const ps__trace_
   ps_json_reader r;
   int rc = ps_json_init_stream (&r, ps__zmem_pull, &m);
   if (rc == 0) {
-    rc = import (tl, &r, &m.stop, lim->max_records, stats, diag);
+    rc = import (tl, &r, 0, &m.stop, lim->max_records, stats, diag);
     ps_json_close (&r);
   }
   ps__zmem_end (&m);
@@ -738,7 +754,7 @@ ps__trace_import_mem (ps_timeline *tl, const char *data, size_t len,
   int rc = ps_json_init_mem (&r, data, len);
   if (rc < 0)
     return rc;
-  rc = import (tl, &r, NULL, lim->max_records, stats, diag);
+  rc = import (tl, &r, len, NULL, lim->max_records, stats, diag);
   ps_json_close (&r);
   return rc;
 }
@@ -805,7 +821,7 @@ ps__trace_import_file (ps_timeline *tl, const char *path, const ps__trace_limits
     gzclose (g.f);
     return rc;
   }
-  rc = import (tl, &r, &g.stop, lim->max_records, stats, diag);
+  rc = import (tl, &r, 0, &g.stop, lim->max_records, stats, diag);
   ps_json_close (&r);
   gzclose (g.f);
   return rc;
