@@ -1897,6 +1897,9 @@ static void
 on_progress (GObject *obj, GParamSpec *pspec, gpointer data)
 {
   ThreadRun *t = data;
+  /* A fraction a job posted (a job's start says -1, "unknown"). */
+  if (ps_session_get_progress (PS_SESSION (obj)) < 0)
+    return;
   if (g_thread_self () == t->thread)
     t->progress_here++;
   else
