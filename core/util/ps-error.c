@@ -88,10 +88,18 @@ ps_diag_print_entry (const ps_diag *d, const ps_diag_entry *e, FILE *stream)
 void
 ps_diag_print (const ps_diag *d, FILE *stream)
 {
+  size_t kept = 0;
   for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < d->count; i++)
-      if ((int) d->entries[i].severity == pass)
+      if ((int) d->entries[i].severity == pass) {
         ps_diag_print_entry (d, &d->entries[i], stream);
+        kept += pass == PS_SEV_ERROR;
+      }
+  /* An error whose text could not be stored for want of memory is still
+   * an error, and the user is told so much. */
+  if (d->errors > kept)
+    fprintf (stream, "%s: error: out of memory: %zu error message%s could not be kept\n",
+             d->file, d->errors - kept, d->errors - kept == 1 ? "" : "s");
   if (d->warnings > d->max_warnings)
     fprintf (stream, "%s: warning: %zu more warnings not shown\n", d->file,
              d->warnings - d->max_warnings);

@@ -566,6 +566,8 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
       ret = PS_ENOMEM;
   }
 
+  /* The reader's own message already says it ran out of memory. */
+  bool reader_said = ld->syntax_reported && ps_json_error_status (&ld->r) == PS_ENOMEM;
   if (reader)
     ps_json_close (&ld->r);
   ps__json_scratch_free (ld);
@@ -580,7 +582,9 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
 
   if (ret == 0 && ld->errors)
     ret = PS_EINVAL;
-  if (ret == PS_ENOMEM && !ld->errors)
+  /* Out of memory is said even after errors in the file: those are not
+   * why the load stopped. */
+  if (ret == PS_ENOMEM && !reader_said)
     ps_diag_error (diag, 0, 0, "out of memory while loading the graph");
   else if (ret < 0 && !ld->errors)
     ps_diag_error (diag, 0, 0, "%s", ps_strerror (ret));
