@@ -298,7 +298,10 @@ measure_graphs (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
     gr->size = size;
     for (uint32_t j = 0; j < gr->node_count && size < PS__DOT_LIMIT; j++) {
       uint32_t v = im->gnodes[gr->node_begin + j];
-      if (im->info[v].kind == PS__DOT_COND && cond_exits (im, &im->info[v]) < 0) {
+      int ret = im->info[v].kind == PS__DOT_COND ? cond_exits (im, &im->info[v]) : 0;
+      if (ret == PS_ENOMEM)
+        return ret;
+      if (ret < 0) {
         const ps__dot_node *nd = &im->doc.nodes[v];
         return error_at (im, nd->line, nd->col,
                          "child graphs expand to too many first and last nodes");
@@ -324,6 +327,8 @@ measure_graphs (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
         } else {
           ret = push_end (im, in->loff);
         }
+        if (ret == PS_ENOMEM)
+          return ret;
         if (ret < 0) {
           const ps__dot_node *nd = &im->doc.nodes[v];
           return error_at (im, nd->line, nd->col,
@@ -1360,53 +1365,4 @@ out:
   }
   *g = tmp;
   return 0;
-}
-
-static bool
-prefix_ci (const char *a, const char *b, size_t n)
-{
-  for (size_t i = 0; i < n; i++) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z')
-      c = (char) (c - 'A' + 'a');
-    if (c != b[i])
-      return false;
-  }
-  return true;
-}
-
-bool
-ps__dot_is_dump (const char *data, size_t len)
-{
-  size_t i = 0;
-  if (len >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
-    i = 3;
-  while (i < len) {
-    char c = data[i];
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-      i++;
-    } else if (c == '/' && i + 1 < len && data[i + 1] == '/') {
-      while (i < len && data[i] != '\n')
-        i++;
-    } else if (c == '#') {
-      while (i < len && data[i] != '\n')
-        i++;
-    } else if (c == '/' && i + 1 < len && data[i + 1] == '*') {
-      i += 2;
-      while (i + 1 < len && !(data[i] == '*' && data[i + 1] == '/'))
-        i++;
-      i += 2;
-    } else {
-      break;
-    }
-  }
-  static const char *const kw[] = { "digraph", "strict" };
-  for (int k = 0; k < 2; k++) {
-    size_t n = strlen (kw[k]);
-    if (i + n <= len && prefix_ci (data + i, kw[k], n)
-        && (i + n == len || !(((data[i + n] | 0x20) >= 'a' && (data[i + n] | 0x20) <= 'z')
-                              || data[i + n] == '_' || (data[i + n] >= '0' && data[i + n] <= '9'))))
-      return true;
-  }
-  return false;
 }

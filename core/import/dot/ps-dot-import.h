@@ -22,10 +22,6 @@
 
 #include "ps-graph.h"
 
-/* True when the data looks like DOT: its first token (after white space,
- * a UTF-8 byte order mark and comments) is `digraph` or `strict`. */
-bool ps__dot_is_dump (const char *data, size_t len);
-
 /* Loads a DOT dump from memory.  Same contract as ps_import_graph_mem: on
  * failure *g is left empty and diag holds at least one located error. */
 int ps__dot_load_graph (ps_graph *g, const char *data, size_t len, const char *path,
