@@ -31,6 +31,32 @@ ps_cost_occupancy (const ps_device *d, uint64_t blocks, uint64_t threads, double
   *efficiency = eff > 0 ? eff : 1.0 / sms;
 }
 
+double
+ps_cost_mem_gbs (const ps_device *d)
+{
+  double e = d->mem_efficiency;
+  return d->mem_bandwidth_gbs * (e > 0 && e <= 1 ? e : 1);
+}
+
+double
+ps_cost_gemm_efficiency (const ps_device *d, double flops)
+{
+  uint32_t n = d->gemm_points < PS_DEVICE_GEMM_POINTS ? d->gemm_points : PS_DEVICE_GEMM_POINTS;
+  if (n == 0)
+    return 1;
+  if (n == 1 || !(flops > d->gemm_flops[0]))
+    return d->gemm_efficiency[0];
+  if (flops >= d->gemm_flops[n - 1])
+    return d->gemm_efficiency[n - 1];
+  uint32_t i = 0;
+  while (flops >= d->gemm_flops[i + 1])
+    i++;
+  /* GEMM sizes span orders of magnitude, so points are joined on a log
+   * scale of the flops. */
+  double t = log (flops / d->gemm_flops[i]) / log (d->gemm_flops[i + 1] / d->gemm_flops[i]);
+  return d->gemm_efficiency[i] + t * (d->gemm_efficiency[i + 1] - d->gemm_efficiency[i]);
+}
+
 static double
 buffer_bytes (const ps_graph *g, uint32_t b)
 {
@@ -78,9 +104,12 @@ kernel_parts (const ps_device *d, const ps_graph *g, const ps_node *n, double *c
     traffic = flops = 0;
   bool tensor = writes_half (g, n) && !ps_impl_elementwise ((ps_impl) n->impl)
                 && n->impl != PS_IMPL_SPIN;
-  double rate = (tensor ? d->tensor_tflops : d->fp32_tflops) * 1e3; /* flop per ns */
+  /* Flop per ns: tensor-core work at the share of the peak a GEMM of its
+   * size reaches. */
+  double rate = tensor ? d->tensor_tflops * 1e3 * ps_cost_gemm_efficiency (d, flops)
+                       : d->fp32_tflops * 1e3;
   *compute_ns = flops / rate;
-  *mem_ns = traffic / d->mem_bandwidth_gbs; /* GB/s is bytes per ns */
+  *mem_ns = traffic / ps_cost_mem_gbs (d); /* GB/s is bytes per ns */
   *flops_out = flops;
   *bytes_out = traffic;
   uint64_t blocks = 1, threads = 1;
@@ -125,7 +154,7 @@ node_cost (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out, doub
        * and write) per thread, and marked estimated wherever it shows. */
       double threads = (double) ps_kernel_threads (k);
       c = threads / (d->fp32_tflops * 1e3);
-      m = 8 * threads / d->mem_bandwidth_gbs;
+      m = 8 * threads / ps_cost_mem_gbs (d);
       out->flops = threads;
       out->bytes = 8 * threads;
       out->ns = fmax (c, m) / eff;
@@ -155,7 +184,7 @@ node_cost (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out, doub
     case PS_COPY_D2D:
     default:
       /* Read and write of device memory, done by the SMs. */
-      bw = d->mem_bandwidth_gbs / 2;
+      bw = ps_cost_mem_gbs (d) / 2;
       out->resource = PS_RES_SM;
       out->sm_fraction = 1;
       break;
@@ -168,7 +197,7 @@ node_cost (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out, doub
     out->resource = PS_RES_SM;
     out->sm_fraction = 1;
     out->bytes = (double) n->bytes;
-    out->ns = given ? given_ns : out->bytes / d->mem_bandwidth_gbs + d->copy_latency_ns;
+    out->ns = given ? given_ns : out->bytes / ps_cost_mem_gbs (d) + d->copy_latency_ns;
     break;
   case PS_OP_HOST:
     out->resource = PS_RES_HOST;
@@ -301,7 +330,7 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
   }
   if (saved > bytes)
     saved = bytes;
-  double ns = sum - saved / d->mem_bandwidth_gbs / eff;
+  double ns = sum - saved / ps_cost_mem_gbs (d) / eff;
   out->ns = fmax (fmax (ns, compute), 0);
   out->flops = flops;
   out->bytes = bytes - saved;

@@ -1,6 +1,11 @@
 /* ps-cost.h: the cost model: how long a node or a plan step takes on a
  * device, and which part of the device it occupies.
  *
+ * Rates are what work reaches, not the spec sheet's peaks: memory traffic
+ * moves at the device's memory bandwidth times its mem_efficiency
+ * (ps_cost_mem_gbs), tensor-core work at the tensor peak times the share
+ * a GEMM of its size reaches (ps_cost_gemm_efficiency); see ps-device.h.
+ *
  * Kernels: `cost_ns` when the graph gives it; otherwise a roofline, the
  * larger of flops over the FLOP rate and traffic bytes over the memory
  * bandwidth, divided by the launch's efficiency: a grid with fewer blocks
@@ -8,7 +13,8 @@
  * loses the idle tail of its last wave.  Kernels that write f16/bf16
  * buffers (other than element-wise built-ins) use the tensor-core rate.
  * Copies and memsets: bytes over the link or memory bandwidth plus a fixed
- * latency.  A fused group costs the sum of its members less the memory
+ * latency; a device-to-device copy reads and writes device memory, so it
+ * moves at half the memory bandwidth.  A fused group costs the sum of its members less the memory
  * traffic of its intermediates (a buffer one member writes and a later
  * member reads is read from registers, and not written at all when nothing
  * outside the group reads it), but never less than its members' compute
@@ -74,6 +80,15 @@ void ps_cost_scratch_free (ps_cost_scratch *s);
  * step lists them), exactly as ps_cost_plan computes a fused step. */
 void ps_cost_group (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
                     ps_cost_scratch *s, ps_cost *out);
+
+/* The memory bandwidth streaming work reaches on d, in GB/s (bytes per
+ * ns): mem_bandwidth_gbs times mem_efficiency. */
+double ps_cost_mem_gbs (const ps_device *d);
+
+/* The share of d's tensor-core peak a kernel of `flops` flops reaches:
+ * the profile's gemm_efficiency points joined on a log scale of the
+ * flops, the end points' shares beyond them, 1 without points. */
+double ps_cost_gemm_efficiency (const ps_device *d, double flops);
 
 /* Fraction of the SMs a launch of `blocks` blocks of `threads` threads
  * occupies, and the efficiency of the launch (see above), both in (0, 1]. */

@@ -3,10 +3,15 @@
  * A profile is a small JSON document ("format": "planscope-device", see
  * data/devices/NAME.json) with public spec-sheet figures: SM count, FLOP
  * rates, memory and link bandwidths, copy engines, and the latencies of
- * launches, events and host callbacks.  The profiles shipped in
- * data/devices are also compiled in, so that simulation works from an
- * installed binary that cannot find its data folder; a test checks that
- * both agree. */
+ * launches, events and host callbacks.  Next to those peaks it may give
+ * the rates real work reaches (optional keys, so that older profiles still
+ * load): `mem_efficiency`, the share of the memory bandwidth a streaming
+ * copy reaches (default 1), and `gemm_efficiency`, the share of the
+ * tensor-core peak a GEMM reaches by its size (default: the peak at every
+ * size).  Each figure says where it comes from in the profile's
+ * "sources".  The profiles shipped in data/devices are also compiled in,
+ * so that simulation works from an installed binary that cannot find its
+ * data folder; a test checks that both agree. */
 #ifndef PS_DEVICE_H
 #define PS_DEVICE_H
 
@@ -16,6 +21,8 @@
 #include "ps-error.h"
 
 #define PS_DEVICE_NAME_MAX 64
+/* The most points a profile's gemm_efficiency may give. */
+#define PS_DEVICE_GEMM_POINTS 16
 
 typedef struct ps_device {
   char name[PS_DEVICE_NAME_MAX];         /* short name, e.g. "h200" */
@@ -37,6 +44,14 @@ typedef struct ps_device {
   double event_wait_ns;     /* a satisfied cross-stream wait to the next start */
   double host_callback_ns;  /* cost of a host callback with no cost_ns */
   double copy_latency_ns;   /* fixed cost of one copy or memset */
+  /* Achievable rates (the cost model reads them; see ps-cost.h).  The
+   * share of mem_bandwidth_gbs that streaming work reaches, in (0, 1]. */
+  double mem_efficiency;
+  /* The share of tensor_tflops a GEMM of gemm_flops[i] flops reaches is
+   * gemm_efficiency[i]; flops increase with i.  No points: the peak. */
+  uint32_t gemm_points;
+  double gemm_flops[PS_DEVICE_GEMM_POINTS];
+  double gemm_efficiency[PS_DEVICE_GEMM_POINTS];
 } ps_device;
 
 /* Parses a profile from memory; `path` is used in messages.  Errors are

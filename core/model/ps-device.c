@@ -12,14 +12,15 @@
 #include "ps-file.h"
 #include "ps-json.h"
 
-/* The same figures as data/devices/NAME.json (tests/test-sim.c compares them). */
+/* The same figures as data/devices/NAME.json (tests/test-sim.c compares them);
+ * the last ones are mem_efficiency and the gemm_efficiency points. */
 static const ps_device builtin[] = {
   { "h200", "NVIDIA H200 SXM 141GB", 132, 2048, 32, 67, 989, 34, 4800, 64, 64, 450, 3,
-    3000, 2000, 1000, 500, 1000, 10000, 2000 },
+    3000, 2000, 1000, 500, 1000, 10000, 2000, 0.895, 1, { 1099511627776.0 }, { 0.797 } },
   { "a100", "NVIDIA A100 SXM4 80GB", 108, 2048, 32, 19.5, 312, 9.7, 2039, 32, 32, 300, 3,
-    3000, 2000, 1000, 500, 1000, 10000, 2000 },
+    3000, 2000, 1000, 500, 1000, 10000, 2000, 0.88, 1, { 463856467968.0 }, { 0.859 } },
   { "rtx4090", "NVIDIA GeForce RTX 4090", 128, 1536, 24, 82.6, 165.2, 1.3, 1008, 32, 32, 16, 2,
-    3000, 2000, 1000, 500, 1000, 10000, 2000 },
+    3000, 2000, 1000, 500, 1000, 10000, 2000, 0.88, 1, { 463856467968.0 }, { 0.859 } },
 };
 
 size_t
@@ -36,11 +37,16 @@ ps_device_builtin (size_t i)
 
 typedef enum { F_U32, F_DOUBLE } field_type;
 
+/* A figure of a profile: its key, type, place and range.  Optional
+ * figures (the achievable rates, which older profiles lack) take `def`
+ * when the profile does not give them. */
 typedef struct {
   const char *key;
   field_type type;
   size_t offset;
   double min, max;
+  bool optional;
+  double def;
 } field;
 
 #define FD(k, t, lo, hi) { #k, t, offsetof (ps_device, k), lo, hi }
@@ -63,12 +69,14 @@ static const field fields[] = {
   FD (event_wait_ns, F_DOUBLE, 0, 1e9),
   FD (host_callback_ns, F_DOUBLE, 0, 1e9),
   FD (copy_latency_ns, F_DOUBLE, 0, 1e9),
+  { "mem_efficiency", F_DOUBLE, offsetof (ps_device, mem_efficiency), 0.01, 1, true, 1 },
 };
 #undef FD
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
 /* The keys a profile may have besides its figures. */
-static const char *const extra[] = { "format", "version", "name", "display_name", "sources" };
+static const char *const extra[] = { "format", "version", "name", "display_name", "sources",
+                                     "gemm_efficiency" };
 #define N_EXTRA (sizeof extra / sizeof extra[0])
 
 /* The index of a key among the figures and then the extras, or -1. */
@@ -88,12 +96,12 @@ key_index (const char *key)
 static const char *
 suggest (const char *key)
 {
-  const char *keys[N_FIELDS + 5];
+  const char *keys[N_FIELDS + N_EXTRA];
   for (size_t i = 0; i < N_FIELDS; i++)
     keys[i] = fields[i].key;
-  for (size_t i = 0; i < 5; i++)
+  for (size_t i = 0; i < N_EXTRA; i++)
     keys[N_FIELDS + i] = extra[i];
-  return ps_suggest (key, strlen (key), keys, N_FIELDS + 5);
+  return ps_suggest (key, strlen (key), keys, N_FIELDS + N_EXTRA);
 }
 
 static int
@@ -113,6 +121,71 @@ copy_name (char *dst, const ps_json_reader *r, const char *key, ps_diag *diag)
     return ps_diag_error (diag, r->line, r->col, "%s: must be 1 to %d characters", key,
                           PS_DEVICE_NAME_MAX - 1);
   memcpy (dst, r->str, r->len + 1);
+  return 0;
+}
+
+/* The limits of a gemm_efficiency point: flops of one kernel, and the
+ * share of the tensor-core peak it reaches. */
+#define GEMM_FLOPS_MIN 1.0
+#define GEMM_FLOPS_MAX 1e21
+#define GEMM_SHARE_MIN 0.001
+#define GEMM_SHARE_MAX 1.0
+
+/* "gemm_efficiency": [[FLOPS, SHARE], ...], 1 to PS_DEVICE_GEMM_POINTS
+ * points in increasing flops (the current token is the value's first). */
+static int
+parse_gemm (ps_device *d, ps_json_reader *r, ps_diag *diag)
+{
+  static const char key[] = "gemm_efficiency";
+  if (r->token != PS_JSON_ARRAY_BEGIN)
+    return ps_diag_error (diag, r->line, r->col,
+                          "%s: expected an array of [flops, share] points, got %s", key,
+                          ps_json_token_name (r->token));
+  uint32_t line = r->line, col = r->col, n = 0;
+  for (;;) {
+    ps_json_token t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_fail (r, diag);
+    if (t == PS_JSON_ARRAY_END)
+      break;
+    if (n == PS_DEVICE_GEMM_POINTS)
+      return ps_diag_error (diag, r->line, r->col, "%s: more than %d points", key,
+                            PS_DEVICE_GEMM_POINTS);
+    if (t != PS_JSON_ARRAY_BEGIN)
+      return ps_diag_error (diag, r->line, r->col, "%s[%u]: expected [flops, share], got %s",
+                            key, n, ps_json_token_name (t));
+    uint32_t pline = r->line, pcol = r->col;
+    double v[2];
+    for (int k = 0; k < 2; k++) {
+      t = ps_json_next (r);
+      if (t == PS_JSON_ERROR)
+        return json_fail (r, diag);
+      if (t != PS_JSON_NUMBER)
+        return ps_diag_error (diag, r->line, r->col, "%s[%u]: expected [flops, share], got %s",
+                              key, n, ps_json_token_name (t));
+      double lo = k ? GEMM_SHARE_MIN : GEMM_FLOPS_MIN, hi = k ? GEMM_SHARE_MAX : GEMM_FLOPS_MAX;
+      if (!(r->num >= lo && r->num <= hi))
+        return ps_diag_error (diag, r->line, r->col, "%s[%u][%d]: %g is outside [%g, %g]", key,
+                              n, k, r->num, lo, hi);
+      v[k] = r->num;
+    }
+    t = ps_json_next (r);
+    if (t == PS_JSON_ERROR)
+      return json_fail (r, diag);
+    if (t != PS_JSON_ARRAY_END)
+      return ps_diag_error (diag, pline, pcol, "%s[%u]: expected [flops, share], two numbers",
+                            key, n);
+    if (n > 0 && !(v[0] > d->gemm_flops[n - 1]))
+      return ps_diag_error (diag, pline, pcol,
+                            "%s[%u]: flops %g must be more than the previous point's %g", key, n,
+                            v[0], d->gemm_flops[n - 1]);
+    d->gemm_flops[n] = v[0];
+    d->gemm_efficiency[n] = v[1];
+    n++;
+  }
+  if (n == 0)
+    return ps_diag_error (diag, line, col, "%s: needs at least one [flops, share] point", key);
+  d->gemm_points = n;
   return 0;
 }
 
@@ -167,6 +240,9 @@ parse (ps_device *d, ps_json_reader *r, ps_diag *diag)
     } else if (strcmp (key, "display_name") == 0) {
       if (copy_name (d->display_name, r, key, diag) < 0)
         return PS_EINVAL;
+    } else if (strcmp (key, "gemm_efficiency") == 0) {
+      if (parse_gemm (d, r, diag) < 0)
+        return PS_EINVAL;
     } else if (strcmp (key, "sources") == 0) {
       if (t != PS_JSON_OBJECT_BEGIN && t != PS_JSON_ARRAY_BEGIN && t != PS_JSON_STRING)
         return ps_diag_error (diag, r->line, r->col,
@@ -210,9 +286,13 @@ parse (ps_device *d, ps_json_reader *r, ps_diag *diag)
     return ps_diag_error (diag, obj_line, obj_col, "missing key \"version\"");
   if (!have_name)
     return ps_diag_error (diag, obj_line, obj_col, "missing key \"name\"");
-  for (size_t i = 0; i < N_FIELDS; i++)
-    if (!seen[i])
+  for (size_t i = 0; i < N_FIELDS; i++) {
+    if (seen[i])
+      continue;
+    if (!fields[i].optional)
       return ps_diag_error (diag, obj_line, obj_col, "missing key \"%s\"", fields[i].key);
+    *(double *) ((char *) d + fields[i].offset) = fields[i].def;
+  }
   if (!d->display_name[0])
     memcpy (d->display_name, d->name, sizeof d->name);
   return 0;

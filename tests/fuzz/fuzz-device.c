@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fuzz-check.h"
+#include "ps-cost.h"
 #include "ps-device.h"
 #include "ps-graph.h"
 #include "ps-import.h"
@@ -57,6 +58,21 @@ check_device (const ps_device *d)
                            d->copy_latency_ns };
   for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
     FUZZ_CHECK (isfinite (times[i]) && times[i] >= 0, "latency %zu is %g", i, times[i]);
+  FUZZ_CHECK (d->mem_efficiency > 0 && d->mem_efficiency <= 1, "mem_efficiency %g",
+              d->mem_efficiency);
+  FUZZ_CHECK (d->gemm_points <= PS_DEVICE_GEMM_POINTS, "%u gemm points", d->gemm_points);
+  for (uint32_t i = 0; i < d->gemm_points; i++) {
+    FUZZ_CHECK (d->gemm_efficiency[i] > 0 && d->gemm_efficiency[i] <= 1, "gemm share %g",
+                d->gemm_efficiency[i]);
+    FUZZ_CHECK (isfinite (d->gemm_flops[i]) && (i == 0 || d->gemm_flops[i] > d->gemm_flops[i - 1]),
+                "gemm point %u at %g flops", i, d->gemm_flops[i]);
+  }
+  /* The share the cost model takes stays a share at every size. */
+  const double sizes[] = { 0, 1, 1e9, 1e12, 1e30, NAN };
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    double e = ps_cost_gemm_efficiency (d, sizes[i]);
+    FUZZ_CHECK (e > 0 && e <= 1, "gemm efficiency %g at %g flops", e, sizes[i]);
+  }
 }
 
 static void
