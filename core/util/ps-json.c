@@ -8,6 +8,12 @@
  * they may straddle chunks.  Nothing recurses: open containers live on a
  * byte stack.
  *
+ * ps_json_next first tries the usual tokens of a large document (a short
+ * string, an integer, a bracket, a literal, after at most one space or an
+ * indented line end) on a path with no calls, and hands everything else to
+ * the general state machine, which starts over from the same byte (see
+ * "the fast path" below).
+ *
  * Columns count code points: the column of a byte q on the current line is
  * cur_col + (q - lstart), and lstart is moved forward by the continuation
  * bytes of every multi-byte character consumed, so that difference counts
@@ -807,7 +813,7 @@ open_container (ps_json_reader *r, uint8_t kind)
   return r->token = kind == 'a' ? PS_JSON_ARRAY_BEGIN : PS_JSON_OBJECT_BEGIN;
 }
 
-static ps_json_token
+static inline ps_json_token
 close_container (ps_json_reader *r)
 {
   r->level--;
@@ -816,7 +822,7 @@ close_container (ps_json_reader *r)
   return r->token = r->stack[r->level] == 'a' ? PS_JSON_ARRAY_END : PS_JSON_OBJECT_END;
 }
 
-static ps_json_token
+static inline ps_json_token
 scan_value (ps_json_reader *r, int c)
 {
   ps_json_token t;
@@ -869,8 +875,11 @@ eof_inside (ps_json_reader *r)
                   r->stack[r->level - 1] == 'a' ? "array" : "object");
 }
 
-ps_json_token
-ps_json_next (ps_json_reader *r)
+/* ps_json_next outside a container: before the top-level value (a byte
+ * order mark, then the value) and after it (only whitespace, then EOF).
+ * Apart from the hot path below, so that the latter stays small. */
+static COLD ps_json_token
+next_outside (ps_json_reader *r)
 {
   if (r->state == ST_DONE)
     return r->token;
@@ -881,7 +890,6 @@ ps_json_next (ps_json_reader *r)
   r->i64 = 0;
 
   for (;;) {
-    PREFETCH_AHEAD (r->p);
     int c = skip_ws (r);
     if (c < 0 && r->token == PS_JSON_ERROR)
       return PS_JSON_ERROR;
@@ -900,77 +908,9 @@ ps_json_next (ps_json_reader *r)
     case ST_START:
       if (c < 0)
         return fail_at (r, r->p, "empty input");
-      scan_value (r, c);
+      if (scan_value (r, c) == PS_JSON_ERROR)
+        return PS_JSON_ERROR;
       break;
-
-    case ST_VALUE:
-      if (c < 0)
-        return eof_inside (r);
-      scan_value (r, c);
-      break;
-
-    case ST_ARRAY_FIRST:
-    case ST_ARRAY_VALUE:
-      if (c < 0)
-        return eof_inside (r);
-      if (c == ']') {
-        if (r->state == ST_ARRAY_VALUE)
-          return fail_at (r, r->p, "trailing comma before ']'");
-        close_container (r);
-      } else {
-        scan_value (r, c);
-      }
-      break;
-
-    case ST_OBJECT_FIRST:
-    case ST_KEY:
-      if (c == '"') {
-        if (scan_string (r, PS_JSON_KEY) != PS_JSON_ERROR) {
-          /* As in after_value, for the ':'. */
-          if (r->p < r->end && *r->p == ':') {
-            r->p++;
-            r->state = ST_VALUE;
-          } else {
-            r->state = ST_COLON;
-          }
-        }
-      } else if (c == '}') {
-        if (r->state == ST_KEY)
-          return fail_at (r, r->p, "trailing comma before '}'");
-        close_container (r);
-      } else if (c < 0) {
-        return eof_inside (r);
-      } else {
-        return fail_at (r, r->p, "expected string as object key");
-      }
-      break;
-
-    case ST_COLON:
-      if (c == ':') {
-        r->p++;
-        r->state = ST_VALUE;
-        continue;
-      }
-      if (c < 0)
-        return eof_inside (r);
-      return fail_at (r, r->p, "expected ':' after object key");
-
-    case ST_AFTER: {
-      bool in_array = r->stack[r->level - 1] == 'a';
-      if (c == ',') {
-        r->p++;
-        r->state = in_array ? ST_ARRAY_VALUE : ST_KEY;
-        continue;
-      }
-      if (c == (in_array ? ']' : '}')) {
-        close_container (r);
-        break;
-      }
-      if (c < 0)
-        return eof_inside (r);
-      return fail_at (r, r->p, in_array ? "expected ',' or ']' after array element"
-                                        : "expected ',' or '}' after object member");
-    }
 
     case ST_END:
       if (c >= 0)
@@ -985,6 +925,332 @@ ps_json_next (ps_json_reader *r)
     r->depth = r->level;
     return r->token;
   }
+}
+
+/* The errors of the states inside a container (cold). */
+static COLD ps_json_token
+key_error (ps_json_reader *r, int state, int c)
+{
+  if (c == '}')
+    return fail_at (r, r->p, "trailing comma before '}'");
+  (void) state;
+  return fail_at (r, r->p, "expected string as object key");
+}
+
+static COLD ps_json_token
+after_error (ps_json_reader *r, bool in_array)
+{
+  return fail_at (r, r->p, in_array ? "expected ',' or ']' after array element"
+                                    : "expected ',' or '}' after object member");
+}
+
+/* The general path of ps_json_next: every state, every token, chunk ends.
+ * Inside a container the state machine needs one test of the state per
+ * token; the rare paths (errors, the ends of the input, the top level) are
+ * cold functions. */
+static ps_json_token
+next_general (ps_json_reader *r)
+{
+  int state = r->state;
+  if (state < ST_VALUE || state > ST_AFTER)
+    return next_outside (r);
+  r->str = "";
+  r->len = 0;
+  r->num = 0;
+  r->is_int = false;
+  r->i64 = 0;
+
+  for (;;) {
+    PREFETCH_AHEAD (r->p);
+    int c = skip_ws (r);
+    if (c < 0)
+      return eof_inside (r);
+    r->line = r->cur_line;
+    r->col = column (r, r->p);
+
+    ps_json_token t;
+    if (state == ST_KEY || state == ST_OBJECT_FIRST) {
+      if (c != '"') {
+        if (c == '}' && state == ST_OBJECT_FIRST) {
+          t = close_container (r);
+        } else {
+          return key_error (r, state, c);
+        }
+      } else {
+        t = scan_string (r, PS_JSON_KEY);
+        if (t == PS_JSON_ERROR)
+          return t;
+        /* As in after_value, for the ':'. */
+        if (r->p < r->end && *r->p == ':') {
+          r->p++;
+          r->state = ST_VALUE;
+        } else {
+          r->state = ST_COLON;
+        }
+      }
+    } else if (state == ST_AFTER) {
+      bool in_array = r->stack[r->level - 1] == 'a';
+      if (c == ',') {
+        r->p++;
+        state = r->state = in_array ? ST_ARRAY_VALUE : ST_KEY;
+        continue;
+      }
+      if (c != (in_array ? ']' : '}'))
+        return after_error (r, in_array);
+      t = close_container (r);
+    } else if (state == ST_COLON) {
+      if (c != ':')
+        return fail_at (r, r->p, "expected ':' after object key");
+      r->p++;
+      state = r->state = ST_VALUE;
+      continue;
+    } else if (c == ']' && state != ST_VALUE) {
+      /* ST_ARRAY_FIRST or ST_ARRAY_VALUE */
+      if (state == ST_ARRAY_VALUE)
+        return fail_at (r, r->p, "trailing comma before ']'");
+      t = close_container (r);
+    } else {
+      t = scan_value (r, c);
+      if (t == PS_JSON_ERROR)
+        return t;
+    }
+    r->depth = r->level;
+    return t;
+  }
+}
+
+/* --- the fast path ------------------------------------------------------ */
+
+/* Most tokens of a large document are short keys, names and integers a
+ * single space after the ':' or ',' before them.  ps_json_next first tries
+ * those with no calls at all (a call anywhere on the path made the
+ * compiler save and restore registers for every token, a sixth of the
+ * instructions): the token must lie within FAST_WINDOW bytes of r->p, and
+ * nothing in r but sbuf changes unless the token is taken, so that the
+ * general path can start over from r->p for anything else (an escape, a
+ * line end, a fraction, an error, the end of a chunk). */
+#define FAST_WINDOW 64
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define FAST_BLOCK 16
+/* Bit i set: byte i of the 16 at p stops the fast scan of a string (a
+ * quote, a backslash, a control byte, or a byte >= 0x80, which is below
+ * 0x20 as a signed byte). */
+static inline unsigned
+fast_stops (const unsigned char *p, char *dst)
+{
+  __m128i v = _mm_loadu_si128 ((const __m128i *) (const void *) p);
+  _mm_storeu_si128 ((__m128i *) (void *) dst, v);
+  __m128i q = _mm_cmpeq_epi8 (v, _mm_set1_epi8 ('"'));
+  __m128i b = _mm_cmpeq_epi8 (v, _mm_set1_epi8 ('\\'));
+  __m128i lo = _mm_cmplt_epi8 (v, _mm_set1_epi8 (0x20));
+  return (unsigned) _mm_movemask_epi8 (_mm_or_si128 (_mm_or_si128 (q, b), lo));
+}
+#define FAST_FIRST(m) ((size_t) __builtin_ctz (m))
+#elif defined(FIRST_STOP)
+#define FAST_BLOCK 8
+static inline uint64_t
+fast_stops (const unsigned char *p, char *dst)
+{
+  uint64_t w;
+  memcpy (&w, p, 8);
+  memcpy (dst, &w, 8);
+  return stop_mask (w);
+}
+#define FAST_FIRST(m) FIRST_STOP (m)
+#endif
+
+/* After a value taken by the fast path at `after` (inside a container):
+ * a ',' right behind it is consumed, as after_value does. */
+static inline void
+fast_after_value (ps_json_reader *r, const unsigned char *after)
+{
+  if (*after == ',') {
+    r->p = after + 1;
+    r->state = r->stack[r->level - 1] == 'a' ? ST_ARRAY_VALUE : ST_KEY;
+  } else {
+    r->p = after;
+    r->state = ST_AFTER;
+  }
+}
+
+ps_json_token
+ps_json_next (ps_json_reader *r)
+{
+  uint64_t w8;
+  const unsigned char *p = r->p;
+  int state = r->state;
+  if (r->end - p < FAST_WINDOW || state < ST_VALUE || state > ST_AFTER || state == ST_COLON)
+    return next_general (r);
+  PREFETCH_AHEAD (p);
+  if (*p == ' ') {
+    p++;
+  } else if (*p == '\n') {
+    /* Line ends and indentation are taken for good (r->p moves past them),
+     * whatever becomes of the token. */
+    uint32_t line = r->cur_line;
+    const unsigned char *lstart;
+    do {
+      lstart = ++p;
+      if (line < UINT32_MAX)
+        line++;
+      while (r->end - p >= 8 && (memcpy (&w8, p, 8), w8 == 0x2020202020202020u))
+        p += 8;
+      while (*p == ' ' && p < r->end - 1)
+        p++;
+    } while (*p == '\n' && p < r->end - 1);
+    r->cur_line = line;
+    r->cur_col = 1;
+    r->lstart = lstart;
+    r->p = p;
+    if (r->end - p < FAST_WINDOW)
+      return next_general (r);
+  }
+  unsigned c = *p;
+  ps_json_token t;
+
+  if (state == ST_AFTER) {
+    /* A container closes, inside another. */
+    uint8_t top = r->stack[r->level - 1];
+    if (c != (top == 'a' ? ']' : '}') || r->level < 2)
+      return next_general (r);
+    r->line = r->cur_line;
+    r->col = column (r, p);
+    r->str = "";
+    r->len = 0;
+    r->num = 0;
+    r->is_int = false;
+    r->i64 = 0;
+    r->level--;
+    r->depth = r->level;
+    fast_after_value (r, p + 1);
+    return r->token = top == 'a' ? PS_JSON_ARRAY_END : PS_JSON_OBJECT_END;
+  }
+
+#ifdef FAST_BLOCK
+  if (c == '"') {
+    /* Fits: sbuf takes the blocks, max_string the string. */
+    if (r->scap < FAST_WINDOW + FAST_BLOCK || r->max_string < FAST_WINDOW)
+      return next_general (r);
+    const unsigned char *s = p + 1;
+    size_t len = 0;
+    for (;;) {
+      /* The block and the byte after the closing quote stay within the
+       * window: s is p + 1 + len. */
+      if (len + FAST_BLOCK + 2 > FAST_WINDOW)
+        return next_general (r);
+      __typeof__ (fast_stops (s, r->sbuf)) m = fast_stops (s, r->sbuf + len);
+      if (m) {
+        size_t k = FAST_FIRST (m);
+        if (s[k] != '"')
+          return next_general (r);
+        len += k;
+        s += k + 1;
+        break;
+      }
+      s += FAST_BLOCK;
+      len += FAST_BLOCK;
+    }
+    r->sbuf[len] = '\0';
+    r->line = r->cur_line;
+    r->col = column (r, p);
+    r->str = r->sbuf;
+    r->len = len;
+    r->num = 0;
+    r->is_int = false;
+    r->i64 = 0;
+    r->depth = r->level;
+    if (state >= ST_OBJECT_FIRST) {
+      if (*s == ':') {
+        r->p = s + 1;
+        r->state = ST_VALUE;
+      } else {
+        r->p = s;
+        r->state = ST_COLON;
+      }
+      return r->token = PS_JSON_KEY;
+    }
+    fast_after_value (r, s);
+    return r->token = PS_JSON_STRING;
+  }
+#endif
+  if (state >= ST_OBJECT_FIRST)
+    return next_general (r);
+
+  if (is_digit ((int) c) || c == '-') {
+    /* An integer of at most 18 digits, which u holds exactly. */
+    const unsigned char *q = p;
+    bool neg = c == '-';
+    if (neg)
+      q++;
+    if (!is_digit (q[0]) || (q[0] == '0' && is_digit (q[1])))
+      return next_general (r);
+    uint64_t u = 0;
+    size_t n = 0;
+    while (is_digit (q[n]) && n < 19) {
+      u = u * 10 + (uint64_t) (q[n] - '0');
+      n++;
+    }
+    q += n;
+    c = *q;
+    if (n > 18 || is_word ((int) c) || c == '.' || c == '+' || c == '-')
+      return next_general (r);
+    r->line = r->cur_line;
+    r->col = column (r, p);
+    r->str = "";
+    r->len = 0;
+    r->is_int = true;
+    r->i64 = neg ? -(int64_t) u : (int64_t) u;
+    r->num = neg ? -(double) u : (double) u;
+    r->depth = r->level;
+    fast_after_value (r, q);
+    return r->token = PS_JSON_NUMBER;
+  }
+
+  if (c == '{' || c == '[') {
+    if (r->level >= r->max_depth || r->level >= r->stack_cap)
+      return next_general (r);
+    uint8_t kind = c == '[' ? 'a' : 'o';
+    r->line = r->cur_line;
+    r->col = column (r, p);
+    r->str = "";
+    r->len = 0;
+    r->num = 0;
+    r->is_int = false;
+    r->i64 = 0;
+    r->stack[r->level++] = kind;
+    r->depth = r->level;
+    r->p = p + 1;
+    r->state = kind == 'a' ? ST_ARRAY_FIRST : ST_OBJECT_FIRST;
+    return r->token = kind == 'a' ? PS_JSON_ARRAY_BEGIN : PS_JSON_OBJECT_BEGIN;
+  }
+
+  size_t n;
+  if (c == 't' && memcmp (p, "true", 4) == 0) {
+    t = PS_JSON_TRUE;
+    n = 4;
+  } else if (c == 'f' && memcmp (p, "false", 5) == 0) {
+    t = PS_JSON_FALSE;
+    n = 5;
+  } else if (c == 'n' && memcmp (p, "null", 4) == 0) {
+    t = PS_JSON_NULL;
+    n = 4;
+  } else {
+    return next_general (r);
+  }
+  if (is_word (p[n]))
+    return next_general (r);
+  r->line = r->cur_line;
+  r->col = column (r, p);
+  r->str = "";
+  r->len = 0;
+  r->num = 0;
+  r->is_int = false;
+  r->i64 = 0;
+  r->depth = r->level;
+  fast_after_value (r, p + n);
+  return r->token = t;
 }
 
 ps_json_token
