@@ -34,7 +34,8 @@
  * "invalid escape '\q' in string", "unexpected end of input inside
  * string"); they carry no position, which is in error_line and error_col.
  *
- * Tokens other than KEY and STRING leave str = "" and len = 0; tokens other
+ * Tokens other than KEY and STRING leave str = "" and len = 0 (and escaped
+ * false); tokens other
  * than NUMBER leave num = 0, is_int = false, i64 = 0.  "-0" is an integer
  * (i64 = 0) whose num is -0.0. */
 #ifndef PS_JSON_H
@@ -70,8 +71,11 @@ typedef struct ps_json_reader {
   /* Of the current token (valid until the next call to ps_json_next). */
   ps_json_token token;
   uint32_t line, col;  /* 1-based position of the token's first byte */
-  const char *str;     /* decoded, NUL-terminated (may contain NUL bytes: use len) */
+  const char *str;     /* decoded, NUL-terminated (may contain NUL bytes: use len);
+                          a KEY or STRING's has at least 16 readable bytes */
   size_t len;
+  bool escaped;        /* the string had escapes: only then can str hold a NUL byte,
+                          or differ from the bytes between its quotes in the input */
   double num;
   bool is_int;         /* the literal had no fraction or exponent and fits int64 */
   int64_t i64;

@@ -90,6 +90,7 @@ fail_lc (ps_json_reader *r, uint32_t line, uint32_t col, const char *fmt, ...)
   r->col = r->error_col = col;
   r->str = "";
   r->len = 0;
+  r->escaped = false;
   return PS_JSON_ERROR;
 }
 
@@ -523,6 +524,7 @@ scan_string_slow (ps_json_reader *r, ps_json_token kind, const unsigned char *p,
       if (!append (r, &len, s, (size_t) (p - s)))
         return PS_JSON_ERROR;
       r->p = p;
+      r->escaped = true;
       if (!read_escape (r, &len))
         return PS_JSON_ERROR;
       p = s = r->p;
@@ -885,6 +887,7 @@ next_outside (ps_json_reader *r)
     return r->token;
   r->str = "";
   r->len = 0;
+  r->escaped = false;
   r->num = 0;
   r->is_int = false;
   r->i64 = 0;
@@ -956,6 +959,7 @@ next_general (ps_json_reader *r)
     return next_outside (r);
   r->str = "";
   r->len = 0;
+  r->escaped = false;
   r->num = 0;
   r->is_int = false;
   r->i64 = 0;
@@ -1119,6 +1123,7 @@ ps_json_next (ps_json_reader *r)
     r->col = column (r, p);
     r->str = "";
     r->len = 0;
+    r->escaped = false;
     r->num = 0;
     r->is_int = false;
     r->i64 = 0;
@@ -1157,6 +1162,7 @@ ps_json_next (ps_json_reader *r)
     r->col = column (r, p);
     r->str = r->sbuf;
     r->len = len;
+    r->escaped = false;
     r->num = 0;
     r->is_int = false;
     r->i64 = 0;
@@ -1200,6 +1206,7 @@ ps_json_next (ps_json_reader *r)
     r->col = column (r, p);
     r->str = "";
     r->len = 0;
+    r->escaped = false;
     r->is_int = true;
     r->i64 = neg ? -(int64_t) u : (int64_t) u;
     r->num = neg ? -(double) u : (double) u;
@@ -1216,6 +1223,7 @@ ps_json_next (ps_json_reader *r)
     r->col = column (r, p);
     r->str = "";
     r->len = 0;
+    r->escaped = false;
     r->num = 0;
     r->is_int = false;
     r->i64 = 0;
@@ -1245,6 +1253,7 @@ ps_json_next (ps_json_reader *r)
   r->col = column (r, p);
   r->str = "";
   r->len = 0;
+  r->escaped = false;
   r->num = 0;
   r->is_int = false;
   r->i64 = 0;
@@ -1308,7 +1317,9 @@ init_common (ps_json_reader *r)
   r->cur_line = 1;
   r->cur_col = 1;
   r->state = ST_BOM;
-  r->sbuf = malloc (SBUF_INIT);
+  /* Zeroed, so that every byte of its first SBUF_INIT is defined: callers
+   * may compare a short key a word at a time. */
+  r->sbuf = calloc (1, SBUF_INIT);
   r->stack = malloc (STACK_INIT);
   if (!r->sbuf || !r->stack) {
     /* A failed init holds nothing, so that callers need not close it. */

@@ -23,16 +23,39 @@
 uint32_t
 ps__strmap_hash (const char *s, size_t len)
 {
-  /* 64-bit FNV-1a folded to 32 bits: the fold keeps the high bits, which
-   * FNV mixes better than the low ones, in the bits the mask uses. */
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < len; i++) {
-    h ^= (unsigned char) s[i];
-    h *= 0x100000001b3ull;
+  /* Eight bytes at a time (byte-wise FNV-1a was a multiply per byte, a
+   * tenth of loading a large graph), each word xored in and multiplied,
+   * the tail gathered into one more word, then the finaliser of
+   * MurmurHash3 (fmix64), so that every bit of the words reaches the low
+   * bits the table's mask uses. */
+  const uint64_t k = 0x9e3779b97f4a7c15ull;
+  uint64_t h = (uint64_t) len * k, w;
+  if (len >= 8) {
+    size_t i = 0;
+    for (; i + 8 < len; i += 8) {
+      memcpy (&w, s + i, 8);
+      h = (h ^ w) * k;
+    }
+    /* The last eight bytes, which may overlap the word before. */
+    memcpy (&w, s + len - 8, 8);
+  } else if (len >= 4) {
+    uint32_t a, b;
+    memcpy (&a, s, 4);
+    memcpy (&b, s + len - 4, 4);
+    w = (uint64_t) a | (uint64_t) b << 32;
+  } else {
+    /* 0 to 3 bytes: the first, the middle and the last. */
+    w = len ? (uint64_t) (unsigned char) s[0] | (uint64_t) (unsigned char) s[len / 2] << 8
+                | (uint64_t) (unsigned char) s[len - 1] << 16
+            : 0;
   }
-  h ^= h >> 32;
-  h *= 0x9e3779b97f4a7c15ull;
-  return (uint32_t) (h >> 32);
+  h = (h ^ w) * k;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return (uint32_t) h;
 }
 
 static int

@@ -17,6 +17,29 @@
 enum { BK_NAME, BK_BYTES, BK_EXTERNAL, BK_DTYPE, BK__COUNT };
 static const char *const buffer_keys[BK__COUNT] = { "name", "bytes", "external", "dtype" };
 
+/* The buffer key at the current token, or -1: the one candidate of its
+ * length and first letter, then compared (there is one buffer object per
+ * buffer of the graph). */
+static int
+buffer_key (const ps_json_reader *r)
+{
+  int k;
+  switch (r->len) {
+  case 4:
+    k = BK_NAME;
+    break;
+  case 5:
+    k = r->str[0] == 'b' ? BK_BYTES : BK_DTYPE;
+    break;
+  case 8:
+    k = BK_EXTERNAL;
+    break;
+  default:
+    return -1;
+  }
+  return memcmp (r->str, buffer_keys[k], r->len) == 0 ? k : -1;
+}
+
 static int
 load_buffer (ps__json_loader *ld)
 {
@@ -30,7 +53,7 @@ load_buffer (ps__json_loader *ld)
   int t, ret;
 
   while ((t = ps__json_next (ld)) == PS_JSON_KEY) {
-    int k = ps__json_key_index (r, buffer_keys, BK__COUNT);
+    int k = buffer_key (r);
     if (k < 0) {
       if ((ret = ps__json_unknown_key_skip (ld, buffer_keys, BK__COUNT)) < 0)
         return ret;

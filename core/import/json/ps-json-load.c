@@ -81,14 +81,6 @@ ps__json_syntax (ps__json_loader *ld)
   return ps_json_error_status (&ld->r);
 }
 
-int
-ps__json_next (ps__json_loader *ld)
-{
-  ps_json_token t = ps_json_next (&ld->r);
-  if (t == PS_JSON_ERROR)
-    return ps__json_syntax (ld);
-  return (int) t;
-}
 
 int
 ps__json_skip_current (ps__json_loader *ld)
@@ -193,7 +185,7 @@ ps__json_check_string (ps__json_loader *ld, const ps__json_key *key)
     int ret = ps__json_type_error (ld, key, "a string");
     return ret < 0 ? ret : 0;
   }
-  if (memchr (r->str, '\0', r->len)) {
+  if (r->escaped && memchr (r->str, '\0', r->len)) {
     int ret =
         ps__json_err (ld, r->line, r->col, key, "a NUL character (\\u0000) is not allowed here");
     return ret < 0 ? ret : 0;

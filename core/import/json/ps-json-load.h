@@ -184,8 +184,16 @@ int ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__js
     ;
 /* Reports the reader's error (once) and returns PS_ESYNTAX. */
 int ps__json_syntax (ps__json_loader *ld);
-/* The next token; PS_ESYNTAX after reporting a reader error. */
-int ps__json_next (ps__json_loader *ld);
+/* The next token; PS_ESYNTAX after reporting a reader error.  (Inline:
+ * the loader asks for every token of the document.) */
+static inline int
+ps__json_next (ps__json_loader *ld)
+{
+  ps_json_token t = ps_json_next (&ld->r);
+  if (t == PS_JSON_ERROR)
+    return ps__json_syntax (ld);
+  return (int) t;
+}
 /* Skips the rest of the current value (a container the current token opens). */
 int ps__json_skip_current (ps__json_loader *ld);
 
@@ -238,11 +246,6 @@ void ps__json_scratch_free (ps__json_loader *ld);
 /* Reads one node object (current token: its `{`) and appends it. */
 int ps__json_load_node (ps__json_loader *ld);
 
-
-/* Loads a graph in the JSON format of spec/graph-format.md from memory
- * (ps-json-graph.c); the contract of ps_import_graph_mem. */
-int ps__json_load_graph (ps_graph *g, const char *data, size_t len, const char *path,
-                         ps_diag *diag);
 
 /* Loads a graph in the JSON format of spec/graph-format.md from memory
  * (ps-json-graph.c); the contract of ps_import_graph_mem. */

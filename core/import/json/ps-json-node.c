@@ -12,8 +12,10 @@
 
 #include "ps-array.h"
 
-/* Names of node keys, indexed by PS__NK_*. */
-static const char *const node_keys[PS__NK__COUNT] = {
+/* Names of node keys, indexed by PS__NK_*; each padded with NULs to 16
+ * bytes, so that node_key compares a key in two words. */
+#define KEY_PAD 16
+static const char node_keys[PS__NK__COUNT][KEY_PAD] = {
   "name",     "op",     "reads",         "writes", "after",      "stream",
   "cost_ns",  "function", "grid",        "block",  "smem",       "fusible",
   "impl",     "params", "module",        "args",   "flops",      "traffic_bytes",
@@ -80,6 +82,24 @@ same (const char *a, const char *b, size_t n)
   return true;
 }
 
+/* s[0, n) == pad[0, n) for n < KEY_PAD, where s and pad both have KEY_PAD
+ * readable bytes (a key's str has 16, see ps-json.h): two words, masked to
+ * n bytes. */
+static inline bool
+same_padded (const char *s, const char *pad, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t a[2], b[2];
+  memcpy (a, s, 16);
+  memcpy (b, pad, 16);
+  uint64_t m0 = n >= 8 ? ~(uint64_t) 0 : ((uint64_t) 1 << (8 * n)) - 1;
+  uint64_t m1 = n <= 8 ? 0 : ((uint64_t) 1 << (8 * (n - 8))) - 1;
+  return (((a[0] ^ b[0]) & m0) | ((a[1] ^ b[1]) & m1)) == 0;
+#else
+  return same (s, pad, n);
+#endif
+}
+
 static int
 node_key (const ps_json_reader *r)
 {
@@ -127,7 +147,7 @@ node_key (const ps_json_reader *r)
   default:
     return -1;
   }
-  return same (s, node_keys[k], r->len) ? k : -1;
+  return same_padded (s, node_keys[k], r->len) ? k : -1;
 }
 
 /* The value named by the current token among values [first, count) of a
@@ -136,7 +156,7 @@ static int
 enum_index (const ps_json_reader *r, const ps_names *t, uint32_t first, uint32_t count)
 {
   for (uint32_t i = first; i < count; i++)
-    if (t->len[i] == r->len && same (t->name[i], r->str, r->len))
+    if (t->len[i] == r->len && t->name[i][0] == r->str[0] && same (t->name[i], r->str, r->len))
       return (int) i;
   return -1;
 }
