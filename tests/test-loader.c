@@ -413,6 +413,45 @@ core_loader_errors_name_the_node (void **state)
   ps_diag_free (&d);
 }
 
+/* An unknown buffer name is located where it stands in the file, whatever
+ * came before it: escapes, characters of several bytes, a byte order mark,
+ * CRLF line ends (the loader keeps the name's offset, not its position). */
+static void
+core_loader_unknown_buffer_positions (void **state)
+{
+  (void) state;
+  /* A name with an escape is decoded in the message. */
+  expect_error (NODES K ("k", ", \"reads\": [\"a\", \"n\\u00f6pe\"]") "]}", "\"n\\u00f6",
+                "nodes[0].reads[1]: unknown buffer \"n\xc3\xb6pe\"");
+  /* Two characters of two bytes before it on its line: two columns less
+   * than its byte. */
+  static const char utf8[] = NODES "{\"name\": \"k\xc3\xa9\xc3\xa9\", \"op\": \"kernel\", "
+                             "\"function\": \"f\", \"grid\": 1, \"block\": 1, "
+                             "\"writes\": [\"nope\"]}]}";
+  uint32_t line, col;
+  position_of (utf8, "\"nope\"", &line, &col);
+  expect_error_at (utf8, strlen (utf8), line, col - 2, "nodes[0].writes[0]: unknown buffer \"nope\"");
+  /* A byte order mark is not counted; CRLF ends a line. */
+  static const char bom[] = "\xef\xbb\xbf{\"format\": \"planscope-graph\", \"version\": 1,\r\n"
+                            "\"nodes\": [{\"name\": \"k\", \"op\": \"memset\", \"writes\": "
+                            "[\"gone\"]}]}";
+  position_of (bom + 3, "\"gone\"", &line, &col);
+  assert_int_equal (line, 2);
+  expect_error_at (bom, strlen (bom), line, col, "nodes[0].writes[0]: unknown buffer \"gone\"");
+  static const char bom1[] = "\xef\xbb\xbf{\"format\": \"planscope-graph\", \"version\": 1, "
+                             "\"nodes\": [{\"name\": \"k\", \"op\": \"memset\", \"writes\": "
+                             "[\"gone\"]}]}";
+  position_of (bom1 + 3, "\"gone\"", &line, &col);
+  expect_error_at (bom1, strlen (bom1), 1, col, "nodes[0].writes[0]: unknown buffer \"gone\"");
+  /* A condition buffer, and errors in file order on several lines. */
+  expect_error (NODES "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"nocond\"},\n"
+                K ("k", ", \"reads\": [\"a\", \"tmp\"]") "]}",
+                "\"nocond\"", "nodes[0].condition: unknown buffer \"nocond\"");
+  expect_error (NODES "{\"name\": \"c\", \"op\": \"conditional\", \"condition\": \"nocond\"},\n"
+                K ("k", ", \"reads\": [\"a\", \"tmp\"]") "]}",
+                "\"tmp\"", "nodes[1].reads[1]: unknown buffer \"tmp\"");
+}
+
 static void
 core_loader_node_errors (void **state)
 {
@@ -1517,6 +1556,7 @@ main (void)
     cmocka_unit_test (core_loader_deep_nesting),
     cmocka_unit_test (core_loader_document_errors),
     cmocka_unit_test (core_loader_buffer_errors),
+    cmocka_unit_test (core_loader_unknown_buffer_positions),
     cmocka_unit_test (core_loader_node_errors),
     cmocka_unit_test (core_loader_errors_name_the_node),
     cmocka_unit_test (core_loader_cancelled_early),

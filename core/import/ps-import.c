@@ -35,12 +35,20 @@ is_trace (const char *data, size_t len)
     return false;
   size_t window = len - i < ((size_t) 4 << 20) ? len - i : ((size_t) 4 << 20);
   const char *key = "\"traceEvents\"", *end = data + i + window;
-  /* memchr finds the quotes: a graph file has no traceEvents, and this
-   * window was a few percent of loading one byte by byte. */
+  /* A planscope graph has no traceEvents, and scanning its first 4 MiB for
+   * one was a few percent of loading it: its "format" key ends the search
+   * (a graph's comes first in every file planscope writes). */
   for (const char *p = data + i; p + 13 <= end; p++) {
     p = memchr (p, '"', (size_t) (end - 13 - p) + 1);
     if (!p)
       break;
+    if (memcmp (p, "\"format\"", 8) == 0) {
+      const char *q = p + 8;
+      while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r' || *q == ':'))
+        q++;
+      if (end - q >= 17 && memcmp (q, "\"planscope-graph\"", 17) == 0)
+        return false;
+    }
     if (memcmp (p, key, 13) != 0)
       continue;
     const char *q = p + 13;

@@ -71,6 +71,7 @@ typedef struct ps_json_reader {
   /* Of the current token (valid until the next call to ps_json_next). */
   ps_json_token token;
   uint32_t line, col;  /* 1-based position of the token's first byte */
+  uint64_t offset;     /* that byte's offset from the start of the input */
   const char *str;     /* decoded, NUL-terminated (may contain NUL bytes: use len);
                           a KEY or STRING's has at least 16 readable bytes */
   size_t len;
@@ -96,6 +97,7 @@ typedef struct ps_json_reader {
   void *read_ctx;
   unsigned char *chunk;
   size_t chunk_cap;
+  uint64_t consumed; /* bytes of the input before buf */
   bool eof_input;
   uint32_t cur_line, cur_col; /* cur_col is the column of lstart */
   const unsigned char *lstart;
@@ -130,6 +132,21 @@ ps_json_token ps_json_skip_value (ps_json_reader *r);
  * including its matching end; otherwise does nothing.  Returns 0 or
  * PS_JSON_ERROR. */
 int ps_json_skip_current (ps_json_reader *r);
+
+/* The position the reader gives the byte at `offset` of an input it read
+ * (line and column as above), for messages about tokens whose offset was
+ * kept instead of their position.  Queries in increasing order of offset
+ * cost one pass over the input in all; an earlier offset starts over. */
+typedef struct ps_json_locator {
+  const unsigned char *data;
+  size_t len, start;
+  size_t pos, line_start; /* scanned up to pos; the line being scanned starts at line_start */
+  size_t cont;            /* continuation bytes in [line_start, pos) */
+  uint32_t line;
+} ps_json_locator;
+
+void ps_json_locator_init (ps_json_locator *l, const char *data, size_t len);
+void ps_json_locate (ps_json_locator *l, uint64_t offset, uint32_t *line, uint32_t *col);
 
 /* Human name of a token kind ("string", "number", "object", ...). */
 const char *ps_json_token_name (ps_json_token t);

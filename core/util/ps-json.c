@@ -66,6 +66,15 @@ column (const ps_json_reader *r, const unsigned char *q)
   return c > UINT32_MAX ? UINT32_MAX : (uint32_t) c;
 }
 
+/* Records q, the first byte of the token, as the token's position. */
+static inline void
+mark (ps_json_reader *r, const unsigned char *q)
+{
+  r->line = r->cur_line;
+  r->col = column (r, q);
+  r->offset = r->consumed + (uint64_t) (q - r->buf);
+}
+
 /* Records the first error; later ones (e.g. an end of input noticed after a
  * read error) are ignored.  Always returns PS_JSON_ERROR. */
 static ps_json_token fail_lc (ps_json_reader *r, uint32_t line, uint32_t col, const char *fmt,
@@ -111,6 +120,8 @@ fill (ps_json_reader *r, size_t n)
 
   size_t cc = (size_t) r->cur_col + (size_t) (r->p - r->lstart);
   r->cur_col = cc > UINT32_MAX ? UINT32_MAX : (uint32_t) cc;
+  /* The bytes before r->p leave the chunk. */
+  uint64_t dropped = (uint64_t) (r->p - r->buf);
   if (n > r->chunk_cap) {
     size_t cap = r->chunk_cap;
     while (cap < n)
@@ -127,6 +138,7 @@ fill (ps_json_reader *r, size_t n)
   } else if (r->p != r->chunk) {
     memmove (r->chunk, r->p, have);
   }
+  r->consumed += dropped;
   r->buf = r->p = r->lstart = r->chunk;
   r->end = r->chunk + have;
 
@@ -896,8 +908,7 @@ next_outside (ps_json_reader *r)
     int c = skip_ws (r);
     if (c < 0 && r->token == PS_JSON_ERROR)
       return PS_JSON_ERROR;
-    r->line = r->cur_line;
-    r->col = column (r, r->p);
+    mark (r, r->p);
 
     switch (r->state) {
     case ST_BOM:
@@ -969,8 +980,7 @@ next_general (ps_json_reader *r)
     int c = skip_ws (r);
     if (c < 0)
       return eof_inside (r);
-    r->line = r->cur_line;
-    r->col = column (r, r->p);
+    mark (r, r->p);
 
     ps_json_token t;
     if (state == ST_KEY || state == ST_OBJECT_FIRST) {
@@ -1119,8 +1129,7 @@ ps_json_next (ps_json_reader *r)
     uint8_t top = r->stack[r->level - 1];
     if (c != (top == 'a' ? ']' : '}') || r->level < 2)
       return next_general (r);
-    r->line = r->cur_line;
-    r->col = column (r, p);
+    mark (r, p);
     r->str = "";
     r->len = 0;
     r->escaped = false;
@@ -1158,8 +1167,7 @@ ps_json_next (ps_json_reader *r)
       len += FAST_BLOCK;
     }
     r->sbuf[len] = '\0';
-    r->line = r->cur_line;
-    r->col = column (r, p);
+    mark (r, p);
     r->str = r->sbuf;
     r->len = len;
     r->escaped = false;
@@ -1202,8 +1210,7 @@ ps_json_next (ps_json_reader *r)
     c = *q;
     if (n > 18 || is_word ((int) c) || c == '.' || c == '+' || c == '-')
       return next_general (r);
-    r->line = r->cur_line;
-    r->col = column (r, p);
+    mark (r, p);
     r->str = "";
     r->len = 0;
     r->escaped = false;
@@ -1219,8 +1226,7 @@ ps_json_next (ps_json_reader *r)
     if (r->level >= r->max_depth || r->level >= r->stack_cap)
       return next_general (r);
     uint8_t kind = c == '[' ? 'a' : 'o';
-    r->line = r->cur_line;
-    r->col = column (r, p);
+    mark (r, p);
     r->str = "";
     r->len = 0;
     r->escaped = false;
@@ -1249,8 +1255,7 @@ ps_json_next (ps_json_reader *r)
   }
   if (is_word (p[n]))
     return next_general (r);
-  r->line = r->cur_line;
-  r->col = column (r, p);
+  mark (r, p);
   r->str = "";
   r->len = 0;
   r->escaped = false;
@@ -1303,6 +1308,50 @@ ps_json_token_name (ps_json_token t)
   case PS_JSON_NULL: return "null";
   default: return "unknown token";
   }
+}
+
+/* --- positions of offsets ----------------------------------------------- */
+
+void
+ps_json_locator_init (ps_json_locator *l, const char *data, size_t len)
+{
+  l->data = (const unsigned char *) data;
+  l->len = len;
+  /* A byte order mark is not counted, as the reader skips it. */
+  l->start = len >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+  l->pos = l->line_start = l->start;
+  l->cont = 0;
+  l->line = 1;
+}
+
+void
+ps_json_locate (ps_json_locator *l, uint64_t offset, uint32_t *line, uint32_t *col)
+{
+  if (offset > l->len)
+    offset = l->len;
+  if (offset < l->pos) {
+    l->pos = l->line_start = l->start;
+    l->cont = 0;
+    l->line = 1;
+  }
+  /* Lines end at LF; a column counts the code points before it on its
+   * line (bytes that are not UTF-8 continuation bytes), as the reader's do. */
+  while (l->pos < offset) {
+    const unsigned char *nl = memchr (l->data + l->pos, '\n', (size_t) (offset - l->pos));
+    size_t stop = nl ? (size_t) (nl - l->data) : (size_t) offset;
+    for (size_t i = l->pos; i < stop; i++)
+      l->cont += (l->data[i] & 0xc0) == 0x80;
+    l->pos = stop;
+    if (nl) {
+      if (l->line < UINT32_MAX)
+        l->line++;
+      l->pos = l->line_start = stop + 1;
+      l->cont = 0;
+    }
+  }
+  uint64_t c = 1 + (offset - l->line_start) - l->cont;
+  *line = l->line;
+  *col = c > UINT32_MAX ? UINT32_MAX : (uint32_t) c;
 }
 
 /* --- setup -------------------------------------------------------------- */

@@ -155,9 +155,26 @@ ps__strmap_insert (ps_strmap *m, uint32_t key, uint32_t hash, uint32_t value)
 #define AHEAD 8
 #define RING 32 /* a power of two > 2 * AHEAD */
 
+/* The length of key i of ps__strmap_find_many, and where it is. */
+static inline const char *
+many_key (const char *kpool, const char *kalt, uint32_t alt, uint32_t off, size_t *len)
+{
+  if (off & alt) {
+    const char *k = kalt + (off & ~alt);
+    *len = strlen (k);
+    return k;
+  }
+  const char *k = kpool + off;
+  size_t n = 0;
+  while (k[n] != '"' && k[n] != '\0')
+    n++;
+  *len = n;
+  return k;
+}
+
 void
-ps__strmap_find_many (const ps_strmap *m, const char *pool, const char *kpool,
-                      const uint32_t *koff, size_t n, uint32_t *out)
+ps__strmap_find_many (const ps_strmap *m, const char *pool, const char *kpool, const char *kalt,
+                      uint32_t alt, const uint32_t *koff, size_t n, uint32_t *out)
 {
   const ps__strmap_slot *slots = m->slots;
   uint32_t mask = m->mask;
@@ -167,8 +184,8 @@ ps__strmap_find_many (const ps_strmap *m, const char *pool, const char *kpool,
    * slot's key; at i compare (and go on probing on a mismatch). */
   for (size_t i = 0; i < n + 2 * AHEAD; i++) {
     if (i < n) {
-      const char *k = kpool + koff[i];
-      size_t len = strlen (k);
+      size_t len;
+      const char *k = many_key (kpool, kalt, alt, koff[i], &len);
       uint32_t h = ps__strmap_hash (k, len);
       ring_hash[i % RING] = h;
       ring_len[i % RING] = (uint32_t) len;
@@ -185,14 +202,15 @@ ps__strmap_find_many (const ps_strmap *m, const char *pool, const char *kpool,
     }
     if (i >= 2 * AHEAD) {
       size_t j = i - 2 * AHEAD;
-      const char *k = kpool + koff[j];
+      uint32_t off = koff[j];
+      const char *k = off & alt ? kalt + (off & ~alt) : kpool + off;
       uint32_t h = ring_hash[j % RING], len = ring_len[j % RING], p = ring_slot[j % RING];
       uint32_t v = UINT32_MAX;
       for (;; p = (p + 1) & mask) {
         const ps__strmap_slot *sl = &slots[p];
         if (sl->key == PS__STRMAP_EMPTY)
           break;
-        if (sl->hash == h && memcmp (pool + sl->key, k, (size_t) len + 1) == 0) {
+        if (sl->hash == h && memcmp (pool + sl->key, k, len) == 0 && pool[sl->key + len] == '\0') {
           v = sl->value;
           break;
         }

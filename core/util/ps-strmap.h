@@ -42,10 +42,14 @@ uint32_t ps__strmap_find (const ps_strmap *m, const char *pool, const char *s, s
 int ps__strmap_insert (ps_strmap *m, uint32_t key, uint32_t hash, uint32_t value);
 
 /* Looks up n keys at once, much faster than n finds on a big table (see
- * ps-strmap.c).  Key i is the NUL-terminated string kpool + koff[i];
- * out[i] gets its value or UINT32_MAX.  out may be koff. */
+ * ps-strmap.c).  Key i is the NUL-terminated string kalt + (koff[i] & ~alt)
+ * when koff[i] has a bit of `alt` set (alt 0: never), else the string at
+ * kpool + koff[i], which ends at its first '"' or NUL byte (a name as it
+ * stands in a JSON document); out[i] gets its value or UINT32_MAX.  out
+ * may be koff. */
 void ps__strmap_find_many (const ps_strmap *m, const char *pool, const char *kpool,
-                           const uint32_t *koff, size_t n, uint32_t *out);
+                           const char *kalt, uint32_t alt, const uint32_t *koff, size_t n,
+                           uint32_t *out);
 
 /* Called by ps__strmap_build for a key equal to an earlier one; a negative
  * return stops the build with that code. */

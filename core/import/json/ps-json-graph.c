@@ -149,9 +149,9 @@ load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index,
     *index = PS_NONE;
     i++;
     /* A long load can be stopped by its caller between objects. */
-    if (i % 4096 == 0 && ld->input_len) {
+    if (i % 4096 == 0 && ld->data_len) {
       ret = ps_diag_progress (ld->diag, "parse",
-                              (double) ps_json_offset (r) / (double) ld->input_len);
+                              (double) ps_json_offset (r) / (double) ld->data_len);
       if (ret < 0)
         return ret;
     }
@@ -222,11 +222,13 @@ duplicate_node (void *ctx, uint32_t i, uint32_t first)
   return ret;
 }
 
-/* Reports the reads and writes that name no buffer. */
+/* Reports the reads and writes that name no buffer, where they stand. */
 static int
 access_errors (ps__json_loader *ld, const uint32_t *ids)
 {
   const ps_graph *g = ld->g;
+  ps_json_locator loc;
+  ps_json_locator_init (&loc, ld->data, ld->data_len);
   int ret = 0;
   for (uint32_t v = 0; v < g->n_nodes && ret == 0; v++) {
     const ps_node *n = &g->nodes[v];
@@ -241,8 +243,11 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
         ps__json_key key = { w ? "writes" : "reads", j - begin, NULL };
         if (j == cond)
           key = (ps__json_key){ "condition", -1, NULL };
-        ret = ps__json_err (ld, ld->acc_line[j], ld->acc_col[j], &key, "unknown buffer \"%s\"",
-                            ld->refpool + g->access[j]);
+        uint32_t line, col;
+        ps_json_locate (&loc, ps__json_access_offset (ld, g->access[j]), &line, &col);
+        size_t len;
+        const char *name = ps__json_access_name (ld, g->access[j], &len);
+        ret = ps__json_err (ld, line, col, &key, "unknown buffer \"%.*s\"", (int) len, name);
       }
     }
   }
@@ -270,7 +275,8 @@ resolve_names (ps__json_loader *ld)
   uint32_t *ids = malloc (((size_t) g->n_access + 1) * sizeof *ids);
   if (!ids)
     return PS_ENOMEM;
-  ps__strmap_find_many (&ld->buffer_map, g->strings, ld->refpool, g->access, g->n_access, ids);
+  ps__strmap_find_many (&ld->buffer_map, g->strings, ld->data, ld->refpool, PS__JSON_POOLED,
+                        g->access, g->n_access, ids);
   bool unknown = false;
   for (uint32_t j = 0; j < g->n_access; j++)
     unknown |= ids[j] == PS_NONE;
@@ -599,8 +605,6 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   ps__strmap_free (&ld->event_map);
   free (ld->refs);
   free (ld->refpool);
-  free (ld->acc_line);
-  free (ld->acc_col);
   free (ld->after_pairs);
 
   if (ret == 0 && ld->errors)
@@ -625,7 +629,8 @@ ps__json_load_graph (ps_graph *g, const char *data, size_t len, const char *path
 {
   ps__json_loader ld;
   memset (&ld, 0, sizeof ld);
-  ld.input_len = data ? len : 0;
-  int ret = ps_json_init_mem (&ld.r, data ? data : "", data ? len : 0);
+  ld.data = data ? data : "";
+  ld.data_len = data ? len : 0;
+  int ret = ps_json_init_mem (&ld.r, ld.data, ld.data_len);
   return load (g, &ld, ret, path, diag);
 }

@@ -125,7 +125,7 @@ ps__json_type_error (ps__json_loader *ld, const ps__json_key *key, const char *w
 }
 
 int
-ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max,
+ps__json_get_int_slow (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max,
                   int64_t *out)
 {
   ps_json_reader *r = &ld->r;
@@ -161,7 +161,7 @@ ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int
 }
 
 int
-ps__json_get_nonneg (ps__json_loader *ld, const ps__json_key *key, double *out)
+ps__json_get_nonneg_slow (ps__json_loader *ld, const ps__json_key *key, double *out)
 {
   ps_json_reader *r = &ld->r;
   if (r->token != PS_JSON_NUMBER) {
@@ -178,7 +178,7 @@ ps__json_get_nonneg (ps__json_loader *ld, const ps__json_key *key, double *out)
 }
 
 int
-ps__json_check_string (ps__json_loader *ld, const ps__json_key *key)
+ps__json_check_string_slow (ps__json_loader *ld, const ps__json_key *key)
 {
   ps_json_reader *r = &ld->r;
   if (r->token != PS_JSON_STRING) {
@@ -194,7 +194,7 @@ ps__json_check_string (ps__json_loader *ld, const ps__json_key *key)
 }
 
 int
-ps__json_check_name (ps__json_loader *ld, const ps__json_key *key, const char *what)
+ps__json_check_name_slow (ps__json_loader *ld, const ps__json_key *key, const char *what)
 {
   int ok = ps__json_check_string (ld, key);
   if (ok <= 0)
@@ -242,56 +242,85 @@ ps__json_get_enum (ps__json_loader *ld, const ps__json_key *key, const char *wha
   return ret < 0 ? ret : 0;
 }
 
-/* Copies the current token's string into the refpool. */
+/* Copies the current token's string into the refpool, after `head`
+ * bytes of room (0 or 8); *off is the string's offset.  Offsets stay below
+ * PS__JSON_POOLED, the flag of access keys. */
 static int
-refpool_add (ps__json_loader *ld, uint32_t *off)
+refpool_add (ps__json_loader *ld, uint32_t head, uint32_t *off)
 {
   ps_json_reader *r = &ld->r;
-  uint64_t need = (uint64_t) ld->refpool_len + r->len + 1;
-  if (need >= UINT32_MAX)
+  uint64_t need = (uint64_t) ld->refpool_len + head + r->len + 1;
+  if (need >= PS__JSON_POOLED)
     return PS_ELIMIT;
   int ret = PS_ARRAY_RESERVE (ld->refpool, ld->refpool_cap, need);
   if (ret < 0)
     return ret;
-  memcpy (ld->refpool + ld->refpool_len, r->str, r->len + 1);
-  *off = ld->refpool_len;
-  ld->refpool_len += (uint32_t) r->len + 1;
-  return 0;
-}
-
-int
-ps__json_push_ref_at (ps__json_loader *ld, uint8_t field, uint32_t index, const ps__json_nref *name,
-                      uint32_t *out)
-{
-  int ret = PS_ARRAY_RESERVE (ld->refs, ld->cap_refs, (uint64_t) ld->n_refs + 1);
-  if (ret < 0)
-    return ret;
-  ld->refs[ld->n_refs] =
-    (ps__json_ref){ name->name, name->line, name->col, ld->node_index, index, PS_NONE, field };
-  *out = ld->n_refs++;
+  memcpy (ld->refpool + ld->refpool_len + head, r->str, r->len + 1);
+  *off = ld->refpool_len + head;
+  ld->refpool_len = (uint32_t) need;
   return 0;
 }
 
 int
 ps__json_push_ref (ps__json_loader *ld, uint8_t field, uint32_t index, uint32_t *out)
 {
-  ps__json_nref name = { 0, ld->r.line, ld->r.col };
-  int ret = refpool_add (ld, &name.name);
+  uint32_t line = ld->r.line, col = ld->r.col, name;
+  int ret = refpool_add (ld, 0, &name);
+  if (ret == 0)
+    ret = PS_ARRAY_RESERVE (ld->refs, ld->cap_refs, (uint64_t) ld->n_refs + 1);
   if (ret < 0)
     return ret;
-  return ps__json_push_ref_at (ld, field, index, &name, out);
+  ld->refs[ld->n_refs] = (ps__json_ref){ name, line, col, ld->node_index, index, PS_NONE, field };
+  *out = ld->n_refs++;
+  return 0;
 }
 
 int
-ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, ps__json_nref *out)
+ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, uint32_t *out)
 {
-  out->name = PS_NONE;
-  out->line = ld->r.line;
-  out->col = ld->r.col;
+  *out = PS_NONE;
   int ok = ps__json_check_name (ld, key, "buffer");
   if (ok <= 0)
     return ok;
-  return refpool_add (ld, &out->name);
+  const ps_json_reader *r = &ld->r;
+  /* The name as it stands in the input, one byte after its quote. */
+  if (!r->escaped && r->offset + 1 < PS__JSON_POOLED) {
+    *out = (uint32_t) (r->offset + 1);
+    return 0;
+  }
+  /* Decoded, after the offset of its token. */
+  uint32_t off;
+  int ret = refpool_add (ld, 8, &off);
+  if (ret < 0)
+    return ret;
+  uint64_t at = r->offset;
+  memcpy (ld->refpool + off - 8, &at, 8);
+  *out = PS__JSON_POOLED | off;
+  return 0;
+}
+
+const char *
+ps__json_access_name (const ps__json_loader *ld, uint32_t key, size_t *len)
+{
+  if (key & PS__JSON_POOLED) {
+    const char *s = ld->refpool + (key & ~PS__JSON_POOLED);
+    *len = strlen (s);
+    return s;
+  }
+  /* The reader took the whole string, so its closing quote is there. */
+  const char *s = ld->data + key;
+  *len = (size_t) ((const char *) memchr (s, '"', ld->data_len - key) - s);
+  return s;
+}
+
+uint64_t
+ps__json_access_offset (const ps__json_loader *ld, uint32_t key)
+{
+  if (!(key & PS__JSON_POOLED))
+    return (uint64_t) key - 1;
+  uint64_t at;
+  memcpy (&at, ld->refpool + (key & ~PS__JSON_POOLED) - 8, 8);
+  return at;
 }
 
 int

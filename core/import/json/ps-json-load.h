@@ -6,6 +6,8 @@
 #ifndef PS_JSON_LOAD_H
 #define PS_JSON_LOAD_H
 
+#include <float.h>
+
 #include "model/ps-graph-private.h"
 #include "ps-graph.h"
 #include "ps-json.h"
@@ -60,20 +62,17 @@ enum {
 };
 
 /* Names are resolved once the whole document is read (nodes may come
- * before buffers), with the batch lookups of ps-strmap.h.  Until then a
- * reference is the offset of a copy of the name in the loader's refpool.
+ * before buffers), with the batch lookups of ps-strmap.h.  Until then
  * reads and writes (and a conditional's condition, kept as its last read)
- * stay in graph->access, with their positions in acc_line/acc_col; the
- * rarer kernel buffer arguments, `after`, then and else names are refs. */
-typedef struct ps__json_nref {
-  uint32_t name; /* refpool offset, PS_NONE after an error */
-  uint32_t line, col;
-} ps__json_nref;
-
-typedef struct ps__json_nrefvec {
-  ps__json_nref *v;
-  uint32_t n, cap;
-} ps__json_nrefvec;
+ * stay in graph->access as access keys: the input offset of the name's
+ * first byte, since a name without escapes stands in the input as it is
+ * (its closing quote ends it, and its token starts one byte before, which
+ * ps_json_locate turns into a position when a message needs one); or, for
+ * a name with escapes, PS__JSON_POOLED and the offset of its decoded copy
+ * in the refpool, which follows the 8-byte input offset of its token.  The
+ * rarer kernel buffer arguments, `after`, then and else names are refs:
+ * copies in the refpool, with their positions. */
+#define PS__JSON_POOLED 0x80000000u
 
 typedef struct ps__json_ref {
   uint32_t name; /* refpool offset */
@@ -118,11 +117,11 @@ typedef struct ps__json_node_scratch {
   uint32_t params_seen;            /* bit per parameter */
   uint32_t pline[3], pcol[3];
   double flops, traffic_bytes;
-  ps__json_nref condition;              /* name PS_NONE when missing or bad */
+  uint32_t condition;               /* access key; PS_NONE when missing or bad */
   uint32_t name;                   /* string pool offset; 0 ("") when missing or bad */
   char event[PS_MAX_NAME + 1];
   size_t event_len;
-  ps__json_nrefvec reads, writes;
+  ps__json_u32vec reads, writes;     /* access keys */
   ps__json_u32vec after, then_, else_; /* ref indices */
   ps_karg *args;
   uint32_t n_args, cap_args;
@@ -135,7 +134,8 @@ typedef struct ps__json_loader {
   ps_graph *g;
   ps_diag *diag;
   ps_json_reader r;
-  size_t input_len; /* bytes of the document, for progress */
+  const char *data; /* the input, which access keys point into */
+  size_t data_len;
   size_t errors;  /* errors this load added */
   bool too_many;  /* PS__JSON_MAX_ERRORS reached: stop */
   bool syntax_reported;
@@ -149,8 +149,6 @@ typedef struct ps__json_loader {
 
   char *refpool; /* names referred to, until they are resolved */
   uint32_t refpool_len, refpool_cap;
-  uint32_t *acc_line, *acc_col; /* positions of graph->access entries */
-  uint32_t cap_acc_pos;
   ps__json_ref *refs;
   uint32_t n_refs, cap_refs;
   /* (ref index, to) pairs of `after`, flattened; the ref index becomes the
@@ -197,18 +195,61 @@ ps__json_next (ps__json_loader *ld)
 /* Skips the rest of the current value (a container the current token opens). */
 int ps__json_skip_current (ps__json_loader *ld);
 
+/* The checks of values below take their usual case inline (a document
+ * has millions of values) and the rest, with every message, out of line. */
+int ps__json_get_int_slow (ps__json_loader *ld, const ps__json_key *key, int64_t min,
+                           int64_t max, int64_t *out);
+int ps__json_get_nonneg_slow (ps__json_loader *ld, const ps__json_key *key, double *out);
+int ps__json_check_name_slow (ps__json_loader *ld, const ps__json_key *key, const char *what);
+int ps__json_check_string_slow (ps__json_loader *ld, const ps__json_key *key);
+
 /* Checks that the current token is an integer in [min, max]; on success
  * stores it and returns 1; else records an error and returns 0 (or a
  * negative code to stop). */
-int ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max,
-                      int64_t *out);
+static inline int
+ps__json_get_int (ps__json_loader *ld, const ps__json_key *key, int64_t min, int64_t max,
+                  int64_t *out)
+{
+  const ps_json_reader *r = &ld->r;
+  if (r->token == PS_JSON_NUMBER && r->is_int && r->i64 >= min && r->i64 <= max) {
+    *out = r->i64;
+    return 1;
+  }
+  return ps__json_get_int_slow (ld, key, min, max, out);
+}
+
 /* Checks that the current token is a number >= 0. */
-int ps__json_get_nonneg (ps__json_loader *ld, const ps__json_key *key, double *out);
+static inline int
+ps__json_get_nonneg (ps__json_loader *ld, const ps__json_key *key, double *out)
+{
+  const ps_json_reader *r = &ld->r;
+  if (r->token == PS_JSON_NUMBER && r->num >= 0 && r->num <= DBL_MAX) {
+    *out = r->num;
+    return 1;
+  }
+  return ps__json_get_nonneg_slow (ld, key, out);
+}
+
+/* Checks that the current token is a string without NUL bytes (only an
+ * escape can make one). */
+static inline int
+ps__json_check_string (ps__json_loader *ld, const ps__json_key *key)
+{
+  if (ld->r.token == PS_JSON_STRING && !ld->r.escaped)
+    return 1;
+  return ps__json_check_string_slow (ld, key);
+}
+
 /* Checks that the current token is a valid name (a string, 1 to
  * PS_MAX_NAME bytes, no NUL). */
-int ps__json_check_name (ps__json_loader *ld, const ps__json_key *key, const char *what);
-/* Checks that the current token is a string without NUL bytes. */
-int ps__json_check_string (ps__json_loader *ld, const ps__json_key *key);
+static inline int
+ps__json_check_name (ps__json_loader *ld, const ps__json_key *key, const char *what)
+{
+  const ps_json_reader *r = &ld->r;
+  if (r->token == PS_JSON_STRING && !r->escaped && r->len >= 1 && r->len <= PS_MAX_NAME)
+    return 1;
+  return ps__json_check_name_slow (ld, key, what);
+}
 /* Records "unknown WHAT "TEXT"; did you mean ...?" with the closest of
  * `allowed` (n names, NULL ones skipped; see ps_suggest). */
 int ps__json_unknown (ps__json_loader *ld, uint32_t line, uint32_t col, const char *what,
@@ -230,15 +271,16 @@ int ps__json_unknown_key_skip (ps__json_loader *ld, const char *const *allowed, 
 /* The index of the current key among n keys, or -1. */
 int ps__json_key_index (const ps_json_reader *r, const char *const *keys, size_t n);
 
-/* A buffer name at the current token, copied to the refpool; out->name
- * is PS_NONE after an error. */
-int ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, ps__json_nref *out);
-/* Adds a ref for the name at the current token (a node name).  Returns
- * 0 or a negative code; *out gets the ref's index. */
+/* The access key of the buffer name at the current token (see above);
+ * *out is PS_NONE after an error. */
+int ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, uint32_t *out);
+/* The name an access key refers to, and its length. */
+const char *ps__json_access_name (const ps__json_loader *ld, uint32_t key, size_t *len);
+/* The input offset of the token of the name an access key refers to. */
+uint64_t ps__json_access_offset (const ps__json_loader *ld, uint32_t key);
+/* Adds a ref for the name at the current token (a node or buffer name).
+ * Returns 0 or a negative code; *out gets the ref's index. */
 int ps__json_push_ref (ps__json_loader *ld, uint8_t field, uint32_t index, uint32_t *out);
-/* Adds a ref for a name already in the refpool. */
-int ps__json_push_ref_at (ps__json_loader *ld, uint8_t field, uint32_t index,
-                          const ps__json_nref *name, uint32_t *out);
 
 /* Node objects (ps-json-node.c). */
 int ps__json_scratch_new (ps__json_loader *ld);

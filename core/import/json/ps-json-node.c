@@ -183,7 +183,7 @@ scratch_reset (ps__json_node_scratch *ns, uint32_t line, uint32_t col)
   ns->param[2] = 0;
   ns->params_seen = 0;
   ns->flops = ns->traffic_bytes = -1;
-  ns->condition.name = PS_NONE;
+  ns->condition = PS_NONE;
   ns->name = 0;
   ns->event_len = 0;
   ns->reads.n = ns->writes.n = ns->after.n = ns->then_.n = ns->else_.n = 0;
@@ -269,10 +269,10 @@ load_list (ps__json_loader *ld, const char *key,
 static int
 buffer_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
 {
-  ps__json_nrefvec *vec = ctx;
-  ps__json_nref ref;
+  ps__json_u32vec *vec = ctx;
+  uint32_t ref;
   int ret = ps__json_buffer_ref (ld, key, &ref);
-  if (ret < 0 || ref.name == PS_NONE)
+  if (ret < 0 || ref == PS_NONE)
     return ret;
   if (vec->n == vec->cap &&
       (ret = ps_array_grow (&vec->v, &vec->cap, (uint64_t) vec->n + 1, sizeof *vec->v,
@@ -345,14 +345,12 @@ arg_item (ps__json_loader *ld, const ps__json_key *key, void *ctx)
     int64_t v;
     int ok = 0;
     switch (kind) {
-    case PS_KARG_BUFFER: {
-      ps__json_nref name;
+    case PS_KARG_BUFFER:
       a.v.buffer = PS_NONE;
-      ok = ps__json_buffer_ref (ld, &sub, &name);
-      if (ok == 0 && name.name != PS_NONE)
-        ok = ps__json_push_ref_at (ld, PS__FIELD_ARGS, (uint32_t) key->index, &name, &a.v.buffer);
+      ok = ps__json_check_name (ld, &sub, "buffer");
+      if (ok > 0)
+        ok = ps__json_push_ref (ld, PS__FIELD_ARGS, (uint32_t) key->index, &a.v.buffer);
       break;
-    }
     case PS_KARG_I32:
       ok = ps__json_get_int (ld, &sub, INT32_MIN, INT32_MAX, &v);
       a.v.i = v;
@@ -779,36 +777,13 @@ append_u32 (uint32_t **arr, uint32_t *len, uint32_t *cap, const uint32_t *v, uin
   return 0;
 }
 
-/* Appends buffer references to graph->access (still refpool offsets) and
- * their positions. */
+/* Appends access keys (resolved to buffer ids once the document is read)
+ * to graph->access. */
 static int
-append_access (ps__json_loader *ld, const ps__json_nref *refs, uint32_t n)
+append_access (ps__json_loader *ld, const uint32_t *keys, uint32_t n)
 {
   ps_graph *g = ld->g;
-  if (n == 0)
-    return 0;
-  uint64_t need = (uint64_t) g->n_access + n;
-  int ret = ps_array_grow (&g->access, &ld->cap_access, need, sizeof *g->access,
-                           PS_ARRAY_MAX);
-  if (ret == 0 && need > ld->cap_acc_pos) {
-    uint32_t cap = ld->cap_acc_pos;
-    ret = ps_array_grow (&ld->acc_line, &cap, need, sizeof *ld->acc_line, PS_ARRAY_MAX);
-    if (ret == 0) {
-      cap = ld->cap_acc_pos;
-      ret = ps_array_grow (&ld->acc_col, &cap, need, sizeof *ld->acc_col, PS_ARRAY_MAX);
-    }
-    if (ret == 0)
-      ld->cap_acc_pos = cap;
-  }
-  if (ret < 0)
-    return ret;
-  for (uint32_t i = 0; i < n; i++) {
-    g->access[g->n_access + i] = refs[i].name;
-    ld->acc_line[g->n_access + i] = refs[i].line;
-    ld->acc_col[g->n_access + i] = refs[i].col;
-  }
-  g->n_access += n;
-  return 0;
+  return append_u32 (&g->access, &g->n_access, &ld->cap_access, keys, n);
 }
 
 static int
@@ -853,7 +828,7 @@ commit_node (ps__json_loader *ld, uint32_t event)
     return ret;
   /* A conditional reads its condition buffer: its last read. */
   uint32_t condition = PS_NONE;
-  if (n.op == PS_OP_CONDITIONAL && ns->condition.name != PS_NONE) {
+  if (n.op == PS_OP_CONDITIONAL && ns->condition != PS_NONE) {
     condition = g->n_access;
     if ((ret = append_access (ld, &ns->condition, 1)) < 0)
       return ret;
