@@ -20,9 +20,17 @@
  * PS_ELIMIT when need exceeds limit, or PS_ENOMEM. */
 int ps_array_grow (void *arrp, uint32_t *cap, uint64_t need, size_t elem, uint64_t limit);
 
+/* ps_array_grow with the usual case, room enough, inline: arrays grow by
+ * one element at a time in the loaders' loops. */
+static inline int
+ps__array_reserve (void *arrp, uint32_t *cap, uint64_t need, size_t elem, uint64_t limit)
+{
+  return need <= *cap ? 0 : ps_array_grow (arrp, cap, need, elem, limit);
+}
+
 /* Room for `need` elements of the array `arr` whose capacity is `cap`. */
 #define PS_ARRAY_RESERVE(arr, cap, need) \
-  ps_array_grow (&(arr), &(cap), (need), sizeof *(arr), PS_ARRAY_MAX)
+  ps__array_reserve (&(arr), &(cap), (need), sizeof *(arr), PS_ARRAY_MAX)
 
 /* qsort for arrays that may be empty: an empty array may have no storage
  * (NULL), which qsort must not be given even with a count of 0 (C11

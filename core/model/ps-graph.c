@@ -258,7 +258,7 @@ ps__graph_intern (ps_graph *g, const char *s, size_t len, uint32_t *off)
   uint64_t need = (uint64_t) g->strings_len + len + 1;
   if (need >= UINT32_MAX)
     return PS_ELIMIT;
-  int ret = ps_array_grow (&g->strings, &g->strings_cap, need, 1, PS_ARRAY_MAX);
+  int ret = ps__array_reserve (&g->strings, &g->strings_cap, need, 1, PS_ARRAY_MAX);
   if (ret < 0)
     return ret;
   memcpy (g->strings + g->strings_len, s, len);

@@ -769,7 +769,7 @@ append_u32 (uint32_t **arr, uint32_t *len, uint32_t *cap, const uint32_t *v, uin
 {
   if (n == 0)
     return 0;
-  int ret = ps_array_grow (arr, cap, (uint64_t) *len + n, sizeof **arr, PS_ARRAY_MAX);
+  int ret = ps__array_reserve (arr, cap, (uint64_t) *len + n, sizeof **arr, PS_ARRAY_MAX);
   if (ret < 0)
     return ret;
   memcpy (*arr + *len, v, (size_t) n * sizeof *v);
