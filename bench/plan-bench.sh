@@ -8,10 +8,13 @@
 # found under _build/), shape `layered`, sizes 10000 100000 1000000.  For
 # each size it writes `planscope-cli gen SHAPE --nodes N` to a temporary
 # file, runs `planscope-cli plan FILE --timing` under /usr/bin/time -v and
-# prints the load time, the compile time (the sum of the passes), their sum
-# and its growth from the previous size, the whole run's wall time (output
-# included), its peak RSS and the per-pass wall times the CLI reports.  Targets (issue 3): 100k nodes <= 0.25 s, 1M <= 3 s and
-# <= 4 GiB, growth <= 12x per 10x nodes.
+# prints the load time (read and parse) and the file's size over it in
+# MB/s, the compile time (the sum of the passes), their sum and its growth
+# from the previous size, the whole run's wall time (output included), its
+# peak RSS and the per-pass wall times the CLI reports.  Targets (issue
+# 16): 1M nodes load + compile <= 1.2 s, <= 1 GiB, growth <= 11x per 10x
+# nodes; parse >= 500 MB/s (bench/json-bench FILE --load gives the parse
+# alone, best of several runs).
 set -eu
 
 cli=${1:-}
@@ -40,8 +43,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-printf '%-9s %7s %8s %13s %7s %9s  %s\n' nodes load_s compile_s load+compile wall_s peak_rss \
-  "passes (s)"
+printf '%-9s %7s %7s %8s %13s %7s %9s  %s\n' nodes load_s MB/s compile_s load+compile wall_s \
+  peak_rss "passes (s)"
 prev=
 for n in $sizes; do
   f=$tmp/g$n.json
@@ -56,6 +59,7 @@ for n in $sizes; do
   compile=$(awk '/^timing: (analyse|fuse|streams|sync|memory)/ { s += $3 } END { printf "%.3f", s }' \
     "$tmp/err")
   both=$(echo "$load $compile" | awk '{ printf "%.3f", $1 + $2 }')
+  mbs=$(echo "$(wc -c < "$f") $load" | awk '{ if ($2 > 0) printf "%.0f", $1 / 1e6 / $2; else print "-" }')
   passes=$(awk '/^timing: (analyse|fuse|streams|sync|memory)/ { printf "%s %s  ", $2, $3 }' \
     "$tmp/err")
   rss=$(awk -F: '/Maximum resident set size/ { printf "%.0fMiB", $2 / 1024 }' "$tmp/err")
@@ -63,7 +67,7 @@ for n in $sizes; do
   if [ -n "$prev" ]; then
     growth=$(echo "$prev $both" | awk '{ printf " (x%.1f)", $2 / $1 }')
   fi
-  printf '%-9s %7s %8s %13s %7s %9s  %s\n' "$n" "$load" "$compile" "$both$growth" "$wall" \
-    "${rss:-?}" "$passes"
+  printf '%-9s %7s %7s %8s %13s %7s %9s  %s\n' "$n" "$load" "$mbs" "$compile" "$both$growth" \
+    "$wall" "${rss:-?}" "$passes"
   prev=$both
 done

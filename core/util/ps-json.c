@@ -1048,6 +1048,7 @@ next_general (ps_json_reader *r)
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #define FAST_BLOCK 16
+typedef unsigned fast_mask;
 /* Bit i set: byte i of the 16 at p stops the fast scan of a string (a
  * quote, a backslash, a control byte, or a byte >= 0x80, which is below
  * 0x20 as a signed byte). */
@@ -1064,6 +1065,7 @@ fast_stops (const unsigned char *p, char *dst)
 #define FAST_FIRST(m) ((size_t) __builtin_ctz (m))
 #elif defined(FIRST_STOP)
 #define FAST_BLOCK 8
+typedef uint64_t fast_mask;
 static inline uint64_t
 fast_stops (const unsigned char *p, char *dst)
 {
@@ -1111,9 +1113,9 @@ ps_json_next (ps_json_reader *r)
         line++;
       while (r->end - p >= 8 && (memcpy (&w8, p, 8), w8 == 0x2020202020202020u))
         p += 8;
-      while (*p == ' ' && p < r->end - 1)
+      while (p < r->end && *p == ' ')
         p++;
-    } while (*p == '\n' && p < r->end - 1);
+    } while (p < r->end && *p == '\n');
     r->cur_line = line;
     r->cur_col = 1;
     r->lstart = lstart;
@@ -1154,7 +1156,7 @@ ps_json_next (ps_json_reader *r)
        * window: s is p + 1 + len. */
       if (len + FAST_BLOCK + 2 > FAST_WINDOW)
         return next_general (r);
-      __typeof__ (fast_stops (s, r->sbuf)) m = fast_stops (s, r->sbuf + len);
+      fast_mask m = fast_stops (s, r->sbuf + len);
       if (m) {
         size_t k = FAST_FIRST (m);
         if (s[k] != '"')
