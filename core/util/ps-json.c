@@ -30,6 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 enum {
   ST_BOM,          /* nothing read yet */
   ST_START,        /* the top-level value is expected */
@@ -1040,13 +1044,13 @@ next_general (ps_json_reader *r)
  * those with no calls at all (a call anywhere on the path made the
  * compiler save and restore registers for every token, a sixth of the
  * instructions): the token must lie within FAST_WINDOW bytes of r->p, and
- * nothing in r but sbuf changes unless the token is taken, so that the
- * general path can start over from r->p for anything else (an escape, a
- * line end, a fraction, an error, the end of a chunk). */
+ * nothing in r but sbuf changes unless the token is taken (line ends and
+ * indentation before it are consumed for good, with the line count), so
+ * that the general path can start over from r->p for anything else (an
+ * escape, a fraction, an error, the end of a chunk). */
 #define FAST_WINDOW 64
 
 #if defined(__SSE2__)
-#include <emmintrin.h>
 #define FAST_BLOCK 16
 typedef unsigned fast_mask;
 /* Bit i set: byte i of the 16 at p stops the fast scan of a string (a
