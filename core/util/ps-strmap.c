@@ -155,6 +155,19 @@ ps__strmap_insert (ps_strmap *m, uint32_t key, uint32_t hash, uint32_t value)
 #define AHEAD 8
 #define RING 32 /* a power of two > 2 * AHEAD */
 
+/* The NUL-terminated key a equals k[0, len): names are short, and a loop
+ * beats a call to memcmp for them. */
+static inline bool
+same_key (const char *a, const char *k, size_t len)
+{
+  if (len > 32)
+    return memcmp (a, k, len) == 0 && a[len] == '\0';
+  for (size_t i = 0; i < len; i++)
+    if (a[i] != k[i])
+      return false;
+  return a[len] == '\0';
+}
+
 /* The length of key i of ps__strmap_find_many, and where it is. */
 static inline const char *
 many_key (const char *kpool, const char *kalt, uint32_t alt, uint32_t off, size_t *len)
@@ -210,7 +223,7 @@ ps__strmap_find_many (const ps_strmap *m, const char *pool, const char *kpool, c
         const ps__strmap_slot *sl = &slots[p];
         if (sl->key == PS__STRMAP_EMPTY)
           break;
-        if (sl->hash == h && memcmp (pool + sl->key, k, len) == 0 && pool[sl->key + len] == '\0') {
+        if (sl->hash == h && same_key (pool + sl->key, k, len)) {
           v = sl->value;
           break;
         }

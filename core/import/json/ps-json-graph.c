@@ -573,9 +573,12 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   if (ret == 0)
     ret = load_document (ld);
   /* Name references are resolved even after other errors, to report them
-   * too; nothing is built from them then. */
+   * too; nothing is built from them then.  The maps go at once, before the
+   * edges are built: they are the loader's largest scratch. */
   if (ret == 0)
     ret = resolve_names (ld);
+  ps__strmap_free (&ld->buffer_map);
+  ps__strmap_free (&ld->node_map);
   if (ret == 0 && !ld->errors)
     ret = mark_branches (ld);
   if (ret == 0 && !ld->errors)
