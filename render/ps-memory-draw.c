@@ -62,6 +62,9 @@ ps_memory_map_build (ps_memory_map *m, const ps_plan *p, const ps_figures *f)
   m->fig = f && f->n_buffers == nb ? f : NULL;
   m->n_buffers = nb;
   m->makespan_ns = f ? f->makespan_ns : 0;
+  int rc = ps_pool_peak_of (p, &m->peak);
+  if (rc < 0)
+    return rc;
   m->row = malloc (((size_t) nb + 1) * sizeof *m->row);
   ext_key *key = malloc (((size_t) nb + 1) * sizeof *key);
   if (!m->row || !key) {
@@ -125,8 +128,13 @@ ps_memory_write_json (const ps_memory_map *m, FILE *out)
   const ps_graph *g = p->graph;
   fputs ("{\"format\": \"planscope-memory\", \"version\": 1, \"graph\": ", out);
   ps_jsonw_string (out, g->name ? g->name : "");
-  fprintf (out, ",\n \"pool_bytes\": %llu, \"lower_bound_bytes\": %llu, \"makespan_ns\": ",
-           (unsigned long long) p->pool_bytes, (unsigned long long) p->pool_lower_bound);
+  fprintf (out, ",\n \"pool_bytes\": %llu, \"peak_bytes\": %llu, \"peak_exact\": %s, "
+           "\"pool_ratio\": ",
+           (unsigned long long) p->pool_bytes, (unsigned long long) m->peak.bytes,
+           m->peak.exact ? "true" : "false");
+  double ratio = ps_pool_ratio (p, &m->peak);
+  ps_jsonw_number (out, isfinite (ratio) ? floor (ratio * 10000 + 0.5) / 10000 : 0);
+  fputs (", \"makespan_ns\": ", out);
   ps_jsonw_number (out, m->makespan_ns);
   fputs (",\n \"buffers\": [", out);
   for (uint32_t b = 0; b < m->n_buffers; b++) {
@@ -389,14 +397,14 @@ ps_memory_map_draw (const ps_memory_map *m, const ps_memory_view *v, ps_canvas *
     ps_canvas_end_group (c);
   }
   ps_canvas_end_group (c);
-  if (ph > 0 && pl->pool_lower_bound > 0 && pl->pool_bytes > 0) {
-    double y = pool_top (v) + (double) pl->pool_lower_bound / (double) pl->pool_bytes * ph;
-    ps_paint lb = ps_paint_stroke (pal->bound, 1.2);
+  if (ph > 0 && m->peak.bytes > 0 && pl->pool_bytes > 0) {
+    double y = pool_top (v) + (double) m->peak.bytes / (double) pl->pool_bytes * ph;
+    ps_paint lb = ps_paint_stroke (pal->peak, 1.2);
     lb.dash = 1;
     ps_canvas_line (c, x0, y, x0 + pw, y, &lb);
-    snprintf (title, sizeof title, "lower bound: peak of live bytes, %s",
-              ps_format_bytes ((double) pl->pool_lower_bound, a, sizeof a));
-    ps_canvas_text (c, x0 + pw - 4, y - 3, title, &lf, PS_ALIGN_RIGHT, pal->bound, 0);
+    snprintf (title, sizeof title, "%s: %s live at once", m->peak.exact ? "peak" : "lower bound",
+              ps_format_bytes ((double) m->peak.bytes, a, sizeof a));
+    ps_canvas_text (c, x0 + pw - 4, y - 3, title, &lf, PS_ALIGN_RIGHT, pal->peak, 0);
   }
   ps_canvas_clip_pop (c);
   if (m->rows > 0) {
@@ -476,11 +484,10 @@ mem_pic_init (mem_pic *p, const ps_memory_map *m, ps_theme theme)
 
   ps_scene *s = &p->deco;
   s->theme = (uint8_t) theme;
-  char a[PS_FORMAT_MAX], b2[PS_FORMAT_MAX];
-  int ret = ps_scene_strf (s, &s->title, "%s \xe2\x80\x94 memory: pool %s (lower bound %s)",
+  char pool[PS_POOL_TEXT_MAX];
+  int ret = ps_scene_strf (s, &s->title, "%s \xe2\x80\x94 memory: pool %s",
                            g->name && *g->name ? g->name : "graph",
-                           ps_format_bytes ((double) pl->pool_bytes, a, sizeof a),
-                           ps_format_bytes ((double) pl->pool_lower_bound, b2, sizeof b2));
+                           ps_pool_text (pl, &m->peak, pool, sizeof pool));
   if (ret == 0)
     ret = ps_scene_strf (s, &s->subtitle,
                          "%u pooled and %u external buffers; offset against the time each is in "
@@ -498,8 +505,11 @@ mem_pic_init (mem_pic *p, const ps_memory_map *m, ps_theme theme)
     ret = ps_scene_add_legend (s, PS_LEGEND_SWATCH, "external buffer", pal->external,
                                ps_style_outline (&p->style, pal->external), 0);
   if (ret == 0 && pooled)
-    ret = ps_scene_add_legend (s, PS_LEGEND_LINE, "lower bound (peak live bytes)", 0, pal->bound,
-                               PS_SCENE_DASHED);
+    ret = ps_scene_add_legend (s, PS_LEGEND_LINE,
+                               m->peak.exact
+                                 ? "peak of bytes live at once (no pool can be smaller)"
+                                 : "lower bound of bytes live at once",
+                               0, pal->peak, PS_SCENE_DASHED);
   ps_frame_compute (s, v->width + 8, v->height, &p->frame);
   v->x = p->frame.diagram_x;
   v->y = p->frame.diagram_y;

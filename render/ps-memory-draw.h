@@ -15,6 +15,7 @@
 #include "ps-canvas.h"
 #include "ps-figures.h"
 #include "ps-plan.h"
+#include "ps-pool-peak.h"
 #include "ps-style.h"
 
 #define PS_MEMORY_MAX_ROWS 64
@@ -30,6 +31,7 @@ typedef struct ps_memory_map {
   uint32_t *row;
   uint32_t rows;
   uint8_t crowded[PS_MEMORY_MAX_ROWS];
+  ps_pool_peak peak; /* of the plan (ps_pool_peak_of) */
 } ps_memory_map;
 
 /* The map of p's buffers with the lifetimes of f (a timeline of p). */

@@ -20,7 +20,7 @@ static const ps_palette palettes[PS_THEME__COUNT] = {
     .external = 0xd0d0d0, .ghost = 0x9a9a9a,
     .wait_fill = { 0xfde0dd, 0xfff0d0, 0xdde8f6 },
     .wait_stroke = { 0xd62728, 0xc77c02, 0x3465a4 },
-    .bound = 0x1f78b4,
+    .peak = 0x1f78b4,
   },
   [PS_THEME_DARK] = {
     .background = 0x1e1e1e, .surface = 0x262626, .lane = { 0x222222, 0x2a2a2a },
@@ -32,7 +32,7 @@ static const ps_palette palettes[PS_THEME__COUNT] = {
     .external = 0x4a4a4a, .ghost = 0x8a8a8a,
     .wait_fill = { 0x4a2224, 0x4a3a16, 0x1f3350 },
     .wait_stroke = { 0xff6060, 0xf0a830, 0x78aeed },
-    .bound = 0x62a0ea,
+    .peak = 0x62a0ea,
   },
 };
 

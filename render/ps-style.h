@@ -33,7 +33,7 @@ typedef struct ps_palette {
   uint32_t external;         /* external buffers in the memory map */
   uint32_t ghost;            /* the baseline under the current timeline */
   uint32_t wait_fill[3], wait_stroke[3]; /* per ps_wait_kind */
-  uint32_t bound;            /* the memory pool's lower bound */
+  uint32_t peak;             /* the memory pool's peak of live bytes */
 } ps_palette;
 
 const ps_palette *ps_palette_get (ps_theme theme);

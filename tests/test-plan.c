@@ -18,6 +18,7 @@
 #include "ps-test-graph.h"
 #include "ps-graph.h"
 #include "ps-plan.h"
+#include "ps-pool-peak.h"
 #include "ps-sim.h"
 #include "ps-verify.h"
 
@@ -194,7 +195,9 @@ check_plan (const ps_plan *p)
   uint32_t implied;
   free (step_clocks (p, &implied));
   assert_int_equal (implied, 0);
-  assert_true (p->pool_bytes >= p->pool_lower_bound);
+  ps_pool_peak pk;
+  assert_int_equal (ps_pool_peak_of (p, &pk), 0);
+  assert_true (p->pool_bytes >= pk.bytes);
   assert_true (p->streams_used <= p->options.streams);
   assert_true (p->kernels_after <= p->kernels_before);
   uint32_t fused_nodes = 0, kernel_steps = 0;
@@ -568,7 +571,8 @@ core_plan_pool_concurrent_chains (void **state)
   assert_int_not_equal (p.steps[step_of (&p, "a1")].stream, p.steps[step_of (&p, "b1")].stream);
   assert_false (overlap (&p, ta, tb));
   assert_int_equal (p.pool_bytes, 2 * 1048576);
-  assert_int_equal (p.pool_lower_bound, 2 * 1048576);
+  assert_int_equal (ps_plan_find_peak (&p), 0);
+  assert_int_equal (p.pool_peak, 2 * 1048576);
   ps_plan_free (&p);
   ps_graph_free (&g);
 
@@ -579,7 +583,8 @@ core_plan_pool_concurrent_chains (void **state)
     check_plan (&p);
     assert_true (overlap (&p, ta, tb));
     assert_int_equal (p.pool_bytes, 1048576);
-    assert_int_equal (p.pool_lower_bound, 1048576);
+    assert_int_equal (ps_plan_find_peak (&p), 0);
+    assert_int_equal (p.pool_peak, 1048576);
     ps_plan_free (&p);
   }
   ps_graph_free (&g);
@@ -744,7 +749,7 @@ resource_bound_ns (const ps_plan *p)
 /* Layered graphs run well in parallel: 4 streams beat 1 clearly, within
  * 10% of what the device allows (most kernels fill the GPU, so the work
  * of the SMs bounds the makespan well above a quarter of one stream's),
- * and the pool stays close to its lower bound. */
+ * and the pool stays within 10% of its peak. */
 static void
 core_plan_quality_layered (void **state)
 {
@@ -768,8 +773,10 @@ core_plan_quality_layered (void **state)
     assert_true (p4.est_makespan_ns < 1.1 * resource_bound_ns (&p4));
     assert_true (p4.streams_used == 4);
     assert_true (p4.kernels_after < p4.kernels_before);
-    assert_true ((double) p1.pool_bytes <= 1.25 * (double) p1.pool_lower_bound);
-    assert_true ((double) p4.pool_bytes <= 2.0 * (double) p4.pool_lower_bound);
+    assert_int_equal (ps_plan_find_peak (&p1), 0);
+    assert_int_equal (ps_plan_find_peak (&p4), 0);
+    assert_true ((double) p1.pool_bytes <= 1.10 * (double) p1.pool_peak);
+    assert_true ((double) p4.pool_bytes <= 1.10 * (double) p4.pool_peak);
     ps_plan_free (&p1);
     ps_plan_free (&p4);
     ps_graph_free (&g);

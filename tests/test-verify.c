@@ -15,6 +15,7 @@
 #include "ps-import.h"
 #include "ps-json.h"
 #include "ps-plan-output.h"
+#include "ps-pool-peak.h"
 #include "ps-test-graph.h"
 #include "ps-test-plan.h"
 
@@ -534,7 +535,10 @@ core_verify_simple_plan (void **state)
   assert_int_equal (p.offsets[2], 1 << 20);
   assert_int_equal (p.offsets[3], 2 << 20);
   assert_int_equal (p.pool_bytes, (2 << 20) + 257);
-  assert_int_equal (p.pool_lower_bound, 2 << 20); /* h and h2 live at act */
+  /* h and h2 are both used by act, and s on stream 2 is unordered with
+   * both: the three need their own bytes. */
+  assert_int_equal (ps_plan_find_peak (&p), 0);
+  assert_int_equal (p.pool_peak, (2 << 20) + 257);
   for (uint32_t v = 0; v < t.g.n_nodes; v++) {
     const ps_step *st = &p.steps[p.node_step[v]];
     assert_int_equal (st->nodes_count, 1);
@@ -851,8 +855,8 @@ core_verify_plan_json (void **state)
   assert_int_equal (ps_json_next (&r), PS_JSON_OBJECT_BEGIN);
   const char *want[] = { "format", "version", "graph", "options", "streams", "pool_bytes",
                          "kernels_before", "kernels_after", "events", "buffers", "steps",
-                         "pool_lower_bound", "estimated_makespan_ns" };
-  bool seen[13] = { false };
+                         "pool_peak", "pool_peak_exact", "pool_ratio", "estimated_makespan_ns" };
+  bool seen[15] = { false };
   uint32_t node_seen[6] = { 0 }, n_steps = 0, n_offsets = 0;
   ps_json_token tok;
   while ((tok = ps_json_next (&r)) == PS_JSON_KEY) {
@@ -938,7 +942,7 @@ core_verify_plan_text (void **state)
     "  streams used    3 of 4\n",
     "  kernels         4 -> 4 after fusion\n",
     "  events          3 (0 user, 3 inserted; 4 cross-stream waits)\n",
-    "  pool            2.00 MiB (lower bound 2 MiB, 1.00x)\n",
+    "  pool            2.00 MiB, 1.00x the peak of 2.00 MiB live at once\n",
     "  critical path   up -> fc1 -> act -> join -> down (5 nodes, ",
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -1058,7 +1062,8 @@ core_verify_loaded_mlp (void **state)
   assert_int_equal (p.n_steps, 9);
   assert_int_equal (p.streams_used, 2);
   assert_int_equal (p.pool_bytes, 4194304);
-  assert_int_equal (p.pool_lower_bound, 4194304);
+  assert_int_equal (ps_plan_find_peak (&p), 0);
+  assert_int_equal (p.pool_peak, 4194304);
   ps_plan_free (&p);
   plan_and_check (&g, 2);
   ps_graph_free (&g);

@@ -9,6 +9,7 @@
 
 #include "ps-file.h"
 #include "ps-import.h"
+#include "ps-pool-peak.h"
 #include "ps-profiler.h"
 #include "ps-replay.h"
 #include "ps-sim.h"
@@ -360,6 +361,15 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
   st->have_plan = TRUE;
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
+
+  /* The pool's peak, which the memory page and the summary show, here
+   * off the UI thread. */
+  r = ps_plan_find_peak (&st->plan);
+  if (r < 0)
+    {
+      st->error = g_strdup_printf ("cannot find the pool's peak: %s", ps_strerror (r));
+      return g_steal_pointer (&st);
+    }
 
   t0 = ps_clock_now ();
   ps_timeline_init (&st->tl, PS_TL_SIMULATED);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ps-array.h"
+#include "util/ps-rankset.h"
 
 typedef struct vctx {
   const ps_plan *p;
@@ -338,184 +339,6 @@ verify_edges (vctx *c)
  * each insertion checks its two neighbours and nothing else: O(K log K)
  * for K pooled buffers plus the pair checks, each O(streams^2) at most. */
 
-/* A set of integers [0, n) with predecessor and successor queries: a
- * bitmap with summary levels, 64 children per word. */
-typedef struct rankset {
-  uint64_t *lv[6];
-  uint32_t words[6];
-  int n_lv;
-} rankset;
-
-static int
-ctz64 (uint64_t w)
-{
-#if defined(__GNUC__)
-  return __builtin_ctzll (w);
-#else
-  int n = 0;
-  while (!(w & 1)) {
-    w >>= 1;
-    n++;
-  }
-  return n;
-#endif
-}
-
-static int
-msb64 (uint64_t w)
-{
-#if defined(__GNUC__)
-  return 63 - __builtin_clzll (w);
-#else
-  int n = 0;
-  while (w >>= 1)
-    n++;
-  return n;
-#endif
-}
-
-static int
-rankset_init (rankset *s, uint32_t n)
-{
-  memset (s, 0, sizeof *s);
-  uint64_t bits = n ? n : 1;
-  do {
-    uint64_t w = (bits + 63) / 64;
-    s->lv[s->n_lv] = calloc (w, sizeof (uint64_t));
-    if (!s->lv[s->n_lv])
-      return PS_ENOMEM;
-    s->words[s->n_lv++] = (uint32_t) w;
-    bits = w;
-  } while (bits > 1 && s->n_lv < 6);
-  return 0;
-}
-
-static void
-rankset_free (rankset *s)
-{
-  for (int l = 0; l < s->n_lv; l++)
-    free (s->lv[l]);
-}
-
-static void
-rankset_insert (rankset *s, uint32_t r)
-{
-  uint64_t x = r;
-  for (int l = 0; l < s->n_lv; l++, x >>= 6) {
-    bool was_empty = s->lv[l][x >> 6] == 0;
-    s->lv[l][x >> 6] |= (uint64_t) 1 << (x & 63);
-    if (!was_empty)
-      break;
-  }
-}
-
-static void
-rankset_erase (rankset *s, uint32_t r)
-{
-  uint64_t x = r;
-  for (int l = 0; l < s->n_lv; l++, x >>= 6) {
-    s->lv[l][x >> 6] &= ~((uint64_t) 1 << (x & 63));
-    if (s->lv[l][x >> 6] != 0)
-      break;
-  }
-}
-
-/* The smallest member > r, or PS_NONE. */
-static uint32_t
-rankset_next (const rankset *s, uint32_t r)
-{
-  uint64_t x = (uint64_t) r + 1; /* search >= x at level l */
-  int l = 0;
-  for (; l < s->n_lv; l++) {
-    uint64_t wi = x >> 6;
-    if (wi >= s->words[l])
-      return PS_NONE;
-    uint64_t w = s->lv[l][wi] & (~(uint64_t) 0 << (x & 63));
-    if (w) {
-      x = wi << 6 | (uint64_t) ctz64 (w);
-      break;
-    }
-    x = wi + 1;
-  }
-  if (l == s->n_lv)
-    return PS_NONE;
-  for (; l > 0; l--)
-    x = x << 6 | (uint64_t) ctz64 (s->lv[l - 1][x]);
-  return (uint32_t) x;
-}
-
-/* The largest member < r, or PS_NONE. */
-static uint32_t
-rankset_prev (const rankset *s, uint32_t r)
-{
-  if (r == 0)
-    return PS_NONE;
-  uint64_t x = (uint64_t) r - 1; /* search <= x at level l */
-  int l = 0;
-  for (; l < s->n_lv; l++) {
-    uint64_t wi = x >> 6, bit = x & 63;
-    uint64_t mask = bit == 63 ? ~(uint64_t) 0 : ((uint64_t) 1 << (bit + 1)) - 1;
-    uint64_t w = s->lv[l][wi] & mask;
-    if (w) {
-      x = wi << 6 | (uint64_t) msb64 (w);
-      break;
-    }
-    if (wi == 0)
-      return PS_NONE;
-    x = wi - 1;
-  }
-  if (l == s->n_lv)
-    return PS_NONE;
-  for (; l > 0; l--)
-    x = x << 6 | (uint64_t) msb64 (s->lv[l - 1][x]);
-  return (uint32_t) x;
-}
-
-typedef struct kv {
-  uint64_t key;
-  uint32_t a, b;
-} kv;
-
-/* Stable LSD radix sort by key, a byte at a time; bytes that are the same
- * in every key cost one counting pass only. */
-static int
-radix_sort (kv *v, size_t n)
-{
-  if (n < 2)
-    return 0;
-  kv *tmp = malloc (n * sizeof *tmp);
-  size_t(*count)[256] = calloc (8, sizeof *count);
-  if (!tmp || !count) {
-    free (tmp);
-    free (count);
-    return PS_ENOMEM;
-  }
-  for (size_t i = 0; i < n; i++)
-    for (int d = 0; d < 8; d++)
-      count[d][(v[i].key >> (8 * d)) & 255]++;
-  kv *src = v, *dst = tmp;
-  for (int d = 0; d < 8; d++) {
-    size_t *cnt = count[d], sum = 0;
-    if (cnt[src[0].key >> (8 * d) & 255] == n)
-      continue;
-    for (int k = 0; k < 256; k++) {
-      size_t c = cnt[k];
-      cnt[k] = sum;
-      sum += c;
-    }
-    for (size_t i = 0; i < n; i++)
-      dst[cnt[(src[i].key >> (8 * d)) & 255]++] = src[i];
-    kv *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != v)
-    memcpy (v, src, n * sizeof *v);
-  free (tmp);
-  free (count);
-  return 0;
-}
-
 /* A use of a buffer with what the pair check needs of it at hand, so that
  * the check touches one clock row per use and nothing else. */
 typedef struct use_sum {
@@ -534,7 +357,7 @@ typedef struct pool_ctx {
  * not, reports the pair.  Clocks grow along a stream, so it is enough that
  * b's first use on each stream follows a's last use on each stream. */
 static void
-check_pair (vctx *c, const pool_ctx *pc, const kv *byfirst, uint32_t ra, uint32_t rb)
+check_pair (vctx *c, const pool_ctx *pc, const ps__kv *byfirst, uint32_t ra, uint32_t rb)
 {
   const ps_plan *p = c->p;
   for (uint32_t i = pc->sum_off[rb]; i < pc->sum_off[rb + 1]; i++) {
@@ -632,7 +455,7 @@ collect_uses (vctx *c, pool_ctx *pc, const uint8_t *pooled)
 /* The per-stream first and last uses of every buffer that takes part, in
  * rank order (byfirst), so that the sweep reads them by rank. */
 static int
-summarise_uses (vctx *c, pool_ctx *pc, const kv *byfirst, uint32_t n_used)
+summarise_uses (vctx *c, pool_ctx *pc, const ps__kv *byfirst, uint32_t n_used)
 {
   const ps_plan *p = c->p;
   /* A buffer uses at most as many streams as it has uses. */
@@ -705,9 +528,9 @@ verify_pool (vctx *c)
   }
 
   pool_ctx pc = { 0 };
-  kv *bd = NULL, *byfirst = NULL;
+  ps__kv *bd = NULL, *byfirst = NULL;
   uint32_t *rank = NULL;
-  rankset set = { 0 };
+  ps__rankset set = { 0 };
   int rc = collect_uses (c, &pc, pooled);
   if (rc < 0)
     goto out;
@@ -728,29 +551,29 @@ verify_pool (vctx *c)
   for (int start = 0; start < 2; start++)
     for (uint32_t b = 0; b < B; b++)
       if (pooled[b])
-        bd[n_bd++] = (kv){ p->offsets[b] + (start ? 0 : g->buffers[b].bytes), b,
+        bd[n_bd++] = (ps__kv){ p->offsets[b] + (start ? 0 : g->buffers[b].bytes), b,
                            (uint32_t) start };
   for (uint32_t b = 0; b < B; b++)
     if (pooled[b])
-      byfirst[n_used++] = (kv){ pc.uses[pc.use_off[b]], b, 0 };
-  if ((rc = radix_sort (byfirst, n_used)) < 0)
+      byfirst[n_used++] = (ps__kv){ pc.uses[pc.use_off[b]], b, 0 };
+  if ((rc = ps__radix_sort_kv (byfirst, n_used)) < 0)
     goto out;
   for (uint32_t r = 0; r < n_used; r++)
     rank[byfirst[r].a] = r;
   for (uint32_t i = 0; i < n_bd; i++)
     bd[i].a = rank[bd[i].a];
-  if ((rc = radix_sort (bd, n_bd)) < 0 || (rc = summarise_uses (c, &pc, byfirst, n_used)) < 0
-      || (rc = rankset_init (&set, n_used)) < 0)
+  if ((rc = ps__radix_sort_kv (bd, n_bd)) < 0 || (rc = summarise_uses (c, &pc, byfirst, n_used)) < 0
+      || (rc = ps__rankset_init (&set, n_used)) < 0)
     goto out;
 
   for (uint32_t i = 0; i < n_bd; i++) {
     uint32_t r = bd[i].a;
     if (!bd[i].b) {
-      rankset_erase (&set, r);
+      ps__rankset_erase (&set, r);
       continue;
     }
-    rankset_insert (&set, r);
-    uint32_t before = rankset_prev (&set, r), after = rankset_next (&set, r);
+    ps__rankset_insert (&set, r);
+    uint32_t before = ps__rankset_prev (&set, r), after = ps__rankset_next (&set, r);
     if (before != PS_NONE)
       check_pair (c, &pc, byfirst, before, r);
     if (after != PS_NONE)
@@ -766,7 +589,7 @@ out:
   free (bd);
   free (byfirst);
   free (rank);
-  rankset_free (&set);
+  ps__rankset_free (&set);
   return rc;
 }
 

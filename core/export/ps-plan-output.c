@@ -14,6 +14,7 @@
 #include "ps-figures.h"
 #include "ps-format.h"
 #include "ps-jsonw.h"
+#include "ps-pool-peak.h"
 #include "ps-sim.h"
 
 /* ---- JSON ---- */
@@ -64,10 +65,17 @@ ps_plan_write_json (const ps_plan *p, FILE *out)
   ps_jsonw_string (out, g->name ? g->name : "");
   fprintf (out, ",\n  \"options\": {\"streams\": %u, \"fusion\": %s},\n", p->options.streams,
            p->options.fusion ? "true" : "false");
+  ps_pool_peak pk;
+  int rc = ps_pool_peak_of (p, &pk);
+  if (rc < 0)
+    return rc;
   fprintf (out,
-           "  \"streams\": %u, \"pool_bytes\": %" PRIu64 ", \"pool_lower_bound\": %" PRIu64
-           ",\n  \"estimated_makespan_ns\": ",
-           p->streams_used, p->pool_bytes, p->pool_lower_bound);
+           "  \"streams\": %u, \"pool_bytes\": %" PRIu64 ", \"pool_peak\": %" PRIu64
+           ", \"pool_peak_exact\": %s, \"pool_ratio\": ",
+           p->streams_used, p->pool_bytes, pk.bytes, pk.exact ? "true" : "false");
+  double ratio = ps_pool_ratio (p, &pk);
+  ps_jsonw_number (out, isfinite (ratio) ? floor (ratio * 10000 + 0.5) / 10000 : 0);
+  fputs (",\n  \"estimated_makespan_ns\": ", out);
   double ms = p->est_makespan_ns;
   ps_jsonw_number (out, ms >= 0 && ms < 1e300 ? floor (ms + 0.5) : 0);
   fprintf (out, ",\n  \"kernels_before\": %u, \"kernels_after\": %u, \"events\": %u,\n",
@@ -380,13 +388,11 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   fprintf (out, "  events          %u (%u user, %u inserted; %u cross-stream wait%s)\n",
            p->n_events, user, p->n_events - user, p->n_event_pairs,
            p->n_event_pairs == 1 ? "" : "s");
-  fputs ("  pool            ", out);
-  put_bytes (out, p->pool_bytes);
-  fputs (" (lower bound ", out);
-  put_bytes (out, p->pool_lower_bound);
-  if (p->pool_lower_bound > 0)
-    fprintf (out, ", %.2fx", (double) p->pool_bytes / (double) p->pool_lower_bound);
-  fputs (")\n", out);
+  char pool[PS_POOL_TEXT_MAX];
+  ps_pool_peak pk;
+  if ((rc = ps_pool_peak_of (p, &pk)) < 0)
+    goto out;
+  fprintf (out, "  pool            %s\n", ps_pool_text (p, &pk, pool, sizeof pool));
   /* Both from the device model the plan was scheduled for. */
   const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
   fputs ("  est. makespan   ", out);

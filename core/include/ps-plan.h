@@ -76,7 +76,14 @@ typedef struct ps_plan {
 
   uint64_t *offsets;    /* per buffer: pool offset, UINT64_MAX when external */
   uint64_t pool_bytes;
-  uint64_t pool_lower_bound; /* peak of simultaneously live pooled bytes */
+  /* The exact peak of simultaneously live pooled bytes under the plan's
+   * happens-before order, once ps_plan_find_peak (ps-pool-peak.h) has
+   * found it (pool_peak_known): no valid pool for these steps is smaller.
+   * pool_peak_exact is false only for plans too large to search, where it
+   * is a weaker lower bound.  ps_plan_build leaves it unknown: it costs
+   * more than the pool itself, so it is found where it is shown. */
+  uint64_t pool_peak;
+  bool pool_peak_exact, pool_peak_known;
   double est_makespan_ns;    /* on `device`: simulated, or the schedule's estimate */
   bool est_simulated;        /* est_makespan_ns is this plan's simulated makespan (ps-sim.h) */
   ps_device device;          /* the profile the plan was scheduled for */

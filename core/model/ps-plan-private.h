@@ -11,7 +11,7 @@
  *     ps__plan_add_wait / ps__plan_add_node_step / ps__plan_add_step /
  *     ps__plan_add_record
  *   ps__plan_pool_end_to_end (p, diag) or own offsets
- *   ps__plan_finish (p);                      // counts, lower bound
+ *   ps__plan_finish (p);                      // counts
  *
  * and ps_plan_free on any failure.  Not installed; core/ only. */
 #ifndef PS_PLAN_PRIVATE_H
@@ -64,14 +64,9 @@ int ps__plan_add_wait (ps_plan *p, uint32_t stream, uint32_t event, ps_wait_reas
  * when the pool would not fit in 64 bits. */
 int ps__plan_pool_end_to_end (ps_plan *p, ps_diag *diag);
 
-/* Peak of simultaneously live pooled bytes when every pooled buffer is live
- * from the step of its first use to the step of its last use, in issue
- * order.  Buffers nobody uses count nowhere. */
-int ps__plan_live_peak (const ps_plan *p, uint64_t *peak);
-
 /* Fills the counts a plan reports: streams_used, kernels_before (kernel
- * nodes), kernels_after (kernel steps), pool_lower_bound
- * (ps__plan_live_peak). */
+ * nodes), kernels_after (kernel steps).  (The pool's peak is the
+ * planner's to compute, with ps-pool-peak.h.) */
 int ps__plan_finish (ps_plan *p);
 
 /* Checks 1 <= o->streams <= PS_MAX_STREAMS (PS_EUSAGE) and that every pin

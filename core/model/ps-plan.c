@@ -204,79 +204,6 @@ too_big:
   return PS_ELIMIT;
 }
 
-static void
-note_use (uint32_t *first, uint32_t *last, uint32_t n_buffers, uint32_t b, uint32_t s)
-{
-  if (b >= n_buffers)
-    return;
-  if (first[b] == PS_NONE)
-    first[b] = s;
-  last[b] = s;
-}
-
-int
-ps__plan_live_peak (const ps_plan *p, uint64_t *peak)
-{
-  const ps_graph *g = p->graph;
-  *peak = 0;
-  uint64_t total = 0;
-  for (uint32_t b = 0; b < g->n_buffers; b++)
-    if (!(g->buffers[b].flags & PS_BUF_EXTERNAL)) {
-      if (g->buffers[b].bytes > UINT64_MAX - total)
-        return PS_ELIMIT;
-      total += g->buffers[b].bytes;
-    }
-  if (total == 0 || p->n_steps == 0)
-    return 0;
-
-  uint32_t *first = malloc ((size_t) g->n_buffers * sizeof *first);
-  uint32_t *last = malloc ((size_t) g->n_buffers * sizeof *last);
-  /* delta[i]: bytes that become live at step i minus bytes that died after
-   * step i - 1.  The running sum never exceeds `total`, so unsigned
-   * wrap-around arithmetic gives exact values. */
-  uint64_t *delta = calloc ((size_t) p->n_steps + 1, sizeof *delta);
-  if (!first || !last || !delta) {
-    free (first);
-    free (last);
-    free (delta);
-    return PS_ENOMEM;
-  }
-  for (uint32_t b = 0; b < g->n_buffers; b++)
-    first[b] = last[b] = PS_NONE;
-  for (uint32_t s = 0; s < p->n_steps; s++) {
-    const ps_step *st = &p->steps[s];
-    for (uint32_t k = 0; k < st->nodes_count; k++) {
-      uint32_t v = p->step_nodes[st->nodes_begin + k];
-      if (v >= g->n_nodes)
-        continue;
-      const ps_node *n = &g->nodes[v];
-      uint64_t end = (uint64_t) n->reads_begin + n->reads_count;
-      for (uint64_t i = n->reads_begin; i < end && i < g->n_access; i++)
-        note_use (first, last, g->n_buffers, g->access[i], s);
-      end = (uint64_t) n->writes_begin + n->writes_count;
-      for (uint64_t i = n->writes_begin; i < end && i < g->n_access; i++)
-        note_use (first, last, g->n_buffers, g->access[i], s);
-      if (n->op == PS_OP_CONDITIONAL && n->aux < g->n_conds)
-        note_use (first, last, g->n_buffers, g->conds[n->aux].condition, s);
-    }
-  }
-  for (uint32_t b = 0; b < g->n_buffers; b++)
-    if (first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL)) {
-      delta[first[b]] += g->buffers[b].bytes;
-      delta[last[b] + 1] -= g->buffers[b].bytes;
-    }
-  uint64_t live = 0;
-  for (uint32_t s = 0; s < p->n_steps; s++) {
-    live += delta[s];
-    if (live > *peak)
-      *peak = live;
-  }
-  free (first);
-  free (last);
-  free (delta);
-  return 0;
-}
-
 int
 ps__plan_finish (ps_plan *p)
 {
@@ -294,7 +221,7 @@ ps__plan_finish (ps_plan *p)
   p->streams_used = max_stream;
   p->kernels_before = kernel_nodes;
   p->kernels_after = kernel_steps;
-  return ps__plan_live_peak (p, &p->pool_lower_bound);
+  return 0;
 }
 
 bool

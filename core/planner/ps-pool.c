@@ -27,9 +27,15 @@
  * another cannot happen before it). */
 #include "ps-planner-private.h"
 
+#include "ps-pool-private.h"
+
 #include <stdlib.h>
 #include <string.h>
 
+/* Plans whose packing by size would compare more than BY_SIZE_WORK pairs
+ * per buffer (plus BY_SIZE_MIN_WORK) are packed online. */
+#define BY_SIZE_WORK 128u
+#define BY_SIZE_MIN_WORK ((uint64_t) 1 << 24)
 #define CANDIDATES 32
 #define BINS 64
 #define RUN 16
@@ -323,115 +329,9 @@ pool_release (pool *pl, uint32_t x, uint32_t b)
   bin_insert (pl, x);
 }
 
-/* Sorts n (key, val) pairs by key: LSD radix sort, 8 bits a pass, passes
- * whose digit is the same for every key skipped.  tk, tv: scratch. */
-static void
-radix_sort (uint32_t *key, uint32_t *val, uint32_t *tk, uint32_t *tv, uint32_t n)
-{
-  uint32_t count[256];
-  for (uint32_t shift = 0; shift < 32 && n > 0; shift += 8) {
-    memset (count, 0, sizeof count);
-    for (uint32_t i = 0; i < n; i++)
-      count[(key[i] >> shift) & 255]++;
-    if (count[(key[0] >> shift) & 255] == n)
-      continue;
-    uint32_t sum = 0;
-    for (uint32_t d = 0; d < 256; d++) {
-      uint32_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-      uint32_t at = count[(key[i] >> shift) & 255]++;
-      tk[at] = key[i];
-      tv[at] = val[i];
-    }
-    memcpy (key, tk, (size_t) n * sizeof *key);
-    memcpy (val, tv, (size_t) n * sizeof *val);
-  }
-}
-
-static inline uint32_t
-quantize (double t, double scale)
-{
-  double q = t * scale;
-  return q >= 4294967295.0 ? UINT32_MAX : q > 0 ? (uint32_t) q : 0;
-}
-
-/* The two lower bounds (see the top of the file).  For the time bound,
- * times are rounded down to 32-bit fractions of the makespan and spans
- * that touch after rounding count as disjoint: rounding can only merge
- * overlapping spans into touching ones, never the reverse, so the peak
- * found is at most the exact one and still a lower bound. */
-static int
-live_peaks (const ps__planner *pl, const uint32_t *first, const uint32_t *last,
-            const double *t0, const double *t1, const uint64_t *bytes, uint64_t *peak)
-{
-  const ps_graph *g = pl->g;
-  uint32_t B = g->n_buffers, n = 0, ng = pl->ng;
-  size_t cap = (size_t) B * 2 + 1;
-  uint32_t *key = malloc (cap * sizeof *key), *tk = malloc (cap * sizeof *tk);
-  uint32_t *val = malloc (cap * sizeof *val), *tv = malloc (cap * sizeof *tv);
-  uint64_t *delta = calloc ((size_t) ng + 1, sizeof *delta);
-  if (!key || !tk || !val || !tv || !delta) {
-    free (key);
-    free (tk);
-    free (val);
-    free (tv);
-    free (delta);
-    return PS_ENOMEM;
-  }
-  /* Issue order: the running sum never exceeds the total of the pooled
-   * bytes, so wrapping unsigned arithmetic gives exact values. */
-  for (uint32_t b = 0; b < B; b++)
-    if (first[b] != PS_NONE) {
-      delta[first[b]] += bytes[b];
-      delta[last[b] + 1] -= bytes[b];
-    }
-  uint64_t live = 0;
-  *peak = 0;
-  for (uint32_t i = 0; i < ng; i++) {
-    live += delta[i];
-    if (live > *peak)
-      *peak = live;
-  }
-
-  /* Time: starts in [0, ns), ends in [ns, n), each part sorted. */
-  double scale = pl->makespan > 0 ? 4294967295.0 / pl->makespan : 0;
-  for (uint32_t b = 0; b < B; b++)
-    if (first[b] != PS_NONE && quantize (t1[b], scale) > quantize (t0[b], scale)) {
-      key[n] = quantize (t0[b], scale);
-      val[n++] = b;
-    }
-  uint32_t ns = n;
-  for (uint32_t k = 0; k < ns; k++) {
-    key[n] = quantize (t1[val[k]], scale);
-    val[n++] = val[k];
-  }
-  radix_sort (key, val, tk, tv, ns);
-  radix_sort (key + ns, val + ns, tk, tv, n - ns);
-  live = 0;
-  for (uint32_t i = 0, j = ns; i < ns;) {
-    if (j < n && key[j] <= key[i]) { /* ends first at equal times */
-      live -= bytes[val[j++]];
-    } else {
-      live += bytes[val[i++]];
-      if (live > *peak)
-        *peak = live;
-    }
-  }
-  free (key);
-  free (tk);
-  free (val);
-  free (tv);
-  free (delta);
-  return 0;
-}
-
 typedef struct uses {
   uint32_t *first, *last; /* issue index of the first and last use, or PS_NONE */
   uint32_t *need, *rel;   /* B x S clocks */
-  double *t0, *t1;        /* time span in the list schedule */
   uint32_t *acc_off, *acc; /* per group: the pooled buffers its nodes touch (CSR) */
   uint64_t *bytes;         /* size of each buffer (dense, for the sweeps) */
 } uses;
@@ -503,29 +403,72 @@ collect_uses (const ps__planner *pl, uint32_t *clk, uses *u)
     uint32_t *c = clk + (size_t) s * S;
     ps__planner_apply_waits (pl, i, clk);
     c[s] = pos - 1;
-    double start = pl->gstart[gi], finish = pl->gfinish[gi];
     for (uint32_t k = u->acc_off[gi]; k < u->acc_off[gi + 1]; k++) {
       uint32_t b = u->acc[k];
       uint32_t *nd = u->need + (size_t) b * S;
       if (u->first[b] == PS_NONE) {
         u->first[b] = i;
         memcpy (nd, c, S * sizeof *c);
-        u->t0[b] = start;
-        u->t1[b] = finish;
       } else {
         for (uint32_t t = 0; t < S; t++)
           if (c[t] < nd[t])
             nd[t] = c[t];
-        if (start < u->t0[b])
-          u->t0[b] = start;
-        if (finish > u->t1[b])
-          u->t1[b] = finish;
       }
       u->rel[(size_t) b * S + s] = pos;
       u->last[b] = i;
     }
     c[s] = pos;
   }
+}
+
+/* Largest first, best fit, when the plan is small enough for it (see
+ * ps-pool-size.c); PS_ELIMIT when it is not, and the pass packs online. */
+static int
+pack_by_size (ps__planner *pl, uint64_t budget)
+{
+  const ps_graph *g = pl->g;
+  ps_plan *p = pl->p;
+  ps__hb h;
+  int rc = ps__hb_build (&h, p);
+  uint64_t *off = NULL, end = 0;
+  if (rc == 0 && !h.release)
+    rc = PS_ELIMIT;
+  if (rc == 0 && !(off = malloc ((h.nb ? h.nb : 1) * sizeof *off)))
+    rc = PS_ENOMEM;
+  if (rc == 0)
+    rc = ps__pool_by_size (&h, budget, off, &end);
+  if (rc == 0) {
+    for (uint32_t b = 0; b < g->n_buffers; b++)
+      if (!(g->buffers[b].flags & PS_BUF_EXTERNAL))
+        p->offsets[b] = h.dense[b] != PS_NONE ? off[h.dense[b]] : 0;
+    p->pool_bytes = end > h.unused_max ? end : h.unused_max;
+  }
+  free (off);
+  ps__hb_free (&h);
+  return rc;
+}
+
+/* The work of packing by size, estimated from the issue order: per
+ * buffer, the buffers live in issue order at its first use (those it is
+ * compared with, about). */
+static uint64_t
+by_size_work (const ps__planner *pl, const uses *u, uint32_t *live)
+{
+  const ps_graph *g = pl->g;
+  uint32_t ng = pl->ng;
+  memset (live, 0, ((size_t) ng + 1) * sizeof *live);
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    if (u->first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL)) {
+      live[u->first[b]]++;
+      live[u->last[b] + 1]--;
+    }
+  for (uint32_t i = 1; i <= ng; i++)
+    live[i] += live[i - 1];
+  uint64_t work = 0;
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    if (u->first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL))
+      work += live[u->first[b]];
+  return work;
 }
 
 int
@@ -538,10 +481,7 @@ ps__planner_pool (ps__planner *pl)
   if ((uint64_t) B * S > MAX_CLOCK_WORDS) {
     /* Clocks that wide would cost more memory than the reuse is worth:
      * every buffer gets bytes of its own. */
-    if ((rc = ps__plan_pool_end_to_end (p, pl->diag)) < 0)
-      return rc;
-    rc = ps__plan_live_peak (p, &p->pool_lower_bound);
-    return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
+    return ps__plan_pool_end_to_end (p, pl->diag);
   }
   uses u;
   u.acc_off = u.acc = NULL;
@@ -551,8 +491,6 @@ ps__planner_pool (ps__planner *pl)
   u.last = malloc (b1 * sizeof *u.last);
   u.need = malloc ((size_t) b1 * S * sizeof *u.need);
   u.rel = calloc ((size_t) b1 * S, sizeof *u.rel);
-  u.t0 = malloc (b1 * sizeof *u.t0);
-  u.t1 = malloc (b1 * sizeof *u.t1);
   uint32_t *f_off = calloc ((size_t) ng + 2, sizeof *f_off);
   uint32_t *l_off = calloc ((size_t) ng + 2, sizeof *l_off);
   uint32_t *f_list = malloc (b1 * sizeof *f_list);
@@ -567,7 +505,7 @@ ps__planner_pool (ps__planner *pl)
   po.cap = b1 + 1; /* an allocation adds at most one block */
   po.b = malloc ((size_t) po.cap * sizeof *po.b);
   po.spare = malloc ((size_t) po.cap * sizeof *po.spare);
-  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.t0 || !u.t1 || !u.bytes || !f_off
+  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.bytes || !f_off
       || !l_off || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
       || !po.spare) {
     rc = PS_ENOMEM;
@@ -580,6 +518,20 @@ ps__planner_pool (ps__planner *pl)
   if ((rc = group_accesses (pl, &u)) < 0)
     goto out;
   collect_uses (pl, clk, &u);
+
+  /* Largest first when that is affordable, else online. */
+  uint32_t n_used = 0;
+  for (uint32_t b = 0; b < B; b++)
+    n_used += u.first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL);
+  uint64_t budget = BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK;
+  uint64_t work = by_size_work (pl, &u, f_off);
+  memset (f_off, 0, ((size_t) ng + 2) * sizeof *f_off);
+  if (work <= budget) {
+    rc = pack_by_size (pl, budget);
+    if (rc != PS_ELIMIT)
+      goto out;
+    rc = 0;
+  }
 
   /* Buffers by first use and by last use (counting sort).  A buffer nobody
    * uses conflicts with nothing: it goes at offset 0. */
@@ -637,7 +589,6 @@ ps__planner_pool (ps__planner *pl)
   }
   p->pool_bytes = po.end > unused_max ? po.end : unused_max;
 
-  rc = live_peaks (pl, u.first, u.last, u.t0, u.t1, u.bytes, &p->pool_lower_bound);
 out:
   if (rc == PS_ENOMEM)
     rc = ps__planner_nomem (pl);
@@ -648,8 +599,6 @@ out:
   free (u.last);
   free (u.need);
   free (u.rel);
-  free (u.t0);
-  free (u.t1);
   free (u.bytes);
   free (u.acc_off);
   free (u.acc);

@@ -20,6 +20,7 @@
 #include "ps-import.h"
 #include "ps-plan-output.h"
 #include "ps-plan.h"
+#include "ps-pool-peak.h"
 #include "ps-sim.h"
 #include "ps-timeline-output.h"
 #include "ps-trace-export.h"
@@ -57,8 +58,10 @@ check_plan (const ps_plan *p, const ps_graph *g)
     if (!(g->buffers[b].flags & PS_BUF_EXTERNAL))
       FUZZ_CHECK (p->offsets[b] <= p->pool_bytes && g->buffers[b].bytes
                   <= p->pool_bytes - p->offsets[b], "buffer %u outside the pool", b);
-  FUZZ_CHECK (p->pool_bytes >= p->pool_lower_bound, "pool %llu under its lower bound %llu",
-              (unsigned long long) p->pool_bytes, (unsigned long long) p->pool_lower_bound);
+  ps_pool_peak pk;
+  FUZZ_CHECK (ps_pool_peak_of (p, &pk) == 0, "no peak for a plan of %u nodes", g->n_nodes);
+  FUZZ_CHECK (p->pool_bytes >= pk.bytes, "pool %llu under its peak %llu",
+              (unsigned long long) p->pool_bytes, (unsigned long long) pk.bytes);
 }
 
 /* Simulates, diagnoses, writes the reports and the trace, and imports the

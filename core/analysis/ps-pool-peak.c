@@ -1,0 +1,671 @@
+/* ps-pool-peak.c: the exact peak of a plan's pool (ps-pool-peak.h).
+ *
+ * The network.  Happens-before is the graph of stream states of ps-hb.h.
+ * Each pooled buffer that is used becomes two nodes, in and out, joined by
+ * an arc that must carry at least the buffer's bytes.  Its in node is fed
+ * by the state right before its first use when every other use comes no
+ * earlier than that state (true of any buffer written before it is read);
+ * its out node feeds, on every stream, the earliest state that follows all
+ * its uses.  So a path leaves one buffer and enters another exactly when
+ * every use of the first happens-before every use of the second: paths
+ * are the chains of buffers that may share bytes, and the minimum flow
+ * that covers every buffer's bytes equals the heaviest antichain.  The
+ * rare buffer whose uses have no earliest state (read before any write,
+ * by steps of several streams) is fed by a node of its own: from the last
+ * state of each stream its uses all follow, from the buffers whose last
+ * use follows all their others, and directly from each remaining buffer
+ * whose uses all precede it.
+ *
+ * The flow.  A greedy start sweeps the work steps in issue order: each
+ * buffer takes its bytes from buffers already released on its stream and
+ * fresh from the source for the rest.  The minimum is then reached by
+ * pushing flow back from the sink to the source through the residual
+ * network (an arc can carry more forward, or give back what it carries
+ * above its lower bound), by blocking flows along shortest paths where
+ * only give-backs count as length: forward arcs are free, so the search
+ * is not slowed by the length of a stream.  When no path is left, the
+ * nodes the sink still reaches cut the network, and the buffers cut (out
+ * reached, in not) are the antichain, whose bytes equal the flow. */
+#include "ps-pool-peak.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-array.h"
+#include "ps-format.h"
+#include "ps-hb.h"
+
+#define INF UINT64_MAX
+#define FAR UINT32_MAX
+/* Buffers with no earliest use state times buffers with no latest use
+ * above which the direct arcs are not drawn (the peak is then a bound). */
+#define MAX_GAP_PAIRS ((uint64_t) 1 << 24)
+/* The greedy start looks at this many of the latest supplies of a stream
+ * for the one known on the fewest other streams. */
+#define LOOK 16
+
+typedef struct net {
+  ps__hb h;
+  bool exact;
+  uint32_t nk;            /* feeding nodes of buffers with no meet */
+  uint32_t *kq;           /* per buffer: its feeding node, else PS_NONE */
+  uint32_t *k_buf, *need; /* per feeding node: its buffer and clock */
+
+  /* The network: states, then in/out per buffer, then feeding nodes; the
+   * sink and the source last. */
+  uint32_t nn, sink, source;
+  uint32_t na, na_cap;
+  uint32_t *tail, *head;
+  uint64_t *flow;
+  uint32_t *adj_off, *adj;
+  uint32_t a_src, a_snk, a_acq, a_chain, a_rel; /* first arc of each kind */
+  uint32_t *rel_off; /* per buffer: its release arcs, from a_rel */
+} net;
+
+static void
+net_free (net *k)
+{
+  ps__hb_free (&k->h);
+  free (k->kq);
+  free (k->k_buf);
+  free (k->need);
+  free (k->tail);
+  free (k->head);
+  free (k->flow);
+  free (k->adj_off);
+  free (k->adj);
+  free (k->rel_off);
+}
+
+/* ---- the network ---- */
+
+static inline uint32_t
+node_in (const net *k, uint32_t j)
+{
+  return k->h.ns + 2 * j;
+}
+
+static inline uint32_t
+node_out (const net *k, uint32_t j)
+{
+  return k->h.ns + 2 * j + 1;
+}
+
+static int
+add_arc (net *k, uint32_t from, uint32_t to)
+{
+  if ((uint64_t) k->na + 1 > PS_POOL_PEAK_MAX_ARCS)
+    return PS_ELIMIT;
+  if (k->na == k->na_cap) {
+    uint32_t c1 = k->na_cap, c2 = k->na_cap;
+    if (PS_ARRAY_RESERVE (k->tail, c1, (uint64_t) k->na + 1) < 0
+        || PS_ARRAY_RESERVE (k->head, c2, (uint64_t) k->na + 1) < 0)
+      return PS_ENOMEM;
+    k->na_cap = c1;
+  }
+  k->tail[k->na] = from;
+  k->head[k->na++] = to;
+  return 0;
+}
+
+/* The meet of buffer j's uses' clocks, for a feeding node. */
+static void
+meet_clock (const ps__hb *h, uint32_t j, uint32_t *need)
+{
+  uint32_t b = h->bid[j];
+  for (uint32_t x = 0; x < h->S; x++)
+    need[x] = UINT32_MAX;
+  for (uint32_t i = h->use_off[b]; i < h->use_off[b + 1]; i++)
+    for (uint32_t x = 0; x < h->S; x++) {
+      uint32_t c = ps__hb_clock_before (h, h->use[i], x);
+      if (c < need[x])
+        need[x] = c;
+    }
+}
+
+/* Whether every use of buffer j is known complete at clock nd. */
+static bool
+uses_within (const ps__hb *h, uint32_t j, const uint32_t *nd)
+{
+  uint32_t b = h->bid[j];
+  for (uint32_t i = h->use_off[b]; i < h->use_off[b + 1]; i++)
+    if (h->wk_pos[h->use[i]] > nd[h->wk_stream[h->use[i]]])
+      return false;
+  return true;
+}
+
+/* Arcs, in blocks: buffer j's own arc is j (so its lower bound is w[j]),
+ * then the source's, the sink's, the feeding arcs, the stream chain (arc
+ * a_chain + s enters state s), the waits, the releases (per buffer, in
+ * rel_off) and the feeding nodes' arcs. */
+static int
+build_network (net *k)
+{
+  const ps__hb *h = &k->h;
+  const uint32_t S = h->S, nb = h->nb, ns = h->ns;
+  int rc;
+  k->kq = malloc ((nb ? nb : 1) * sizeof *k->kq);
+  k->rel_off = malloc (((size_t) nb + 1) * sizeof *k->rel_off);
+  if (!k->kq || !k->rel_off)
+    return PS_ENOMEM;
+
+  uint32_t n_nojoin = 0, kcap = 0, ncap = 0;
+  for (uint32_t j = 0; j < nb; j++) {
+    k->kq[j] = PS_NONE;
+    n_nojoin += !h->join[j];
+    if (h->meet[j])
+      continue;
+    if (PS_ARRAY_RESERVE (k->k_buf, kcap, (uint64_t) k->nk + 1) < 0
+        || PS_ARRAY_RESERVE (k->need, ncap, ((uint64_t) k->nk + 1) * S) < 0)
+      return PS_ENOMEM;
+    meet_clock (h, j, k->need + (size_t) k->nk * S);
+    k->k_buf[k->nk] = j;
+    k->kq[j] = k->nk++;
+  }
+  bool gaps = k->nk > 0 && (uint64_t) k->nk * n_nojoin <= MAX_GAP_PAIRS;
+  if (k->nk > 0 && !gaps) {
+    /* Too many pairs to draw: those buffers are fed at their first use
+     * instead, which orders more pairs than the plan does, so the flow
+     * can only get smaller: the peak found is a lower bound. */
+    for (uint32_t j = 0; j < nb; j++)
+      k->kq[j] = PS_NONE;
+    k->nk = 0;
+    k->exact = false;
+  }
+  if ((uint64_t) ns + 2 * (uint64_t) nb + k->nk > PS_ARRAY_MAX - 2)
+    return PS_ELIMIT;
+  k->nn = ns + 2 * nb + k->nk;
+  k->sink = k->nn;
+  k->source = k->nn + 1;
+
+  for (uint32_t j = 0; j < nb; j++)
+    if ((rc = add_arc (k, node_in (k, j), node_out (k, j))) < 0)
+      return rc;
+  k->a_src = k->na;
+  for (uint32_t j = 0; j < nb; j++)
+    if ((rc = add_arc (k, k->source, node_in (k, j))) < 0)
+      return rc;
+  k->a_snk = k->na;
+  for (uint32_t j = 0; j < nb; j++)
+    if ((rc = add_arc (k, node_out (k, j), k->sink)) < 0)
+      return rc;
+  k->a_acq = k->na;
+  for (uint32_t j = 0; j < nb; j++) {
+    uint32_t from = k->kq[j] != PS_NONE ? ns + 2 * nb + k->kq[j] : h->wk_before[h->first[j]];
+    if ((rc = add_arc (k, from, node_in (k, j))) < 0)
+      return rc;
+  }
+  k->a_chain = k->na;
+  for (uint32_t s = 0; s < ns; s++)
+    if ((rc = add_arc (k, h->st_prev[s], s)) < 0)
+      return rc;
+  for (uint32_t s = 0; s < ns; s++)
+    if (h->st_wait[s] != PS_NONE && (rc = add_arc (k, h->st_wait[s], s)) < 0)
+      return rc;
+  k->a_rel = k->na;
+  for (uint32_t j = 0; j < nb; j++) {
+    k->rel_off[j] = k->na - k->a_rel;
+    for (uint32_t t = 0; t < S; t++) {
+      uint32_t s = h->release[(size_t) j * S + t];
+      if (s != PS_NONE && (rc = add_arc (k, node_out (k, j), s)) < 0)
+        return rc;
+    }
+    if (k->nk > 0 && h->join[j] && (rc = add_arc (k, node_out (k, j), h->wk_after[h->last[j]])) < 0)
+      return rc;
+    if (gaps && !h->join[j])
+      for (uint32_t q = 0; q < k->nk; q++)
+        if (k->k_buf[q] != j && uses_within (h, j, k->need + (size_t) q * S)
+            && (rc = add_arc (k, node_out (k, j), ns + 2 * nb + q)) < 0)
+          return rc;
+  }
+  k->rel_off[nb] = k->na - k->a_rel;
+  for (uint32_t q = 0; q < k->nk; q++)
+    for (uint32_t x = 0; x < S; x++) {
+      uint32_t r = k->need[(size_t) q * S + x];
+      if (r > 0
+          && (rc = add_arc (k, h->wk_after[h->sw[h->sw_off[x] + r - 1]], ns + 2 * nb + q)) < 0)
+        return rc;
+    }
+
+  /* Both ends of every arc (heads have no chain arc: PS_NONE tails). */
+  uint32_t N = k->nn + 2;
+  k->flow = calloc (k->na ? k->na : 1, sizeof *k->flow);
+  k->adj_off = calloc ((size_t) N + 2, sizeof *k->adj_off);
+  if (!k->flow || !k->adj_off)
+    return PS_ENOMEM;
+  for (uint32_t a = 0; a < k->na; a++)
+    if (k->tail[a] != PS_NONE) {
+      k->adj_off[k->tail[a] + 2]++;
+      k->adj_off[k->head[a] + 2]++;
+    }
+  for (uint32_t v = 0; v < N; v++)
+    k->adj_off[v + 2] += k->adj_off[v + 1];
+  k->adj = malloc ((k->adj_off[N + 1] ? k->adj_off[N + 1] : 1) * sizeof *k->adj);
+  if (!k->adj)
+    return PS_ENOMEM;
+  for (uint32_t a = 0; a < k->na; a++)
+    if (k->tail[a] != PS_NONE) {
+      k->adj[k->adj_off[k->tail[a] + 1]++] = a << 1;
+      k->adj[k->adj_off[k->head[a] + 1]++] = a << 1 | 1;
+    }
+  return 0;
+}
+
+/* ---- the greedy start ---- */
+
+/* In issue order, each buffer takes its bytes from the buffers released
+ * on its stream before its first use, and fresh from the source for the
+ * rest.  Of the latest LOOK supplies there it prefers the one known on the
+ * fewest other streams so far (the others keep what they can reach), then
+ * the latest.  Spent supplies met on the way leave the stack. */
+static int
+greedy_flow (net *k)
+{
+  const ps__hb *h = &k->h;
+  uint32_t nb = h->nb, ns = h->ns, S = h->S, n_rel = k->rel_off[nb];
+  int rc = PS_ENOMEM;
+  uint32_t *arr_off = calloc ((size_t) ns + 2, sizeof *arr_off);
+  uint32_t *arr = malloc ((n_rel ? n_rel : 1) * sizeof *arr);
+  uint32_t *st_off = calloc ((size_t) S + 1, sizeof *st_off);
+  uint32_t *stack = malloc ((n_rel ? n_rel : 1) * sizeof *stack);
+  uint32_t *top = calloc (S, sizeof *top), *cursor = calloc (S, sizeof *cursor);
+  uint32_t *fu_off = calloc ((size_t) h->nw + 2, sizeof *fu_off);
+  uint32_t *fu = malloc ((nb ? nb : 1) * sizeof *fu);
+  uint64_t *rem = malloc ((nb ? nb : 1) * sizeof *rem);
+  uint64_t *diff = calloc ((size_t) ns + 1, sizeof *diff);
+  if (!arr_off || !arr || !st_off || !stack || !top || !cursor || !fu_off || !fu || !rem || !diff)
+    goto out;
+  /* Release arcs by the state they reach; buffers by first use. */
+  for (uint32_t r = 0; r < n_rel; r++) {
+    uint32_t s = k->head[k->a_rel + r];
+    if (s < ns) {
+      arr_off[s + 2]++;
+      st_off[h->st_stream[s] + 1]++;
+    }
+  }
+  for (uint32_t s = 0; s < ns; s++)
+    arr_off[s + 2] += arr_off[s + 1];
+  for (uint32_t r = 0; r < n_rel; r++) {
+    uint32_t s = k->head[k->a_rel + r];
+    if (s < ns)
+      arr[arr_off[s + 1]++] = k->a_rel + r;
+  }
+  for (uint32_t t = 0; t < S; t++)
+    st_off[t + 1] += st_off[t];
+  for (uint32_t j = 0; j < nb; j++) {
+    fu_off[h->first[j] + 2]++;
+    rem[j] = h->w[j];
+    k->flow[j] = h->w[j];
+  }
+  for (uint32_t w = 0; w < h->nw; w++)
+    fu_off[w + 2] += fu_off[w + 1];
+  for (uint32_t j = 0; j < nb; j++)
+    fu[fu_off[h->first[j] + 1]++] = j;
+
+  for (uint32_t w = 0; w < h->nw; w++) {
+    uint32_t t = h->wk_stream[w], a = h->wk_before[w], at = h->st_seq[a];
+    uint32_t *stk = stack + st_off[t];
+    for (; cursor[t] <= at; cursor[t]++) {
+      uint32_t s = h->chain[h->ch_off[t] + cursor[t]];
+      for (uint32_t i = arr_off[s]; i < arr_off[s + 1]; i++)
+        stk[top[t]++] = arr[i];
+    }
+    for (uint32_t i = fu_off[w]; i < fu_off[w + 1]; i++) {
+      uint32_t c = fu[i];
+      uint64_t need = h->w[c];
+      while (need > 0 && k->kq[c] == PS_NONE && top[t] > 0) {
+        uint32_t best = PS_NONE, best_score = UINT32_MAX, live = 0, q = top[t];
+        while (q > 0 && live < LOOK) {
+          uint32_t r = stk[--q], x = (k->tail[r] - ns) / 2;
+          if (rem[x] == 0) {
+            stk[q] = PS_NONE;
+            continue;
+          }
+          live++;
+          uint32_t score = 0;
+          const uint32_t *rel = h->release + (size_t) x * S;
+          for (uint32_t y = 0; y < S; y++)
+            score += y != t && rel[y] != PS_NONE && h->st_seq[rel[y]] < cursor[y];
+          if (score < best_score) {
+            best_score = score;
+            best = q;
+          }
+        }
+        uint32_t r = best == PS_NONE ? PS_NONE : stk[best], out_at = q;
+        for (uint32_t e = q; e < top[t]; e++)
+          if (stk[e] != PS_NONE)
+            stk[out_at++] = stk[e];
+        top[t] = out_at;
+        if (r == PS_NONE)
+          break;
+        uint32_t x = (k->tail[r] - ns) / 2;
+        uint64_t take = rem[x] < need ? rem[x] : need;
+        k->flow[r] += take;
+        diff[h->ch_off[t] + h->st_seq[k->head[r]] + 1] += take;
+        diff[h->ch_off[t] + at + 1] -= take;
+        k->flow[k->a_acq + c] += take;
+        rem[x] -= take;
+        need -= take;
+      }
+      k->flow[k->a_src + c] += need;
+    }
+  }
+  for (uint32_t j = 0; j < nb; j++)
+    k->flow[k->a_snk + j] = rem[j];
+  for (uint32_t t = 0; t < S; t++) {
+    uint64_t run = 0;
+    for (uint32_t i = h->ch_off[t]; i < h->ch_off[t + 1]; i++) {
+      run += diff[i];
+      k->flow[k->a_chain + h->chain[i]] = run;
+    }
+  }
+  rc = 0;
+out:
+  free (arr_off);
+  free (arr);
+  free (st_off);
+  free (stack);
+  free (top);
+  free (cursor);
+  free (fu_off);
+  free (fu);
+  free (rem);
+  free (diff);
+  return rc;
+}
+
+/* ---- the minimum flow ---- */
+
+/* Where adjacency entry e of a node leads, at what length, and how much it
+ * can still carry: forward arcs without limit, backward ones what their
+ * arc carries above its lower bound. */
+static inline uint64_t
+residual (const net *k, uint32_t e, uint32_t *to, uint32_t *len)
+{
+  uint32_t a = e >> 1;
+  if (e & 1) {
+    *to = k->tail[a];
+    *len = 1;
+    return k->flow[a] - (a < k->h.nb ? k->h.w[a] : 0);
+  }
+  *to = k->head[a];
+  *len = 0;
+  return INF;
+}
+
+/* Lengths from the sink by 0-1 breadth-first search, level by level; stops
+ * at the source's level.  Returns whether the source was reached. */
+static bool
+levels (const net *k, uint32_t *dist, uint32_t *qa, uint32_t *qb)
+{
+  uint32_t N = k->nn + 2;
+  for (uint32_t v = 0; v < N; v++)
+    dist[v] = FAR;
+  dist[k->sink] = 0;
+  uint32_t na = 0, nbq = 0, L = 0;
+  qa[na++] = k->sink;
+  while (na > 0) {
+    while (na > 0) {
+      uint32_t u = qa[--na];
+      if (dist[u] != L)
+        continue;
+      for (uint32_t i = k->adj_off[u]; i < k->adj_off[u + 1]; i++) {
+        uint32_t v, len;
+        if (residual (k, k->adj[i], &v, &len) == 0 || dist[v] <= L + len)
+          continue;
+        dist[v] = L + len;
+        if (len == 0)
+          qa[na++] = v;
+        else
+          qb[nbq++] = v;
+      }
+    }
+    if (dist[k->source] == L + 1)
+      return true;
+    for (uint32_t i = 0; i < nbq; i++)
+      if (dist[qb[i]] == L + 1)
+        qa[na++] = qb[i];
+    nbq = 0;
+    L++;
+  }
+  return false;
+}
+
+/* A blocking flow from the sink to the source along shortest paths:
+ * depth-first, each node's next arc remembered, dead ends dropped.  The
+ * admissible arcs form no cycle (free arcs follow the plan's order, and
+ * every other arc is one longer), so the path never meets itself. */
+static void
+block (net *k, uint32_t *dist, uint32_t *it, uint32_t *path, uint32_t *via, uint64_t *total)
+{
+  uint32_t N = k->nn + 2, D = dist[k->source], d = 0;
+  for (uint32_t v = 0; v < N; v++)
+    it[v] = k->adj_off[v];
+  path[0] = k->sink;
+  for (;;) {
+    uint32_t u = path[d];
+    if (u == k->source) {
+      uint64_t delta = INF;
+      for (uint32_t i = 0; i < d; i++) {
+        uint32_t v, len;
+        uint64_t c = residual (k, via[i], &v, &len);
+        if (c < delta)
+          delta = c;
+      }
+      uint32_t cut = d;
+      for (uint32_t i = 0; i < d; i++) {
+        uint32_t a = via[i] >> 1;
+        if (via[i] & 1) {
+          k->flow[a] -= delta;
+          if (cut == d && k->flow[a] == (a < k->h.nb ? k->h.w[a] : 0))
+            cut = i;
+        } else {
+          k->flow[a] += delta;
+        }
+      }
+      *total -= delta;
+      d = cut;
+      continue;
+    }
+    bool moved = false;
+    for (; it[u] < k->adj_off[u + 1]; it[u]++) {
+      uint32_t v, len;
+      if (residual (k, k->adj[it[u]], &v, &len) == 0 || dist[v] != dist[u] + len
+          || (v != k->source && dist[v] >= D))
+        continue;
+      via[d] = k->adj[it[u]];
+      path[++d] = v;
+      moved = true;
+      break;
+    }
+    if (moved)
+      continue;
+    if (d == 0)
+      return;
+    dist[u] = FAR;
+    d--;
+    it[path[d]]++;
+  }
+}
+
+/* ---- the fallback bound ---- */
+
+/* Peak of bytes live from first to last use in issue order: a use issued
+ * after another cannot happen before it, so buffers live at once here
+ * are pairwise unordered. */
+static int
+issue_order_peak (const ps__hb *h, uint64_t *peak)
+{
+  uint64_t *delta = calloc ((size_t) h->nw + 1, sizeof *delta);
+  if (!delta)
+    return PS_ENOMEM;
+  for (uint32_t j = 0; j < h->nb; j++) {
+    delta[h->first[j]] += h->w[j];
+    delta[h->last[j] + 1] -= h->w[j];
+  }
+  uint64_t live = 0;
+  *peak = 0;
+  for (uint32_t w = 0; w < h->nw; w++) {
+    live += delta[w];
+    if (live > *peak)
+      *peak = live;
+  }
+  free (delta);
+  return 0;
+}
+
+/* The search proper, on a built order: 0 with the peak's buffers marked
+ * in live (when not NULL), or PS_ELIMIT when the plan is too large (or
+ * too heavy) for it. */
+static int
+search (net *k, ps_pool_peak *out, uint8_t *live)
+{
+  ps__hb *h = &k->h;
+  uint64_t sum = 0;
+  for (uint32_t j = 0; j < h->nb; j++) {
+    if (h->w[j] > UINT64_MAX - sum)
+      return PS_ELIMIT; /* flows could not be counted in 64 bits */
+    sum += h->w[j];
+  }
+  if (!h->release)
+    return PS_ELIMIT;
+  int rc;
+  if ((rc = build_network (k)) < 0 || (rc = greedy_flow (k)) < 0)
+    return rc;
+  uint64_t total = 0;
+  for (uint32_t j = 0; j < h->nb; j++)
+    total += k->flow[k->a_src + j];
+
+  uint32_t N = k->nn + 2;
+  uint32_t *dist = malloc ((size_t) N * sizeof *dist), *qa = malloc ((size_t) N * sizeof *qa);
+  uint32_t *qb = malloc ((size_t) N * sizeof *qb), *it = malloc ((size_t) N * sizeof *it);
+  uint32_t *path = malloc (((size_t) N + 1) * sizeof *path);
+  uint32_t *via = malloc (((size_t) N + 1) * sizeof *via);
+  rc = PS_ENOMEM;
+  if (!dist || !qa || !qb || !it || !path || !via)
+    goto out;
+  while (levels (k, dist, qa, qb))
+    block (k, dist, it, path, via, &total);
+
+  /* The cut: buffers whose out node the sink reaches and in node not. */
+  uint64_t cut = 0;
+  for (uint32_t j = 0; j < h->nb; j++)
+    if (dist[node_out (k, j)] != FAR && dist[node_in (k, j)] == FAR) {
+      cut += h->w[j];
+      out->n_buffers++;
+      if (live)
+        live[h->bid[j]] = 1;
+    }
+  /* Max-flow min-cut: they cannot differ; say so rather than print a
+   * wrong figure. */
+  rc = cut == total ? 0 : PS_EINVAL;
+  out->bytes = cut;
+out:
+  free (dist);
+  free (qa);
+  free (qb);
+  free (it);
+  free (path);
+  free (via);
+  return rc;
+}
+
+int
+ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live)
+{
+  memset (out, 0, sizeof *out);
+  if (!p || !p->graph)
+    return PS_EINVAL;
+  const ps_graph *g = p->graph;
+  if (live)
+    memset (live, 0, g->n_buffers);
+  out->exact = true;
+  if (!p->offsets || g->n_buffers == 0)
+    return 0;
+  net k;
+  memset (&k, 0, sizeof k);
+  k.exact = true;
+  int rc = ps__hb_build (&k.h, p);
+  if (rc == 0) {
+    rc = search (&k, out, live);
+    if (rc == PS_ELIMIT) {
+      /* Too large to search: the issue-order bound. */
+      k.exact = false;
+      out->n_buffers = 0;
+      if (live)
+        memset (live, 0, g->n_buffers);
+      rc = issue_order_peak (&k.h, &out->bytes);
+    }
+  }
+  if (rc == 0) {
+    out->exact = k.exact;
+    if (k.h.unused_max > out->bytes) {
+      /* A buffer nobody uses needs its bytes all the same. */
+      out->bytes = k.h.unused_max;
+      out->n_buffers = 1;
+      if (live) {
+        memset (live, 0, g->n_buffers);
+        for (uint32_t b = 0; b < g->n_buffers; b++)
+          if (!(g->buffers[b].flags & PS_BUF_EXTERNAL) && k.h.dense[b] == PS_NONE
+              && p->offsets[b] != UINT64_MAX && g->buffers[b].bytes == k.h.unused_max) {
+            live[b] = 1;
+            break;
+          }
+      }
+    }
+  }
+  net_free (&k);
+  return rc;
+}
+
+int
+ps_plan_find_peak (ps_plan *p)
+{
+  if (!p)
+    return PS_EINVAL;
+  if (p->pool_peak_known)
+    return 0;
+  ps_pool_peak pk;
+  int rc = ps_pool_peak_compute (p, &pk, NULL);
+  if (rc < 0)
+    return rc;
+  p->pool_peak = pk.bytes;
+  p->pool_peak_exact = pk.exact;
+  p->pool_peak_known = true;
+  return 0;
+}
+
+int
+ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out)
+{
+  if (p && p->pool_peak_known) {
+    memset (out, 0, sizeof *out);
+    out->bytes = p->pool_peak;
+    out->exact = p->pool_peak_exact;
+    return 0;
+  }
+  return ps_pool_peak_compute (p, out, NULL);
+}
+
+double
+ps_pool_ratio (const ps_plan *p, const ps_pool_peak *pk)
+{
+  if (pk->bytes == 0)
+    return p->pool_bytes == 0 ? 1.0 : INFINITY;
+  return (double) p->pool_bytes / (double) pk->bytes;
+}
+
+const char *
+ps_pool_text (const ps_plan *p, const ps_pool_peak *pk, char *buf, size_t cap)
+{
+  char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX];
+  ps_format_bytes ((double) p->pool_bytes, a, sizeof a);
+  if (pk->bytes == 0)
+    snprintf (buf, cap, "%s, nothing live at once", a);
+  else
+    snprintf (buf, cap, "%s, %.2fx %s of %s live at once", a, ps_pool_ratio (p, pk),
+              pk->exact ? "the peak" : "a lower bound", ps_format_bytes ((double) pk->bytes, b, sizeof b));
+  return buf;
+}

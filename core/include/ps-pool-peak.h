@@ -1,0 +1,63 @@
+/* ps-pool-peak.h: the exact peak of a plan's memory pool, the figure every
+ * view sets the pool against.
+ *
+ * Two pooled buffers may share bytes only when every use of one
+ * happens-before every use of the other (stream order and events, as the
+ * verifier reads them).  That relation orders the buffers partially; a set
+ * of buffers none of which precedes another (an antichain) must lie at
+ * pairwise disjoint bytes in any valid pool.  The peak is the heaviest such
+ * set, counted in bytes: no pool for this plan's order can be smaller, and
+ * it is what a pool could reach if buffers could be split.  It is found as
+ * a minimum flow (Dilworth's theorem, weighted), whose minimum cut is the
+ * antichain itself, so the figure comes with the buffers that make it.  A
+ * pooled buffer that nobody uses still needs its own bytes: the peak is at
+ * least its size. */
+#ifndef PS_POOL_PEAK_H
+#define PS_POOL_PEAK_H
+
+#include "ps-plan.h"
+
+typedef struct ps_pool_peak {
+  uint64_t bytes;     /* the peak */
+  uint32_t n_buffers; /* pooled buffers in the heaviest antichain */
+  /* False only when the plan is too large to search (see below): then
+   * `bytes` is the weaker bound of buffers live over their span in issue
+   * order, still a lower bound on any pool. */
+  bool exact;
+} ps_pool_peak;
+
+/* Computes the peak of p (whose graph must be set).  When live is not
+ * NULL it receives, per buffer of the graph, 1 for the buffers of the
+ * heaviest antichain and 0 for the others.  0, PS_ENOMEM or PS_EINVAL (a
+ * plan with no graph).
+ *
+ * Cost: the happens-before order is represented by a graph of stream
+ * states (one per step and per wait that teaches its stream something),
+ * each buffer joined to the state where it is first used and to the
+ * earliest state on each stream after all its uses: O(steps + buffers x
+ * streams) arcs.  The flow starts from the plan's own pool (each byte of
+ * the pool a chain of the buffers that hold it in turn), so only the
+ * pool's excess over the peak is searched for, by blocking flows along
+ * the shortest augmenting paths, counted in flow reductions: O(phases x
+ * arcs), where phases is the longest chain of re-routings needed, a few
+ * on generated graphs.  Plans with more than PS_POOL_PEAK_MAX_ARCS arcs
+ * get the issue-order bound instead (exact = false). */
+#define PS_POOL_PEAK_MAX_ARCS ((uint64_t) 1 << 30)
+int ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live);
+
+/* Finds p's peak once and keeps it in the plan (pool_peak, _exact,
+ * _known): what every caller that shows the pool does first.  0 or the
+ * codes of ps_pool_peak_compute. */
+int ps_plan_find_peak (ps_plan *p);
+/* The peak kept in p, or, when ps_plan_find_peak has not run, found now. */
+int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
+
+/* The pool against its peak: pool_bytes / peak (1 when both are 0), and
+ * that figure in words, for every view that shows the pool: "96 MiB,
+ * 1.20x the peak of 80.1 MiB live at once" ("a lower bound of" when the
+ * peak is not exact).  The text fits in PS_POOL_TEXT_MAX bytes. */
+double ps_pool_ratio (const ps_plan *p, const ps_pool_peak *pk);
+#define PS_POOL_TEXT_MAX 128
+const char *ps_pool_text (const ps_plan *p, const ps_pool_peak *pk, char *buf, size_t cap);
+
+#endif

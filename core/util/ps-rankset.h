@@ -1,0 +1,41 @@
+/* ps-rankset.h: a set of integers [0, n) with predecessor and successor
+ * queries, and the radix sort of (64-bit key, two ids) records that goes
+ * with it: the sweeps over pool offsets (the verifier's, the exact peak's)
+ * are built on the two.
+ *
+ * The set is a bitmap with summary levels, 64 children per word, so every
+ * operation costs at most six word operations whatever n.  Not installed;
+ * core/ only. */
+#ifndef PS_RANKSET_H
+#define PS_RANKSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ps__rankset {
+  uint64_t *lv[6];
+  uint32_t words[6];
+  int n_lv;
+} ps__rankset;
+
+/* An empty set for members below n; PS_ENOMEM.  Free with ps__rankset_free
+ * (also after a failed init). */
+int ps__rankset_init (ps__rankset *s, uint32_t n);
+void ps__rankset_free (ps__rankset *s);
+void ps__rankset_insert (ps__rankset *s, uint32_t r);
+void ps__rankset_erase (ps__rankset *s, uint32_t r);
+/* The smallest member > r, or the largest member < r; UINT32_MAX (the
+ * value of PS_NONE) when there is none. */
+uint32_t ps__rankset_next (const ps__rankset *s, uint32_t r);
+uint32_t ps__rankset_prev (const ps__rankset *s, uint32_t r);
+
+typedef struct ps__kv {
+  uint64_t key;
+  uint32_t a, b;
+} ps__kv;
+
+/* Stable LSD radix sort by key, a byte at a time; bytes that are the same
+ * in every key cost one counting pass only.  0 or PS_ENOMEM. */
+int ps__radix_sort_kv (ps__kv *v, size_t n);
+
+#endif

@@ -1,0 +1,453 @@
+/* test-pool.c: the memory pool and its exact peak.  The peak is checked
+ * against an oracle written from the definition (happens-before between
+ * steps by full vector clocks, every pair of buffers compared, the heaviest
+ * antichain as weighted Dilworth by a textbook maximum flow on the
+ * comparability graph, and by brute force where that is small); the pool
+ * against the peak on every shape and example. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/ps-planner-private.h"
+#include "ps-gen.h"
+#include "ps-import.h"
+#include "ps-plan.h"
+#include "ps-pool-peak.h"
+#include "ps-verify.h"
+
+/* Under ASan+UBSan the sweeps run a third of the seeds. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SEEDS(n) ((n) / 3 ? (n) / 3 : 1)
+#else
+#define SEEDS(n) (n)
+#endif
+
+/* ---- helpers ---- */
+
+static void
+print_report (void *ctx, const char *message)
+{
+  (void) ctx;
+  fprintf (stderr, "  verify: %s\n", message);
+}
+
+static void
+load_string (ps_graph *g, const char *json)
+{
+  ps_diag d;
+  ps_diag_init (&d, "test.json");
+  int rc = ps_import_graph_mem (g, json, strlen (json), "test.json", &d);
+  if (rc < 0)
+    ps_diag_print (&d, stderr);
+  ps_diag_free (&d);
+  assert_int_equal (rc, 0);
+}
+
+static void
+load_generated (ps_graph *g, ps_gen_shape shape, uint32_t nodes, uint64_t seed, bool extras)
+{
+  ps_gen_options go;
+  ps_gen_options_init (&go);
+  go.shape = shape;
+  go.nodes = nodes;
+  go.seed = seed;
+  go.events = go.barriers = go.conditionals = go.pins = extras;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+  assert_non_null (f);
+  assert_int_equal (ps_gen_write (&go, f), 0);
+  fclose (f);
+  ps_diag d;
+  ps_diag_init (&d, "gen.json");
+  int rc = ps_import_graph_mem (g, buf, len, "gen.json", &d);
+  if (rc < 0)
+    ps_diag_print (&d, stderr);
+  ps_diag_free (&d);
+  free (buf);
+  assert_int_equal (rc, 0);
+}
+
+static void
+load_example (ps_graph *g, const char *name)
+{
+  const char *root = getenv ("PS_SOURCE_ROOT");
+  if (!root)
+    root = PS_TEST_SOURCE_ROOT;
+  char path[4096];
+  snprintf (path, sizeof path, "%s/data/examples/%s", root, name);
+  ps_diag d;
+  ps_diag_init (&d, path);
+  int rc = ps_import_graph_file (g, path, NULL, &d);
+  if (rc < 0)
+    ps_diag_print (&d, stderr);
+  ps_diag_free (&d);
+  assert_int_equal (rc, 0);
+}
+
+static int
+plan_with (ps_plan *p, const ps_graph *g, uint32_t streams, bool fusion)
+{
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  o.streams = streams;
+  o.fusion = fusion;
+  ps_diag d;
+  ps_diag_init (&d, "test.json");
+  int rc = ps_plan_build (p, g, &o, &d);
+  if (rc < 0 && rc != PS_EPIN)
+    ps_diag_print (&d, stderr);
+  ps_diag_free (&d);
+  return rc;
+}
+
+/* ---- the oracle ---- */
+
+typedef struct oracle {
+  uint32_t n;          /* used pooled buffers */
+  uint32_t *id;        /* their buffer ids */
+  uint64_t *w;
+  uint8_t *before;     /* n x n: every use of a happens-before every use of b */
+} oracle;
+
+static void
+oracle_free (oracle *o)
+{
+  free (o->id);
+  free (o->w);
+  free (o->before);
+}
+
+/* Happens-before between steps by full vector clocks, then every pair of
+ * used pooled buffers compared use by use. */
+static void
+oracle_init (oracle *o, const ps_plan *p)
+{
+  const ps_graph *g = p->graph;
+  uint32_t S = PS_MAX_STREAMS, n = p->n_steps;
+  uint32_t *clk = calloc ((size_t) (n ? n : 1) * S, sizeof *clk);
+  uint32_t *cur = calloc ((size_t) S * S, sizeof *cur);
+  uint32_t *rec = malloc ((p->n_events ? p->n_events : 1) * sizeof *rec);
+  assert_true (clk && cur && rec);
+  for (uint32_t e = 0; e < p->n_events; e++)
+    rec[e] = PS_NONE;
+  /* clk[i]: 1 + the last step of each stream known complete before step i
+   * starts (its own stream: the steps before it). */
+  for (uint32_t i = 0; i < n; i++) {
+    const ps_step *st = &p->steps[i];
+    uint32_t *c = cur + (size_t) st->stream * S;
+    if (st->op == PS_OP_EVENT_WAIT && st->event < p->n_events && rec[st->event] != PS_NONE) {
+      const uint32_t *r = clk + (size_t) rec[st->event] * S;
+      for (uint32_t t = 0; t < S; t++)
+        if (r[t] > c[t])
+          c[t] = r[t];
+    }
+    memcpy (clk + (size_t) i * S, c, S * sizeof *c);
+    c[st->stream] = i + 1;
+    if (st->op == PS_OP_EVENT_RECORD && st->event < p->n_events) {
+      /* The record's clock: everything on its stream up to it. */
+      memcpy (clk + (size_t) i * S, c, S * sizeof *c);
+      rec[st->event] = i;
+    }
+  }
+  /* Uses: the steps of the nodes that read or write each buffer. */
+  uint32_t B = g->n_buffers;
+  uint32_t *nuse = calloc (B ? B : 1, sizeof *nuse), **uses = calloc (B ? B : 1, sizeof *uses);
+  assert_true (nuse && uses);
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < p->steps[i].nodes_count; k++) {
+      const ps_node *nd = &g->nodes[p->step_nodes[p->steps[i].nodes_begin + k]];
+      for (int wr = 0; wr < 2; wr++) {
+        uint32_t a0 = wr ? nd->writes_begin : nd->reads_begin;
+        uint32_t a1 = a0 + (wr ? nd->writes_count : nd->reads_count);
+        for (uint32_t a = a0; a < a1; a++) {
+          uint32_t b = g->access[a];
+          uses[b] = realloc (uses[b], (nuse[b] + 1) * sizeof **uses);
+          uses[b][nuse[b]++] = i;
+        }
+      }
+      if (nd->op == PS_OP_CONDITIONAL) {
+        uint32_t b = g->conds[nd->aux].condition;
+        uses[b] = realloc (uses[b], (nuse[b] + 1) * sizeof **uses);
+        uses[b][nuse[b]++] = i;
+      }
+    }
+  o->n = 0;
+  o->id = malloc ((B ? B : 1) * sizeof *o->id);
+  o->w = malloc ((B ? B : 1) * sizeof *o->w);
+  for (uint32_t b = 0; b < B; b++)
+    if (!(g->buffers[b].flags & PS_BUF_EXTERNAL) && nuse[b] > 0) {
+      o->id[o->n] = b;
+      o->w[o->n++] = g->buffers[b].bytes;
+    }
+  o->before = calloc ((size_t) o->n * o->n + 1, 1);
+  assert_non_null (o->before);
+  for (uint32_t x = 0; x < o->n; x++)
+    for (uint32_t y = 0; y < o->n; y++) {
+      if (x == y)
+        continue;
+      uint32_t a = o->id[x], b = o->id[y];
+      bool all = true;
+      for (uint32_t i = 0; i < nuse[a] && all; i++)
+        for (uint32_t j = 0; j < nuse[b] && all; j++) {
+          uint32_t u = uses[a][i], v = uses[b][j];
+          all = u != v && clk[(size_t) v * S + p->steps[u].stream] >= u + 1;
+        }
+      o->before[(size_t) x * o->n + y] = all;
+    }
+  for (uint32_t b = 0; b < B; b++)
+    free (uses[b]);
+  free (uses);
+  free (nuse);
+  free (clk);
+  free (cur);
+  free (rec);
+}
+
+/* The heaviest antichain: the total minus a maximum flow from each buffer
+ * (as much as its bytes) to each buffer it precedes (as much as that one's
+ * bytes), by augmenting paths on a capacity matrix. */
+static uint64_t
+oracle_peak (const oracle *o)
+{
+  uint32_t n = o->n, N = 2 * n + 2, src = 2 * n, snk = 2 * n + 1;
+  uint64_t *cap = calloc ((size_t) N * N, sizeof *cap), total = 0, flow = 0;
+  uint32_t *prev = malloc (N * sizeof *prev), *q = malloc (N * sizeof *q);
+  assert_true (cap && prev && q);
+  for (uint32_t x = 0; x < n; x++) {
+    total += o->w[x];
+    cap[(size_t) src * N + x] = o->w[x];
+    cap[(size_t) (n + x) * N + snk] = o->w[x];
+    for (uint32_t y = 0; y < n; y++)
+      if (o->before[(size_t) x * n + y])
+        cap[(size_t) x * N + n + y] = UINT64_MAX / 4;
+  }
+  for (;;) {
+    for (uint32_t v = 0; v < N; v++)
+      prev[v] = PS_NONE;
+    uint32_t h = 0, t = 0;
+    q[t++] = src;
+    prev[src] = src;
+    while (h < t && prev[snk] == PS_NONE) {
+      uint32_t u = q[h++];
+      for (uint32_t v = 0; v < N; v++)
+        if (prev[v] == PS_NONE && cap[(size_t) u * N + v] > 0) {
+          prev[v] = u;
+          q[t++] = v;
+        }
+    }
+    if (prev[snk] == PS_NONE)
+      break;
+    uint64_t d = UINT64_MAX;
+    for (uint32_t v = snk; v != src; v = prev[v])
+      if (cap[(size_t) prev[v] * N + v] < d)
+        d = cap[(size_t) prev[v] * N + v];
+    for (uint32_t v = snk; v != src; v = prev[v]) {
+      cap[(size_t) prev[v] * N + v] -= d;
+      cap[(size_t) v * N + prev[v]] += d;
+    }
+    flow += d;
+  }
+  free (cap);
+  free (prev);
+  free (q);
+  return total - flow;
+}
+
+/* The heaviest antichain by trying every subset (n <= 20). */
+static uint64_t
+oracle_brute (const oracle *o)
+{
+  uint32_t n = o->n;
+  uint64_t best = 0;
+  for (uint32_t m = 0; m < (1u << n); m++) {
+    uint64_t sum = 0;
+    bool ok = true;
+    for (uint32_t x = 0; x < n && ok; x++) {
+      if (!(m >> x & 1))
+        continue;
+      sum += o->w[x];
+      for (uint32_t y = 0; y < n && ok; y++)
+        ok = !(m >> y & 1) || !o->before[(size_t) x * n + y];
+    }
+    if (ok && sum > best)
+      best = sum;
+  }
+  return best;
+}
+
+/* The peak of p agrees with the oracle, its buffers are an antichain of
+ * that weight, and it does not depend on where the pool put the buffers. */
+static void
+check_peak (ps_plan *p)
+{
+  const ps_graph *g = p->graph;
+  ps_pool_peak pk;
+  uint8_t *live = malloc (g->n_buffers ? g->n_buffers : 1);
+  assert_non_null (live);
+  assert_int_equal (ps_pool_peak_compute (p, &pk, live), 0);
+  assert_true (pk.exact);
+  oracle o;
+  oracle_init (&o, p);
+  uint64_t antichain = oracle_peak (&o), want = antichain;
+  if (o.n <= 16)
+    assert_int_equal (oracle_brute (&o), antichain);
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    if (!(g->buffers[b].flags & PS_BUF_EXTERNAL) && g->buffers[b].bytes > want) {
+      bool used = false;
+      for (uint32_t x = 0; x < o.n && !used; x++)
+        used = o.id[x] == b;
+      if (!used)
+        want = g->buffers[b].bytes; /* a buffer nobody uses needs its bytes */
+    }
+  if (pk.bytes != want)
+    fail_msg ("%s: peak %llu, oracle %llu", g->name ? g->name : "?",
+              (unsigned long long) pk.bytes, (unsigned long long) want);
+  /* The buffers it names are pairwise unordered and weigh the peak. */
+  if (want == antichain) {
+    uint64_t sum = 0;
+    uint32_t count = 0;
+    for (uint32_t x = 0; x < o.n; x++) {
+      if (!live[o.id[x]])
+        continue;
+      sum += o.w[x];
+      count++;
+      for (uint32_t y = 0; y < o.n; y++)
+        if (live[o.id[y]])
+          assert_false (o.before[(size_t) x * o.n + y]);
+    }
+    assert_int_equal (sum, pk.bytes);
+    assert_int_equal (count, pk.n_buffers);
+  }
+  assert_true (p->pool_bytes >= pk.bytes);
+  /* The same plan with its buffers laid end to end: the same peak. */
+  uint64_t *keep = malloc (g->n_buffers * sizeof *keep + 1), keep_bytes = p->pool_bytes;
+  memcpy (keep, p->offsets, g->n_buffers * sizeof *keep);
+  assert_int_equal (ps__plan_pool_end_to_end (p, NULL), 0);
+  ps_pool_peak again;
+  assert_int_equal (ps_pool_peak_compute (p, &again, NULL), 0);
+  assert_int_equal (again.bytes, pk.bytes);
+  memcpy (p->offsets, keep, g->n_buffers * sizeof *keep);
+  p->pool_bytes = keep_bytes;
+  free (keep);
+  free (live);
+  oracle_free (&o);
+}
+
+/* ---- tests ---- */
+
+/* The peak equals the oracle's on small generated graphs of every shape,
+ * with and without extras (events, barriers, conditionals, pins), on 1 to
+ * 4 streams, fused and not. */
+static void
+core_pool_peak_oracle (void **state)
+{
+  (void) state;
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (uint64_t seed = 1; seed <= SEEDS (6); seed++)
+      for (int extras = 0; extras < 2; extras++) {
+        ps_graph g;
+        ps_graph_init (&g);
+        load_generated (&g, (ps_gen_shape) shape, 20 + 17 * (uint32_t) seed, seed, extras);
+        for (uint32_t streams = 1; streams <= 4; streams++)
+          for (int fusion = 0; fusion < 2; fusion++) {
+            ps_plan p;
+            int rc = plan_with (&p, &g, streams, fusion);
+            if (rc == PS_EPIN)
+              continue;
+            assert_int_equal (rc, 0);
+            check_peak (&p);
+            ps_plan_free (&p);
+          }
+        ps_graph_free (&g);
+      }
+}
+
+/* And on the examples, and on the simple planner's plans (buffers end to
+ * end, one event per crossing). */
+static void
+core_pool_peak_examples (void **state)
+{
+  (void) state;
+  static const char *const names[] = { "copy-compute-overlap.json",
+                                       "events-barrier-conditional.json",
+                                       "long-kernel-wait.json", "moe-experts.json",
+                                       "transformer-block.json", "user-module.json" };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    ps_graph g;
+    ps_graph_init (&g);
+    load_example (&g, names[i]);
+    for (uint32_t streams = 1; streams <= 4; streams++) {
+      ps_plan p;
+      int rc = plan_with (&p, &g, streams, true);
+      if (rc == PS_EPIN)
+        continue;
+      assert_int_equal (rc, 0);
+      check_peak (&p);
+      ps_plan_free (&p);
+      ps_plan_options o;
+      ps_plan_options_init (&o);
+      o.streams = streams;
+      assert_int_equal (ps__plan_build_simple (&p, &g, &o, NULL), 0);
+      check_peak (&p);
+      ps_plan_free (&p);
+    }
+    ps_graph_free (&g);
+  }
+}
+
+/* Buffers read first by two unordered steps have no earliest use: the
+ * peak still counts exactly which buffers can share bytes. */
+static void
+core_pool_peak_no_earliest_use (void **state)
+{
+  (void) state;
+  /* s1 (stream 2) and s2 (stream 0) read u before wu writes it, each
+   * after both last uses of v (qv on stream 1, rv on stream 3) and after
+   * work of its own stream the other does not know of: u's uses have no
+   * earliest state, v's no latest one, and no state lies between v's
+   * uses and u's, yet every use of v happens-before every use of u. */
+  static const char json[] =
+    "{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"gap\",\n"
+    " \"buffers\": [{\"name\": \"u\", \"bytes\": 4096}, {\"name\": \"v\", \"bytes\": 2048},\n"
+    "  {\"name\": \"a\", \"bytes\": 1024}, {\"name\": \"c\", \"bytes\": 512}],\n"
+    " \"nodes\": [\n"
+    "  {\"name\": \"wv\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 32, \"writes\": [\"v\"], \"stream\": 1},\n"
+    "  {\"name\": \"qv\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 32, \"reads\": [\"v\"], \"stream\": 1},\n"
+    "  {\"name\": \"rv\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 32, \"reads\": [\"v\"], \"stream\": 3},\n"
+    "  {\"name\": \"p0\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 32, \"writes\": [\"a\"], \"stream\": 0},\n"
+    "  {\"name\": \"p2\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 32, \"writes\": [\"c\"], \"stream\": 2},\n"
+    "  {\"name\": \"s2\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 32, \"reads\": [\"u\", \"a\"], \"after\": [\"qv\", \"rv\"], \"stream\": 0},\n"
+    "  {\"name\": \"s1\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 32, \"reads\": [\"u\", \"c\"], \"after\": [\"qv\", \"rv\"], \"stream\": 2},\n"
+    "  {\"name\": \"wu\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 32, \"writes\": [\"u\"], \"stream\": 0}\n"
+    " ]}\n";
+  ps_graph g;
+  ps_graph_init (&g);
+  load_string (&g, json);
+  for (uint32_t streams = 4; streams <= 5; streams++)
+    for (int fusion = 0; fusion < 2; fusion++) {
+      ps_plan p;
+      assert_int_equal (plan_with (&p, &g, streams, fusion), 0);
+      assert_int_equal (ps_plan_verify (&p, print_report, NULL, 5), 0);
+      check_peak (&p);
+      ps_plan_free (&p);
+    }
+  ps_graph_free (&g);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (core_pool_peak_oracle),
+    cmocka_unit_test (core_pool_peak_examples),
+    cmocka_unit_test (core_pool_peak_no_earliest_use),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
