@@ -46,6 +46,13 @@
  * for the one known on the fewest other streams. */
 #define LOOK 16
 
+/* An arc seen from one end: the node at the other end, and the arc with
+ * the direction in its low bit (1: this end is the head, so going this
+ * way gives flow back). */
+typedef struct ps__adj {
+  uint32_t to, e;
+} ps__adj;
+
 typedef struct net {
   ps__hb h;
   bool exact;
@@ -59,7 +66,8 @@ typedef struct net {
   uint32_t na, na_cap;
   uint32_t *tail, *head;
   uint64_t *flow;
-  uint32_t *adj_off, *adj;
+  uint32_t *adj_off;
+  ps__adj *adj;
   uint32_t a_src, a_snk, a_acq, a_chain, a_rel; /* first arc of each kind */
   uint32_t *rel_off; /* per buffer: its release arcs, from a_rel */
 } net;
@@ -247,8 +255,8 @@ build_network (net *k)
     return PS_ENOMEM;
   for (uint32_t a = 0; a < k->na; a++)
     if (k->tail[a] != PS_NONE) {
-      k->adj[k->adj_off[k->tail[a] + 1]++] = a << 1;
-      k->adj[k->adj_off[k->head[a] + 1]++] = a << 1 | 1;
+      k->adj[k->adj_off[k->tail[a] + 1]++] = (ps__adj){ k->head[a], a << 1 };
+      k->adj[k->adj_off[k->head[a] + 1]++] = (ps__adj){ k->tail[a], a << 1 | 1 };
     }
   return 0;
 }
@@ -257,9 +265,9 @@ build_network (net *k)
 
 /* In issue order, each buffer takes its bytes from the buffers released
  * on its stream before its first use, and fresh from the source for the
- * rest.  Of the latest LOOK supplies there it prefers the one known on the
- * fewest other streams so far (the others keep what they can reach), then
- * the latest.  Spent supplies met on the way leave the stack. */
+ * rest.  Of the latest LOOK supplies there it prefers the one that has
+ * reached the fewest streams so far (the others keep what they can
+ * reach), then the latest.  Spent supplies met on the way leave the stack. */
 static int
 greedy_flow (net *k)
 {
@@ -275,7 +283,8 @@ greedy_flow (net *k)
   uint32_t *fu = malloc ((nb ? nb : 1) * sizeof *fu);
   uint64_t *rem = malloc ((nb ? nb : 1) * sizeof *rem);
   uint64_t *diff = calloc ((size_t) ns + 1, sizeof *diff);
-  if (!arr_off || !arr || !st_off || !stack || !top || !cursor || !fu_off || !fu || !rem || !diff)
+  uint8_t *known = calloc (nb ? nb : 1, 1);
+  if (!known || !arr_off || !arr || !st_off || !stack || !top || !cursor || !fu_off || !fu || !rem || !diff)
     goto out;
   /* Release arcs by the state they reach; buffers by first use. */
   for (uint32_t r = 0; r < n_rel; r++) {
@@ -309,8 +318,10 @@ greedy_flow (net *k)
     uint32_t *stk = stack + st_off[t];
     for (; cursor[t] <= at; cursor[t]++) {
       uint32_t s = h->chain[h->ch_off[t] + cursor[t]];
-      for (uint32_t i = arr_off[s]; i < arr_off[s + 1]; i++)
+      for (uint32_t i = arr_off[s]; i < arr_off[s + 1]; i++) {
         stk[top[t]++] = arr[i];
+        known[(k->tail[arr[i]] - ns) / 2]++;
+      }
     }
     for (uint32_t i = fu_off[w]; i < fu_off[w + 1]; i++) {
       uint32_t c = fu[i];
@@ -324,10 +335,7 @@ greedy_flow (net *k)
             continue;
           }
           live++;
-          uint32_t score = 0;
-          const uint32_t *rel = h->release + (size_t) x * S;
-          for (uint32_t y = 0; y < S; y++)
-            score += y != t && rel[y] != PS_NONE && h->st_seq[rel[y]] < cursor[y];
+          uint32_t score = known[x];
           if (score < best_score) {
             best_score = score;
             best = q;
@@ -373,6 +381,7 @@ out:
   free (fu);
   free (rem);
   free (diff);
+  free (known);
   return rc;
 }
 
@@ -382,15 +391,13 @@ out:
  * can still carry: forward arcs without limit, backward ones what their
  * arc carries above its lower bound. */
 static inline uint64_t
-residual (const net *k, uint32_t e, uint32_t *to, uint32_t *len)
+residual (const net *k, ps__adj e, uint32_t *len)
 {
-  uint32_t a = e >> 1;
-  if (e & 1) {
-    *to = k->tail[a];
+  uint32_t a = e.e >> 1;
+  if (e.e & 1) {
     *len = 1;
     return k->flow[a] - (a < k->h.nb ? k->h.w[a] : 0);
   }
-  *to = k->head[a];
   *len = 0;
   return INF;
 }
@@ -412,8 +419,8 @@ levels (const net *k, uint32_t *dist, uint32_t *qa, uint32_t *qb)
       if (dist[u] != L)
         continue;
       for (uint32_t i = k->adj_off[u]; i < k->adj_off[u + 1]; i++) {
-        uint32_t v, len;
-        if (residual (k, k->adj[i], &v, &len) == 0 || dist[v] <= L + len)
+        uint32_t v = k->adj[i].to, len;
+        if (dist[v] <= L + (k->adj[i].e & 1) || residual (k, k->adj[i], &len) == 0)
           continue;
         dist[v] = L + len;
         if (len == 0)
@@ -438,7 +445,7 @@ levels (const net *k, uint32_t *dist, uint32_t *qa, uint32_t *qb)
  * admissible arcs form no cycle (free arcs follow the plan's order, and
  * every other arc is one longer), so the path never meets itself. */
 static void
-block (net *k, uint32_t *dist, uint32_t *it, uint32_t *path, uint32_t *via, uint64_t *total)
+block (net *k, uint32_t *dist, uint32_t *it, uint32_t *path, ps__adj *via, uint64_t *total)
 {
   uint32_t N = k->nn + 2, D = dist[k->source], d = 0;
   for (uint32_t v = 0; v < N; v++)
@@ -449,15 +456,15 @@ block (net *k, uint32_t *dist, uint32_t *it, uint32_t *path, uint32_t *via, uint
     if (u == k->source) {
       uint64_t delta = INF;
       for (uint32_t i = 0; i < d; i++) {
-        uint32_t v, len;
-        uint64_t c = residual (k, via[i], &v, &len);
+        uint32_t len;
+        uint64_t c = residual (k, via[i], &len);
         if (c < delta)
           delta = c;
       }
       uint32_t cut = d;
       for (uint32_t i = 0; i < d; i++) {
-        uint32_t a = via[i] >> 1;
-        if (via[i] & 1) {
+        uint32_t a = via[i].e >> 1;
+        if (via[i].e & 1) {
           k->flow[a] -= delta;
           if (cut == d && k->flow[a] == (a < k->h.nb ? k->h.w[a] : 0))
             cut = i;
@@ -471,9 +478,9 @@ block (net *k, uint32_t *dist, uint32_t *it, uint32_t *path, uint32_t *via, uint
     }
     bool moved = false;
     for (; it[u] < k->adj_off[u + 1]; it[u]++) {
-      uint32_t v, len;
-      if (residual (k, k->adj[it[u]], &v, &len) == 0 || dist[v] != dist[u] + len
-          || (v != k->source && dist[v] >= D))
+      uint32_t v = k->adj[it[u]].to, len = k->adj[it[u]].e & 1;
+      if (dist[v] != dist[u] + len || (v != k->source && dist[v] >= D)
+          || residual (k, k->adj[it[u]], &len) == 0)
         continue;
       via[d] = k->adj[it[u]];
       path[++d] = v;
@@ -542,7 +549,7 @@ search (net *k, ps_pool_peak *out, uint8_t *live)
   uint32_t *dist = malloc ((size_t) N * sizeof *dist), *qa = malloc ((size_t) N * sizeof *qa);
   uint32_t *qb = malloc ((size_t) N * sizeof *qb), *it = malloc ((size_t) N * sizeof *it);
   uint32_t *path = malloc (((size_t) N + 1) * sizeof *path);
-  uint32_t *via = malloc (((size_t) N + 1) * sizeof *via);
+  ps__adj *via = malloc (((size_t) N + 1) * sizeof *via);
   rc = PS_ENOMEM;
   if (!dist || !qa || !qb || !it || !path || !via)
     goto out;

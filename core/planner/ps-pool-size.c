@@ -1,13 +1,15 @@
-/* ps-pool-size.c: pool offsets by decreasing size, best fit (the offline
- * planner of TensorFlow Lite's and MNN's memory arenas, and of XLA's heap
+/* ps-pool-size.c: pool offsets largest first (the offline planner of
+ * TensorFlow Lite's and MNN's memory arenas, and of XLA's heap
  * simulator), over the plan's happens-before order.
  *
- * Buffers are placed largest first; each goes into the smallest gap left
- * between the buffers already placed that it may not share bytes with, or
- * right above the highest of them.  Two buffers may share bytes when every
- * use of one happens-before every use of the other (ps__hb_before); the
- * others are its conflicts, found through two indexes per stream, in
- * buckets of positions on that stream:
+ * Buffers are placed largest first; each goes at the lowest offset where
+ * it fits between the buffers already placed that it may not share bytes
+ * with, or right above the highest of them.  Ties in size go by first use
+ * in one pass and by the longest span first in another; the smaller pool
+ * is kept.  Two buffers may share bytes when every use of one
+ * happens-before every use of the other (ps__hb_before); the others are
+ * its conflicts, found through two indexes per stream, in buckets of
+ * positions on that stream:
  *
  *  - A: each placed buffer a over the positions of stream t from the
  *    first one not before a's first use to its release state on t (the
@@ -31,41 +33,42 @@
 #include "util/ps-rankset.h"
 
 /* Stream positions per bucket. */
-#define BUCKET 32u
+#define BUCKET 16u
 
 typedef struct gap_iv {
   uint64_t off, end;
 } gap_iv;
 
-/* Sorts n intervals by offset: LSD radix sort over the bytes that differ,
- * into and back from scratch tmp.  (Offsets are multiples of 256: the
- * lowest byte is always zero and costs one counting pass.) */
+/* Sorts n intervals by offset: spread into about n buckets by the top
+ * bits of the offset (one counting pass), then insertion sort, which has
+ * only the few inversions inside each bucket left to undo.  cnt: room for
+ * n + 2 counts. */
 static void
-sort_by_offset (gap_iv *v, gap_iv *tmp, uint32_t n)
+sort_by_offset (gap_iv *v, gap_iv *tmp, uint32_t *cnt, uint32_t n)
 {
-  uint32_t count[256];
-  uint64_t any = 0;
+  if (n < 2)
+    return;
+  uint64_t hi = 0;
   for (uint32_t i = 0; i < n; i++)
-    any |= v[i].off;
-  gap_iv *src = v, *dst = tmp;
-  for (int shift = 8; shift < 64 && (any >> shift) != 0; shift += 8) {
-    memset (count, 0, sizeof count);
-    for (uint32_t i = 0; i < n; i++)
-      count[(src[i].off >> shift) & 255]++;
-    uint32_t sum = 0;
-    for (int d = 0; d < 256; d++) {
-      uint32_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (uint32_t i = 0; i < n; i++)
-      dst[count[(src[i].off >> shift) & 255]++] = src[i];
-    gap_iv *t = src;
-    src = dst;
-    dst = t;
+    if (v[i].off > hi)
+      hi = v[i].off;
+  uint32_t shift = 0;
+  while ((hi >> shift) >= n)
+    shift++;
+  memset (cnt, 0, ((size_t) n + 1) * sizeof *cnt);
+  for (uint32_t i = 0; i < n; i++)
+    cnt[(v[i].off >> shift) + 1]++;
+  for (uint32_t k = 0; k < n; k++)
+    cnt[k + 1] += cnt[k];
+  for (uint32_t i = 0; i < n; i++)
+    tmp[cnt[v[i].off >> shift]++] = v[i];
+  for (uint32_t i = 0; i < n; i++) {
+    gap_iv x = tmp[i];
+    uint32_t k = i;
+    for (; k > 0 && v[k - 1].off > x.off; k--)
+      v[k] = v[k - 1];
+    v[k] = x;
   }
-  if (src != v)
-    memcpy (v, src, n * sizeof *v);
 }
 
 /* A bucketed index over the positions of every stream: CSR lists sized
@@ -86,27 +89,147 @@ bidx_free (bidx *x)
   free (x->items);
 }
 
+/* What the comparisons read of a buffer, in one place: where it lies once
+ * placed, and the stream and position of the state before its first use
+ * (meet: every other use comes no earlier). */
+typedef struct item {
+  uint64_t off, end;
+  uint32_t t, seq;
+  uint32_t meet, slot;
+} item;
+
+/* Offsets in use, each a slot: conflicts at one offset count once (the
+ * longest), so the sort sees distinct offsets only.  Open addressing,
+ * grown at half full. */
+typedef struct slots {
+  uint64_t *key;  /* offset + 1; 0 for an empty cell */
+  uint32_t *id;
+  uint32_t mask, n;
+  uint32_t *stamp; /* per slot: the last lookup it was met in */
+  uint32_t *conf;  /* per slot: its entry in the lookup's conflict list */
+  uint32_t cap;
+} slots;
+
+static void
+slots_free (slots *m)
+{
+  free (m->key);
+  free (m->id);
+  free (m->stamp);
+  free (m->conf);
+}
+
+static inline uint32_t
+slot_hash (uint64_t off)
+{
+  uint64_t x = off >> 8;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return (uint32_t) x;
+}
+
+/* The slot of offset off, made when new; PS_NONE when out of memory. */
+static uint32_t
+slot_of (slots *m, uint64_t off)
+{
+  if (2 * (m->n + 1) > m->mask + 1) {
+    uint32_t cells = m->mask ? 2 * (m->mask + 1) : 1024;
+    uint64_t *key = calloc (cells, sizeof *key);
+    uint32_t *id = malloc (cells * sizeof *id);
+    if (!key || !id) {
+      free (key);
+      free (id);
+      return PS_NONE;
+    }
+    for (uint32_t c = 0; m->mask && c <= m->mask; c++)
+      if (m->key[c]) {
+        uint32_t at = slot_hash (m->key[c] - 1) & (cells - 1);
+        while (key[at])
+          at = (at + 1) & (cells - 1);
+        key[at] = m->key[c];
+        id[at] = m->id[c];
+      }
+    free (m->key);
+    free (m->id);
+    m->key = key;
+    m->id = id;
+    m->mask = cells - 1;
+  }
+  uint32_t at = slot_hash (off) & m->mask;
+  for (; m->key[at]; at = (at + 1) & m->mask)
+    if (m->key[at] == off + 1)
+      return m->id[at];
+  if (m->n == m->cap) {
+    uint32_t cap = m->cap ? 2 * m->cap : 1024;
+    uint32_t *st = realloc (m->stamp, cap * sizeof *st), *cf = NULL;
+    if (st)
+      m->stamp = st;
+    if (st && (cf = realloc (m->conf, cap * sizeof *cf)))
+      m->conf = cf;
+    if (!st || !cf)
+      return PS_NONE;
+    m->cap = cap;
+  }
+  m->key[at] = off + 1;
+  m->id[at] = m->n;
+  m->stamp[m->n] = 0;
+  return m->id[at] = m->n++;
+}
+
 typedef struct sz {
   const ps__hb *h;
   uint32_t S;
-  uint32_t *s0; /* per buffer: id of the state before its first use */
+  uint32_t *s0;   /* per buffer: id of the state before its first use */
+  item *it;
+  uint32_t *rseq; /* nb x S: position of the release state on each stream, or UINT32_MAX */
+  uint32_t *lo;   /* nb x S: see first_positions */
   bidx A, B;
 } sz;
 
-/* The first position on stream t whose state id is >= id. */
-static uint32_t
-pos_on (const ps__hb *h, uint32_t t, uint32_t id)
+/* Whether every use of a happens-before every use of c. */
+static inline bool
+before (const sz *z, uint32_t a, uint32_t c)
 {
-  uint32_t lo = 0, hi = h->ch_off[t + 1] - h->ch_off[t];
-  const uint32_t *c = h->chain + h->ch_off[t];
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (c[mid] < id)
-      lo = mid + 1;
-    else
-      hi = mid;
+  const item *ic = &z->it[c];
+  if (ic->meet)
+    return z->rseq[(size_t) a * z->S + ic->t] <= ic->seq;
+  return ps__hb_before (z->h, a, c);
+}
+
+/* lo[j, t]: the first position on stream t whose state id is at least
+ * s0[j], for every buffer: one sweep down the state ids with the buffers
+ * bucketed by s0, keeping each stream's position of the lowest id seen. */
+static int
+first_positions (sz *z)
+{
+  const ps__hb *h = z->h;
+  uint32_t S = z->S, nb = h->nb, ns = h->ns;
+  uint32_t *b_off = calloc ((size_t) ns + 2, sizeof *b_off);
+  uint32_t *by = malloc ((nb ? nb : 1) * sizeof *by), *cur = malloc (S * sizeof *cur);
+  if (!b_off || !by || !cur) {
+    free (b_off);
+    free (by);
+    free (cur);
+    return PS_ENOMEM;
   }
-  return lo;
+  for (uint32_t j = 0; j < nb; j++)
+    b_off[z->s0[j] + 2]++;
+  for (uint32_t q = 0; q < ns; q++)
+    b_off[q + 2] += b_off[q + 1];
+  for (uint32_t j = 0; j < nb; j++)
+    by[b_off[z->s0[j] + 1]++] = j;
+  for (uint32_t t = 0; t < S; t++)
+    cur[t] = h->ch_off[t + 1] - h->ch_off[t];
+  for (uint32_t q = ns; q-- > 0;) {
+    cur[h->st_stream[q]] = h->st_seq[q];
+    for (uint32_t i = b_off[q]; i < b_off[q + 1]; i++)
+      memcpy (z->lo + (size_t) by[i] * S, cur, S * sizeof *cur);
+  }
+  free (b_off);
+  free (by);
+  free (cur);
+  return 0;
 }
 
 /* Where buffer j lies in index A on stream t: positions [*lo, *hi). */
@@ -115,7 +238,7 @@ span_a (const sz *z, uint32_t j, uint32_t t, uint32_t *lo, uint32_t *hi)
 {
   const ps__hb *h = z->h;
   uint32_t r = h->release[(size_t) j * z->S + t];
-  *lo = pos_on (h, t, z->s0[j]);
+  *lo = z->lo[(size_t) j * z->S + t];
   *hi = r == PS_NONE ? h->ch_off[t + 1] - h->ch_off[t] : h->st_seq[r];
 }
 
@@ -182,42 +305,196 @@ bidx_work (const bidx *x, uint32_t S)
   return w;
 }
 
+/* The lookups' scratch: conflicts found, and a sort buffer. */
+typedef struct conflicts {
+  gap_iv *v, *tmp;
+  uint32_t *cnt;
+  uint32_t n, cap;
+} conflicts;
+
+static int
+conflicts_push (conflicts *c, gap_iv x)
+{
+  if (c->n == c->cap) {
+    uint32_t cap = c->cap ? 2 * c->cap : 256;
+    gap_iv *nv = realloc (c->v, cap * sizeof *nv);
+    if (!nv)
+      return PS_ENOMEM;
+    c->v = nv;
+    gap_iv *nt = realloc (c->tmp, cap * sizeof *nt);
+    if (!nt)
+      return PS_ENOMEM;
+    c->tmp = nt;
+    uint32_t *nc = realloc (c->cnt, ((size_t) cap + 2) * sizeof *nc);
+    if (!nc)
+      return PS_ENOMEM;
+    c->cnt = nc;
+    c->cap = cap;
+  }
+  c->v[c->n++] = x;
+  return 0;
+}
+
+/* Collects the placed buffers that j may not share bytes with: from A at
+ * each of j's first uses (one with a meet), and from B on each stream up
+ * to j's release there.  Conflicts at one offset count once, with the
+ * highest end.  mark: this lookup's stamp. */
+static int
+find_conflicts (sz *z, slots *sm, uint32_t *stamp, uint32_t mark, uint32_t j, conflicts *c)
+{
+  const ps__hb *h = z->h;
+  uint32_t S = z->S, xs[PS_MAX_STREAMS], ps[PS_MAX_STREAMS];
+  c->n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const bidx *ix = pass == 0 ? &z->A : &z->B;
+    uint32_t q0[PS_MAX_STREAMS], q1[PS_MAX_STREAMS], nq = 0;
+    if (pass == 0) {
+      uint32_t nf = first_uses (h, j, xs, ps);
+      for (uint32_t k = 0; k < nf; k++) {
+        q0[nq] = ix->base[xs[k]] + ps[k] / BUCKET;
+        q1[nq++] = ix->base[xs[k]] + ps[k] / BUCKET + 1;
+      }
+    } else {
+      for (uint32_t x = 0; x < S; x++) {
+        uint32_t lo = z->lo[(size_t) j * S + x], r = h->release[(size_t) j * S + x];
+        uint32_t hi = r == PS_NONE ? h->ch_off[x + 1] - h->ch_off[x] : h->st_seq[r];
+        if (lo < hi) {
+          q0[nq] = ix->base[x] + lo / BUCKET;
+          q1[nq++] = ix->base[x] + (hi - 1) / BUCKET + 1;
+        }
+      }
+    }
+    for (uint32_t q = 0; q < nq; q++)
+      for (uint32_t b = q0[q]; b < q1[q]; b++) {
+        const uint32_t *list = ix->items + ix->off[b + 1];
+        for (uint32_t e = 0; e < ix->n[b]; e++) {
+          uint32_t a = list[e];
+          if (stamp[a] == mark)
+            continue;
+          stamp[a] = mark;
+          if (before (z, a, j) || before (z, j, a))
+            continue;
+          uint32_t sl = z->it[a].slot;
+          if (sm->stamp[sl] == mark) {
+            gap_iv *at = &c->v[sm->conf[sl]];
+            if (z->it[a].end > at->end)
+              at->end = z->it[a].end;
+            continue;
+          }
+          sm->stamp[sl] = mark;
+          sm->conf[sl] = c->n;
+          if (conflicts_push (c, (gap_iv){ z->it[a].off, z->it[a].end }) < 0)
+            return PS_ENOMEM;
+        }
+      }
+  }
+  return 0;
+}
+
+/* Places every buffer in the given order, each at the lowest offset where
+ * it fits between its conflicts (first fit), and enters it in the
+ * indexes.  *top: the highest byte used + 1. */
+static int
+place_all (sz *z, slots *sm, uint32_t *stamp, uint32_t mark0, const ps__kv *order,
+           uint64_t *off, uint64_t *top, conflicts *c)
+{
+  const ps__hb *h = z->h;
+  uint32_t nb = h->nb, S = z->S, xs[PS_MAX_STREAMS], ps[PS_MAX_STREAMS];
+  *top = 0;
+  for (uint32_t i = 0; i < nb; i++) {
+    uint32_t j = order[i].a;
+    uint64_t zb = PS__POOL_ALIGNED (h->w[j]);
+    if (find_conflicts (z, sm, stamp, mark0 + i, j, c) < 0)
+      return PS_ENOMEM;
+    sort_by_offset (c->v, c->tmp, c->cnt, c->n);
+    uint64_t cur = 0;
+    for (uint32_t k = 0; k < c->n && !(c->v[k].off >= cur && c->v[k].off - cur >= zb); k++)
+      if (c->v[k].end > cur)
+        cur = c->v[k].end;
+    off[j] = cur;
+    if (cur > UINT64_MAX - zb)
+      return PS_ELIMIT;
+    if (cur + h->w[j] > *top)
+      *top = cur + h->w[j];
+    z->it[j].off = cur;
+    z->it[j].end = cur + zb;
+    if ((z->it[j].slot = slot_of (sm, cur)) == PS_NONE)
+      return PS_ENOMEM;
+    for (uint32_t t = 0; t < S; t++) {
+      uint32_t lo, hi;
+      span_a (z, j, t, &lo, &hi);
+      for (uint32_t p = lo; p < hi; p = (p / BUCKET + 1) * BUCKET) {
+        uint32_t b = z->A.base[t] + p / BUCKET;
+        z->A.items[z->A.off[b + 1] + z->A.n[b]++] = j;
+      }
+    }
+    uint32_t nf = first_uses (h, j, xs, ps);
+    for (uint32_t k = 0; k < nf; k++) {
+      uint32_t b = z->B.base[xs[k]] + ps[k] / BUCKET;
+      z->B.items[z->B.off[b + 1] + z->B.n[b]++] = j;
+    }
+  }
+  return 0;
+}
+
+/* Orders the buffers largest first, ties by `key` (stable sorts). */
+static int
+order_by_size (const ps__hb *h, ps__kv *order)
+{
+  if (ps__radix_sort_kv (order, h->nb) < 0)
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < h->nb; i++)
+    order[i].key = UINT64_MAX - PS__POOL_ALIGNED (h->w[order[i].a]);
+  return ps__radix_sort_kv (order, h->nb);
+}
+
 int
 ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *pool_end)
 {
   uint32_t nb = h->nb, S = h->S;
   int rc = PS_ENOMEM;
   sz z;
+  slots sm;
+  conflicts c = { 0 };
   memset (&z, 0, sizeof z);
+  memset (&sm, 0, sizeof sm);
   z.h = h;
   z.S = S;
   z.s0 = malloc ((nb ? nb : 1) * sizeof *z.s0);
-  ps__kv *order = malloc ((nb ? nb : 1) * sizeof *order);
+  z.it = malloc ((nb ? nb : 1) * sizeof *z.it);
+  z.rseq = malloc (((size_t) nb * S + 1) * sizeof *z.rseq);
+  z.lo = malloc (((size_t) nb * S + 1) * sizeof *z.lo);
+  ps__kv *by_start = malloc ((nb ? nb : 1) * sizeof *by_start);
+  ps__kv *by_span = malloc ((nb ? nb : 1) * sizeof *by_span);
+  uint64_t *off2 = malloc ((nb ? nb : 1) * sizeof *off2);
   uint32_t *stamp = calloc (nb ? nb : 1, sizeof *stamp);
-  gap_iv *conf = NULL, *tmp = NULL;
-  uint32_t conf_cap = 0, xs[PS_MAX_STREAMS], ps[PS_MAX_STREAMS];
-  if (!z.s0 || !order || !stamp || bidx_init (&z.A, h) < 0 || bidx_init (&z.B, h) < 0)
+  uint32_t xs[PS_MAX_STREAMS], ps[PS_MAX_STREAMS];
+  if (!z.s0 || !z.it || !z.rseq || !z.lo || !by_start || !by_span || !off2 || !stamp
+      || bidx_init (&z.A, h) < 0 || bidx_init (&z.B, h) < 0)
     goto out;
 
-  /* The order: size down, then longer spans first, then first use (two
-   * stable sorts). */
+  /* Two orders, largest first both: ties by first use (buffers of one
+   * size placed in the order they start fill the fewest slots, as first
+   * fit does for intervals), and ties by the longest span first (the
+   * buffers that constrain the most go first).  Neither wins everywhere;
+   * the smaller pool is kept. */
   for (uint32_t j = 0; j < nb; j++) {
     z.s0[j] = h->wk_before[h->first[j]];
+    z.it[j] = (item){ 0, 0, h->st_stream[z.s0[j]], h->st_seq[z.s0[j]], h->meet[j], 0 };
     uint32_t end = 0;
-    for (uint32_t t = 0; t < S && end != PS_NONE; t++) {
+    for (uint32_t t = 0; t < S; t++) {
       uint32_t r = h->release[(size_t) j * S + t];
-      end = r == PS_NONE ? PS_NONE : r > end ? r : end;
+      z.rseq[(size_t) j * S + t] = r == PS_NONE ? UINT32_MAX : h->st_seq[r];
+      end = end == PS_NONE || r == PS_NONE ? PS_NONE : r > end ? r : end;
     }
-    order[j] = (ps__kv){ UINT32_MAX - (end == PS_NONE ? UINT32_MAX : end - z.s0[j]), j, 0 };
+    by_start[j] = (ps__kv){ z.s0[j], j, 0 };
+    by_span[j] = (ps__kv){ end == PS_NONE ? 0 : UINT32_MAX - (end - z.s0[j]), j, 0 };
   }
-  if (ps__radix_sort_kv (order, nb) < 0)
-    goto out;
-  for (uint32_t i = 0; i < nb; i++)
-    order[i].key = UINT64_MAX - PS__POOL_ALIGNED (h->w[order[i].a]);
-  if (ps__radix_sort_kv (order, nb) < 0)
+  if (order_by_size (h, by_start) < 0 || order_by_size (h, by_span) < 0
+      || first_positions (&z) < 0)
     goto out;
 
-  /* Size the indexes and estimate the work. */
+  /* Size the indexes and estimate the work (twice: two orders). */
   for (uint32_t j = 0; j < nb; j++) {
     for (uint32_t t = 0; t < S; t++) {
       uint32_t lo, hi;
@@ -231,102 +508,41 @@ ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *poo
   }
   if (bidx_alloc (&z.A, S) < 0 || bidx_alloc (&z.B, S) < 0)
     goto out;
-  if (bidx_work (&z.A, S) + bidx_work (&z.B, S) > budget) {
+  if (2 * (bidx_work (&z.A, S) + bidx_work (&z.B, S)) > budget) {
     rc = PS_ELIMIT;
     goto out;
   }
 
-  uint64_t top = 0;
-  for (uint32_t i = 0; i < nb; i++) {
-    uint32_t j = order[i].a, n_conf = 0;
-    uint64_t zb = PS__POOL_ALIGNED (h->w[j]);
-    /* Conflicts: from A at each of j's first uses (one with a meet), and
-     * from B on each stream up to j's release there. */
-    for (int pass = 0; pass < 2; pass++) {
-      const bidx *ix = pass == 0 ? &z.A : &z.B;
-      uint32_t q0[PS_MAX_STREAMS], q1[PS_MAX_STREAMS], nq = 0;
-      if (pass == 0) {
-        uint32_t nf = first_uses (h, j, xs, ps);
-        for (uint32_t k = 0; k < nf; k++) {
-          q0[nq] = ix->base[xs[k]] + ps[k] / BUCKET;
-          q1[nq++] = ix->base[xs[k]] + ps[k] / BUCKET + 1;
-        }
-      } else {
-        for (uint32_t x = 0; x < S; x++) {
-          uint32_t lo = pos_on (h, x, z.s0[j]), r = h->release[(size_t) j * S + x];
-          uint32_t hi = r == PS_NONE ? h->ch_off[x + 1] - h->ch_off[x] : h->st_seq[r];
-          if (lo < hi) {
-            q0[nq] = ix->base[x] + lo / BUCKET;
-            q1[nq++] = ix->base[x] + (hi - 1) / BUCKET + 1;
-          }
-        }
-      }
-      for (uint32_t q = 0; q < nq; q++)
-        for (uint32_t b = q0[q]; b < q1[q]; b++) {
-          const uint32_t *list = ix->items + ix->off[b + 1];
-          for (uint32_t e = 0; e < ix->n[b]; e++) {
-            uint32_t a = list[e];
-            if (stamp[a] == i + 1)
-              continue;
-            stamp[a] = i + 1;
-            if (ps__hb_before (h, a, j) || ps__hb_before (h, j, a))
-              continue;
-            if (n_conf == conf_cap) {
-              uint32_t cap = conf_cap ? 2 * conf_cap : 256;
-              gap_iv *nc = realloc (conf, cap * sizeof *nc), *nt = NULL;
-              if (nc)
-                conf = nc;
-              if (nc && (nt = realloc (tmp, cap * sizeof *nt)))
-                tmp = nt;
-              if (!nc || !nt)
-                goto out;
-              conf_cap = cap;
-            }
-            conf[n_conf++] = (gap_iv){ off[a], off[a] + PS__POOL_ALIGNED (h->w[a]) };
-          }
-        }
-    }
-    /* The smallest gap that fits, else above them all. */
-    sort_by_offset (conf, tmp, n_conf);
-    uint64_t cur = 0, best = UINT64_MAX, best_at = 0;
-    for (uint32_t k = 0; k < n_conf; k++) {
-      if (conf[k].off >= cur && conf[k].off - cur >= zb && conf[k].off - cur < best) {
-        best = conf[k].off - cur;
-        best_at = cur;
-      }
-      if (conf[k].end > cur)
-        cur = conf[k].end;
-    }
-    off[j] = best != UINT64_MAX ? best_at : cur;
-    if (off[j] > UINT64_MAX - zb) {
-      rc = PS_ELIMIT;
-      goto out;
-    }
-    if (off[j] + h->w[j] > top)
-      top = off[j] + h->w[j];
-    for (uint32_t t = 0; t < S; t++) {
-      uint32_t lo, hi;
-      span_a (&z, j, t, &lo, &hi);
-      for (uint32_t p = lo; p < hi; p = (p / BUCKET + 1) * BUCKET) {
-        uint32_t b = z.A.base[t] + p / BUCKET;
-        z.A.items[z.A.off[b + 1] + z.A.n[b]++] = j;
-      }
-    }
-    uint32_t nf = first_uses (h, j, xs, ps);
-    for (uint32_t k = 0; k < nf; k++) {
-      uint32_t b = z.B.base[xs[k]] + ps[k] / BUCKET;
-      z.B.items[z.B.off[b + 1] + z.B.n[b]++] = j;
-    }
+  uint64_t top1, top2;
+  if ((rc = place_all (&z, &sm, stamp, 1, by_start, off, &top1, &c)) < 0)
+    goto out;
+  /* Again from empty indexes and slots; stamps go on from nb + 1. */
+  memset (z.A.n, 0, (size_t) z.A.base[S] * sizeof *z.A.n);
+  memset (z.B.n, 0, (size_t) z.B.base[S] * sizeof *z.B.n);
+  slots_free (&sm);
+  memset (&sm, 0, sizeof sm);
+  if ((rc = place_all (&z, &sm, stamp, nb + 1, by_span, off2, &top2, &c)) < 0)
+    goto out;
+  if (top2 < top1) {
+    memcpy (off, off2, (size_t) nb * sizeof *off);
+    top1 = top2;
   }
-  *pool_end = top;
+  *pool_end = top1;
   rc = 0;
 out:
+  slots_free (&sm);
   free (z.s0);
+  free (z.it);
+  free (z.rseq);
+  free (z.lo);
   bidx_free (&z.A);
   bidx_free (&z.B);
-  free (order);
+  free (by_start);
+  free (by_span);
+  free (off2);
   free (stamp);
-  free (conf);
-  free (tmp);
+  free (c.v);
+  free (c.tmp);
+  free (c.cnt);
   return rc;
 }

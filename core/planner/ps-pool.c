@@ -1,30 +1,33 @@
-/* ps-pool.c: the memory pass: pool offsets for the non-external buffers,
- * and the lower bound the packing is measured against.
+/* ps-pool.c: the memory pass: pool offsets for the non-external buffers.
  *
  * Two buffers may share bytes only when every use of one happens-before
- * every use of the other in the final plan (stream order and events).  With
- * the vector clocks of the sync pass that is a per-buffer test: `rel`, the
- * latest position of a use on each stream, must be covered by `need`, the
- * componentwise minimum of the clocks at the other buffer's uses.
+ * every use of the other in the final plan (stream order and events); the
+ * pass adds no wait of its own for that, so it never changes the
+ * schedule.  Two packings over that order:
  *
- * Packing is an online best-fit allocator run in issue order: a buffer
- * gets bytes at its first use and gives them back after its last.  Free
- * blocks carry the buffer that last held them; a block can go to a new
- * buffer only if that buffer's rel is covered by the newcomer's need.
- * Neighbouring free blocks merge when one holder's uses all precede the
- * other's (the merged block keeps the later holder).  Free blocks sit in
- * power-of-two size bins per home stream (the stream of the holder's last
- * use), oldest first.  A buffer looks at no more than CANDIDATES blocks of
- * its own stream's bins, where reuse is likeliest, and CANDIDATES more of
- * the others; failing that the pool grows at its end (reusing a free block
- * there when it can).  O(B S CANDIDATES) in all, with linear-time counting
- * sorts for the order.
+ *  - largest first, best fit (ps-pool-size.c), as TensorFlow Lite's and
+ *    MNN's arena planners do: within a few percent of the exact peak
+ *    (ps-pool-peak.h) on every generated shape and example, but its work
+ *    grows with the buffers live at once times the buffers, so it runs
+ *    only when an estimate of that work (the buffers live in issue order
+ *    at each first use) is within BY_SIZE_WORK comparisons per buffer;
+ *  - else an online best-fit allocator run in issue order, below.
  *
- * The lower bound is the larger of two peaks of simultaneously live bytes,
- * both valid for any legal packing: with buffers live over their uses'
- * span in the list schedule's time (overlapping spans are never ordered by
- * happens-before), and over their span in issue order (a use issued after
- * another cannot happen before it). */
+ * The online allocator: a buffer gets bytes at its first use and gives
+ * them back after its last.  With the vector clocks of the sync pass,
+ * reuse is a per-buffer test: `rel`, the latest position of a use on each
+ * stream, must be covered by `need`, the componentwise minimum of the
+ * clocks at the other buffer's uses.  Free blocks carry the buffer that
+ * last held them; a block can go to a new buffer only if that buffer's rel
+ * is covered by the newcomer's need.  Neighbouring free blocks merge when
+ * one holder's uses all precede the other's (the merged block keeps the
+ * later holder).  Free blocks sit in power-of-two size bins per home
+ * stream (the stream of the holder's last use), oldest first.  A buffer
+ * looks at no more than CANDIDATES blocks of its own stream's bins, where
+ * reuse is likeliest, and CANDIDATES more of the others; failing that the
+ * pool grows at its end (reusing a free block there when it can).
+ * O(B S CANDIDATES) in all, with linear-time counting sorts for the
+ * order. */
 #include "ps-planner-private.h"
 
 #include "ps-pool-private.h"
@@ -32,9 +35,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Plans whose packing by size would compare more than BY_SIZE_WORK pairs
- * per buffer (plus BY_SIZE_MIN_WORK) are packed online. */
-#define BY_SIZE_WORK 128u
+/* Plans are packed by size when, per buffer, fewer than BY_SIZE_LIVE
+ * buffers are live in issue order at its first use (plus BY_SIZE_MIN in
+ * all), and the packing's own estimate of its comparisons is within
+ * BY_SIZE_WORK per buffer (plus BY_SIZE_MIN_WORK); else online.  On
+ * generated graphs that is every shape but layered graphs past about 20k
+ * nodes and fanouts, whose streams share little. */
+#define BY_SIZE_LIVE 200u
+#define BY_SIZE_MIN ((uint64_t) 1 << 20)
+#define BY_SIZE_WORK 8192u
 #define BY_SIZE_MIN_WORK ((uint64_t) 1 << 24)
 #define CANDIDATES 32
 #define BINS 64
@@ -239,6 +248,92 @@ alloc_top_run (pool *pl, uint32_t b, uint64_t z, uint32_t *out)
   return true;
 }
 
+/* A run of adjacent free blocks that b may all reuse, together at least z
+ * bytes, found from the free blocks of the classes up to k0 (of blocks too
+ * small alone): the one with the fewest bytes over z, looking at no more
+ * than *budget blocks.  *first and *last: its ends. */
+static bool
+search_run (pool *pl, uint32_t b, uint64_t z, uint32_t k0, uint32_t *budget, uint32_t *first,
+            uint32_t *last)
+{
+  uint64_t best = UINT64_MAX;
+  for (uint32_t home = 0; home < pl->S; home++) {
+    uint64_t mask = pl->occupied[home] & ((k0 >= 63 ? ~(uint64_t) 0 : ((uint64_t) 2 << k0) - 1));
+    while (mask != 0 && *budget > 0) {
+      uint32_t cls = 63u - (uint32_t) __builtin_clzll (mask);
+      mask &= ~((uint64_t) 1 << cls);
+      for (uint32_t x = pl->head[home * BINS + cls]; x != PS_NONE && *budget > 0;
+           x = pl->b[x].fnext) {
+        (*budget)--;
+        if (!compatible (pl, pl->b[x].tag, b))
+          continue;
+        uint32_t s = x, e = x;
+        uint64_t have = pl->b[x].size;
+        for (uint32_t n = 0; n < RUN; n++) {
+          uint32_t pv = pl->b[s].aprev;
+          if (pv == PS_NONE || !pl->b[pv].free || !compatible (pl, pl->b[pv].tag, b))
+            break;
+          s = pv;
+          have += pl->b[pv].size;
+        }
+        for (uint32_t n = 0; n < RUN && have < z; n++) {
+          uint32_t nx = pl->b[e].anext;
+          if (nx == PS_NONE || !pl->b[nx].free || !compatible (pl, pl->b[nx].tag, b))
+            break;
+          e = nx;
+          have += pl->b[nx].size;
+        }
+        if (have >= z && have < best) {
+          best = have;
+          *first = s;
+          *last = e;
+        }
+      }
+    }
+  }
+  return best != UINT64_MAX;
+}
+
+/* Allocates z bytes for b at the start of the free run s..e (which holds
+ * at least z): the blocks after s are recycled, and what is left over
+ * stays free at the end, under e's tag. */
+static uint32_t
+alloc_run (pool *pl, uint32_t s, uint32_t e, uint64_t z)
+{
+  uint64_t have = 0;
+  for (uint32_t x = s;; x = pl->b[x].anext) {
+    have += pl->b[x].size;
+    bin_remove (pl, x);
+    if (x == e)
+      break;
+  }
+  uint32_t after = pl->b[e].anext;
+  for (uint32_t x = pl->b[s].anext; x != after;) {
+    uint32_t nx = pl->b[x].anext;
+    if (x != e || have == z)
+      pl->spare[pl->n_spare++] = x;
+    x = nx;
+  }
+  blk *k = &pl->b[s];
+  k->size = z;
+  k->free = 0;
+  if (have > z) {
+    blk *r = &pl->b[e];
+    r->off = k->off + z;
+    r->size = have - z;
+    r->aprev = s;
+    k->anext = e;
+    bin_insert (pl, e);
+  } else {
+    k->anext = after;
+    if (after != PS_NONE)
+      pl->b[after].aprev = s;
+    else
+      pl->top = s;
+  }
+  return s;
+}
+
 /* Offset for buffer b of (aligned) size z; false when the pool would not
  * fit in 64 bits. */
 static bool
@@ -267,6 +362,11 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
     }
     k->free = 0;
     *out = best;
+    return true;
+  }
+  uint32_t rs, re, run_budget = 4 * CANDIDATES;
+  if (search_run (pl, b, z, k0, &run_budget, &rs, &re)) {
+    *out = alloc_run (pl, rs, re, z);
     return true;
   }
   uint32_t t = pl->top;
@@ -523,11 +623,10 @@ ps__planner_pool (ps__planner *pl)
   uint32_t n_used = 0;
   for (uint32_t b = 0; b < B; b++)
     n_used += u.first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL);
-  uint64_t budget = BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK;
   uint64_t work = by_size_work (pl, &u, f_off);
   memset (f_off, 0, ((size_t) ng + 2) * sizeof *f_off);
-  if (work <= budget) {
-    rc = pack_by_size (pl, budget);
+  if (work <= BY_SIZE_LIVE * (uint64_t) n_used + BY_SIZE_MIN) {
+    rc = pack_by_size (pl, BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK);
     if (rc != PS_ELIMIT)
       goto out;
     rc = 0;
