@@ -393,6 +393,10 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   if ((rc = ps_pool_peak_of (p, &pk)) < 0)
     goto out;
   fprintf (out, "  pool            %s\n", ps_pool_text (p, &pk, pool, sizeof pool));
+  /* The memory pass adds no waits (ps-plan.h): say so, where a pass that
+   * traded time for memory would list its waits and their cost. */
+  fputs ("  pool waits      none (bytes are shared only between buffers whose uses the plan "
+         "already orders)\n", out);
   /* Both from the device model the plan was scheduled for. */
   const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
   fputs ("  est. makespan   ", out);

@@ -16,7 +16,7 @@
  *   sync     (ps-sync.c)      the minimal event set by vector clocks, and
  *                             the plan's steps in issue order;
  *   memory   (ps-pool.c)      pool offsets that share bytes only across
- *                             happens-before, and the lower bound.
+ *                             happens-before (no waits added).
  *
  * Every pass is O((V + E) log V) or better (the streams pass times the
  * streams; the search a bounded number of times).  Not installed; core/
