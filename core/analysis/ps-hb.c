@@ -278,6 +278,10 @@ collect_uses (ps__hb *h)
     for (uint32_t i = po[x]; i < po[x + 1]; i++)
       h->use[h->use_off[pb[i] + 1]++] = x;
 
+  /* Dense indices in order of first use, so that buffers live at once
+   * sit near each other in every per-buffer array (a counting sort by
+   * the first use; po is free again). */
+  memset (po, 0, ((size_t) h->nw + 1) * sizeof *po);
   for (uint32_t b = 0; b < B; b++) {
     h->dense[b] = PS_NONE;
     if (!pooled[b])
@@ -287,9 +291,16 @@ collect_uses (ps__hb *h)
       if (g->buffers[b].bytes > h->unused_max)
         h->unused_max = g->buffers[b].bytes;
     } else {
-      h->dense[b] = h->nb++;
+      h->nb++;
+      if (h->use[h->use_off[b]] + 1 < w)
+        po[h->use[h->use_off[b]] + 1]++;
     }
   }
+  for (uint32_t x = 1; x < w; x++)
+    po[x] += po[x - 1];
+  for (uint32_t b = 0; b < B; b++)
+    if (pooled[b] && h->use_off[b] < h->use_off[b + 1])
+      h->dense[b] = po[h->use[h->use_off[b]]]++;
   uint32_t nb1 = h->nb ? h->nb : 1;
   h->bid = malloc (nb1 * sizeof *h->bid);
   h->w = malloc (nb1 * sizeof *h->w);

@@ -9,7 +9,8 @@
  * set, counted in bytes: no pool for this plan's order can be smaller, and
  * it is what a pool could reach if buffers could be split.  It is found as
  * a minimum flow (Dilworth's theorem, weighted), whose minimum cut is the
- * antichain itself, so the figure comes with the buffers that make it.  A
+ * antichain itself, so the figure comes with the buffers that make it,
+ * and the two are checked against each other before it is given.  A
  * pooled buffer that nobody uses still needs its own bytes: the peak is at
  * least its size. */
 #ifndef PS_POOL_PEAK_H
@@ -35,13 +36,17 @@ typedef struct ps_pool_peak {
  * states (one per step and per wait that teaches its stream something),
  * each buffer joined to the state where it is first used and to the
  * earliest state on each stream after all its uses: O(steps + buffers x
- * streams) arcs.  The flow starts from the plan's own pool (each byte of
- * the pool a chain of the buffers that hold it in turn), so only the
- * pool's excess over the peak is searched for, by blocking flows along
- * the shortest augmenting paths, counted in flow reductions: O(phases x
- * arcs), where phases is the longest chain of re-routings needed, a few
- * on generated graphs.  Plans with more than PS_POOL_PEAK_MAX_ARCS arcs
- * get the issue-order bound instead (exact = false). */
+ * streams) arcs, built in O(steps + accesses + streams^2 x (buffers +
+ * waits)).  A greedy flow in issue order starts within a fraction of a
+ * percent of the minimum on generated graphs (often at it); the rest is
+ * found by blocking flows along the shortest augmenting paths, counted in
+ * flow reductions: O(phases x arcs), where phases is the longest chain of
+ * re-routings needed (0 to 4 on generated graphs), plus one search that
+ * proves no path is left.  Measured on generated layered graphs: about
+ * 0.01 s at 10k nodes, 0.1-0.3 s at 100k, 3-4 s at 1M (where most of the
+ * time is the phases' searches over all 8M arcs).  Plans with more than
+ * PS_POOL_PEAK_MAX_ARCS arcs get the issue-order bound instead (exact =
+ * false). */
 #define PS_POOL_PEAK_MAX_ARCS ((uint64_t) 1 << 30)
 int ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live);
 

@@ -39,11 +39,12 @@
  * buffers are live in issue order at its first use (plus BY_SIZE_MIN in
  * all), and the packing's own estimate of its comparisons is within
  * BY_SIZE_WORK per buffer (plus BY_SIZE_MIN_WORK); else online.  On
- * generated graphs that is every shape but layered graphs past about 20k
- * nodes and fanouts, whose streams share little. */
-#define BY_SIZE_LIVE 200u
+ * generated graphs that is every shape but layered graphs past about 35k
+ * nodes (where it would take over half a second) and fanouts, whose
+ * streams share little. */
+#define BY_SIZE_LIVE 300u
 #define BY_SIZE_MIN ((uint64_t) 1 << 20)
-#define BY_SIZE_WORK 8192u
+#define BY_SIZE_WORK 16384u
 #define BY_SIZE_MIN_WORK ((uint64_t) 1 << 24)
 #define CANDIDATES 32
 #define BINS 64
@@ -348,20 +349,24 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
   if (best != PS_NONE) {
     bin_remove (pl, best);
     blk *k = &pl->b[best];
-    if (k->size > z) {
-      uint32_t r = blk_new (pl);
-      pl->b[r] = (blk){ .off = k->off + z, .size = k->size - z, .tag = k->tag, .aprev = best,
-                        .anext = k->anext, .fprev = PS_NONE, .fnext = PS_NONE, .free = 1 };
-      if (k->anext != PS_NONE)
-        pl->b[k->anext].aprev = r;
-      else
-        pl->top = r;
-      k->anext = r;
-      k->size = z;
-      bin_insert (pl, r);
+    if (k->size == z) {
+      k->free = 0;
+      *out = best;
+      return true;
     }
-    k->free = 0;
-    *out = best;
+    /* Take the high end: what is left stays below, under the same
+     * holder, next to the blocks it may merge with. */
+    uint32_t r = blk_new (pl);
+    pl->b[r] = (blk){ .off = k->off + k->size - z, .size = z, .tag = PS_NONE, .aprev = best,
+                      .anext = k->anext, .fprev = PS_NONE, .fnext = PS_NONE, .free = 0 };
+    if (k->anext != PS_NONE)
+      pl->b[k->anext].aprev = r;
+    else
+      pl->top = r;
+    k->anext = r;
+    k->size -= z;
+    bin_insert (pl, best);
+    *out = r;
     return true;
   }
   uint32_t rs, re, run_budget = 4 * CANDIDATES;
