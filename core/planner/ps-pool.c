@@ -5,13 +5,16 @@
  * pass adds no wait of its own for that, so it never changes the
  * schedule.  Two packings over that order:
  *
- *  - largest first, best fit (ps-pool-size.c), as TensorFlow Lite's and
- *    MNN's arena planners do: within a few percent of the exact peak
+ *  - an online best-fit allocator run in issue order, below: linear, and
+ *    often at the peak already (then it equals the issue-order bound, a
+ *    valid lower bound, and nothing more is tried);
+ *  - else largest first (ps-pool-size.c), as TensorFlow Lite's and MNN's
+ *    arena planners do: within a few percent of the exact peak
  *    (ps-pool-peak.h) on every generated shape and example, but its work
  *    grows with the buffers live at once times the buffers, so it runs
  *    only when an estimate of that work (the buffers live in issue order
- *    at each first use) is within BY_SIZE_WORK comparisons per buffer;
- *  - else an online best-fit allocator run in issue order, below.
+ *    at each first use) is within BY_SIZE_LIVE per buffer.  The smaller
+ *    pool of the two is kept.
  *
  * The online allocator: a buffer gets bytes at its first use and gives
  * them back after its last.  With the vector clocks of the sync pass,
@@ -35,13 +38,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Plans are packed by size when, per buffer, fewer than BY_SIZE_LIVE
+/* Plans are also packed by size when, per buffer, fewer than BY_SIZE_LIVE
  * buffers are live in issue order at its first use (plus BY_SIZE_MIN in
  * all), and the packing's own estimate of its comparisons is within
- * BY_SIZE_WORK per buffer (plus BY_SIZE_MIN_WORK); else online.  On
- * generated graphs that is every shape but layered graphs past about 35k
- * nodes (where it would take over half a second) and fanouts, whose
- * streams share little. */
+ * BY_SIZE_WORK per buffer (plus BY_SIZE_MIN_WORK).  On generated graphs
+ * that leaves out layered graphs past about 35k nodes (where it would
+ * take over half a second) and fanouts, whose streams share little. */
 #define BY_SIZE_LIVE 300u
 #define BY_SIZE_MIN ((uint64_t) 1 << 20)
 #define BY_SIZE_WORK 16384u
@@ -349,24 +351,20 @@ pool_alloc (pool *pl, uint32_t b, uint32_t home, uint64_t z, uint32_t *out)
   if (best != PS_NONE) {
     bin_remove (pl, best);
     blk *k = &pl->b[best];
-    if (k->size == z) {
-      k->free = 0;
-      *out = best;
-      return true;
+    if (k->size > z) {
+      uint32_t r = blk_new (pl);
+      pl->b[r] = (blk){ .off = k->off + z, .size = k->size - z, .tag = k->tag, .aprev = best,
+                        .anext = k->anext, .fprev = PS_NONE, .fnext = PS_NONE, .free = 1 };
+      if (k->anext != PS_NONE)
+        pl->b[k->anext].aprev = r;
+      else
+        pl->top = r;
+      k->anext = r;
+      k->size = z;
+      bin_insert (pl, r);
     }
-    /* Take the high end: what is left stays below, under the same
-     * holder, next to the blocks it may merge with. */
-    uint32_t r = blk_new (pl);
-    pl->b[r] = (blk){ .off = k->off + k->size - z, .size = z, .tag = PS_NONE, .aprev = best,
-                      .anext = k->anext, .fprev = PS_NONE, .fnext = PS_NONE, .free = 0 };
-    if (k->anext != PS_NONE)
-      pl->b[k->anext].aprev = r;
-    else
-      pl->top = r;
-    k->anext = r;
-    k->size -= z;
-    bin_insert (pl, best);
-    *out = r;
+    k->free = 0;
+    *out = best;
     return true;
   }
   uint32_t rs, re, run_budget = 4 * CANDIDATES;
@@ -526,8 +524,9 @@ collect_uses (const ps__planner *pl, uint32_t *clk, uses *u)
   }
 }
 
-/* Largest first, best fit, when the plan is small enough for it (see
- * ps-pool-size.c); PS_ELIMIT when it is not, and the pass packs online. */
+/* Packs largest first (ps-pool-size.c) and keeps that packing if its pool
+ * is smaller than the online one already in p.  PS_ELIMIT when the work
+ * would pass the budget. */
 static int
 pack_by_size (ps__planner *pl, uint64_t budget)
 {
@@ -542,33 +541,52 @@ pack_by_size (ps__planner *pl, uint64_t budget)
     rc = PS_ENOMEM;
   if (rc == 0)
     rc = ps__pool_by_size (&h, budget, off, &end);
-  if (rc == 0) {
+  uint64_t packed = end > h.unused_max ? end : h.unused_max;
+  if (rc == 0 && packed < p->pool_bytes) {
     for (uint32_t b = 0; b < g->n_buffers; b++)
       if (!(g->buffers[b].flags & PS_BUF_EXTERNAL))
         p->offsets[b] = h.dense[b] != PS_NONE ? off[h.dense[b]] : 0;
-    p->pool_bytes = end > h.unused_max ? end : h.unused_max;
+    p->pool_bytes = packed;
   }
   free (off);
   ps__hb_free (&h);
   return rc;
 }
 
-/* The work of packing by size, estimated from the issue order: per
- * buffer, the buffers live in issue order at its first use (those it is
- * compared with, about). */
+/* From the issue order: the work of packing by size (per buffer, the
+ * buffers live in issue order at its first use: those it is compared
+ * with, about), and a lower bound on any pool (the most bytes live at
+ * once in issue order: a use issued after another cannot happen before
+ * it, so such buffers are pairwise unordered).  live: ng + 1 counts. */
 static uint64_t
-by_size_work (const ps__planner *pl, const uses *u, uint32_t *live)
+issue_order (const ps__planner *pl, const uses *u, uint32_t *live, uint64_t *bound)
 {
   const ps_graph *g = pl->g;
   uint32_t ng = pl->ng;
   memset (live, 0, ((size_t) ng + 1) * sizeof *live);
+  uint64_t *bytes = calloc ((size_t) ng + 1, sizeof *bytes);
   for (uint32_t b = 0; b < g->n_buffers; b++)
     if (u->first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL)) {
       live[u->first[b]]++;
       live[u->last[b] + 1]--;
+      if (bytes) {
+        bytes[u->first[b]] += u->bytes[b];
+        bytes[u->last[b] + 1] -= u->bytes[b];
+      }
     }
-  for (uint32_t i = 1; i <= ng; i++)
-    live[i] += live[i - 1];
+  /* Wrapping unsigned sums: every prefix is a true count. */
+  uint64_t run = 0;
+  *bound = 0;
+  for (uint32_t i = 0; i <= ng; i++) {
+    if (i > 0)
+      live[i] += live[i - 1];
+    if (bytes) {
+      run += bytes[i];
+      if (run > *bound)
+        *bound = run;
+    }
+  }
+  free (bytes);
   uint64_t work = 0;
   for (uint32_t b = 0; b < g->n_buffers; b++)
     if (u->first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL))
@@ -624,18 +642,11 @@ ps__planner_pool (ps__planner *pl)
     goto out;
   collect_uses (pl, clk, &u);
 
-  /* Largest first when that is affordable, else online. */
   uint32_t n_used = 0;
   for (uint32_t b = 0; b < B; b++)
     n_used += u.first[b] != PS_NONE && !(g->buffers[b].flags & PS_BUF_EXTERNAL);
-  uint64_t work = by_size_work (pl, &u, f_off);
+  uint64_t bound, work = issue_order (pl, &u, f_off, &bound);
   memset (f_off, 0, ((size_t) ng + 2) * sizeof *f_off);
-  if (work <= BY_SIZE_LIVE * (uint64_t) n_used + BY_SIZE_MIN) {
-    rc = pack_by_size (pl, BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK);
-    if (rc != PS_ELIMIT)
-      goto out;
-    rc = 0;
-  }
 
   /* Buffers by first use and by last use (counting sort).  A buffer nobody
    * uses conflicts with nothing: it goes at offset 0. */
@@ -692,6 +703,15 @@ ps__planner_pool (ps__planner *pl)
       pool_release (&po, where[l_list[k]], l_list[k]);
   }
   p->pool_bytes = po.end > unused_max ? po.end : unused_max;
+
+  /* Largest first too, when the online pool is above the issue-order
+   * bound (else it is already as small as any) and that is affordable;
+   * the smaller pool is kept. */
+  if (p->pool_bytes > bound && work <= BY_SIZE_LIVE * (uint64_t) n_used + BY_SIZE_MIN) {
+    rc = pack_by_size (pl, BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK);
+    if (rc == PS_ELIMIT)
+      rc = 0;
+  }
 
 out:
   if (rc == PS_ENOMEM)
