@@ -321,12 +321,24 @@ alloc_run (pool *pl, uint32_t s, uint32_t e, uint64_t z)
   k->size = z;
   k->free = 0;
   if (have > z) {
-    blk *r = &pl->b[e];
+    /* The bytes left over stay in e; a run of one block (s is e) is split
+     * into a new block, as pool_alloc splits a block. */
+    uint32_t rest = e;
+    if (s == e) {
+      rest = blk_new (pl);
+      pl->b[rest] = (blk){ .tag = k->tag, .anext = after, .fprev = PS_NONE, .fnext = PS_NONE,
+                           .free = 1 };
+      if (after != PS_NONE)
+        pl->b[after].aprev = rest;
+      else
+        pl->top = rest;
+    }
+    blk *r = &pl->b[rest];
     r->off = k->off + z;
     r->size = have - z;
     r->aprev = s;
-    k->anext = e;
-    bin_insert (pl, e);
+    k->anext = rest;
+    bin_insert (pl, rest);
   } else {
     k->anext = after;
     if (after != PS_NONE)
