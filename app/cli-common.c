@@ -94,9 +94,10 @@ cli_plan_args_init (cli_plan_args *a)
   ps_plan_options_init (&a->options);
 }
 
-/* Consumes a plan option (--streams N, --no-fusion, --device NAME,
- * --assume NODE=BRANCH, --timing) at argv[*i].  Returns 1 when consumed, 0 when argv[*i] is not
- * one, -1 after a usage error. */
+/* Consumes a plan option (--streams N|auto, --fusion auto|all|off,
+ * --no-fusion, --device NAME, --assume NODE=BRANCH, --timing) at argv[*i].
+ * Returns 1 when consumed, 0 when argv[*i] is not one, -1 after a usage
+ * error. */
 static int
 plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
 {
@@ -105,11 +106,25 @@ plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
   if (m < 0)
     return -1;
   if (m > 0) {
-    if (cli_parse_u32 (val, 1, PS_MAX_STREAMS, &a->options.streams) != 0) {
-      cli_usage_error (cmd, "--streams needs a whole number from 1 to %d, not '%s'",
+    a->options.streams_auto = strcmp (val, "auto") == 0;
+    if (a->options.streams_auto) {
+      a->options.streams = CLI_AUTO_STREAMS;
+    } else if (cli_parse_u32 (val, 1, PS_MAX_STREAMS, &a->options.streams) != 0) {
+      cli_usage_error (cmd, "--streams needs a whole number from 1 to %d or 'auto', not '%s'",
                        PS_MAX_STREAMS, val);
       return -1;
     }
+    return 1;
+  }
+  if ((m = cli_option_value (cmd, argc, argv, i, "--fusion", &val)) != 0) {
+    if (m < 0)
+      return -1;
+    if (strcmp (val, "auto") != 0 && strcmp (val, "all") != 0 && strcmp (val, "off") != 0) {
+      cli_usage_error (cmd, "--fusion is auto, all or off, not '%s'", val);
+      return -1;
+    }
+    a->options.fusion = strcmp (val, "off") != 0;
+    a->options.fusion_all = strcmp (val, "all") == 0;
     return 1;
   }
   if (strcmp (argv[*i], "--no-fusion") == 0) {

@@ -23,8 +23,12 @@ static const char usage[] =
   "stalled and idle time, every cross-stream stall with what it waited for and why,\n"
   "the critical path and what would help.\n"
   "\n"
-  "  --streams N          maximum streams (1-64, default 4)\n"
-  "  --no-fusion          do not fuse element-wise kernels\n"
+  "  --streams N          use at most N streams (1-64, default 4); auto: the\n"
+  "                       fewest, up to 8, within 1% of the fastest plan\n"
+  "  --fusion F           auto (default): fuse element-wise kernels, keeping back\n"
+  "                       groups the plan simulates faster without; all: every\n"
+  "                       legal group; off: none\n"
+  "  --no-fusion          do not fuse element-wise kernels (--fusion off)\n"
   "  --timing             per-pass wall time on stderr\n"
   "  --device NAME        device profile to plan for and simulate: h200, a100, rtx4090,\n"
   "                       or a .json profile; default: the graph's \"device\", else h200\n"
@@ -32,7 +36,8 @@ static const char usage[] =
   "  --json               print the timeline document (planscope-timeline)\n"
   "  --trace OUT          also write a Chrome trace (opens in Perfetto)\n"
   "  --sweep-streams A..B print the makespan for A to B streams, with and without\n"
-  "                       fusion (with --json: a planscope-sweep document)\n";
+  "                       fusion (with --json: a planscope-sweep document); counts\n"
+  "                       below what the graph's pins need are skipped\n";
 
 static int
 parse_range (const char *s, uint32_t *a, uint32_t *b)
@@ -49,7 +54,8 @@ parse_range (const char *s, uint32_t *a, uint32_t *b)
   return 0;
 }
 
-/* The makespan of g planned with o, or a negative code (reported). */
+/* The makespan of g planned with o, or a negative code (reported, but
+ * for PS_EPIN: a count below what the pins need, which the sweep skips). */
 static int
 sweep_point (const ps_graph *g, const ps_plan_options *o, const ps_device *dev, double *ms)
 {
@@ -58,7 +64,8 @@ sweep_point (const ps_graph *g, const ps_plan_options *o, const ps_device *dev, 
   ps_diag_init (&diag, g->path ? g->path : "<graph>");
   int rc = ps_plan_build (&p, g, o, &diag);
   if (rc < 0) {
-    ps_diag_print (&diag, stderr);
+    if (rc != PS_EPIN)
+      ps_diag_print (&diag, stderr);
     ps_diag_free (&diag);
     return rc;
   }
@@ -74,11 +81,15 @@ sweep_point (const ps_graph *g, const ps_plan_options *o, const ps_device *dev, 
   return rc;
 }
 
+/* The sweep: a row per stream count from lo to hi, fused (as the options
+ * say, auto unless --fusion all) and unfused; counts below what the
+ * graph's pins need are skipped and said so. */
 static int
 sweep (const ps_graph *g, const cli_plan_args *a, const ps_device *dev, uint32_t lo,
        uint32_t hi, bool json)
 {
   double base = 0;
+  uint32_t first = 0, skipped = 0;
   if (json)
     printf ("{\n  \"format\": \"planscope-sweep\", \"version\": 1, \"device\": \"%s\",\n"
             "  \"rows\": [", dev->name);
@@ -87,19 +98,26 @@ sweep (const ps_graph *g, const cli_plan_args *a, const ps_device *dev, uint32_t
             "streams", "fused", "unfused", "speed-up");
   for (uint32_t n = lo; n <= hi; n++) {
     double ms[2];
-    for (int f = 0; f < 2; f++) {
+    int rc = 0;
+    for (int f = 0; f < 2 && rc == 0; f++) {
       ps_plan_options o = a->options;
       o.streams = n;
-      o.fusion = f == 0;
-      if (sweep_point (g, &o, dev, &ms[f]) < 0)
-        return CLI_FAILED;
+      o.streams_auto = false;
+      o.fusion = f == 0 && a->options.fusion;
+      rc = sweep_point (g, &o, dev, &ms[f]);
     }
-    if (n == lo)
-      base = ms[0];
+    if (rc == PS_EPIN) {
+      skipped++;
+      continue;
+    }
+    if (rc < 0)
+      return CLI_FAILED;
+    if (!first)
+      base = ms[0], first = n;
     double up = ms[0] > 0 ? base / ms[0] : 1;
     if (json)
       printf ("%s\n    {\"streams\": %u, \"fused_ns\": %.0f, \"unfused_ns\": %.0f, "
-              "\"speedup\": %.3f}", n == lo ? "" : ",", n, ms[0], ms[1], up);
+              "\"speedup\": %.3f}", n == first ? "" : ",", n, ms[0], ms[1], up);
     else {
       char f0[PS_FORMAT_MAX], f1[PS_FORMAT_MAX];
       printf ("%-8u ", n);
@@ -109,10 +127,22 @@ sweep (const ps_graph *g, const cli_plan_args *a, const ps_device *dev, uint32_t
       printf (" %9.2fx\n", up);
     }
   }
-  if (json)
-    printf ("\n  ]\n}\n");
-  else
-    printf ("speed-up: fused makespan against %u stream%s\n", lo, lo == 1 ? "" : "s");
+  if (json) {
+    printf ("\n  ]");
+    if (skipped) {
+      printf (",\n  \"skipped\": [");
+      for (uint32_t n = lo; n < lo + skipped; n++)
+        printf ("%s%u", n == lo ? "" : ", ", n);
+      printf ("]");
+    }
+    printf ("\n}\n");
+  } else {
+    if (skipped)
+      printf ("%u to %u streams skipped: the graph pins nodes to streams up to %u\n", lo,
+              lo + skipped - 1, ps_graph_pinned_streams (g) - 1);
+    if (first)
+      printf ("speed-up: fused makespan against %u stream%s\n", first, first == 1 ? "" : "s");
+  }
   return CLI_OK;
 }
 

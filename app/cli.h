@@ -41,6 +41,9 @@ int cli_parse_u64 (const char *s, uint64_t *out);
 
 /* How many --assume options a command takes. */
 #define CLI_MAX_ASSUME 256
+/* --streams auto weighs 1 to this many streams (more when pins need
+ * them). */
+#define CLI_AUTO_STREAMS 8
 
 /* The plan options every planning command takes. */
 typedef struct cli_plan_args {

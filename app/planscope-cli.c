@@ -56,8 +56,8 @@ print_usage (FILE *out)
       fprintf (out, "\n%40s%s\n", "", commands[k].summary);
   }
   fputs ("\n"
-         "PLAN-OPTIONS: --streams N (1-64, default 4), --no-fusion, --device NAME,\n"
-         "              --assume NODE=then|else|both, --timing\n"
+         "PLAN-OPTIONS: --streams N|auto (1-64, default 4), --fusion auto|all|off, --no-fusion,\n"
+         "              --device NAME, --assume NODE=then|else|both, --timing\n"
          "\n"
          "Options:\n"
          "  -h, --help       show this help (also after any command)\n"

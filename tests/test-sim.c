@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <math.h>
 
+#include "planner/ps-planner-private.h"
 #include "ps-cost.h"
 #include "ps-import.h"
 #include "ps-json.h"
@@ -646,7 +647,16 @@ cause_load (cause_case *c, const char *json, const char *example, uint32_t strea
     ps_diag_free (&d);
     assert_int_equal (rc, 0);
   }
-  ts_simulate (&c->g, streams, true, &c->p, &c->tl);
+  /* One kind of schedule, whatever the planner's search would prefer:
+   * each case below is a situation that schedule runs into. */
+  static const ps__planner_variant blend = { PS__KEY_BLEND, PS__ORDER_SHORTER, PS__RANK_BOUND,
+                                             0, 0 };
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  o.streams = streams;
+  assert_int_equal (ps__plan_build_variant (&c->p, &c->g, &o, &blend, NULL), 0);
+  ps_timeline_init (&c->tl, PS_TL_SIMULATED);
+  assert_int_equal (ps_simulate (&c->p, ts_h200 (), &c->tl), 0);
   assert_int_equal (ps_diagnose (&c->dg, &c->tl), 0);
 }
 

@@ -116,8 +116,9 @@ hpop (heap *h)
   return top;
 }
 
-int
-ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
+/* ps_sim_init, with the steps' costs given (costs) or computed (NULL). */
+static int
+sim_init (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *costs)
 {
   memset (s, 0, sizeof *s);
   s->plan = p;
@@ -147,7 +148,11 @@ ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
     ps_sim_free (s);
     return PS_ENOMEM;
   }
-  int rc = ps_cost_plan (d, p, s->cost);
+  int rc = 0;
+  if (costs)
+    memcpy (s->cost, costs, p->n_steps * sizeof *costs);
+  else
+    rc = ps_cost_plan (d, p, s->cost);
   if (rc < 0) {
     free (last_rec);
     ps_sim_free (s);
@@ -193,6 +198,18 @@ ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
   }
   free (last_rec);
   return 0;
+}
+
+int
+ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
+{
+  return sim_init (s, p, d, NULL);
+}
+
+int
+ps_sim_init_costs (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *costs)
+{
+  return sim_init (s, p, d, costs);
 }
 
 void

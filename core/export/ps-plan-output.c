@@ -69,6 +69,16 @@ ps_plan_write_json (const ps_plan *p, FILE *out)
   int rc = ps_pool_peak_of (p, &pk);
   if (rc < 0)
     return rc;
+  if (p->options.fusion)
+    fprintf (out, "  \"fusion_mode\": \"%s\", \"fused_groups_kept_back\": %u,\n",
+             p->options.fusion_all ? "all" : "auto", p->fusion_kept_back);
+  if (p->auto_streams_max) {
+    /* --streams auto: the most streams weighed, the fastest plan on any of
+     * those counts; options.streams is the count chosen. */
+    fprintf (out, "  \"streams_auto\": {\"max\": %u, \"fastest_ns\": ", p->auto_streams_max);
+    ps_jsonw_number (out, floor (p->auto_best_ns + 0.5));
+    fputs ("},\n", out);
+  }
   fprintf (out,
            "  \"streams\": %u, \"pool_bytes\": %" PRIu64 ", \"pool_peak\": %" PRIu64
            ", \"pool_peak_exact\": %s, \"pool_ratio\": ",
@@ -368,8 +378,9 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
     fputc ('"', out);
   }
   fputs (": ", out);
-  fprintf (out, "%u nodes, %u buffers, %u steps (--streams %u, fusion %s)\n", g->n_nodes,
-           g->n_buffers, N, p->options.streams, p->options.fusion ? "on" : "off");
+  fprintf (out, "%u nodes, %u buffers, %u steps (--streams %s%u, fusion %s)\n", g->n_nodes,
+           g->n_buffers, N, p->auto_streams_max ? "auto: " : "", p->options.streams,
+           !p->options.fusion ? "off" : p->options.fusion_all ? "on, every group" : "on");
 
   for (uint32_t t = 0, i = 0; t < S; t++) {
     uint32_t end = start[t];
@@ -381,9 +392,21 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   }
 
   fputs ("\nsummary\n", out);
-  fprintf (out, "  streams used    %u of %u\n", p->streams_used, p->options.streams);
-  fprintf (out, "  kernels         %u -> %u %s\n", p->kernels_before, p->kernels_after,
+  fprintf (out, "  streams used    %u of %u", p->streams_used, p->options.streams);
+  if (p->auto_streams_max) {
+    /* How --streams auto chose: the fastest plan on any count it weighed. */
+    fprintf (out, " (auto: the fewest streams within 1%% of the fastest plan on up to %u, ",
+             p->auto_streams_max);
+    put_time (out, p->auto_best_ns);
+    fputc (')', out);
+  }
+  fprintf (out, "\n  kernels         %u -> %u %s", p->kernels_before, p->kernels_after,
            p->options.fusion ? "after fusion" : "(fusion off)");
+  if (p->fusion_kept_back)
+    fprintf (out, " (%u fused group%s kept back: the plan simulates faster without %s)",
+             p->fusion_kept_back, p->fusion_kept_back == 1 ? "" : "s",
+             p->fusion_kept_back == 1 ? "it" : "them");
+  fputc ('\n', out);
   uint32_t user = g->n_events < p->n_events ? g->n_events : p->n_events;
   fprintf (out, "  events          %u (%u user, %u inserted; %u cross-stream wait%s)\n",
            p->n_events, user, p->n_events - user, p->n_event_pairs,

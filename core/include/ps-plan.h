@@ -13,7 +13,16 @@
 
 typedef struct ps_plan_options {
   uint32_t streams; /* maximum streams, 1..PS_MAX_STREAMS; default 4 */
+  /* Plan on the fewest streams, up to `streams`, whose plan simulates
+   * within 1% of the fastest plan on any of those counts (the plan says
+   * how it chose: auto_streams_max, auto_best_ns).  Default false. */
+  bool streams_auto;
   bool fusion;      /* default true */
+  /* With fusion: keep every legal fused group.  Default false (fusion
+   * auto): groups the simulator finds the plan faster without are kept
+   * back, and the plan is never slower than the plan without fusion
+   * (for graphs the planner's search takes, see ps-planner.c). */
+  bool fusion_all;
   /* The device whose cost model (ps-cost.h) the planner schedules for;
    * NULL (the default): the graph's "device", else PS_DEVICE_DEFAULT, as
    * ps_device_find finds them.  ps_plan_build copies the profile into the
@@ -85,6 +94,13 @@ typedef struct ps_plan {
   uint64_t pool_peak;
   bool pool_peak_exact, pool_peak_known;
   double est_makespan_ns;    /* on `device`: simulated, or the schedule's estimate */
+  /* Fusion auto: fused groups the plan leaves unfused because it simulates
+   * faster without them. */
+  uint32_t fusion_kept_back;
+  /* --streams auto: the most streams it weighed (0: not auto) and the
+   * fastest plan it found on any count up to that. */
+  uint32_t auto_streams_max;
+  double auto_best_ns;
   bool est_simulated;        /* est_makespan_ns is this plan's simulated makespan (ps-sim.h) */
   ps_device device;          /* the profile the plan was scheduled for */
 

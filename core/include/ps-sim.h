@@ -55,6 +55,10 @@ typedef struct ps_sim {
  * Returns PS_EINVAL when the plan is malformed (steps on streams >=
  * PS_MAX_STREAMS), PS_ENOMEM. */
 int ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d);
+/* The same with the cost of every step given, costs[i] for step i exactly
+ * as ps_cost_plan would compute it: for callers that simulate many plans
+ * of one graph and know the costs already (the planner's search). */
+int ps_sim_init_costs (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *costs);
 void ps_sim_free (ps_sim *s);
 
 /* Runs the simulation.  When tl is not NULL it must be freshly initialised

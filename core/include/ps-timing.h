@@ -7,8 +7,9 @@
  *   double t = ps_clock_now ();
  *   ... stage ...;  ps_timing_mark (timing, "fuse", &t);
  *
- * records now - t under the stage name and sets t to now.  Stage names
- * must be string literals. */
+ * records now - t under the stage name (added to what the stage has
+ * when it ran before) and sets t to now.  Stage names must be string
+ * literals. */
 #ifndef PS_TIMING_H
 #define PS_TIMING_H
 

@@ -21,7 +21,9 @@ void
 ps_plan_options_init (ps_plan_options *o)
 {
   o->streams = 4;
+  o->streams_auto = false;
   o->fusion = true;
+  o->fusion_all = false;
   o->device = NULL;
 }
 

@@ -89,6 +89,15 @@ node_sig (const ps_node *n)
          | (n->flags & branch) >> 3;
 }
 
+bool
+ps__fuse_key (const ps_graph *g, uint32_t v, uint64_t *elems, uint64_t *sig)
+{
+  const ps_node *n = &g->nodes[v];
+  *sig = node_sig (n);
+  *elems = node_fusible (g, n) ? node_elems (g, n) : 0;
+  return *elems > 0;
+}
+
 static inline bool
 same_key (const fuse *f, uint32_t a, uint32_t b)
 {
@@ -378,7 +387,8 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
 
 /* Group costs and fused names: what the simulator charges for each step
  * (ps_cost_node, or ps_cost_group for a fused one, which runs on the SMs),
- * computed here once per node rather than per node and again per group. */
+ * computed here once per node rather than per node and again per group,
+ * and kept whole for the search's simulations. */
 static int
 group_costs (ps__planner *pl)
 {
@@ -386,12 +396,19 @@ group_costs (ps__planner *pl)
   ps_cost_scratch sc;
   memset (&sc, 0, sizeof sc);
   int rc = 0;
+  /* The search simulates plans of graphs it takes with these costs. */
+  free (pl->gsim);
+  pl->gsim = NULL;
+  if (pl->ng <= PS__SEARCH_MAX_GROUPS && !(pl->gsim = malloc ((pl->ng + 1) * sizeof *pl->gsim)))
+    return ps__planner_nomem (pl);
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
     uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];
     pl->gfunc[gi] = PS_NONE;
     if (b1 - b0 == 1) {
       ps_cost c;
       ps_cost_node (&pl->dev, g, pl->gm[b0], &c);
+      if (pl->gsim)
+        pl->gsim[gi] = c;
       double f = c.resource == PS_RES_SM ? c.sm_fraction : 1;
       pl->gcost[gi] = c.ns;
       pl->gres[gi] = c.ns > 0 && c.resource < PS_RES__COUNT ? c.resource : PS_RES_NONE;
@@ -405,6 +422,8 @@ group_costs (ps__planner *pl)
     pl->n_fused++;
     ps_cost c;
     ps_cost_group (&pl->dev, g, pl->gm + b0, b1 - b0, &sc, &c);
+    if (pl->gsim)
+      pl->gsim[gi] = c;
     pl->gcost[gi] = c.ns;
     pl->gres[gi] = c.ns > 0 ? PS_RES_SM : PS_RES_NONE;
     double f = c.sm_fraction;
@@ -520,7 +539,8 @@ ps__planner_fuse (ps__planner *pl)
     for (uint32_t v = 0; v < n; v++) {
       const ps_node *nd = &g->nodes[v];
       f.sig[v] = node_sig (nd);
-      if (node_fusible (g, nd) && (f.elems[v] = node_elems (g, nd)) > 0)
+      if (node_fusible (g, nd) && !(pl->nofuse && pl->nofuse[v])
+          && (f.elems[v] = node_elems (g, nd)) > 0)
         any = true;
     }
   }

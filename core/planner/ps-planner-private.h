@@ -43,38 +43,37 @@
  * the gap between work on one stream, event latencies, and first-come
  * sharing of the SMs, each copy direction's engine and the host thread. */
 
-/* Variants of the streams pass (ps-schedule.c).  `order`: what a group
- * does that would reach a busy resource before work placed earlier:
- * nothing (it goes first, as the hardware lets it), or wait for the last
- * work on the resource when that work is no longer than the group
- * (shortest first).  `rank`: the makespan the priorities
- * rank against: the lower bound, or the makespan of a first pass (which
- * trusts the critical path less and program order more when the resources
- * stretch the schedule). */
+/* Variants of the list schedule (ps-schedule.c).  `key`: the priority
+ * of a ready group: its upward rank alone (critical work first, as HEFT
+ * ranks it), or the blend of its latest start with program order that
+ * keeps buffers short-lived (priorities()).  `order`: what a group does
+ * that would reach a busy resource before work placed earlier: nothing
+ * (it goes first, as the hardware lets it), or wait for the last work on
+ * the resource when that work is no longer than the group (shortest
+ * first).  `rank`: the makespan the blended priorities rank against: the
+ * lower bound, or the makespan of a first pass (which trusts the critical
+ * path less and program order more when the resources stretch the
+ * schedule). */
+enum { PS__KEY_RANK, PS__KEY_BLEND };
 enum { PS__ORDER_NONE, PS__ORDER_SHORTER };
 enum { PS__RANK_BOUND, PS__RANK_PASS };
 typedef struct ps__planner_variant {
-  uint8_t order, rank;
+  uint8_t key, order, rank;
   /* Serial list scheduling by priority alone, without resource profiles
    * or time order: the device's latencies but no sharing. */
   uint8_t untimed;
   uint16_t streams; /* streams to use, <= options.streams; 0: all */
 } ps__planner_variant;
 
-/* The search of ps-planner.c: graphs of at most PS__SEARCH_MAX_GROUPS
- * groups are scheduled with several variants, each simulated (ps-sim.h),
- * and the fastest is kept; larger ones get one variant.  The variants are
- * the first PS__SEARCH_FEW_VARIANTS of the list, all of them for at most
- * PS__SEARCH_ALL_VARIANTS groups.  Each runs on the stream count asked for
- * and on one fewer, and on fewer still while fewer streams keep winning;
- * when groups x streams is at most PS__SEARCH_ALL_STREAMS, on every count
- * from 1 up, so that more streams never simulate slower.  (Fewer streams
- * can win: every cross-stream dependency costs event calls on the host and
- * an event latency, and the greedy placement is not optimal.) */
+/* The search (ps-search.c): graphs of at most PS__SEARCH_MAX_GROUPS groups
+ * get schedules from several generators (list schedules by rank and by
+ * the blend, HEFT, round-robin) on every stream count from the pins' need
+ * up to options.streams, each simulated (ps-sim.h), and the fastest is
+ * kept; small ones are then improved move by move.  What a count tries
+ * never depends on the counts above it, so that a plan for more streams
+ * has every plan for fewer to choose from and is never slower.  Larger
+ * graphs get one list schedule, not simulated. */
 #define PS__SEARCH_MAX_GROUPS 20000u
-#define PS__SEARCH_ALL_VARIANTS 1024u
-#define PS__SEARCH_FEW_VARIANTS 3u
-#define PS__SEARCH_ALL_STREAMS 1024u
 
 typedef struct ps__planner {
   const ps_graph *g;
@@ -84,6 +83,17 @@ typedef struct ps__planner {
   uint32_t n;    /* nodes */
   uint32_t S;    /* options.streams */
   bool fusion;
+  const uint8_t *nofuse; /* per node: may not join a group (fusion auto's trials); or NULL */
+  /* A trial of fusion auto: the search tries only this stream count (or
+   * what the pins need), with fewer generators and no local search; 0:
+   * the full search. */
+  uint32_t quick_k;
+  /* The search's fastest plan on at most k streams, k <= S (INFINITY where
+   * none was simulated); NULL: not wanted. */
+  double *at_most;
+  /* Instead of the search, this one list schedule on S streams
+   * (ps__plan_build_variant); NULL: the search. */
+  const struct ps__planner_variant *only;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */
@@ -94,6 +104,7 @@ typedef struct ps__planner {
   uint32_t *node_group;        /* per node */
   uint32_t *gm_off, *gm;       /* members of each group, in topological order */
   double *gcost;               /* duration (ps_cost_node, ps_cost_group) */
+  ps_cost *gsim;               /* the whole cost, for simulating plans (graphs the search takes) */
   uint8_t *gres;               /* ps_resource, PS_RES_NONE for no device time */
   float *gfrac;                /* share of the resource requested, (0, 1] */
   int32_t *gpin;               /* the stream every member is pinned to, or -1 */
@@ -131,6 +142,32 @@ typedef struct ps__planner {
 } ps__planner;
 
 int ps__planner_fuse (ps__planner *pl);
+/* The search (see above): fills the schedule arrays of pl with the
+ * fastest schedule found; *sim_ms receives its simulated makespan, or -1
+ * for a graph too large to search (pl->makespan is then the list
+ * schedule's estimate).  The plan's steps are left empty. */
+/* Simulates plan p on d (with per-step costs when not NULL) into tl (may
+ * be NULL): *ms, INFINITY when the plan cannot be simulated.  Returns
+ * PS_ENOMEM when the simulation ran out of memory, which says nothing of
+ * the schedule and must fail the plan, else 0. */
+int ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs,
+                          ps_timeline *tl, double *ms);
+int ps__planner_search (ps__planner *pl, double *sim_ms);
+/* Baseline schedules (ps-baseline.c) on `streams` streams, pins
+ * honoured: round-robin (groups in program order, one stream after the
+ * other) and HEFT (groups by decreasing upward rank, each where it would
+ * finish earliest, timed without sharing).  Both fill pl->order, gstream
+ * and gafter (no resource-order waits); ps__planner_positions the rest. */
+void ps__planner_round_robin (ps__planner *pl, uint32_t streams);
+int ps__planner_heft (ps__planner *pl, uint32_t streams);
+/* From pl->order and gstream: gissue, gpos and SC, as the streams pass
+ * leaves them for the sync pass. */
+void ps__planner_positions (ps__planner *pl);
+/* Whether node v of g may be fused, and what the members of its group
+ * must share: the element count (*elems, 0 when v may not be fused) and
+ * the stream pin, conditional and branch (*sig).  For checks of the
+ * fusion pass's coverage. */
+bool ps__fuse_key (const ps_graph *g, uint32_t v, uint64_t *elems, uint64_t *sig);
 int ps__planner_schedule (ps__planner *pl);
 int ps__planner_sync (ps__planner *pl);
 int ps__planner_pool (ps__planner *pl);
@@ -153,6 +190,24 @@ ps__planner_nomem (ps__planner *pl)
     ps_diag_error (pl->diag, 0, 0, "out of memory while planning");
   return PS_ENOMEM;
 }
+
+/* A plan of g with the schedule given instead of searched: order[i] is the
+ * node issued i-th (a topological order of every node), stream[v] the
+ * stream of node v (below o->streams, its pin if it has one).  No fusion
+ * (o->fusion must be false: PS_EINVAL); the sync and memory passes as
+ * ps_plan_build runs them, and est_makespan_ns simulated.  What the tests
+ * build the plans of their reference schedules with (the optimum, HEFT,
+ * round-robin).  PS_EINVAL, with a message, for a schedule that is not
+ * one. */
+int ps__plan_build_schedule (ps_plan *p, const ps_graph *g, const ps_plan_options *o,
+                             const uint32_t *order, const uint16_t *stream, ps_diag *diag);
+
+/* A plan of g whose streams pass is one list schedule of variant v on
+ * o->streams streams instead of the search (fusion as o says, every group
+ * kept; est_makespan_ns simulated): for tests of what the other passes and
+ * the diagnosis make of a given kind of schedule. */
+int ps__plan_build_variant (ps_plan *p, const ps_graph *g, const ps_plan_options *o,
+                            const ps__planner_variant *v, ps_diag *diag);
 
 /* The simple planner (ps-plan-simple.c): every node in program order (ids,
  * or a topological order when ids are not one) on its pinned stream or

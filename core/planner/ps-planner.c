@@ -1,8 +1,22 @@
 /* ps-planner.c: ps_plan_build, the compile pipeline (see
  * ps-planner-private.h): runs the passes in order, times them, owns the
- * shared context, resolves the device of the cost model and searches the
- * variants of the streams pass.  The analyse pass lives here: a
- * topological order. */
+ * shared context and resolves the device of the cost model; the analyse
+ * pass lives here (a topological order).
+ *
+ * It also makes the choices that take whole plans to weigh, each judged
+ * by the simulator, each made the same way whatever the stream count so
+ * that more streams never make a slower plan:
+ *
+ *   fusion auto (the default): the plan with every legal fused group, the
+ *   plan without fusion, and the plan with the groups kept back that the
+ *   simulator finds faster unfused, one group after the other (judged on
+ *   TRIAL_STREAMS streams, a short search each); the fastest wins, the
+ *   first of equals, and the plan says how many groups it kept back.
+ *   Only for graphs the search takes (PS__SEARCH_MAX_GROUPS); --fusion all
+ *   keeps every group.
+ *
+ *   --streams auto: the fewest streams, up to options.streams, whose plan
+ *   is within AUTO_SLACK of the fastest plan on any of those counts. */
 #include "ps-planner-private.h"
 
 #include <math.h>
@@ -11,15 +25,14 @@
 
 #include "ps-sim.h"
 
-/* The variants the search tries, in order (ties keep the earlier one). */
-static const ps__planner_variant variants[] = {
-  { PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 },
-  { PS__ORDER_NONE, PS__RANK_BOUND, 0, 0 },
-  { PS__ORDER_NONE, PS__RANK_BOUND, 1, 0 },
-  { PS__ORDER_SHORTER, PS__RANK_PASS, 0, 0 },
-  { PS__ORDER_NONE, PS__RANK_PASS, 0, 0 },
-};
-static const ps__planner_variant variant_large = { PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 };
+/* Groups kept back one at a time when a plan has at most TRIAL_GROUPS
+ * fused groups among at most TRIAL_MAX groups, each trial judged on
+ * TRIAL_STREAMS streams (or what the pins need). */
+#define TRIAL_GROUPS 8u
+#define TRIAL_MAX 1024u
+#define TRIAL_STREAMS 4u
+/* --streams auto: within 1% of the fastest. */
+#define AUTO_SLACK 0.01
 
 static void
 planner_free (ps__planner *pl)
@@ -30,6 +43,7 @@ planner_free (ps__planner *pl)
   free (pl->gm_off);
   free (pl->gm);
   free (pl->gcost);
+  free (pl->gsim);
   free (pl->gres);
   free (pl->gfrac);
   free (pl->gpin);
@@ -148,102 +162,334 @@ resolve_device (ps__planner *pl, const ps_plan_options *o)
   pl->dev = *ps_device_builtin (0);
 }
 
-/* The simulated makespan of the plan the sync pass has just emitted, or
- * INFINITY when it cannot be simulated.  Running out of memory says
- * nothing of the schedule: *rc is then PS_ENOMEM, which fails the plan. */
-static double
-simulated (ps__planner *pl, int *rc)
-{
-  ps_sim s;
-  double ms = INFINITY;
-  *rc = ps_sim_init (&s, pl->p, &pl->dev);
-  if (*rc == PS_ENOMEM)
-    return ms;
-  int run = *rc == 0 ? ps_sim_run (&s, NULL, &ms) : 0;
-  if (run != 0)
-    ms = INFINITY;
-  if (*rc == 0)
-    ps_sim_free (&s);
-  *rc = run == PS_ENOMEM ? PS_ENOMEM : 0;
-  return ms;
-}
-
-/* A fingerprint of the schedule in pl: issue order, streams and
- * resource-order waits (FNV-1a over their values). */
-static uint64_t
-schedule_hash (const ps__planner *pl)
-{
-  uint64_t h = 1469598103934665603ull;
-  for (uint32_t i = 0; i < pl->ng; i++) {
-    uint32_t gi = pl->order[i];
-    uint64_t x = ((uint64_t) gi << 32) ^ ((uint64_t) pl->gstream[gi] << 16) ^ pl->gafter[gi];
-    h = (h ^ x) * 1099511628211ull;
-  }
-  return h;
-}
-
-/* The streams pass, and for graphs of at most PS__SEARCH_MAX_GROUPS groups
- * the search (ps-planner-private.h): each variant on each stream count
- * tried is scheduled, synchronised and simulated, and the fastest is
- * scheduled again (the pass is deterministic).  Schedules equal to one
- * already simulated are not simulated again.  *sim_ms: the simulated
- * makespan of the chosen schedule, or -1 when there was no search. */
+/* The makespan of the plan the sync pass has emitted, simulated with the
+ * fusion pass's costs; when `times`, each group's simulated start and end
+ * become its gstart and gfinish, for the memory pass.  INFINITY when it
+ * cannot be simulated. */
 static int
-streams (ps__planner *pl, double *sim_ms)
+simulate_final (ps__planner *pl, bool times, double *ms)
 {
-  *sim_ms = -1;
-  if (pl->ng > PS__SEARCH_MAX_GROUPS) {
-    pl->var = variant_large;
-    return ps__planner_schedule (pl);
-  }
-  uint32_t n_var = sizeof variants / sizeof variants[0];
-  if (pl->ng > PS__SEARCH_ALL_VARIANTS)
-    n_var = PS__SEARCH_FEW_VARIANTS;
-  uint32_t lo = (uint64_t) pl->ng * pl->S <= PS__SEARCH_ALL_STREAMS ? 1 : pl->S - (pl->S > 1);
-  uint32_t floor = 1; /* pins need their stream */
-  for (uint32_t gi = 0; gi < pl->ng; gi++)
-    if (pl->gpin[gi] >= 0 && (uint32_t) pl->gpin[gi] + 1 > floor)
-      floor = (uint32_t) pl->gpin[gi] + 1;
-
-  uint32_t strings_len = pl->p->strings_len, n_seen = 0;
-  uint64_t seen[PS_MAX_STREAMS * (sizeof variants / sizeof variants[0])];
-  ps__planner_variant best = variants[0];
-  double best_ms = INFINITY;
-  int rc;
-  bool improved = true;
-  for (uint32_t S = pl->S; S >= floor && (S >= lo || improved); S--) {
-    improved = false;
-    for (uint32_t i = 0; i < n_var; i++) {
-      pl->var = variants[i];
-      pl->var.streams = (uint16_t) S;
-      if ((rc = ps__planner_schedule (pl)) < 0)
-        return rc;
-      uint64_t h = schedule_hash (pl);
-      bool dup = false;
-      for (uint32_t k = 0; k < n_seen && !dup; k++)
-        dup = seen[k] == h;
-      if (dup)
-        continue;
-      seen[n_seen++] = h;
-      if ((rc = ps__planner_sync (pl)) < 0)
-        return rc;
-      double ms = simulated (pl, &rc);
-      ps__planner_sync_undo (pl, strings_len);
-      if (rc < 0)
-        return ps__planner_nomem (pl);
-      if (ms < best_ms * (1 - 1e-9)) {
-        best_ms = ms;
-        best = pl->var;
-        improved = S < pl->S;
-      }
+  ps_plan *p = pl->p;
+  ps_cost *costs = malloc (((size_t) p->n_steps + 1) * sizeof *costs);
+  if (!costs)
+    return ps__planner_nomem (pl);
+  for (uint32_t i = 0; i < p->n_steps; i++) {
+    const ps_step *st = &p->steps[i];
+    if (st->synthetic || st->nodes_count == 0 || !pl->gsim) {
+      memset (&costs[i], 0, sizeof costs[i]);
+      costs[i].resource = PS_RES_NONE;
+    } else {
+      costs[i] = pl->gsim[pl->node_group[p->step_nodes[st->nodes_begin]]];
     }
   }
-  pl->var = best;
-  if ((rc = ps__planner_schedule (pl)) < 0)
+  ps_timeline tl;
+  ps_timeline_init (&tl, PS_TL_SIMULATED);
+  int rc = ps__planner_simulate (p, &pl->dev, pl->gsim ? costs : NULL, times ? &tl : NULL, ms);
+  if (times && isfinite (*ms)) {
+    /* Groups without a span (user events) take the end of the work
+     * before them on their stream. */
+    double last[PS_MAX_STREAMS] = { 0 };
+    uint32_t *span_of = malloc (((size_t) p->n_steps + 1) * sizeof *span_of);
+    if (!span_of) {
+      rc = PS_ENOMEM;
+    } else {
+      for (uint32_t i = 0; i < p->n_steps; i++)
+        span_of[i] = PS_NONE;
+      for (uint32_t k = 0; k < tl.n_spans; k++)
+        if (tl.spans[k].step < p->n_steps)
+          span_of[tl.spans[k].step] = k;
+      for (uint32_t i = 0; i < p->n_steps; i++) {
+        const ps_step *st = &p->steps[i];
+        if (st->nodes_count == 0)
+          continue;
+        uint32_t gi = pl->node_group[p->step_nodes[st->nodes_begin]];
+        if (span_of[i] != PS_NONE) {
+          pl->gstart[gi] = tl.spans[span_of[i]].start_ns;
+          pl->gfinish[gi] = last[st->stream] = tl.spans[span_of[i]].end_ns;
+        } else {
+          pl->gstart[gi] = pl->gfinish[gi] = last[st->stream];
+        }
+      }
+      free (span_of);
+    }
+  }
+  ps_timeline_free (&tl);
+  free (costs);
+  return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
+}
+
+/* One run of the pipeline: how it groups and searches. */
+typedef struct run_opts {
+  bool fusion;
+  const uint8_t *nofuse; /* per node: may not join a group; may be NULL */
+  uint32_t quick_k;      /* a trial: only this stream count, a short search, no later pass */
+  const ps__planner_variant *only; /* one list schedule instead of the search, or NULL */
+} run_opts;
+
+/* What a run found. */
+typedef struct run_result {
+  double ms;      /* the plan's makespan: simulated when `simulated`, else the estimate */
+  bool simulated;
+  uint32_t n_fused;
+  double at_most[PS_MAX_STREAMS + 1]; /* searched: fastest on at most k streams */
+} run_result;
+
+/* Runs the passes into p as ro says. */
+static int
+run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro, ps_diag *diag,
+     ps_timing *timing, run_result *res)
+{
+  double t = ps_clock_now ();
+  ps__planner pl;
+  memset (&pl, 0, sizeof pl);
+  memset (p, 0, sizeof *p);
+  res->ms = INFINITY;
+  res->simulated = false;
+  res->n_fused = 0;
+  for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
+    res->at_most[k] = INFINITY;
+  int rc = ps__plan_check_options (g, o, diag);
+  if (rc < 0)
+    goto out;
+  pl.g = g;
+  pl.p = p;
+  pl.diag = diag;
+  pl.n = g->n_nodes;
+  pl.S = o->streams;
+  pl.fusion = ro->fusion;
+  pl.nofuse = ro->nofuse;
+  pl.quick_k = ro->quick_k;
+  pl.only = ro->only;
+  pl.at_most = res->at_most;
+  resolve_device (&pl, o);
+  if ((rc = ps__plan_begin (p, g, o)) < 0) {
+    rc = ps__planner_nomem (&pl);
+    goto out;
+  }
+  p->options.fusion = o->fusion;
+  p->device = pl.dev;
+  if ((rc = analyse (&pl)) < 0)
+    goto out;
+  ps_timing_mark (timing, "analyse", &t);
+  if ((rc = ps__planner_fuse (&pl)) < 0)
+    goto out;
+  res->n_fused = pl.n_fused;
+  ps_timing_mark (timing, "fuse", &t);
+  double sim_ms;
+  if ((rc = ps__planner_search (&pl, &sim_ms)) < 0)
+    goto out;
+  ps_timing_mark (timing, "streams", &t);
+  if (ro->quick_k) {
+    res->ms = sim_ms >= 0 ? sim_ms : INFINITY;
+    res->simulated = sim_ms >= 0;
+    goto out;
+  }
+  if ((rc = ps__planner_sync (&pl)) < 0)
+    goto out;
+  if (sim_ms >= 0 && (rc = simulate_final (&pl, true, &sim_ms)) < 0)
+    goto out;
+  ps_timing_mark (timing, "sync", &t);
+  if ((rc = ps__planner_pool (&pl)) < 0)
+    goto out;
+  p->est_makespan_ns = res->ms = sim_ms >= 0 ? sim_ms : pl.makespan;
+  p->est_simulated = res->simulated = sim_ms >= 0;
+  ps_timing_mark (timing, "memory", &t);
+out:
+  planner_free (&pl);
+  if (rc < 0 || ro->quick_k)
+    ps_plan_free (p);
+  return rc;
+}
+
+int
+ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs,
+                      ps_timeline *tl, double *ms)
+{
+  ps_sim s;
+  *ms = INFINITY;
+  int rc = costs ? ps_sim_init_costs (&s, p, d, costs) : ps_sim_init (&s, p, d);
+  if (rc == PS_ENOMEM)
     return rc;
-  if (isfinite (best_ms))
-    *sim_ms = best_ms;
-  return 0;
+  if (rc < 0)
+    return 0;
+  rc = ps_sim_run (&s, tl, ms);
+  ps_sim_free (&s);
+  if (rc != 0)
+    *ms = INFINITY;
+  return rc == PS_ENOMEM ? PS_ENOMEM : 0;
+}
+
+/* The simulated makespan of a finished plan into *ms; PS_ENOMEM when the
+ * simulation ran out of memory. */
+static int
+plan_makespan (const ps_plan *p, double *ms)
+{
+  if (p->est_simulated) {
+    *ms = p->est_makespan_ns;
+    return 0;
+  }
+  return ps__planner_simulate (p, &p->device, NULL, NULL, ms);
+}
+
+/* Folds the fastest plans of r into at_most. */
+static void
+merge_at_most (double *at_most, const run_result *r)
+{
+  for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
+    if (r->at_most[k] < at_most[k])
+      at_most[k] = r->at_most[k];
+}
+
+/* Keeps in *best the faster of *best (makespan *best_ms) and alt; *kept
+ * says whether alt was.  PS_ENOMEM when alt could not be simulated for
+ * want of memory (alt is freed). */
+static int
+keep_faster (ps_plan *best, double *best_ms, ps_plan *alt, bool *kept)
+{
+  double ms;
+  int rc = plan_makespan (alt, &ms);
+  *kept = rc == 0 && ms < *best_ms * (1 - 1e-9);
+  if (*kept) {
+    ps_plan_free (best);
+    *best = *alt;
+    *best_ms = ms;
+    return 0;
+  }
+  ps_plan_free (alt);
+  return rc;
+}
+
+/* Fusion auto (see the top): keeps in p the fastest of the plan with
+ * every group (already in p, res), the plan without fusion and the plan
+ * with groups kept back; at_most gets the fastest plan of any of them on
+ * at most k streams. */
+static int
+fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing *timing,
+             const run_result *res, double *at_most)
+{
+  uint32_t n = g->n_nodes;
+  double best = res->ms;
+  ps_plan alt;
+  run_result r;
+  int rc = 0;
+  memcpy (at_most, res->at_most, sizeof res->at_most);
+
+  /* The fused groups of p, by first node: the trials' order, which the
+   * stream count does not change. */
+  uint32_t n_groups = 0, *group = NULL, *members = NULL, n_members = 0;
+  bool trials = res->n_fused <= TRIAL_GROUPS && n <= TRIAL_MAX;
+  if (trials) {
+    group = malloc ((res->n_fused + 1) * sizeof *group);
+    members = malloc ((p->n_step_nodes + 1) * sizeof *members);
+    if (!group || !members) {
+      rc = PS_ENOMEM;
+      goto out;
+    }
+    for (uint32_t i = 0; i < p->n_steps && n_groups < res->n_fused; i++)
+      if (p->steps[i].nodes_count > 1)
+        group[n_groups++] = i;
+    for (uint32_t a = 1; a < n_groups; a++)
+      for (uint32_t b = a; b > 0; b--) {
+        uint32_t x = p->step_nodes[p->steps[group[b]].nodes_begin];
+        uint32_t y = p->step_nodes[p->steps[group[b - 1]].nodes_begin];
+        if (x > y)
+          break;
+        uint32_t t = group[b];
+        group[b] = group[b - 1];
+        group[b - 1] = t;
+      }
+    /* Members, group after group; group[k] becomes its start. */
+    uint32_t *start = malloc ((n_groups + 1) * sizeof *start);
+    if (!start) {
+      rc = PS_ENOMEM;
+      goto out;
+    }
+    for (uint32_t k = 0; k < n_groups; k++) {
+      const ps_step *st = &p->steps[group[k]];
+      start[k] = n_members;
+      memcpy (members + n_members, p->step_nodes + st->nodes_begin,
+              st->nodes_count * sizeof *members);
+      n_members += st->nodes_count;
+    }
+    start[n_groups] = n_members;
+    free (group);
+    group = start;
+  }
+
+  /* Without fusion. */
+  uint32_t kept_back = 0;
+  if ((rc = run (&alt, g, o, &(run_opts) { false, NULL, 0, NULL }, NULL, timing, &r)) < 0)
+    goto out;
+  merge_at_most (at_most, &r);
+  bool kept;
+  if ((rc = keep_faster (p, &best, &alt, &kept)) < 0)
+    goto out;
+  if (kept)
+    kept_back = res->n_fused;
+
+  /* One group after the other, kept back when the trial is faster. */
+  uint8_t *nofuse = trials && n_groups ? calloc (n ? n : 1, 1) : NULL;
+  uint32_t split = 0;
+  if (trials && n_groups && !nofuse)
+    rc = PS_ENOMEM;
+  double base = INFINITY;
+  if (nofuse && rc == 0) {
+    rc = run (&alt, g, o, &(run_opts) { true, nofuse, TRIAL_STREAMS, NULL }, NULL, timing, &r);
+    base = r.ms;
+  }
+  for (uint32_t k = 0; nofuse && rc == 0 && k < n_groups; k++) {
+    for (uint32_t j = group[k]; j < group[k + 1]; j++)
+      nofuse[members[j]] = 1;
+    rc = run (&alt, g, o, &(run_opts) { true, nofuse, TRIAL_STREAMS, NULL }, NULL, timing, &r);
+    if (rc == 0 && r.ms < base * (1 - 1e-9)) {
+      base = r.ms;
+      split++;
+    } else {
+      for (uint32_t j = group[k]; j < group[k + 1]; j++)
+        nofuse[members[j]] = 0;
+    }
+  }
+  if (rc == 0 && split > 0) {
+    rc = run (&alt, g, o, &(run_opts) { true, nofuse, 0, NULL }, NULL, timing, &r);
+    if (rc == 0) {
+      merge_at_most (at_most, &r);
+      rc = keep_faster (p, &best, &alt, &kept);
+      if (rc == 0 && kept)
+        kept_back = split;
+    }
+  }
+  free (nofuse);
+out:
+  free (group);
+  free (members);
+  if (rc == 0)
+    p->fusion_kept_back = kept_back;
+  return rc;
+}
+
+/* A plan for o->streams streams, fusion as o says; *at_most (may be NULL)
+ * the fastest plan found on at most k streams, where searched. */
+static int
+build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, ps_timing *timing,
+       double *at_most)
+{
+  run_result res;
+  run_opts ro = { o->fusion, NULL, 0, NULL };
+  int rc = run (p, g, o, &ro, diag, timing, &res);
+  double all[PS_MAX_STREAMS + 1];
+  if (rc == 0 && o->fusion && !o->fusion_all && res.simulated && res.n_fused > 0) {
+    rc = fusion_auto (p, g, o, timing, &res, all);
+    if (rc == PS_ENOMEM && diag)
+      ps_diag_error (diag, 0, 0, "out of memory while planning");
+    if (rc < 0)
+      ps_plan_free (p);
+  } else {
+    for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
+      all[k] = res.at_most[k];
+  }
+  if (at_most)
+    memcpy (at_most, all, sizeof all);
+  return rc;
 }
 
 int
@@ -255,52 +501,165 @@ ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag 
     o = &defaults;
   }
   memset (p, 0, sizeof *p);
-  ps_timing timing;
-  ps_timing_reset (&timing);
-  double t = ps_clock_now ();
   if (!g)
     return PS_EINVAL;
-  int rc = ps__plan_check_options (g, o, diag);
-  if (rc < 0)
-    return rc;
   if (!csr_ok (g)) {
     if (diag)
       ps_diag_error (diag, 0, 0, "cannot plan: the graph's edge arrays are inconsistent");
     return PS_EINVAL;
   }
+  ps_timing timing;
+  ps_timing_reset (&timing);
+  double at_most[PS_MAX_STREAMS + 1];
+  ps_plan_options raised;
+  if (o->streams_auto && ps_graph_pinned_streams (g) > o->streams && !ps__plan_unpinned (g, o->streams)) {
+    /* Auto weighs at least the counts the pins need. */
+    raised = *o;
+    raised.streams = ps_graph_pinned_streams (g);
+    o = &raised;
+  }
+  int rc = build (p, g, o, diag, &timing, at_most);
+  if (rc == 0 && o->streams_auto) {
+    /* The fastest on any count up to the most, then the fewest streams
+     * within AUTO_SLACK of it; counts the search did not reach (graphs
+     * too large for it) are planned and simulated one by one. */
+    uint32_t max = o->streams;
+    double ms[PS_MAX_STREAMS + 1], best = INFINITY;
+    for (uint32_t k = 1; k <= max && rc == 0; k++) {
+      ms[k] = at_most[k];
+      if (k == max)
+        rc = plan_makespan (p, &ms[k]);
+      if (!isfinite (ms[k]) && k < max) {
+        ps_plan_options ok = *o;
+        ok.streams = k;
+        ok.streams_auto = false;
+        ps_plan q;
+        rc = build (&q, g, &ok, NULL, &timing, NULL);
+        if (rc == PS_EPIN || rc == PS_EUSAGE) { /* fewer streams than the pins need */
+          rc = 0;
+          continue;
+        }
+        if (rc == 0)
+          rc = plan_makespan (&q, &ms[k]);
+        ps_plan_free (&q);
+      }
+      if (ms[k] < best)
+        best = ms[k];
+    }
+    uint32_t pick = max;
+    for (uint32_t k = 1; k <= max; k++)
+      if (isfinite (ms[k]) && ms[k] <= best * (1 + AUTO_SLACK)) {
+        pick = k;
+        break;
+      }
+    if (rc == 0 && pick < max) {
+      ps_plan_options ok = *o;
+      ok.streams = pick;
+      ok.streams_auto = false;
+      ps_plan_free (p);
+      rc = build (p, g, &ok, diag, &timing, NULL);
+    }
+    if (rc == 0) {
+      p->options.streams_auto = true;
+      p->auto_streams_max = max;
+      p->auto_best_ns = best;
+    }
+  }
+  if (rc < 0)
+    ps_plan_free (p);
+  else
+    p->timing = timing;
+  return rc;
+}
 
+int
+ps__plan_build_variant (ps_plan *p, const ps_graph *g, const ps_plan_options *o,
+                        const ps__planner_variant *v, ps_diag *diag)
+{
+  memset (p, 0, sizeof *p);
+  if (!g || !csr_ok (g))
+    return PS_EINVAL;
+  ps_timing timing;
+  ps_timing_reset (&timing);
+  run_result res;
+  run_opts ro = { o->fusion, NULL, 0, v };
+  int rc = run (p, g, o, &ro, diag, &timing, &res);
+  if (rc == 0)
+    p->timing = timing;
+  return rc;
+}
+
+int
+ps__plan_build_schedule (ps_plan *p, const ps_graph *g, const ps_plan_options *o,
+                         const uint32_t *order, const uint16_t *stream, ps_diag *diag)
+{
+  ps_timing timing;
+  ps_timing_reset (&timing);
+  double t = ps_clock_now ();
   ps__planner pl;
-  double sim_ms = -1;
   memset (&pl, 0, sizeof pl);
+  memset (p, 0, sizeof *p);
+  int rc = o->fusion || !csr_ok (g) ? PS_EINVAL : ps__plan_check_options (g, o, diag);
+  if (rc < 0)
+    goto out;
   pl.g = g;
   pl.p = p;
   pl.diag = diag;
   pl.n = g->n_nodes;
   pl.S = o->streams;
-  pl.fusion = o->fusion;
   resolve_device (&pl, o);
-
   if ((rc = ps__plan_begin (p, g, o)) < 0) {
     rc = ps__planner_nomem (&pl);
     goto out;
   }
   p->device = pl.dev;
-  if ((rc = analyse (&pl)) < 0)
+  if ((rc = analyse (&pl)) < 0 || (rc = ps__planner_fuse (&pl)) < 0)
     goto out;
-  ps_timing_mark (&timing, "analyse", &t);
-  if ((rc = ps__planner_fuse (&pl)) < 0)
+  /* Without fusion every node is its own group. */
+  uint32_t ng = pl.ng, n1 = ng ? ng : 1;
+  pl.order = malloc (n1 * sizeof *pl.order);
+  pl.gissue = malloc (n1 * sizeof *pl.gissue);
+  pl.gstream = malloc (n1 * sizeof *pl.gstream);
+  pl.gpos = malloc (n1 * sizeof *pl.gpos);
+  pl.gstart = calloc (n1, sizeof *pl.gstart);
+  pl.gfinish = calloc (n1, sizeof *pl.gfinish);
+  pl.gafter = malloc (n1 * sizeof *pl.gafter);
+  if (!pl.order || !pl.gissue || !pl.gstream || !pl.gpos || !pl.gstart || !pl.gfinish
+      || !pl.gafter) {
+    rc = ps__planner_nomem (&pl);
     goto out;
-  ps_timing_mark (&timing, "fuse", &t);
-  if ((rc = streams (&pl, &sim_ms)) < 0)
+  }
+  for (uint32_t gi = 0; gi < ng; gi++)
+    pl.gissue[gi] = PS_NONE;
+  for (uint32_t i = 0; i < ng && rc == 0; i++) {
+    uint32_t v = order[i], gi = v < pl.n ? pl.node_group[v] : PS_NONE;
+    if (gi == PS_NONE || pl.gissue[gi] != PS_NONE || stream[v] >= o->streams
+        || (pl.gpin[gi] >= 0 && (uint32_t) pl.gpin[gi] != stream[v])) {
+      rc = PS_EINVAL;
+      break;
+    }
+    for (uint32_t e = pl.gpred_off[gi]; e < pl.gpred_off[gi + 1]; e++)
+      if (pl.gissue[pl.gpred[e]] == PS_NONE)
+        rc = PS_EINVAL; /* not a topological order */
+    pl.order[i] = gi;
+    pl.gissue[gi] = i;
+    pl.gstream[gi] = stream[v];
+    pl.gafter[gi] = PS_NONE;
+  }
+  if (rc < 0) {
+    if (diag)
+      ps_diag_error (diag, 0, 0, "the schedule is not a topological order of the graph on its "
+                     "streams");
     goto out;
+  }
+  ps__planner_positions (&pl);
   ps_timing_mark (&timing, "streams", &t);
-  if ((rc = ps__planner_sync (&pl)) < 0)
+  double ms;
+  if ((rc = ps__planner_sync (&pl)) < 0 || (rc = simulate_final (&pl, true, &ms)) < 0
+      || (rc = ps__planner_pool (&pl)) < 0)
     goto out;
-  ps_timing_mark (&timing, "sync", &t);
-  if ((rc = ps__planner_pool (&pl)) < 0)
-    goto out;
-  p->est_makespan_ns = sim_ms >= 0 ? sim_ms : pl.makespan;
-  p->est_simulated = sim_ms >= 0;
+  p->est_makespan_ns = ms;
+  p->est_simulated = isfinite (ms);
   ps_timing_mark (&timing, "memory", &t);
 out:
   planner_free (&pl);

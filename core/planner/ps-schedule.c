@@ -15,7 +15,7 @@
  * Groups are placed in time order (run_pass): at each decision time the
  * ready groups of a resource compete by priority, which comes from the
  * upward rank (cost plus the largest rank of the successors: critical
- * work first) but never falls far behind program order (priorities()).
+ * work first), alone or blended with program order (priorities()).
  * The group goes on the stream where it would finish earliest; ties go to
  * the stream of its latest-finishing predecessor (chains stay together),
  * then to fewer waits, then to the earliest arrival.  Pinned groups go on
@@ -137,16 +137,24 @@ cycle:
   return PS_ECYCLE;
 }
 
-/* The priority of a group: the earlier of its latest start (the makespan
- * m less its upward rank: critical work first) and the time it would start
- * if the groups ran in program order at full width (prefix work / S).  The
- * second term keeps work with a lot of slack from being deferred to the
- * very end, which would keep its buffers alive for the whole run; it never
- * delays work on the critical path.  m <= 0 stands for the lower bound
- * max (total work / S, critical path). */
+/* The priority of a group (smaller first).  PS__KEY_RANK: the upward
+ * rank alone, so that the group with the longest path to the end goes
+ * first, as HEFT orders its list.  PS__KEY_BLEND: the earlier of its
+ * latest start (the makespan m less its upward rank) and the time it
+ * would start if the groups ran in program order at full width (prefix
+ * work / S); the second term keeps work with a lot of slack from being
+ * deferred to the very end, which would keep its buffers alive for the
+ * whole run, at the price of letting such work go ahead of critical work
+ * now and then (the search weighs both).  m <= 0 stands for the lower
+ * bound max (total work / S, critical path). */
 static void
 priorities (const ps__planner *pl, uint32_t S, const double *rank, double m, double *key)
 {
+  if (pl->var.key == PS__KEY_RANK) {
+    for (uint32_t gi = 0; gi < pl->ng; gi++)
+      key[gi] = -rank[gi];
+    return;
+  }
   double total = 0, cp = 0;
   for (uint32_t gi = 0; gi < pl->ng; gi++) {
     total += pl->gcost[gi];
@@ -831,7 +839,7 @@ ps__planner_schedule (ps__planner *pl)
   if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
     goto out;
   pl->makespan = m1;
-  if (pl->var.rank == PS__RANK_PASS) {
+  if (pl->var.rank == PS__RANK_PASS && pl->var.key == PS__KEY_BLEND) {
     priorities (pl, S, rank, m1, key);
     if ((rc = run_pass (pl, sc, &q, key, indeg, &m2)) < 0)
       goto out;

@@ -23,6 +23,12 @@ void
 ps_timing_mark (ps_timing *t, const char *stage, double *since)
 {
   double now = ps_clock_now ();
+  for (int i = 0; t && i < t->n; i++)
+    if (strcmp (t->stage[i], stage) == 0) {
+      t->seconds[i] += now - *since;
+      *since = now;
+      return;
+    }
   if (t && t->n < PS_TIMING_MAX) {
     t->stage[t->n] = stage;
     t->seconds[t->n] = now - *since;

@@ -1,0 +1,187 @@
+/* ps-baseline.c: the two textbook schedules the search always tries
+ * (ps-search.c), so that no plan is slower than either: round-robin and
+ * HEFT.
+ *
+ * Both issue the groups in an order that keeps every dependency and the
+ * issue-order chains of user events (ps-planner-private.h), honour pins,
+ * and add no resource-order waits.  Round-robin takes the groups in
+ * program order (the lowest group id first among those ready) and puts
+ * each on the next stream in turn.  HEFT (Topcuoglu, Hariri and Wu, 2002)
+ * takes the ready group with the largest upward rank (its duration plus
+ * the largest rank of its successors) and puts it on the stream where it
+ * would finish earliest; streams run their work in issue order, so there
+ * is nothing to insert into.  Its timing is the device's without sharing:
+ * the host issues one step after another, work starts a launch latency
+ * after its issue, a dispatch gap after the previous work of its stream
+ * and an event latency after a predecessor on another stream.  Ties go to
+ * the lower stream.  O((V + E) log V + V S). */
+#include "ps-planner-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A binary heap of ready groups, the best first: the larger key, then
+ * the lower id. */
+typedef struct ready {
+  uint32_t *a;
+  uint32_t n;
+  const double *key; /* NULL: by id alone */
+} ready;
+
+static inline bool
+better (const ready *h, uint32_t x, uint32_t y)
+{
+  if (h->key && h->key[x] != h->key[y])
+    return h->key[x] > h->key[y];
+  return x < y;
+}
+
+static void
+ready_push (ready *h, uint32_t x)
+{
+  uint32_t i = h->n++;
+  while (i > 0 && better (h, x, h->a[(i - 1) / 2])) {
+    h->a[i] = h->a[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h->a[i] = x;
+}
+
+static uint32_t
+ready_pop (ready *h)
+{
+  uint32_t top = h->a[0], x = h->a[--h->n], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= h->n)
+      break;
+    if (c + 1 < h->n && better (h, h->a[c + 1], h->a[c]))
+      c++;
+    if (!better (h, h->a[c], x))
+      break;
+    h->a[i] = h->a[c];
+    i = c;
+  }
+  if (h->n > 0)
+    h->a[i] = x;
+  return top;
+}
+
+/* Fills pl->order with the groups in list order: the best ready group by
+ * `key` (NULL: program order) after the other.  indeg and heap: ng
+ * entries of scratch. */
+static void
+list_order (ps__planner *pl, const double *key, uint32_t *indeg, uint32_t *heap)
+{
+  ready h = { heap, 0, key };
+  for (uint32_t gi = 0; gi < pl->ng; gi++) {
+    indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
+    if (indeg[gi] == 0)
+      ready_push (&h, gi);
+  }
+  uint32_t k = 0;
+  while (h.n > 0) {
+    uint32_t gi = ready_pop (&h);
+    pl->order[k++] = gi;
+    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
+      if (--indeg[pl->gsucc[e]] == 0)
+        ready_push (&h, pl->gsucc[e]);
+    uint32_t c = pl->chain_next[gi];
+    if (c != PS_NONE && --indeg[c] == 0)
+      ready_push (&h, c);
+  }
+}
+
+void
+ps__planner_positions (ps__planner *pl)
+{
+  uint32_t count[PS_MAX_STREAMS] = { 0 };
+  pl->SC = 1;
+  for (uint32_t i = 0; i < pl->ng; i++) {
+    uint32_t gi = pl->order[i], s = pl->gstream[gi];
+    pl->gissue[gi] = i;
+    pl->gpos[gi] = ++count[s];
+    if (s + 1 > pl->SC)
+      pl->SC = s + 1;
+  }
+}
+
+void
+ps__planner_round_robin (ps__planner *pl, uint32_t streams)
+{
+  /* The schedule arrays double as scratch until they are filled. */
+  list_order (pl, NULL, pl->gpos, pl->gissue);
+  uint32_t next = 0;
+  for (uint32_t i = 0; i < pl->ng; i++) {
+    uint32_t gi = pl->order[i];
+    int32_t pin = pl->gpin[gi];
+    if (pin >= 0 && (uint32_t) pin < streams) {
+      pl->gstream[gi] = (uint16_t) pin;
+    } else {
+      pl->gstream[gi] = (uint16_t) next;
+      next = next + 1 == streams ? 0 : next + 1;
+    }
+    pl->gafter[gi] = PS_NONE;
+    pl->gstart[gi] = pl->gfinish[gi] = 0;
+  }
+  ps__planner_positions (pl);
+}
+
+int
+ps__planner_heft (ps__planner *pl, uint32_t streams)
+{
+  const ps_device *d = &pl->dev;
+  uint32_t ng = pl->ng;
+  double *rank = malloc ((ng ? ng : 1) * sizeof *rank);
+  if (!rank)
+    return ps__planner_nomem (pl);
+  /* Upward ranks in reverse program order: a topological order reversed
+   * (list_order without a key). */
+  list_order (pl, NULL, pl->gpos, pl->gissue);
+  for (uint32_t i = ng; i-- > 0;) {
+    uint32_t gi = pl->order[i];
+    double best = 0;
+    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
+      if (rank[pl->gsucc[e]] > best)
+        best = rank[pl->gsucc[e]];
+    rank[gi] = pl->gcost[gi] + best;
+  }
+  list_order (pl, rank, pl->gpos, pl->gissue);
+  double avail[PS_MAX_STREAMS], host = 0;
+  for (uint32_t s = 0; s < streams; s++)
+    avail[s] = -1;
+  for (uint32_t i = 0; i < ng; i++) {
+    uint32_t gi = pl->order[i], lo = 0, hi = streams, best_s = 0;
+    int32_t pin = pl->gpin[gi];
+    if (pin >= 0 && (uint32_t) pin < streams) {
+      lo = (uint32_t) pin;
+      hi = lo + 1;
+    }
+    double best = INFINITY;
+    host += d->host_launch_ns;
+    for (uint32_t s = lo; s < hi; s++) {
+      double est = host + d->launch_latency_ns;
+      if (avail[s] >= 0 && avail[s] + d->dispatch_gap_ns > est)
+        est = avail[s] + d->dispatch_gap_ns;
+      for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++) {
+        uint32_t u = pl->gpred[e];
+        double t = pl->gfinish[u] + (pl->gstream[u] != s ? d->event_wait_ns : 0);
+        if (t > est)
+          est = t;
+      }
+      if (est + pl->gcost[gi] < best) {
+        best = est + pl->gcost[gi];
+        best_s = s;
+      }
+    }
+    pl->gstream[gi] = (uint16_t) best_s;
+    pl->gstart[gi] = best - pl->gcost[gi];
+    pl->gfinish[gi] = best;
+    pl->gafter[gi] = PS_NONE;
+    avail[best_s] = best;
+  }
+  free (rank);
+  ps__planner_positions (pl);
+  return 0;
+}

@@ -1,0 +1,551 @@
+/* ps-search.c: the streams pass's search (ps-planner-private.h): which
+ * schedule of the groups becomes the plan.
+ *
+ * Candidates come from generators, each run on every stream count k from
+ * what the pins need up to the streams allowed: list schedules
+ * (ps-schedule.c) that rank groups by their upward rank alone or blend it
+ * with program order, HEFT and round-robin (ps-baseline.c).  Each
+ * candidate goes through the sync pass and is simulated with the costs the
+ * fusion pass computed (ps_sim_init_costs); the fastest is kept, and a
+ * schedule simulated once is not simulated again.  Graphs of at most
+ * LOCAL_GROUPS groups are then improved move by move after each k (local
+ * search: a group to another stream, two neighbours in issue order
+ * swapped), each move simulated and kept when it is faster.
+ *
+ * What count k tries depends only on k, never on the counts above it: a
+ * generator's candidate for k is a function of k alone (and of nothing
+ * but the graph), one that depends on the count only through the streams
+ * it can use gives the same schedule for every k once a count left a
+ * stream unused (unused streams are all alike), so it is not run again,
+ * and the local search starts from the best plan of the counts up to k.
+ * So the plan for S streams has every plan for fewer streams to choose
+ * from, and more streams never simulate slower.
+ *
+ * Cost: per candidate, one list schedule, one sync pass and one
+ * simulation, each O((V + E) log V) or so; the generators are fewer on
+ * larger graphs (FEW_GROUPS) and some stop at a count (kcap); graphs of
+ * more than PS__SEARCH_MAX_GROUPS groups get one list schedule. */
+#include "ps-planner-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-array.h"
+#include "ps-sim.h"
+
+/* Graphs of at most this many groups get every generator, larger ones
+ * the first N_FEW; at most LOCAL_GROUPS, the local search too, for at
+ * most LOCAL_EVALS simulations per group and count. */
+#define FEW_GROUPS 1024u
+#define N_FEW 4u
+#define LOCAL_GROUPS 64u
+#define LOCAL_EVALS 8u
+/* At most this many groups, the local search also moves a group to any
+ * other place in issue order, on any stream (at most TINY_EVALS
+ * simulations per group and count). */
+#define TINY_GROUPS 16u
+#define TINY_EVALS 96u
+#define TINY_KICKS 8u
+
+enum { GEN_LIST, GEN_HEFT, GEN_RR };
+
+typedef struct generator {
+  uint8_t kind;
+  ps__planner_variant var;
+  /* The highest count it runs on, and whether its schedule depends on the
+   * count only through the streams it may use. */
+  uint16_t kcap;
+  bool count_free;
+} generator;
+
+/* In order of use: ties keep the earlier, so the blend, which keeps
+ * buffers short-lived, comes first.  (Variants that won too seldom on
+ * random and generated graphs to pay for their time are not here: the
+ * upward rank untimed, and both blends ranked against a first pass.) */
+static const generator generators[] = {
+  { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 }, 16, false },
+  { GEN_LIST, { PS__KEY_RANK, PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 }, PS_MAX_STREAMS, true },
+  { GEN_HEFT, { 0, 0, 0, 0, 0 }, PS_MAX_STREAMS, true },
+  { GEN_RR, { 0, 0, 0, 0, 0 }, 8, false },
+  { GEN_LIST, { PS__KEY_RANK, PS__ORDER_NONE, PS__RANK_BOUND, 0, 0 }, PS_MAX_STREAMS, true },
+  { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_NONE, PS__RANK_BOUND, 1, 0 }, 16, false },
+};
+#define N_GEN (sizeof generators / sizeof generators[0])
+
+/* The one list schedule of graphs too large to search. */
+static const ps__planner_variant variant_large = { PS__KEY_BLEND, PS__ORDER_SHORTER,
+                                                   PS__RANK_BOUND, 0, 0 };
+
+typedef struct search {
+  ps__planner *pl;
+  uint32_t strings_len;
+  ps_cost *costs; /* per step of the plan simulated */
+  uint32_t costs_cap;
+  /* The schedules simulated: hashes (open addressing, 0 is empty) and
+   * their makespans. */
+  uint64_t *seen;
+  double *seen_ms;
+  uint32_t n_seen, seen_cap;
+  /* The best schedule so far and its makespan. */
+  uint32_t *b_order, *b_after;
+  uint16_t *b_stream;
+  double best;
+  /* Scratch for the local search: gafter before a move. */
+  uint32_t *after_was;
+} search;
+
+/* A fingerprint of the schedule in pl: issue order, streams and
+ * resource-order waits (FNV-1a over their values), never 0. */
+static uint64_t
+schedule_hash (const ps__planner *pl)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t i = 0; i < pl->ng; i++) {
+    uint32_t gi = pl->order[i];
+    uint64_t x = ((uint64_t) gi << 32) ^ ((uint64_t) pl->gstream[gi] << 16) ^ pl->gafter[gi];
+    h = (h ^ x) * 1099511628211ull;
+  }
+  return h ? h : 1;
+}
+
+/* Finds h among the schedules seen, adding it when missing: *slot is its
+ * place, *added whether it is new. */
+static int
+seen_find (search *se, uint64_t h, uint32_t *slot, bool *added)
+{
+  if (2 * ((uint64_t) se->n_seen + 1) > se->seen_cap) {
+    uint32_t cap = se->seen_cap ? 2 * se->seen_cap : 64;
+    uint64_t *t = calloc (cap, sizeof *t);
+    double *v = malloc (cap * sizeof *v);
+    if (!t || !v) {
+      free (t);
+      free (v);
+      return PS_ENOMEM;
+    }
+    for (uint32_t i = 0; i < se->seen_cap; i++)
+      if (se->seen[i]) {
+        uint32_t j = (uint32_t) (se->seen[i] & (cap - 1));
+        while (t[j])
+          j = (j + 1) & (cap - 1);
+        t[j] = se->seen[i];
+        v[j] = se->seen_ms[i];
+      }
+    free (se->seen);
+    free (se->seen_ms);
+    se->seen = t;
+    se->seen_ms = v;
+    se->seen_cap = cap;
+  }
+  uint32_t j = (uint32_t) (h & (se->seen_cap - 1));
+  while (se->seen[j] && se->seen[j] != h)
+    j = (j + 1) & (se->seen_cap - 1);
+  *added = !se->seen[j];
+  if (*added) {
+    se->seen[j] = h;
+    se->seen_ms[j] = INFINITY;
+    se->n_seen++;
+  }
+  *slot = j;
+  return 0;
+}
+
+/* Simulates the schedule in pl (its positions set): *ms, INFINITY when it
+ * cannot be simulated; a schedule simulated before is not simulated
+ * again. */
+static int
+evaluate (search *se, double *ms)
+{
+  ps__planner *pl = se->pl;
+  bool added;
+  uint32_t slot;
+  if (seen_find (se, schedule_hash (pl), &slot, &added) < 0)
+    return ps__planner_nomem (pl);
+  *ms = se->seen_ms[slot];
+  if (!added)
+    return 0;
+  int rc = ps__planner_sync (pl);
+  if (rc < 0)
+    return rc;
+  ps_plan *p = pl->p;
+  if (PS_ARRAY_RESERVE (se->costs, se->costs_cap, (uint64_t) p->n_steps + 1) < 0) {
+    ps__planner_sync_undo (pl, se->strings_len);
+    return ps__planner_nomem (pl);
+  }
+  for (uint32_t i = 0; i < p->n_steps; i++) {
+    const ps_step *st = &p->steps[i];
+    if (st->synthetic || st->nodes_count == 0) {
+      memset (&se->costs[i], 0, sizeof se->costs[i]);
+      se->costs[i].resource = PS_RES_NONE;
+    } else {
+      se->costs[i] = pl->gsim[pl->node_group[p->step_nodes[st->nodes_begin]]];
+    }
+  }
+  rc = ps__planner_simulate (p, &pl->dev, se->costs, NULL, ms);
+  ps__planner_sync_undo (pl, se->strings_len);
+  se->seen_ms[slot] = *ms;
+  return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
+}
+
+static void
+save_best (search *se, double ms)
+{
+  ps__planner *pl = se->pl;
+  se->best = ms;
+  memcpy (se->b_order, pl->order, pl->ng * sizeof *pl->order);
+  memcpy (se->b_stream, pl->gstream, pl->ng * sizeof *pl->gstream);
+  memcpy (se->b_after, pl->gafter, pl->ng * sizeof *pl->gafter);
+}
+
+static void
+load_best (search *se)
+{
+  ps__planner *pl = se->pl;
+  memcpy (pl->order, se->b_order, pl->ng * sizeof *pl->order);
+  memcpy (pl->gstream, se->b_stream, pl->ng * sizeof *pl->gstream);
+  memcpy (pl->gafter, se->b_after, pl->ng * sizeof *pl->gafter);
+  ps__planner_positions (pl);
+}
+
+/* Runs generator `gen` on k streams and simulates its schedule. */
+static int
+generate (search *se, const generator *gen, uint32_t k, double *ms)
+{
+  ps__planner *pl = se->pl;
+  int rc = 0;
+  if (gen->kind == GEN_LIST) {
+    pl->var = gen->var;
+    pl->var.streams = (uint16_t) k;
+    rc = ps__planner_schedule (pl);
+  } else if (gen->kind == GEN_HEFT) {
+    rc = ps__planner_heft (pl, k);
+  } else {
+    ps__planner_round_robin (pl, k);
+  }
+  return rc < 0 ? rc : evaluate (se, ms);
+}
+
+/* True when group b depends on group a directly or follows it in a
+ * user event's chain: they may not swap places in issue order. */
+static bool
+bound_to (const ps__planner *pl, uint32_t a, uint32_t b)
+{
+  if (pl->chain_next[a] == b)
+    return true;
+  for (uint32_t e = pl->gsucc_off[a]; e < pl->gsucc_off[a + 1]; e++)
+    if (pl->gsucc[e] == b)
+      return true;
+  return false;
+}
+
+/* After a move: positions again, and resource-order waits that no longer
+ * point at earlier work on another stream dropped (gafter as it was is
+ * in se->after_was). */
+static void
+settle (search *se)
+{
+  ps__planner *pl = se->pl;
+  memcpy (se->after_was, pl->gafter, pl->ng * sizeof *pl->gafter);
+  ps__planner_positions (pl);
+  for (uint32_t gi = 0; gi < pl->ng; gi++) {
+    uint32_t x = pl->gafter[gi];
+    if (x != PS_NONE && (pl->gstream[x] == pl->gstream[gi] || pl->gissue[x] > pl->gissue[gi]))
+      pl->gafter[gi] = PS_NONE;
+  }
+}
+
+static void
+unsettle (search *se)
+{
+  ps__planner *pl = se->pl;
+  memcpy (pl->gafter, se->after_was, pl->ng * sizeof *pl->gafter);
+  ps__planner_positions (pl);
+}
+
+/* Tries the schedule in pl: *better when faster than *cur, which it then
+ * becomes (and the best plan, when faster than that); else the caller
+ * undoes the move. */
+static int
+try_move (search *se, double *cur, bool *better)
+{
+  double ms;
+  settle (se);
+  int rc = evaluate (se, &ms);
+  *better = rc == 0 && ms < *cur * (1 - 1e-9);
+  if (*better) {
+    *cur = ms;
+    if (ms < se->best * (1 - 1e-9))
+      save_best (se, ms);
+  }
+  return rc;
+}
+
+/* Moves the group at issue index i to index j (shifting those between). */
+static void
+relocate (ps__planner *pl, uint32_t i, uint32_t j)
+{
+  uint32_t gi = pl->order[i];
+  if (i < j)
+    memmove (pl->order + i, pl->order + i + 1, (j - i) * sizeof *pl->order);
+  else
+    memmove (pl->order + j + 1, pl->order + j, (i - j) * sizeof *pl->order);
+  pl->order[j] = gi;
+}
+
+/* The issue indexes group order[i] may move to: after its last
+ * predecessor (or chain neighbour) and before its first successor. */
+static void
+room (const ps__planner *pl, uint32_t i, uint32_t *lo, uint32_t *hi)
+{
+  uint32_t gi = pl->order[i];
+  *lo = 0;
+  *hi = pl->ng - 1;
+  for (uint32_t j = 0; j < pl->ng; j++) {
+    uint32_t x = pl->order[j];
+    if (j < i && bound_to (pl, x, gi))
+      *lo = j + 1;
+    if (j > i && bound_to (pl, gi, x) && j - 1 < *hi)
+      *hi = j - 1;
+  }
+}
+
+/* Hill climbing from the schedule in pl, of makespan *cur, on at most k
+ * streams: each move is simulated and kept at once when faster, until no
+ * move helps or *evals reaches budget.  Moves: a group to every other
+ * stream (those used and the lowest unused), and, on graphs of at most
+ * TINY_GROUPS groups, to every other place in issue order its
+ * dependencies allow, on every stream; on larger ones two neighbours in
+ * issue order swapped. */
+static int
+descend (search *se, uint32_t k, double *cur, uint32_t *evals, uint32_t budget)
+{
+  ps__planner *pl = se->pl;
+  uint32_t ng = pl->ng;
+  bool tiny = ng <= TINY_GROUPS, improved = true, better;
+  int rc;
+  while (improved && *evals < budget) {
+    improved = false;
+    for (uint32_t i = 0; i < ng && *evals < budget; i++) {
+      uint32_t gi = pl->order[i], used = pl->SC, was = pl->gstream[gi];
+      if (pl->gpin[gi] >= 0)
+        continue;
+      uint32_t top = used < k ? used + 1 : k;
+      for (uint32_t s = 0; s < top && *evals < budget; s++) {
+        if (s == was)
+          continue;
+        pl->gstream[gi] = (uint16_t) s;
+        if ((rc = try_move (se, cur, &better)) < 0)
+          return rc;
+        ++*evals;
+        if (better) {
+          was = s;
+          improved = true;
+        } else {
+          pl->gstream[gi] = (uint16_t) was;
+          unsettle (se);
+        }
+      }
+    }
+    if (tiny) {
+      for (uint32_t i = 0; i < ng && *evals < budget; i++) {
+        uint32_t gi = pl->order[i], lo, hi;
+        room (pl, i, &lo, &hi);
+        uint32_t used = pl->SC, top = used < k ? used + 1 : k, was = pl->gstream[gi];
+        bool moved = false;
+        for (uint32_t j = lo; j <= hi && !moved && *evals < budget; j++) {
+          if (j == i)
+            continue;
+          for (uint32_t s = 0; s < top && !moved && *evals < budget; s++) {
+            if (pl->gpin[gi] >= 0 && (int32_t) s != pl->gpin[gi])
+              continue;
+            relocate (pl, i, j);
+            pl->gstream[gi] = (uint16_t) s;
+            if ((rc = try_move (se, cur, &better)) < 0)
+              return rc;
+            ++*evals;
+            if (better) {
+              moved = improved = true;
+            } else {
+              relocate (pl, j, i);
+              pl->gstream[gi] = (uint16_t) was;
+              unsettle (se);
+            }
+          }
+        }
+      }
+      continue;
+    }
+    for (uint32_t i = 0; i + 1 < ng && *evals < budget; i++) {
+      uint32_t a = pl->order[i], b = pl->order[i + 1];
+      if (bound_to (pl, a, b))
+        continue;
+      pl->order[i] = b;
+      pl->order[i + 1] = a;
+      if ((rc = try_move (se, cur, &better)) < 0)
+        return rc;
+      ++*evals;
+      if (better) {
+        improved = true;
+      } else {
+        pl->order[i] = a;
+        pl->order[i + 1] = b;
+        unsettle (se);
+      }
+    }
+  }
+  return 0;
+}
+
+/* Improves the best plan on at most k streams: hill climbing from it,
+ * and on graphs of at most TINY_GROUPS groups TINY_KICKS more climbs,
+ * each from the best plan with two groups moved to places and streams a
+ * fixed sequence of numbers picks (so the search stays deterministic). */
+static int
+local_search (search *se, uint32_t k)
+{
+  ps__planner *pl = se->pl;
+  uint32_t ng = pl->ng, evals = 0;
+  bool tiny = ng <= TINY_GROUPS;
+  uint32_t budget = (tiny ? TINY_EVALS : LOCAL_EVALS) * ng;
+  double cur = se->best;
+  load_best (se);
+  int rc = descend (se, k, &cur, &evals, budget);
+  uint64_t x = 0x9e3779b97f4a7c15ull ^ ng;
+  for (uint32_t kick = 0; tiny && rc == 0 && kick < TINY_KICKS && evals < budget; kick++) {
+    load_best (se);
+    for (int m = 0; m < 2; m++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      uint32_t i = (uint32_t) (x % ng), lo, hi;
+      room (pl, i, &lo, &hi);
+      uint32_t gi = pl->order[i], used = pl->SC, top = used < k ? used + 1 : k;
+      uint32_t j = lo + (uint32_t) ((x >> 20) % (hi - lo + 1));
+      relocate (pl, i, j);
+      if (pl->gpin[gi] < 0)
+        pl->gstream[gi] = (uint16_t) ((x >> 40) % top);
+      ps__planner_positions (pl);
+    }
+    settle (se);
+    if ((rc = evaluate (se, &cur)) < 0)
+      break;
+    if (cur < se->best * (1 - 1e-9))
+      save_best (se, cur);
+    rc = descend (se, k, &cur, &evals, budget);
+  }
+  load_best (se);
+  return rc;
+}
+
+static void
+search_free (search *se)
+{
+  free (se->costs);
+  free (se->seen);
+  free (se->seen_ms);
+  free (se->b_order);
+  free (se->b_after);
+  free (se->b_stream);
+  free (se->after_was);
+}
+
+int
+ps__planner_search (ps__planner *pl, double *sim_ms)
+{
+  *sim_ms = -1;
+  if (pl->ng > PS__SEARCH_MAX_GROUPS || !pl->gsim) {
+    pl->var = variant_large;
+    return ps__planner_schedule (pl);
+  }
+  uint32_t ng = pl->ng, n1 = ng ? ng : 1;
+  search se;
+  memset (&se, 0, sizeof se);
+  se.pl = pl;
+  se.strings_len = pl->p->strings_len;
+  se.best = INFINITY;
+  se.b_order = malloc (n1 * sizeof *se.b_order);
+  se.b_after = malloc (n1 * sizeof *se.b_after);
+  se.b_stream = malloc (n1 * sizeof *se.b_stream);
+  se.after_was = malloc (n1 * sizeof *se.after_was);
+  int rc = 0;
+  if (!se.b_order || !se.b_after || !se.b_stream || !se.after_was) {
+    rc = ps__planner_nomem (pl);
+    goto out;
+  }
+  /* The schedule arrays: the list scheduler allocates its own, the other
+   * generators fill them; one run gives them their size. */
+  pl->var = generators[0].var;
+  pl->var.streams = 1;
+  if ((rc = ps__planner_schedule (pl)) < 0)
+    goto out;
+
+  /* Counts from what the pins need (a pinned group needs its stream) up
+   * to the streams allowed, never more than there are groups. */
+  uint32_t lo = 1, hi = pl->S < ng ? pl->S : ng;
+  for (uint32_t gi = 0; gi < ng; gi++)
+    if (pl->gpin[gi] >= 0 && (uint32_t) pl->gpin[gi] + 1 > lo)
+      lo = (uint32_t) pl->gpin[gi] + 1;
+  if (hi < lo)
+    hi = lo;
+  uint32_t n_gen = ng <= FEW_GROUPS ? N_GEN : N_FEW;
+  bool local = ng <= LOCAL_GROUPS;
+  if (pl->only) {
+    pl->var = *pl->only;
+    pl->var.streams = 0;
+    double ms;
+    if ((rc = ps__planner_schedule (pl)) < 0 || (rc = evaluate (&se, &ms)) < 0)
+      goto out;
+    *sim_ms = isfinite (ms) ? ms : -1;
+    goto out;
+  }
+  if (pl->quick_k) {
+    /* A trial: one count, the first generators, no local search. */
+    lo = hi = pl->quick_k < lo ? lo : pl->quick_k > hi ? hi : pl->quick_k;
+    n_gen = N_FEW;
+    local = false;
+  }
+  uint32_t used[N_GEN], best_used = 0;
+  double climbed = -1;
+  for (uint32_t i = 0; i < N_GEN; i++)
+    used[i] = PS_MAX_STREAMS + 1;
+  for (uint32_t k = lo; k <= hi; k++) {
+    for (uint32_t i = 0; i < n_gen; i++) {
+      const generator *gen = &generators[i];
+      /* Its schedule for a count above one that left a stream unused is
+       * that schedule again. */
+      if (k > gen->kcap || (gen->count_free && used[i] < k - 1))
+        continue;
+      double ms;
+      if ((rc = generate (&se, gen, k, &ms)) < 0)
+        goto out;
+      used[i] = pl->SC;
+      if (ms < se.best * (1 - 1e-12))
+        save_best (&se, ms);
+    }
+    /* After a climb that left the best plan unchanged and a stream to
+     * spare, one more stream changes nothing the climb would try. */
+    bool again = !(se.best == climbed && best_used + 2 <= k);
+    if (local && again && isfinite (se.best) && (rc = local_search (&se, k)) < 0)
+      goto out;
+    if (local && again) {
+      climbed = se.best;
+      load_best (&se);
+      best_used = pl->SC;
+    }
+    /* Counts above the groups are the same as the last. */
+    for (uint32_t j = k; pl->at_most && j <= (k == hi ? pl->S : k); j++)
+      pl->at_most[j] = se.best;
+  }
+  if (!isfinite (se.best)) {
+    /* Nothing could be simulated: the first list schedule, as planned. */
+    pl->var = variant_large;
+    rc = ps__planner_schedule (pl);
+    goto out;
+  }
+  load_best (&se);
+  pl->makespan = se.best;
+  *sim_ms = se.best;
+out:
+  search_free (&se);
+  return rc;
+}
