@@ -17,7 +17,9 @@
  *   sched-bench merges [MAX]       the same graphs on 4 streams: legal
  *                                  merges the fusion pass left undone
  *
- * Every makespan is the simulator's, on h200.  The tests assert the same
+ * Every makespan is the simulator's, on h200.  SCHED_BENCH_CLI=PATH takes
+ * the planner's makespans from another build's planscope-cli (figures
+ * before a change), SCHED_BENCH_FROM=N leaves out sweep sizes below N.  The tests assert the same
  * figures on fewer graphs (test-schedule.c). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,35 @@ gen_graph (ps_graph *g, ps_gen_shape shape, uint32_t n, uint64_t seed)
   return rc;
 }
 
+/* The sweep of another build: `CLI gen` and `CLI simulate
+ * --sweep-streams 1..8 --json` (SCHED_BENCH_CLI=PATH). */
+static int
+cli_sweep (const char *cli, ps_gen_shape shape, uint32_t n, uint64_t seed, double ms[2][9])
+{
+  char path[64], cmd[4096], line[4096];
+  snprintf (path, sizeof path, "/tmp/sched-bench-%d.json", (int) getpid ());
+  snprintf (cmd, sizeof cmd, "%s gen %s --nodes %u --seed %llu -o %s && %s simulate %s "
+            "--sweep-streams 1..8 --json", cli, ps_gen_shape_name (shape), n,
+            (unsigned long long) seed, path, cli, path);
+  FILE *p = popen (cmd, "r");
+  uint32_t rows = 0;
+  while (p && fgets (line, sizeof line, p)) {
+    unsigned k;
+    double f, u;
+    if (sscanf (line, " {\"streams\": %u, \"fused_ns\": %lf, \"unfused_ns\": %lf", &k, &f, &u)
+          == 3
+        && k >= 1 && k <= 8) {
+      ms[1][k] = f;
+      ms[0][k] = u;
+      rows++;
+    }
+  }
+  if (p)
+    pclose (p);
+  remove (path);
+  return rows == 8 ? 0 : PS_EIO;
+}
+
 /* streams 1..8, without and with fusion: ms[fusion][streams] */
 static int
 sweep_graph (const ps_graph *g, double ms[2][9])
@@ -198,17 +229,26 @@ sweeps (uint32_t max, bool streams)
   uint32_t all_pairs = 0, all_bad = 0, all_graphs = 0;
   double all_worst = 0;
   double t0 = ps_clock_now ();
+  const char *from = getenv ("SCHED_BENCH_FROM");
+  uint32_t min = from ? (uint32_t) strtoul (from, NULL, 10) : 0;
   for (int shape = 0; shape < PS_GEN__COUNT; shape++)
     for (size_t z = 0; z < sizeof sizes / sizeof sizes[0] && sizes[z] <= max; z++) {
+      if (sizes[z] < min)
+        continue;
       uint32_t pairs = 0, bad = 0, wa = 0, wf = 0;
       double worst = 0;
       for (uint64_t seed = 1; seed <= 3; seed++) {
         ps_graph g;
         double ms[2][9];
-        int rc = gen_graph (&g, (ps_gen_shape) shape, sizes[z], seed);
-        if (rc == 0)
-          rc = sweep_graph (&g, ms);
-        ps_graph_free (&g);
+        const char *cli = getenv ("SCHED_BENCH_CLI");
+        int rc = 0;
+        if (cli) {
+          rc = cli_sweep (cli, (ps_gen_shape) shape, sizes[z], seed, ms);
+        } else {
+          if ((rc = gen_graph (&g, (ps_gen_shape) shape, sizes[z], seed)) == 0)
+            rc = sweep_graph (&g, ms);
+          ps_graph_free (&g);
+        }
         if (rc < 0) {
           fprintf (stderr, "sched-bench: %s %u: %s\n", ps_gen_shape_name (shape), sizes[z],
                    ps_strerror (rc));

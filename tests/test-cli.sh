@@ -314,6 +314,57 @@ for shape in "${SHAPES[@]}"; do
   grep -q 'error' "$TMP/err" && ok || bad "unhonourable pin without an error message"
 done
 
+# ---- --streams auto, --fusion, --sweep-streams -----------------------------------
+
+moe_auto="$ROOT/data/examples/moe-experts.json"
+for s in auto 0 65 x; do
+  case $s in auto) want=0 ;; *) want=2 ;; esac
+  expect $want "plan --streams $s" plan "$moe_auto" --streams "$s"
+done
+grep -q "or 'auto'" "$TMP/err" && ok || bad "--streams x: the message does not offer auto"
+expect 0 "plan --streams auto" plan "$moe_auto" --streams auto
+grep -q '^plan for .*(--streams auto: [1-8], fusion on)$' "$TMP/out" && ok ||
+  bad "plan --streams auto: the header does not say the count it chose"
+grep -q 'auto: the fewest streams within 1% of the fastest plan on up to 8, ' "$TMP/out" && ok ||
+  bad "plan --streams auto: the summary does not say how it chose"
+expect 0 "plan --streams auto --json" plan "$moe_auto" --streams auto --json
+python3 - "$TMP/out" <<'PY' && ok || bad "plan --streams auto --json: no streams_auto, or a count above 8"
+import json, sys
+p = json.load(open(sys.argv[1]))
+a = p["streams_auto"]
+assert a["max"] == 8 and a["fastest_ns"] > 0
+assert 1 <= p["options"]["streams"] <= 8 and p["streams"] <= p["options"]["streams"]
+assert p["estimated_makespan_ns"] <= 1.01 * a["fastest_ns"] + 1
+PY
+verify_ok "" "$moe_auto" --streams auto
+for f in auto all off; do
+  expect 0 "plan --fusion $f" plan "$moe_auto" --fusion "$f" --json
+  python3 - "$TMP/out" "$f" <<'PY' && ok || bad "plan --fusion $f: the document says otherwise"
+import json, sys
+p, mode = json.load(open(sys.argv[1])), sys.argv[2]
+assert p["options"]["fusion"] == (mode != "off")
+assert p.get("fusion_mode") == (None if mode == "off" else mode)
+assert (mode == "off") == ("fused_groups_kept_back" not in p)
+PY
+  verify_ok "" "$moe_auto" --fusion "$f"
+done
+expect 2 "plan --fusion maybe" plan "$moe_auto" --fusion maybe
+grep -q 'is auto, all or off' "$TMP/err" && ok || bad "--fusion maybe: no message"
+# Counts below the pins' need are skipped, and said so, in both forms.
+"$CLI" gen layered --nodes 120 --pins --pin-streams 3 -o "$TMP/pins.json" || bad "gen --pins"
+expect 0 "simulate --sweep-streams over pins" simulate "$TMP/pins.json" --sweep-streams 1..4
+grep -q '^1 to 2 streams skipped: the graph pins nodes to streams up to 2$' "$TMP/out" && ok ||
+  bad "sweep over pins: no line for the skipped counts"
+grep -Eq '^3 +[0-9.]+ [mµ]?s' "$TMP/out" && ok || bad "sweep over pins: no row for 3 streams"
+expect 0 "simulate --sweep-streams over pins --json" simulate "$TMP/pins.json" --sweep-streams 1..4 --json
+python3 - "$TMP/out" <<'PY' && ok || bad "sweep over pins --json: rows or skipped wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["streams"] for r in d["rows"]] == [3, 4] and d["skipped"] == [1, 2]
+assert all(r["fused_ns"] <= r["unfused_ns"] for r in d["rows"])
+assert d["rows"][1]["fused_ns"] <= d["rows"][0]["fused_ns"]
+PY
+
 # ---- --timing and standard input ----------------------------------------------
 
 expect 0 "plan --timing" plan "${EXAMPLES[0]}" --timing

@@ -856,8 +856,9 @@ sweep (const ps_graph *g, bool fusion, double *ms)
   }
 }
 
-/* More streams never simulate clearly slower (3% at most, step by step),
- * on every example with and without fusion; the examples with independent
+/* More streams never simulate slower, on every example with and without
+ * fusion (the plan for more streams has every plan for fewer to choose
+ * from), and fusion never slower than none; the examples with independent
  * work get clearly faster with 4 streams. */
 static void
 core_plan_streams_examples (void **state)
@@ -870,16 +871,19 @@ core_plan_streams_examples (void **state)
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     ps_graph g;
     load_example (&g, names[k]);
+    double unfused[9];
+    sweep (&g, false, unfused);
     for (int fusion = 1; fusion >= 0; fusion--) {
       double ms[9];
       sweep (&g, fusion, ms);
-      for (uint32_t n = 2; n <= 8; n++) {
-        if (ms[n] > 1.03 * ms[n - 1])
+      for (uint32_t n = 1; n <= 8; n++) {
+        if (n > 1 && ms[n] > ms[n - 1] * (1 + 1e-9))
           fail_msg ("%s: %u streams %.0f ns, %u streams %.0f ns", names[k], n - 1, ms[n - 1],
                     n, ms[n]);
+        if (ms[n] > unfused[n] * (1 + 1e-9))
+          fail_msg ("%s: %u streams: fused %.0f ns, unfused %.0f ns", names[k], n, ms[n],
+                    unfused[n]);
       }
-      assert_true (ms[4] <= 1.03 * ms[3]);
-      assert_true (ms[4] <= ms[1]);
       if (strcmp (names[k], "moe-experts.json") == 0)
         assert_true (ms[1] >= 1.6 * ms[4]);
       if (strcmp (names[k], "copy-compute-overlap.json") == 0) /* 4 chunks overlap */
@@ -909,7 +913,7 @@ core_plan_streams_generated (void **state)
       double ms[9];
       sweep (&g, true, ms);
       for (uint32_t n = 2; n <= 8; n++)
-        if (ms[n] > 1.03 * ms[n - 1])
+        if (ms[n] > ms[n - 1] * (1 + 1e-9))
           fail_msg ("shape %d seed %u: %u streams %.0f ns, %u streams %.0f ns", (int) shapes[k],
                     seed, n - 1, ms[n - 1], n, ms[n]);
       if (shapes[k] != PS_GEN_TRANSFORMER) /* a transformer block is one chain */

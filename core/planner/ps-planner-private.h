@@ -73,7 +73,7 @@ typedef struct ps__planner_variant {
  * never depends on the counts above it, so that a plan for more streams
  * has every plan for fewer to choose from and is never slower.  Larger
  * graphs get one list schedule, not simulated. */
-#define PS__SEARCH_MAX_GROUPS 20000u
+#define PS__SEARCH_MAX_GROUPS 32768u
 
 typedef struct ps__planner {
   const ps_graph *g;

@@ -278,6 +278,34 @@ profile_split (profile *pr, uint32_t k, double t)
   pr->n++;
 }
 
+/* Merges neighbouring segments of [lo, hi] that hold the same share: every
+ * evaluation sees them as one (the later arrival is kept).  Work that
+ * fills the resource for a long time thus stays one segment however many
+ * pieces hold it, and the profile stays short. */
+static void
+profile_merge (profile *pr, uint32_t lo, uint32_t hi)
+{
+  if (lo <= pr->head)
+    lo = pr->head + 1;
+  if (hi >= pr->n)
+    hi = pr->n - 1;
+  if (lo > hi)
+    return;
+  uint32_t w = lo - 1;
+  for (uint32_t k = lo; k <= hi; k++) {
+    if (fabs (pr->v[k].used - pr->v[w].used) < SHARE_EPS) {
+      if (pr->v[k].arr > pr->v[w].arr)
+        pr->v[w].arr = pr->v[k].arr;
+      continue;
+    }
+    pr->v[++w] = pr->v[k];
+  }
+  if (w < hi) {
+    memmove (pr->v + w + 1, pr->v + hi + 1, (pr->n - hi - 1) * sizeof *pr->v);
+    pr->n -= hi - w;
+  }
+}
+
 /* Adds the work of profile_eval (a, f, d), which finishes at `fin`. */
 static int
 profile_add (profile *pr, double a, double f, double fin)
@@ -291,6 +319,7 @@ profile_add (profile *pr, double a, double f, double fin)
   uint32_t k = profile_find (pr, a);
   if (pr->v[k].t < a)
     profile_split (pr, k++, a);
+  uint32_t first = k;
   for (; k < pr->n && pr->v[k].t < fin; k++) {
     if (k + 1 == pr->n || pr->v[k + 1].t > fin)
       profile_split (pr, k, fin);
@@ -301,6 +330,7 @@ profile_add (profile *pr, double a, double f, double fin)
     if (a > pr->v[k].arr)
       pr->v[k].arr = a;
   }
+  profile_merge (pr, first, k);
   return 0;
 }
 

@@ -34,11 +34,14 @@
 #include "ps-array.h"
 #include "ps-sim.h"
 
-/* Graphs of at most this many groups get every generator, larger ones
- * the first N_FEW; at most LOCAL_GROUPS, the local search too, for at
- * most LOCAL_EVALS simulations per group and count. */
+/* Graphs of at most FEW_GROUPS groups get every generator, larger ones
+ * the first N_FEW, and above FEWER_GROUPS the first N_FEWER; at most
+ * LOCAL_GROUPS, the local search too, for at most LOCAL_EVALS simulations
+ * per group and count. */
 #define FEW_GROUPS 1024u
 #define N_FEW 4u
+#define FEWER_GROUPS 8192u
+#define N_FEWER 2u
 #define LOCAL_GROUPS 64u
 #define LOCAL_EVALS 8u
 /* At most this many groups, the local search also moves a group to any
@@ -487,7 +490,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
       lo = (uint32_t) pl->gpin[gi] + 1;
   if (hi < lo)
     hi = lo;
-  uint32_t n_gen = ng <= FEW_GROUPS ? N_GEN : N_FEW;
+  uint32_t n_gen = ng <= FEW_GROUPS ? N_GEN : ng <= FEWER_GROUPS ? N_FEW : N_FEWER;
   bool local = ng <= LOCAL_GROUPS;
   if (pl->only) {
     pl->var = *pl->only;

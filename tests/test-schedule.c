@@ -1,0 +1,258 @@
+/* test-schedule.c: how good the planner's schedules are (/core/schedule):
+ * against the exact optimum of small random graphs and the textbook
+ * baselines (HEFT, round-robin), more streams never slower, fusion never
+ * slower than none, groups kept back where fusing them hurts, and
+ * --streams auto.  Every makespan is the simulator's.  bench/sched-bench
+ * prints the same figures on more graphs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-gen.h"
+#include "ps-plan-output.h"
+#include "ps-test-optimum.h"
+
+/* The search gets this many partial schedules per graph and count. */
+#define BUDGET 100000u
+/* Graphs looked at, and how many of them at least must have their
+ * optimum proved within the budget on 2, 3 and 4 streams. */
+#define TRIED 36u
+#define PROVED_AT_LEAST 20u
+
+/* On random graphs of 8-10 nodes whose optimum the search proves on 2 to
+ * 4 streams: the plan is on average within 0.5% of the optimum and never
+ * more than 5% above it, and never slower than HEFT or round-robin. */
+static void
+core_schedule_optimum (void **state)
+{
+  (void) state;
+  double sum[5] = { 0 }, worst[5] = { 0 };
+  uint32_t proved = 0;
+  for (uint32_t k = 0; k < TRIED; k++) {
+    ps_graph g;
+    uint32_t n = 8 + k % 3, order[SQ_MAX_NODES];
+    uint16_t stream[SQ_MAX_NODES];
+    assert_int_equal (sq_random_graph (&g, n, 1000 + k), 0);
+    double ratio[5];
+    bool all = true;
+    for (uint32_t S = 1; S <= 4; S++) {
+      double plan = 0, heft = 0, rr = 0, opt = 0, lower = 0;
+      assert_int_equal (sq_planner_makespan (&g, S, true, &plan), 0);
+      assert_int_equal (sq_heft (&g, S, order, stream), 0);
+      assert_int_equal (sq_schedule_makespan (&g, S, order, stream, &heft), 0);
+      sq_round_robin (&g, S, order, stream);
+      assert_int_equal (sq_schedule_makespan (&g, S, order, stream, &rr), 0);
+      if (plan > heft * (1 + 1e-6) || plan > rr * (1 + 1e-6))
+        fail_msg ("graph %u, %u streams: %.0f ns, HEFT %.0f ns, round-robin %.0f ns", 1000 + k,
+                  S, plan, heft, rr);
+      double known = plan < heft ? plan : heft;
+      assert_int_equal (sq_optimum (&g, S, known < rr ? known : rr, BUDGET, &opt, &lower, NULL,
+                                    NULL, NULL),
+                        0);
+      assert_true (opt <= plan * (1 + 1e-9));
+      all &= lower >= opt;
+      ratio[S] = plan / opt;
+    }
+    ps_graph_free (&g);
+    if (!all)
+      continue;
+    proved++;
+    for (uint32_t S = 1; S <= 4; S++) {
+      sum[S] += ratio[S];
+      if (ratio[S] > worst[S])
+        worst[S] = ratio[S];
+    }
+  }
+  print_message ("optimum proved on %u of %u graphs\n", proved, TRIED);
+  assert_true (proved >= PROVED_AT_LEAST);
+  for (uint32_t S = 1; S <= 4; S++) {
+    print_message ("%u streams: %.4fx the optimum on average, %.4fx at most\n", S,
+                   sum[S] / proved, worst[S]);
+    if (sum[S] / proved > 1.005 || worst[S] > 1.05)
+      fail_msg ("%u streams: %.4fx the optimum on average, %.4fx at most", S, sum[S] / proved,
+                worst[S]);
+  }
+  assert_true (worst[1] <= 1 + 1e-6); /* one stream: every order is as good */
+}
+
+/* The optimum's copy of the simulator times complete schedules exactly as
+ * the simulator does: the search fails on a difference, and checks every
+ * plan that becomes the best and a sample of the others; a search with no
+ * plan to beat meets many, and the schedule it returns simulates to what
+ * it says. */
+static void
+core_schedule_optimum_checks_itself (void **state)
+{
+  (void) state;
+  ps_graph g;
+  assert_int_equal (sq_random_graph (&g, 8, 7), 0);
+  double opt, lower;
+  uint32_t order[SQ_MAX_NODES];
+  uint16_t stream[SQ_MAX_NODES];
+  assert_int_equal (sq_optimum (&g, 3, INFINITY, 0, &opt, &lower, order, stream, NULL), 0);
+  assert_true (isfinite (opt) && lower == opt);
+  double again = 0;
+  assert_int_equal (sq_schedule_makespan (&g, 3, order, stream, &again), 0);
+  assert_true (fabs (again - opt) <= 1e-9 * opt);
+  ps_graph_free (&g);
+}
+
+static void
+gen (ps_graph *g, ps_gen_shape shape, uint32_t nodes, uint64_t seed)
+{
+  ps_gen_options go;
+  ps_gen_options_init (&go);
+  go.shape = shape;
+  go.nodes = nodes;
+  go.seed = seed;
+  go.events = go.barriers = go.conditionals = go.pins = false;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+  assert_non_null (f);
+  assert_int_equal (ps_gen_write (&go, f), 0);
+  fclose (f);
+  ps_graph_init (g);
+  assert_int_equal (ps_import_graph_mem (g, buf, len, "gen.json", NULL), 0);
+  free (buf);
+}
+
+/* Generated graphs of every shape, fused and not, on 1 to 8 streams:
+ * a plan for more streams never simulates slower, and the fused plan
+ * never slower than the unfused one. */
+static void
+core_schedule_monotone (void **state)
+{
+  (void) state;
+  static const uint32_t sizes[] = { 60, 400, 2500 };
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+      ps_graph g;
+      gen (&g, (ps_gen_shape) shape, sizes[z], 1 + z);
+      double ms[2][9];
+      for (int f = 0; f < 2; f++)
+        for (uint32_t S = 1; S <= 8; S++)
+          assert_int_equal (sq_planner_makespan (&g, S, f == 1, &ms[f][S]), 0);
+      for (uint32_t S = 1; S <= 8; S++) {
+        for (int f = 0; f < 2; f++)
+          if (S > 1 && ms[f][S] > ms[f][S - 1] * (1 + 1e-9))
+            fail_msg ("%s %u nodes, %s: %u streams %.0f ns, %u streams %.0f ns",
+                      ps_gen_shape_name ((ps_gen_shape) shape), sizes[z],
+                      f ? "fused" : "unfused", S - 1, ms[f][S - 1], S, ms[f][S]);
+        if (ms[1][S] > ms[0][S] * (1 + 1e-9))
+          fail_msg ("%s %u nodes, %u streams: fused %.0f ns, unfused %.0f ns",
+                    ps_gen_shape_name ((ps_gen_shape) shape), sizes[z], S, ms[1][S], ms[0][S]);
+      }
+      ps_graph_free (&g);
+    }
+}
+
+/* relu and add may fuse, but add also needs what `long` makes, and `crit`
+ * needs relu's output: fused, crit would wait for long.  The plan keeps
+ * the group back and says so; with every group kept it is slower. */
+static const char kept_back_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"kept-back\", \"buffers\": ["
+  " {\"name\": \"x\", \"bytes\": 16777216, \"external\": true},"
+  " {\"name\": \"y\", \"bytes\": 16777216}, {\"name\": \"z\", \"bytes\": 16777216},"
+  " {\"name\": \"w\", \"bytes\": 16777216, \"external\": true},"
+  " {\"name\": \"v\", \"bytes\": 16777216, \"external\": true}],"
+  " \"nodes\": ["
+  "  {\"name\": \"long\", \"op\": \"kernel\", \"function\": \"long\", \"grid\": 40, \"block\": 256,"
+  "   \"writes\": [\"z\"], \"cost_ns\": 60000},"
+  "  {\"name\": \"relu\", \"op\": \"kernel\", \"function\": \"relu\", \"impl\": \"relu\","
+  "   \"fusible\": true, \"grid\": 16384, \"block\": 256, \"reads\": [\"x\"], \"writes\": [\"y\"]},"
+  "  {\"name\": \"crit\", \"op\": \"kernel\", \"function\": \"crit\", \"grid\": 40, \"block\": 256,"
+  "   \"reads\": [\"y\"], \"writes\": [\"v\"], \"cost_ns\": 50000},"
+  "  {\"name\": \"add\", \"op\": \"kernel\", \"function\": \"add\", \"impl\": \"add\","
+  "   \"fusible\": true, \"grid\": 16384, \"block\": 256, \"reads\": [\"y\", \"z\"],"
+  "   \"writes\": [\"w\"]}]}";
+
+static void
+core_schedule_fusion_kept_back (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_graph_init (&g);
+  assert_int_equal (ps_import_graph_mem (&g, kept_back_graph, strlen (kept_back_graph),
+                                         "kept-back.json", NULL),
+                    0);
+  ps_plan_options o;
+  sq_options (&o, 2);
+  o.fusion = true;
+  ps_plan all, plan, none;
+  o.fusion_all = true;
+  assert_int_equal (ps_plan_build (&all, &g, &o, NULL), 0);
+  o.fusion_all = false;
+  assert_int_equal (ps_plan_build (&plan, &g, &o, NULL), 0);
+  o.fusion = false;
+  assert_int_equal (ps_plan_build (&none, &g, &o, NULL), 0);
+  assert_int_equal (all.kernels_after, 3); /* relu + add fused */
+  assert_int_equal (plan.kernels_after, 4);
+  assert_int_equal (plan.fusion_kept_back, 1);
+  assert_true (plan.est_makespan_ns <= none.est_makespan_ns * (1 + 1e-9));
+  assert_true (plan.est_makespan_ns < 0.9 * all.est_makespan_ns);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  assert_int_equal (ps_plan_write_text (&plan, f), 0);
+  fclose (f);
+  assert_non_null (strstr (text, "1 fused group kept back: the plan simulates faster without it"));
+  free (text);
+  ps_plan_free (&all);
+  ps_plan_free (&plan);
+  ps_plan_free (&none);
+  ps_graph_free (&g);
+}
+
+/* --streams auto: the fewest streams within 1% of the fastest plan on 1
+ * to 8, and the plan says what it weighed. */
+static void
+core_schedule_streams_auto (void **state)
+{
+  (void) state;
+  ps_graph g;
+  gen (&g, PS_GEN_FANOUT, 300, 2);
+  double ms[9], best = INFINITY;
+  for (uint32_t S = 1; S <= 8; S++) {
+    assert_int_equal (sq_planner_makespan (&g, S, true, &ms[S]), 0);
+    if (ms[S] < best)
+      best = ms[S];
+  }
+  ps_plan_options o;
+  sq_options (&o, 8);
+  o.fusion = true;
+  o.streams_auto = true;
+  ps_plan p;
+  assert_int_equal (ps_plan_build (&p, &g, &o, NULL), 0);
+  uint32_t c = p.options.streams;
+  assert_true (c >= 1 && c <= 8);
+  assert_int_equal (p.auto_streams_max, 8);
+  assert_true (fabs (p.auto_best_ns - best) <= 1e-9 * best);
+  assert_true (fabs (p.est_makespan_ns - ms[c]) <= 1e-9 * ms[c]);
+  assert_true (ms[c] <= 1.01 * best);
+  if (c > 1)
+    assert_true (ms[c - 1] > 1.01 * best);
+  assert_true (p.streams_used <= c);
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (core_schedule_optimum),
+    cmocka_unit_test (core_schedule_optimum_checks_itself),
+    cmocka_unit_test (core_schedule_monotone),
+    cmocka_unit_test (core_schedule_fusion_kept_back),
+    cmocka_unit_test (core_schedule_streams_auto),
+  };
+  return cmocka_run_group_tests_name ("/core/schedule", tests, NULL, NULL);
+}
