@@ -365,7 +365,7 @@ merges (uint32_t max)
         ps_plan p;
         ps_plan_options o;
         sq_options (&o, 4);
-        o.fusion = true;
+        o.fusion = o.fusion_all = true; /* the fusion pass's groups, none kept back */
         if (gen_graph (&g, (ps_gen_shape) shape, sizes[z], seed) < 0
             || ps_plan_build (&p, &g, &o, NULL) < 0)
           return 1;

@@ -6,9 +6,14 @@
  * issue order and a stream per node (ps__plan_build_schedule), timed by
  * the simulator (ps-sim.h).  It is found by branch and bound: nodes are
  * appended to the issue order one by one, each on a stream already used
- * or on the lowest unused one (streams are interchangeable), depth first,
- * the child with the lowest bound first.  A partial schedule is dropped
- * when its bound is no better than the best plan known.
+ * or on the lowest unused one (streams are interchangeable), and with or
+ * without the event record the sync pass puts right after a node once a
+ * later node on another stream waits for it (decided here when the node
+ * is placed, so that a partial plan's steps never change; a decision that
+ * a later wait contradicts, or a record no wait ends up using, ends the
+ * branch).  Depth first, the child with the lowest bound first; a partial
+ * schedule is dropped when its bound is no better than the best plan
+ * known.
  *
  * The bound has to hold for every completion, and the simulator's sharing
  * is first come, first served, so that work added later can make other
@@ -16,23 +21,22 @@
  * added later can change: no later node can start work before T0 (its
  * issue, launch latency and predecessors, each timed without sharing, are
  * lower bounds), and later nodes only add steps after those already
- * issued, except the event record that the sync pass puts right after a
- * node once a later node on another stream waits for it.  So the partial
- * plan is simulated exactly up to T0, or up to the first moment a record
- * still to come could move the issue time of a step that matters; after
- * that every piece of work is bounded without sharing (its earliest start
- * and its remaining time at full rate), each resource by its work left
- * from each release time on, the host by the launches it still has to
- * issue and the streams by the work they still have to run.  Ends known
- * more precisely move T0 later, and the run goes on, a few times.
+ * issued.  So the partial plan is simulated exactly up to T0; after that
+ * every piece of work is bounded without sharing (its earliest start and
+ * its remaining time at full rate), each resource by its work left from
+ * each release time on, the host by the launches it still has to issue
+ * and the streams by the work they still have to run.  Ends known more
+ * precisely move T0 later, and the run goes on, a few times.
  *
  * That simulation is a copy of ps-sim.c's rules for plans of work and
  * planner events (sq_run below), exact to the last bit so that complete
- * schedules can be timed by it; every plan that becomes the best known is
- * also built by ps__plan_build_schedule and simulated by the simulator
- * itself, and a difference is an error (so is any, on a sample of the
- * others).  Graphs of at most SQ_MAX_NODES nodes without fusion, pins or
- * user events; seconds at most for 14 nodes on 4 streams. */
+ * schedules are timed by it; every plan that becomes the best known, and
+ * one in SQ_CHECK_EVERY of the others, is also built by
+ * ps__plan_build_schedule and simulated by the simulator itself, and a
+ * difference is an error.  Graphs of at most SQ_MAX_NODES nodes without
+ * fusion, pins or user events.  A budget of partial schedules bounds the
+ * search; past it, what it proved (a lower bound) is returned with the
+ * best plan found. */
 #ifndef PS_TEST_OPTIMUM_H
 #define PS_TEST_OPTIMUM_H
 

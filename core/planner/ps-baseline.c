@@ -133,7 +133,7 @@ ps__planner_heft (ps__planner *pl, uint32_t streams)
 {
   const ps_device *d = &pl->dev;
   uint32_t ng = pl->ng;
-  double *rank = malloc ((ng ? ng : 1) * sizeof *rank);
+  double *rank = calloc (ng ? ng : 1, sizeof *rank);
   if (!rank)
     return ps__planner_nomem (pl);
   /* Upward ranks in reverse program order: a topological order reversed

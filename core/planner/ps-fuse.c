@@ -18,7 +18,8 @@
  * outside successors; M then takes t = T and the numbering stays a
  * topological order, so no cycle can exist.  When the numbering leaves no
  * room, a bounded search decides exactly and renumbers locally (see
- * renumber()).  Every check is bounded (PS__FUSE_EDGE_BUDGET edges, and
+ * renumber(); a search may go further while the pass has visits to
+ * spare).  Every check is bounded (PS__FUSE_EDGE_BUDGET edges, and
  * RENUMBER_VISITS groups and RENUMBER_EDGES edges for the search); past a
  * bound the merge is refused, which is conservative and never wrong. */
 #include "ps-planner-private.h"
@@ -29,9 +30,14 @@
 #include <string.h>
 
 #define MAX_CANDIDATES 8
-/* Groups renumber() may move, and edges it may scan, for one merge. */
+/* Groups renumber() may move, and edges it may scan, for one merge; a
+ * merge may go further, up to RENUMBER_VISITS_MAX groups, while the pass
+ * has visits to spare: one per node of the graph, RENUMBER_SPARE_MAX at
+ * most, so that large graphs pay next to nothing for it. */
 #define RENUMBER_VISITS 64
 #define RENUMBER_EDGES 1024
+#define RENUMBER_VISITS_MAX 1024
+#define RENUMBER_SPARE_MAX 32768
 
 typedef struct fuse {
   ps__planner *pl;
@@ -46,6 +52,9 @@ typedef struct fuse {
   uint32_t stamp;
   uint32_t *seen;  /* search marks of renumber() */
   uint32_t seen_stamp;
+  uint32_t *moved; /* renumber()'s groups to move, RENUMBER_VISITS_MAX of them */
+  struct numbered *sorted;
+  double spare;    /* renumber() visits beyond RENUMBER_VISITS left to the pass */
 } fuse;
 
 static bool
@@ -167,6 +176,19 @@ is_event (const ps_graph *g, uint32_t v)
   return g->nodes[v].op == PS_OP_EVENT_RECORD || g->nodes[v].op == PS_OP_EVENT_WAIT;
 }
 
+/* A group to move and its number, sorted by number (renumber()). */
+typedef struct numbered {
+  double t;
+  uint32_t r;
+} numbered;
+
+static int
+by_t (const void *x, const void *y)
+{
+  double a = ((const numbered *) x)->t, b = ((const numbered *) y)->t;
+  return a < b ? -1 : a > b;
+}
+
 /* When the numbering leaves no room for M (an outside successor is
  * numbered below an outside predecessor), the merge may still be legal:
  * the groups reachable from M whose numbers are at most lo (the largest
@@ -182,8 +204,12 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
           double *T)
 {
   const ps_graph *g = f->g;
-  uint32_t tv = f->pl->tpos[v], moved[RENUMBER_VISITS], n_moved = 0;
-  uint32_t seen = ++f->seen_stamp, edges = RENUMBER_EDGES;
+  uint32_t tv = f->pl->tpos[v], *moved = f->moved, n_moved = 0;
+  uint32_t limit = RENUMBER_VISITS;
+  if (f->spare >= 1)
+    limit += f->spare < RENUMBER_VISITS_MAX - RENUMBER_VISITS ? (uint32_t) f->spare
+                                                               : RENUMBER_VISITS_MAX - RENUMBER_VISITS;
+  uint32_t seen = ++f->seen_stamp, edges = RENUMBER_EDGES / RENUMBER_VISITS * limit;
   if (seen == 0) {
     memset (f->seen, 0, (size_t) f->pl->n * sizeof *f->seen);
     seen = f->seen_stamp = 1;
@@ -213,7 +239,7 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
           hi = f->t[r_];                                                      \
         continue;                                                             \
       }                                                                       \
-      if (n_moved == RENUMBER_VISITS || is_event (g, r_)) {                  \
+      if (n_moved == limit || is_event (g, r_)) {                            \
         ok = false;                                                           \
         break;                                                                \
       }                                                                       \
@@ -236,16 +262,17 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
         VISIT_SUCCS (m);
     });
 #undef VISIT_SUCCS
+  if (n_moved > RENUMBER_VISITS)
+    f->spare -= n_moved - RENUMBER_VISITS;
   if (!ok || !(lo < hi))
     return false;
 
   /* M first, then the moved groups in their old order, evenly in (lo, hi). */
-  for (uint32_t k = 1; k < n_moved; k++)
-    for (uint32_t j = k; j > 0 && f->t[moved[j]] < f->t[moved[j - 1]]; j--) {
-      uint32_t x = moved[j];
-      moved[j] = moved[j - 1];
-      moved[j - 1] = x;
-    }
+  for (uint32_t i = 0; i < n_moved; i++)
+    f->sorted[i] = (numbered) { f->t[moved[i]], moved[i] };
+  qsort (f->sorted, n_moved, sizeof *f->sorted, by_t);
+  for (uint32_t i = 0; i < n_moved; i++)
+    moved[i] = f->sorted[i].r;
   double step = (hi - lo) / (n_moved + 2), prev = lo;
   for (uint32_t i = 0; i <= n_moved; i++) {
     double x = lo + step * (i + 1);
@@ -379,9 +406,19 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
     memcpy (buf + at, names[j], len);
     at += len;
   }
+  if (count > nn) {
+    /* "_x" and the member count (at most PS__FUSE_MAX_GROUP), written by
+     * hand: a million groups spend real time in snprintf. */
+    char digits[10];
+    uint32_t nd = 0;
+    for (uint32_t c = count; c > 0 || nd == 0; c /= 10)
+      digits[nd++] = (char) ('0' + c % 10);
+    buf[at++] = '_';
+    buf[at++] = 'x';
+    while (nd > 0)
+      buf[at++] = digits[--nd];
+  }
   buf[at] = 0;
-  if (count > nn)
-    snprintf (buf + at, sizeof buf - at, "_x%u", count);
   return ps__plan_add_string (pl->p, buf, off);
 }
 
@@ -549,7 +586,10 @@ ps__planner_fuse (ps__planner *pl)
     f.size = malloc (nn);
     f.t = malloc (nn * sizeof *f.t);
     f.seen = calloc (nn, sizeof *f.seen);
-    if (!f.next || !f.size || !f.t || !f.seen) {
+    f.moved = malloc (RENUMBER_VISITS_MAX * sizeof *f.moved);
+    f.sorted = malloc (RENUMBER_VISITS_MAX * sizeof *f.sorted);
+    f.spare = n < RENUMBER_SPARE_MAX ? n : RENUMBER_SPARE_MAX;
+    if (!f.next || !f.size || !f.t || !f.seen || !f.moved || !f.sorted) {
       rc = ps__planner_nomem (pl);
       goto out;
     }
@@ -614,6 +654,8 @@ out:
   free (f.size);
   free (f.t);
   free (f.seen);
+  free (f.moved);
+  free (f.sorted);
   free (f.mark);
   return rc;
 }

@@ -8,19 +8,24 @@
  *                             graph of groups with deduplicated CSR edges,
  *                             and each group's duration and resource on
  *                             the device;
- *   streams  (ps-schedule.c)  resource-aware list scheduling of the groups
- *                             on at most options.streams streams, pins
- *                             honoured; for graphs that are not too large,
- *                             several variants simulated, the fastest kept
- *                             (ps-planner.c);
+ *   streams  (ps-search.c)    the schedule of the groups on at most
+ *                             options.streams streams, pins honoured: for
+ *                             graphs that are not too large, candidates of
+ *                             several generators (list schedules,
+ *                             ps-schedule.c; HEFT and round-robin,
+ *                             ps-baseline.c) on every stream count,
+ *                             simulated, the fastest kept and, on small
+ *                             graphs, improved move by move;
  *   sync     (ps-sync.c)      the minimal event set by vector clocks, and
  *                             the plan's steps in issue order;
  *   memory   (ps-pool.c)      pool offsets that share bytes only across
  *                             happens-before (no waits added).
  *
  * Every pass is O((V + E) log V) or better (the streams pass times the
- * streams; the search a bounded number of times).  Not installed; core/
- * only. */
+ * streams; the search a bounded number of times per stream count, on
+ * graphs of at most PS__SEARCH_MAX_GROUPS groups).  ps-planner.c also
+ * weighs whole plans against each other (fusion auto, --streams auto).
+ * Not installed; core/ only. */
 #ifndef PS_PLANNER_PRIVATE_H
 #define PS_PLANNER_PRIVATE_H
 
