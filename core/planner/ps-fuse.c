@@ -268,11 +268,20 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
     return false;
 
   /* M first, then the moved groups in their old order, evenly in (lo, hi). */
-  for (uint32_t i = 0; i < n_moved; i++)
-    f->sorted[i] = (numbered) { f->t[moved[i]], moved[i] };
-  qsort (f->sorted, n_moved, sizeof *f->sorted, by_t);
-  for (uint32_t i = 0; i < n_moved; i++)
-    moved[i] = f->sorted[i].r;
+  if (n_moved <= RENUMBER_VISITS) {
+    for (uint32_t k = 1; k < n_moved; k++)
+      for (uint32_t j = k; j > 0 && f->t[moved[j]] < f->t[moved[j - 1]]; j--) {
+        uint32_t x = moved[j];
+        moved[j] = moved[j - 1];
+        moved[j - 1] = x;
+      }
+  } else {
+    for (uint32_t i = 0; i < n_moved; i++)
+      f->sorted[i] = (numbered) { f->t[moved[i]], moved[i] };
+    qsort (f->sorted, n_moved, sizeof *f->sorted, by_t);
+    for (uint32_t i = 0; i < n_moved; i++)
+      moved[i] = f->sorted[i].r;
+  }
   double step = (hi - lo) / (n_moved + 2), prev = lo;
   for (uint32_t i = 0; i <= n_moved; i++) {
     double x = lo + step * (i + 1);
