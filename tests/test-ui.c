@@ -1096,17 +1096,25 @@ ui_cancel_status (void **state)
 static void
 ui_wait_causes (void **state)
 {
-  static const struct { const char *example, *who, *says; } cases[] = {
-    { "transformer-block.json", "k_proj", "the work it depends on, which runs" },
-    { "copy-compute-overlap.json", "filter1", "which it does not depend on" },
-    { "copy-compute-overlap.json", "filter3", "the event is recorded after" },
-    { "copy-compute-overlap.json", "upload1", "for the copy engine held by upload0" },
-    { "transformer-block.json", "q_bias + q_scale", "for the SMs held by" },
+  /* Each on the stream count whose plan has such a wait.  (A record
+   * later than the dependency needs, which plans of the examples no longer
+   * have, is /core/sim's core_cause_late_record.) */
+  static const struct { const char *example, *who, *says; guint streams; } cases[] = {
+    { "transformer-block.json", "k_proj", "the work it depends on, which runs", 0 },
+    { "copy-compute-overlap.json", "filter1", "which it does not depend on", 3 },
+    { "copy-compute-overlap.json", "upload1", "for the copy engine held by upload0", 2 },
+    { "transformer-block.json", "q_bias + q_scale", "for the SMs held by", 0 },
   };
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     {
       PsWindow *win = open_example (cases[c].example);
       PsSession *s = ps_window_get_session (win);
+      if (cases[c].streams)
+        {
+          g_object_set_data (G_OBJECT (s), "want-streams", GUINT_TO_POINTER (cases[c].streams));
+          ps_session_set_streams (s, cases[c].streams);
+          assert_true (wait_for (streams_are, s, 300));
+        }
       const ps_timeline *tl = ps_session_get_predicted (s);
       const ps_diagnosis *dg = ps_session_get_diagnosis (s);
       guint found = PS_NONE;
@@ -1711,7 +1719,12 @@ ui_not_run_and_unknown (void **state)
   ps_session_select (s, PS_SELECTION_NODE, slow);
   g_autofree char *t2 = ps_inspector_get_text (insp);
   assert_non_null (strstr (t2, "Predicted: not run (assume: then)"));
-  assert_null (strstr (t2, "0 ns"));
+  /* Its own times: not run, never 0 ns (the critical path it may end
+   * holds 0 ns of work, which is another figure). */
+  g_auto (GStrv) lines = g_strsplit (t2, "\n", -1);
+  for (guint i = 0; lines[i]; i++)
+    if (g_str_has_prefix (lines[i], "Predicted:") || g_str_has_prefix (lines[i], "Measured:"))
+      assert_null (strstr (lines[i], "0 ns"));
   /* The assumption control: both branches. */
   GtkDropDown *assume = assume_control (insp);
   assert_non_null (assume);

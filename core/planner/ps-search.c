@@ -10,7 +10,10 @@
  * schedule simulated once is not simulated again.  Graphs of at most
  * LOCAL_GROUPS groups are then improved move by move after each k (local
  * search: a group to another stream, two neighbours in issue order
- * swapped), each move simulated and kept when it is faster.
+ * swapped, and on graphs of at most TINY_GROUPS a group to any other
+ * place in issue order and stream, with a few restarts from the best plan
+ * shaken by two such moves), each move simulated and kept when it is
+ * faster.
  *
  * What count k tries depends only on k, never on the counts above it: a
  * generator's candidate for k is a function of k alone (and of nothing
@@ -23,8 +26,10 @@
  *
  * Cost: per candidate, one list schedule, one sync pass and one
  * simulation, each O((V + E) log V) or so; the generators are fewer on
- * larger graphs (FEW_GROUPS) and some stop at a count (kcap); graphs of
- * more than PS__SEARCH_MAX_GROUPS groups get one list schedule. */
+ * larger graphs (FEW_GROUPS, FEWER_GROUPS), some stop at a count (kcap),
+ * and a count above the groups is the same as their number; graphs of
+ * more than PS__SEARCH_MAX_GROUPS groups get one list schedule, not
+ * simulated, and none of these promises. */
 #include "ps-planner-private.h"
 
 #include <math.h>
