@@ -31,6 +31,7 @@
 
 #include "model/ps-plan-private.h"
 #include "ps-cost.h"
+#include "ps-timeline.h"
 
 /* Fusion limits: a group holds at most this many kernels, and a merge
  * whose members have more edges than PS__FUSE_EDGE_BUDGET in all is not

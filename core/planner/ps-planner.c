@@ -301,24 +301,6 @@ out:
   return rc;
 }
 
-int
-ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs,
-                      ps_timeline *tl, double *ms)
-{
-  ps_sim s;
-  *ms = INFINITY;
-  int rc = costs ? ps_sim_init_costs (&s, p, d, costs) : ps_sim_init (&s, p, d);
-  if (rc == PS_ENOMEM)
-    return rc;
-  if (rc < 0)
-    return 0;
-  rc = ps_sim_run (&s, tl, ms);
-  ps_sim_free (&s);
-  if (rc != 0)
-    *ms = INFINITY;
-  return rc == PS_ENOMEM ? PS_ENOMEM : 0;
-}
-
 /* The simulated makespan of a finished plan into *ms; PS_ENOMEM when the
  * simulation ran out of memory. */
 static int

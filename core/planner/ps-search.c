@@ -158,6 +158,24 @@ seen_find (search *se, uint64_t h, uint32_t *slot, bool *added)
   return 0;
 }
 
+int
+ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs,
+                      ps_timeline *tl, double *ms)
+{
+  ps_sim s;
+  *ms = INFINITY;
+  int rc = costs ? ps_sim_init_costs (&s, p, d, costs) : ps_sim_init (&s, p, d);
+  if (rc == PS_ENOMEM)
+    return rc;
+  if (rc < 0)
+    return 0;
+  rc = ps_sim_run (&s, tl, ms);
+  ps_sim_free (&s);
+  if (rc != 0)
+    *ms = INFINITY;
+  return rc == PS_ENOMEM ? PS_ENOMEM : 0;
+}
+
 /* Simulates the schedule in pl (its positions set): *ms, INFINITY when it
  * cannot be simulated; a schedule simulated before is not simulated
  * again. */
