@@ -169,8 +169,13 @@ gen_graph (ps_graph *g, ps_gen_shape shape, uint32_t n, uint64_t seed)
   int rc = ps_gen_write (&go, f);
   fclose (f);
   ps_graph_init (g);
-  if (rc == 0)
-    rc = ps_import_graph_mem (g, buf, len, "gen.json", NULL);
+  if (rc == 0) {
+    ps_diag diag;
+    ps_diag_init (&diag, "gen.json");
+    rc = ps_import_graph_mem (g, buf, len, "gen.json", &diag);
+    ps_diag_print (&diag, stderr);
+    ps_diag_free (&diag);
+  }
   free (buf);
   return rc;
 }

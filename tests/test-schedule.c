@@ -119,8 +119,10 @@ gen (ps_graph *g, ps_gen_shape shape, uint32_t nodes, uint64_t seed)
   assert_non_null (f);
   assert_int_equal (ps_gen_write (&go, f), 0);
   fclose (f);
-  ps_graph_init (g);
-  assert_int_equal (ps_import_graph_mem (g, buf, len, "gen.json", NULL), 0);
+  ps_diag diag;
+  ps_diag_init (&diag, "gen.json");
+  assert_int_equal (ps_import_graph_mem (g, buf, len, "gen.json", &diag), 0);
+  ps_diag_free (&diag);
   free (buf);
 }
 
@@ -179,10 +181,12 @@ core_schedule_fusion_kept_back (void **state)
 {
   (void) state;
   ps_graph g;
-  ps_graph_init (&g);
+  ps_diag diag;
+  ps_diag_init (&diag, "kept-back.json");
   assert_int_equal (ps_import_graph_mem (&g, kept_back_graph, strlen (kept_back_graph),
-                                         "kept-back.json", NULL),
+                                         "kept-back.json", &diag),
                     0);
+  ps_diag_free (&diag);
   ps_plan_options o;
   sq_options (&o, 2);
   o.fusion = true;

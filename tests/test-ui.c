@@ -1096,19 +1096,27 @@ ui_cancel_status (void **state)
 static void
 ui_wait_causes (void **state)
 {
-  /* Each on the stream count whose plan has such a wait.  (A record
+  /* Each on the stream count (and fusion) whose plan has such a wait.  (A record
    * later than the dependency needs, which plans of the examples no longer
    * have, is /core/sim's core_cause_late_record.) */
-  static const struct { const char *example, *who, *says; guint streams; } cases[] = {
-    { "transformer-block.json", "k_proj", "the work it depends on, which runs", 0 },
-    { "copy-compute-overlap.json", "filter1", "which it does not depend on", 3 },
-    { "copy-compute-overlap.json", "upload1", "for the copy engine held by upload0", 2 },
-    { "transformer-block.json", "q_bias + q_scale", "for the SMs held by", 0 },
+  static const struct {
+    const char *example, *who, *says;
+    guint streams;
+    gboolean no_fusion;
+  } cases[] = {
+    { "transformer-block.json", "k_proj", "the work it depends on, which runs", 0, FALSE },
+    { "copy-compute-overlap.json", "filter1", "which it does not depend on", 3, TRUE },
+    { "copy-compute-overlap.json", "upload1", "for the copy engine held by upload0", 2, FALSE },
+    { "transformer-block.json", "q_bias + q_scale", "for the SMs held by", 0, FALSE },
   };
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     {
       PsWindow *win = open_example (cases[c].example);
       PsSession *s = ps_window_get_session (win);
+      /* Fusion off before the stream count, so that the plan with that
+       * count is the unfused one. */
+      if (cases[c].no_fusion)
+        ps_session_set_fusion (s, FALSE);
       if (cases[c].streams)
         {
           g_object_set_data (G_OBJECT (s), "want-streams", GUINT_TO_POINTER (cases[c].streams));
