@@ -23,7 +23,9 @@ static const char usage[] =
   "Compares two runs, each a Chrome/Kineto trace (the run as measured) or a graph\n"
   "file (its plan, simulated; PLAN-OPTIONS apply): per kernel name, the count and\n"
   "total time in each and the change, most changed first; the makespans; each\n"
-  "stream's busy time; and the kernels that joined or left the critical path.\n"
+  "stream's busy time; the kernels that joined or left the critical path; and for\n"
+  "traces, their synchronisation records (stream waits, and how many of them name\n"
+  "the stream or event they wait on; host synchronisations).\n"
   "\n"
   "  --json   print the diff document (planscope-diff)\n";
 
@@ -32,6 +34,7 @@ typedef struct run {
   ps_plan p;
   ps_timeline tl;
   ps_diagnosis dg;
+  ps_trace_stats st; /* a trace's synchronisation records */
   bool trace;
 } run;
 
@@ -49,7 +52,7 @@ load_run (const char *file, cli_plan_args *a, run *r)
   if (rc == 0 && ps_import_detect (data, len) == PS_GRAPH_FORMAT_TRACE) {
     r->trace = true;
     ps_timeline_init (&r->tl, PS_TL_IMPORTED);
-    rc = ps_trace_import_mem (&r->tl, data, len, NULL, &diag);
+    rc = ps_trace_import_mem (&r->tl, data, len, &r->st, &diag);
   } else if (rc == 0) {
     rc = ps_import_graph_mem (&r->g, data, len, file, &diag);
     if (rc == 0) {
@@ -87,8 +90,40 @@ change (double a, double b)
   return a > 0 ? (b - a) / a : NAN;
 }
 
+/* The synchronisation records of two runs, as counts; a graph's run
+ * (simulated, no records) is -1. */
+typedef struct sync_counts {
+  int64_t waits[2], named[2], host[2];
+} sync_counts;
+
+static sync_counts
+sync_counts_of (const run *ra, const run *rb)
+{
+  sync_counts c;
+  const run *r[2] = { ra, rb };
+  for (int i = 0; i < 2; i++) {
+    c.waits[i] = r[i]->trace ? (int64_t) r[i]->st.stream_waits : -1;
+    c.named[i] = r[i]->trace ? (int64_t) r[i]->st.stream_waits_named : -1;
+    c.host[i] = r[i]->trace ? (int64_t) r[i]->st.host_syncs : -1;
+  }
+  return c;
+}
+
 static void
-write_text (const char *fa, const char *fb, const ps_diff *d, FILE *out)
+write_sync_row (FILE *out, const char *what, const int64_t v[2])
+{
+  fprintf (out, "  %-42s", what);
+  for (int i = 0; i < 2; i++) {
+    if (v[i] >= 0)
+      fprintf (out, " %8lld", (long long) v[i]);
+    else
+      fprintf (out, " %8s", "-");
+  }
+  fputc ('\n', out);
+}
+
+static void
+write_text (const char *fa, const char *fb, const ps_diff *d, const sync_counts *sc, FILE *out)
 {
   char x[PS_FORMAT_MAX], y[PS_FORMAT_MAX], z[PS_FORMAT_MAX];
   fprintf (out, "diff of %s (A) and %s (B)\n", fa, fb);
@@ -131,10 +166,31 @@ write_text (const char *fa, const char *fb, const ps_diff *d, FILE *out)
     fprintf (out, "  %s\n", cp);
   }
   fprintf (out, "\n  critical path: %u kernels joined it, %u left it\n", d->joined, d->left);
+  if (sc->waits[0] < 0 && sc->waits[1] < 0)
+    return;
+  fprintf (out, "\n  %-42s %8s %8s\n", "synchronisation records", "A", "B");
+  write_sync_row (out, "stream waits", sc->waits);
+  write_sync_row (out, "  naming the stream or event they wait on", sc->named);
+  write_sync_row (out, "host synchronisations", sc->host);
 }
 
 static void
-write_json (const char *fa, const char *fb, const ps_diff *d, FILE *out)
+write_json_pair (FILE *out, const char *key, const int64_t v[2])
+{
+  fprintf (out, "\"%s\": [", key);
+  for (int i = 0; i < 2; i++) {
+    if (i)
+      fputs (", ", out);
+    if (v[i] >= 0)
+      fprintf (out, "%lld", (long long) v[i]);
+    else
+      fputs ("null", out);
+  }
+  fputc (']', out);
+}
+
+static void
+write_json (const char *fa, const char *fb, const ps_diff *d, const sync_counts *sc, FILE *out)
 {
   fputs ("{\n  \"format\": \"planscope-diff\", \"version\": 1, \"a\": ", out);
   ps_jsonw_string (out, fa);
@@ -170,8 +226,14 @@ write_json (const char *fa, const char *fb, const ps_diff *d, FILE *out)
     fprintf (out, "], \"critical\": [%s, %s]}", n->critical[0] ? "true" : "false",
              n->critical[1] ? "true" : "false");
   }
-  fprintf (out, "\n  ],\n  \"critical_joined\": %u, \"critical_left\": %u\n}\n", d->joined,
-           d->left);
+  fprintf (out, "\n  ],\n  \"critical_joined\": %u, \"critical_left\": %u,\n  \"sync\": {",
+           d->joined, d->left);
+  write_json_pair (out, "stream_waits", sc->waits);
+  fputs (", ", out);
+  write_json_pair (out, "stream_waits_named", sc->named);
+  fputs (", ", out);
+  write_json_pair (out, "host_syncs", sc->host);
+  fputs ("}\n}\n", out);
 }
 
 int
@@ -199,10 +261,11 @@ cli_diff_main (int argc, char **argv)
     rc = ps_diff_runs (&ra.tl, &ra.dg, &rb.tl, &rb.dg, &d);
   int ret = CLI_FAILED;
   if (rc == 0) {
+    sync_counts sc = sync_counts_of (&ra, &rb);
     if (json)
-      write_json (files[0], files[1], &d, stdout);
+      write_json (files[0], files[1], &d, &sc, stdout);
     else
-      write_text (files[0], files[1], &d, stdout);
+      write_text (files[0], files[1], &d, &sc, stdout);
     ret = cli_finish_stdout ();
   }
   ps_diff_free (&d);

@@ -711,6 +711,17 @@ if [ -f "$data/real/kineto/before_fix_trace.json" ]; then
     "$data/real/kineto/after_fix_trace.json"
   grep -q '^  makespan   A ' "$TMP/out" && grep -q 'critical path: ' "$TMP/out" && ok ||
     bad "diff of the before/after traces prints no makespans"
+  # What the fix changed: the stream wait names the stream it waits on.
+  grep -q '^ *naming the stream or event they wait on *0 *1$' "$TMP/out" && ok ||
+    bad "diff of the before/after traces does not show the named stream wait"
+  expect 0 "diff --json of the before/after traces" diff \
+    "$data/real/kineto/before_fix_trace.json" "$data/real/kineto/after_fix_trace.json" --json
+  python3 - "$TMP/out" <<'PY' && ok || bad "diff --json: wrong synchronisation counts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["sync"] == {"stream_waits": [1, 1], "stream_waits_named": [0, 1],
+                     "host_syncs": [1, 1]}, d["sync"]
+PY
   expect 0 "replay of a trace" replay "$data/real/kineto/after_fix_trace.json" --json
   grep -q '"format": "planscope-replay"' "$TMP/out" && ok || bad "replay --json: no document"
 fi

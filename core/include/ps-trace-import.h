@@ -42,6 +42,9 @@ typedef struct ps_trace_stats {
   uint64_t events;       /* trace events read */
   uint32_t kernels, memcpys, memsets, others;
   uint32_t stream_waits; /* "Stream Wait Event" records */
+  /* Of those, the ones that name the stream or the event record they wait
+   * on (Kineto wrote -1 for both before it was fixed). */
+  uint32_t stream_waits_named;
   uint32_t host_syncs;   /* stream, event and context synchronisations */
   uint32_t runtime_calls;
   /* What a trace without GPU work holds instead. */

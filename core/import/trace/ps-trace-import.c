@@ -346,6 +346,9 @@ store_event (ps__trace_importer *im, const event *e)
     if (!strcasecmp (k, "Stream Wait Event")) {
       s.kind = PS__TRACE_SY_WAIT_EVENT;
       im->st->stream_waits++;
+      if ((e->other_stream != PS__TRACE_NO_ID && e->other_stream >= 0)
+          || (e->rec_corr != PS__TRACE_NO_ID && e->rec_corr >= 0))
+        im->st->stream_waits_named++;
     } else if (!strcasecmp (k, "Stream Sync")) {
       s.kind = PS__TRACE_SY_STREAM;
       im->st->host_syncs++;
