@@ -301,6 +301,55 @@ core_file_read_cancelled (void **state)
 
 /* The record of inputs has no fixed size: after 1,100 more inputs (an
  * app reading kernel-cache entries, say) the first is still guarded. */
+/* A file made where an input was deleted may get the input's inode (ext4
+ * hands the freed one out at once): it is a new file, not the input, and
+ * may be written.  An input replaced by rename, as editors save, stays
+ * guarded. */
+static void
+core_file_input_identity (void **state)
+{
+  (void) state;
+  char a[256], b[256], err[256];
+  char *data;
+  size_t len;
+  ps_diag d;
+  ps_diag_init (&d, "identity");
+  bool reused = false;
+  for (int i = 0; i < 50 && !reused; i++) {
+    snprintf (a, sizeof a, "%s/gone-%02d.json", dir, i);
+    put (a, "{}");
+    struct stat sa, sb;
+    assert_int_equal (stat (a, &sa), 0);
+    assert_int_equal (ps_file_read_all (a, 1 << 20, &data, &len, &d), 0);
+    free (data);
+    assert_int_equal (unlink (a), 0);
+    snprintf (b, sizeof b, "%s/new-%02d.svg", dir, i);
+    put (b, "old");
+    assert_int_equal (stat (b, &sb), 0);
+    reused = sb.st_ino == sa.st_ino && sb.st_dev == sa.st_dev;
+    assert_false (ps_file_is_input (b));
+    assert_int_equal (ps_file_write_bytes (b, "new", 3, err, sizeof err), 0);
+  }
+  if (!reused)
+    print_message ("(this file system gave no freed inode to a new file)\n");
+
+  char in[256], tmp[256];
+  path_in (in, sizeof in, "edited.json");
+  put (in, "{}");
+  assert_int_equal (ps_file_read_all (in, 1 << 20, &data, &len, &d), 0);
+  free (data);
+  path_in (tmp, sizeof tmp, ".edited.json.swp");
+  put (tmp, "{ }");
+  assert_int_equal (rename (tmp, in), 0);
+  assert_true (ps_file_is_input (in));
+  assert_int_equal (ps_file_write_bytes (in, "over", 4, err, sizeof err), PS_EINVAL);
+  char *now = slurp (in);
+  assert_string_equal (now, "{ }");
+  free (now);
+  assert_int_equal (d.errors, 0);
+  ps_diag_free (&d);
+}
+
 static void
 core_file_inputs_never_forgotten (void **state)
 {
@@ -556,6 +605,7 @@ main (void)
     cmocka_unit_test_setup_teardown (core_file_pipe_read_once, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_read_cancelled, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_inputs_never_forgotten, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_input_identity, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_write_modes, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_write_long_name, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_write_links, setup, teardown),
