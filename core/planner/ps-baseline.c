@@ -21,76 +21,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A binary heap of ready groups, the best first: the larger key, then
- * the lower id. */
-typedef struct ready {
-  uint32_t *a;
-  uint32_t n;
-  const double *key; /* NULL: by id alone */
-} ready;
+#include "ps-heap.h"
 
-static inline bool
-better (const ready *h, uint32_t x, uint32_t y)
-{
-  if (h->key && h->key[x] != h->key[y])
-    return h->key[x] > h->key[y];
-  return x < y;
-}
-
-static void
-ready_push (ready *h, uint32_t x)
-{
-  uint32_t i = h->n++;
-  while (i > 0 && better (h, x, h->a[(i - 1) / 2])) {
-    h->a[i] = h->a[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h->a[i] = x;
-}
-
-static uint32_t
-ready_pop (ready *h)
-{
-  uint32_t top = h->a[0], x = h->a[--h->n], i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= h->n)
-      break;
-    if (c + 1 < h->n && better (h, h->a[c + 1], h->a[c]))
-      c++;
-    if (!better (h, h->a[c], x))
-      break;
-    h->a[i] = h->a[c];
-    i = c;
-  }
-  if (h->n > 0)
-    h->a[i] = x;
-  return top;
-}
-
-/* Fills pl->order with the groups in list order: the best ready group by
- * `key` (NULL: program order) after the other.  indeg and heap: ng
+/* Fills pl->order with the groups in list order: the ready group with the
+ * smallest `key` (NULL: program order) after the other.  indeg: ng
  * entries of scratch. */
-static void
-list_order (ps__planner *pl, const double *key, uint32_t *indeg, uint32_t *heap)
+static int
+list_order (ps__planner *pl, const double *key, uint32_t *indeg)
 {
-  ready h = { heap, 0, key };
-  for (uint32_t gi = 0; gi < pl->ng; gi++) {
+  ps__heap h = { NULL, 0, 0, key };
+  int rc = 0;
+  for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
     indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
     if (indeg[gi] == 0)
-      ready_push (&h, gi);
+      rc = ps__heap_push (&h, gi);
   }
   uint32_t k = 0;
-  while (h.n > 0) {
-    uint32_t gi = ready_pop (&h);
+  while (h.n > 0 && rc == 0) {
+    uint32_t gi = ps__heap_pop (&h);
     pl->order[k++] = gi;
-    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
+    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1] && rc == 0; e++)
       if (--indeg[pl->gsucc[e]] == 0)
-        ready_push (&h, pl->gsucc[e]);
+        rc = ps__heap_push (&h, pl->gsucc[e]);
     uint32_t c = pl->chain_next[gi];
-    if (c != PS_NONE && --indeg[c] == 0)
-      ready_push (&h, c);
+    if (rc == 0 && c != PS_NONE && --indeg[c] == 0)
+      rc = ps__heap_push (&h, c);
   }
+  free (h.a);
+  return rc < 0 ? ps__planner_nomem (pl) : 0;
 }
 
 void
@@ -107,11 +65,13 @@ ps__planner_positions (ps__planner *pl)
   }
 }
 
-void
+int
 ps__planner_round_robin (ps__planner *pl, uint32_t streams)
 {
   /* The schedule arrays double as scratch until they are filled. */
-  list_order (pl, NULL, pl->gpos, pl->gissue);
+  int rc = list_order (pl, NULL, pl->gpos);
+  if (rc < 0)
+    return rc;
   uint32_t next = 0;
   for (uint32_t i = 0; i < pl->ng; i++) {
     uint32_t gi = pl->order[i];
@@ -126,6 +86,7 @@ ps__planner_round_robin (ps__planner *pl, uint32_t streams)
     pl->gstart[gi] = pl->gfinish[gi] = 0;
   }
   ps__planner_positions (pl);
+  return 0;
 }
 
 int
@@ -136,18 +97,16 @@ ps__planner_heft (ps__planner *pl, uint32_t streams)
   double *rank = calloc (ng ? ng : 1, sizeof *rank);
   if (!rank)
     return ps__planner_nomem (pl);
-  /* Upward ranks in reverse program order: a topological order reversed
-   * (list_order without a key). */
-  list_order (pl, NULL, pl->gpos, pl->gissue);
-  for (uint32_t i = ng; i-- > 0;) {
-    uint32_t gi = pl->order[i];
-    double best = 0;
-    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
-      if (rank[pl->gsucc[e]] > best)
-        best = rank[pl->gsucc[e]];
-    rank[gi] = pl->gcost[gi] + best;
+  /* The largest upward rank first: the heap takes the smallest key. */
+  int rc = ps__planner_upward_ranks (pl, rank, pl->gissue);
+  for (uint32_t gi = 0; gi < ng && rc == 0; gi++)
+    rank[gi] = -rank[gi];
+  if (rc == 0)
+    rc = list_order (pl, rank, pl->gpos);
+  if (rc < 0) {
+    free (rank);
+    return rc;
   }
-  list_order (pl, rank, pl->gpos, pl->gissue);
   double avail[PS_MAX_STREAMS], host = 0;
   for (uint32_t s = 0; s < streams; s++)
     avail[s] = -1;

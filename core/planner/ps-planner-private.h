@@ -164,8 +164,13 @@ int ps__planner_search (ps__planner *pl, double *sim_ms);
  * other) and HEFT (groups by decreasing upward rank, each where it would
  * finish earliest, timed without sharing).  Both fill pl->order, gstream
  * and gafter (no resource-order waits); ps__planner_positions the rest. */
-void ps__planner_round_robin (ps__planner *pl, uint32_t streams);
+int ps__planner_round_robin (ps__planner *pl, uint32_t streams);
 int ps__planner_heft (ps__planner *pl, uint32_t streams);
+/* Each group's upward rank into rank[ng] (its cost plus the largest rank
+ * of its successors: the length of the critical path it starts), which
+ * the list scheduler's priorities and HEFT both order by; tmp: ng
+ * entries of scratch. */
+int ps__planner_upward_ranks (ps__planner *pl, double *rank, uint32_t *tmp);
 /* From pl->order and gstream: gissue, gpos and SC, as the streams pass
  * leaves them for the sync pass. */
 void ps__planner_positions (ps__planner *pl);

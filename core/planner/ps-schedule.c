@@ -37,72 +37,11 @@
 #include <string.h>
 
 #include "ps-array.h"
+#include "ps-heap.h"
 
-/* A binary heap of groups by key, smaller first; the keys live in the
- * entries, which keeps the sifting in cache on large graphs. */
-typedef struct hent {
-  double key;
-  uint32_t id;
-} hent;
 
-typedef struct heap {
-  hent *a;
-  uint32_t n, cap;
-  const double *key; /* where a pushed group's key comes from */
-} heap;
-
-/* Groups are numbered in topological order of their first member, so the
- * id breaks ties in program order. */
-static inline bool
-hent_before (hent x, hent y)
-{
-  if (x.key != y.key)
-    return x.key < y.key;
-  return x.id < y.id;
-}
-
-static int
-heap_push (heap *h, uint32_t id)
-{
-  if (PS_ARRAY_RESERVE (h->a, h->cap, (uint64_t) h->n + 1) < 0)
-    return PS_ENOMEM;
-  hent x = { h->key[id], id };
-  uint32_t i = h->n++;
-  while (i > 0) {
-    uint32_t parent = (i - 1) / 2;
-    if (!hent_before (x, h->a[parent]))
-      break;
-    h->a[i] = h->a[parent];
-    i = parent;
-  }
-  h->a[i] = x;
-  return 0;
-}
-
-static uint32_t
-heap_pop (heap *h)
-{
-  uint32_t top = h->a[0].id, i = 0;
-  hent x = h->a[--h->n];
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= h->n)
-      break;
-    if (c + 1 < h->n && hent_before (h->a[c + 1], h->a[c]))
-      c++;
-    if (!hent_before (h->a[c], x))
-      break;
-    h->a[i] = h->a[c];
-    i = c;
-  }
-  if (h->n > 0)
-    h->a[i] = x;
-  return top;
-}
-
-/* Upward ranks, from a topological order of the contracted graph. */
-static int
-upward_ranks (ps__planner *pl, double *rank, uint32_t *tmp)
+int
+ps__planner_upward_ranks (ps__planner *pl, double *rank, uint32_t *tmp)
 {
   uint32_t ng = pl->ng, head = 0, tail = 0;
   uint32_t *indeg = malloc ((ng ? ng : 1) * sizeof *indeg);
@@ -675,8 +614,8 @@ place_group (sched *sc, uint32_t gi)
  * in `pending` until their data can be ready (their latest predecessor
  * finishes), then in the `ready` queue of their resource, by priority. */
 typedef struct queues {
-  heap pending;
-  heap ready[PS_RES__COUNT];
+  ps__heap pending;
+  ps__heap ready[PS_RES__COUNT];
   double *ready_at;
 } queues;
 
@@ -723,7 +662,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
   for (uint32_t gi = 0; gi < ng; gi++) {
     q->ready_at[gi] = 0;
     indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
-    if (indeg[gi] == 0 && heap_push (&q->pending, gi) < 0)
+    if (indeg[gi] == 0 && ps__heap_push (&q->pending, gi) < 0)
       return ps__planner_nomem (pl);
   }
 
@@ -743,8 +682,8 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
     span = 1;
   while (issued < ng) {
     while (q->pending.n > 0 && q->pending.a[0].key <= T) {
-      uint32_t gi = heap_pop (&q->pending);
-      if (heap_push (&q->ready[pl->gres[gi]], gi) < 0)
+      uint32_t gi = ps__heap_pop (&q->pending);
+      if (ps__heap_push (&q->ready[pl->gres[gi]], gi) < 0)
         return ps__planner_nomem (pl);
     }
     double min_free = sc->free_at[0];
@@ -755,7 +694,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
     int best = -1;
     double next = q->pending.n > 0 ? q->pending.a[0].key : INFINITY;
     for (int r = 0; r < PS_RES__COUNT; r++) {
-      heap *h = &q->ready[r];
+      ps__heap *h = &q->ready[r];
       if (h->n == 0)
         continue;
       double t = T;
@@ -775,7 +714,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       if (t > T) {
         if (t < next)
           next = t;
-      } else if (best < 0 || hent_before (h->a[0], q->ready[best].a[0])) {
+      } else if (best < 0 || ps__hent_before (h->a[0], q->ready[best].a[0])) {
         best = r;
       }
     }
@@ -796,7 +735,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       }
     }
 
-    uint32_t gi = heap_pop (&q->ready[best]);
+    uint32_t gi = ps__heap_pop (&q->ready[best]);
     if ((rc = place_group (sc, gi)) < 0)
       return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
     if (pl->gfinish[gi] > ms)
@@ -808,11 +747,11 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       uint32_t w = pl->gsucc[e];
       if (f > q->ready_at[w])
         q->ready_at[w] = f;
-      if (--indeg[w] == 0 && heap_push (&q->pending, w) < 0)
+      if (--indeg[w] == 0 && ps__heap_push (&q->pending, w) < 0)
         return ps__planner_nomem (pl);
     }
     uint32_t c = pl->chain_next[gi];
-    if (c != PS_NONE && --indeg[c] == 0 && heap_push (&q->pending, c) < 0)
+    if (c != PS_NONE && --indeg[c] == 0 && ps__heap_push (&q->pending, c) < 0)
       return ps__planner_nomem (pl);
   }
   *makespan = ms;
@@ -861,7 +800,7 @@ ps__planner_schedule (ps__planner *pl)
   for (int k = 0; k < PS_RES__COUNT; k++)
     if (profile_init (&sc->prof[k]) < 0)
       goto nomem;
-  if ((rc = upward_ranks (pl, rank, pl->order)) < 0)
+  if ((rc = ps__planner_upward_ranks (pl, rank, pl->order)) < 0)
     goto out;
 
   double m1, m2;

@@ -246,7 +246,7 @@ generate (search *se, const generator *gen, uint32_t k, double *ms)
   } else if (gen->kind == GEN_HEFT) {
     rc = ps__planner_heft (pl, k);
   } else {
-    ps__planner_round_robin (pl, k);
+    rc = ps__planner_round_robin (pl, k);
   }
   return rc < 0 ? rc : evaluate (se, ms);
 }
