@@ -893,6 +893,18 @@ eof_inside (ps_json_reader *r)
                   r->stack[r->level - 1] == 'a' ? "array" : "object");
 }
 
+/* The value fields of the token about to be read, cleared. */
+static inline void
+clear_token (ps_json_reader *r)
+{
+  r->str = "";
+  r->len = 0;
+  r->escaped = false;
+  r->num = 0;
+  r->is_int = false;
+  r->i64 = 0;
+}
+
 /* ps_json_next outside a container: before the top-level value (a byte
  * order mark, then the value) and after it (only whitespace, then EOF).
  * Apart from the hot path below, so that the latter stays small. */
@@ -901,12 +913,7 @@ next_outside (ps_json_reader *r)
 {
   if (r->state == ST_DONE)
     return r->token;
-  r->str = "";
-  r->len = 0;
-  r->escaped = false;
-  r->num = 0;
-  r->is_int = false;
-  r->i64 = 0;
+  clear_token (r);
 
   for (;;) {
     int c = skip_ws (r);
@@ -972,12 +979,7 @@ next_general (ps_json_reader *r)
   int state = r->state;
   if (state < ST_VALUE || state > ST_AFTER)
     return next_outside (r);
-  r->str = "";
-  r->len = 0;
-  r->escaped = false;
-  r->num = 0;
-  r->is_int = false;
-  r->i64 = 0;
+  clear_token (r);
 
   for (;;) {
     PREFETCH_AHEAD (r->p);
@@ -1262,12 +1264,7 @@ ps_json_next (ps_json_reader *r)
   if (is_word (p[n]))
     return next_general (r);
   mark (r, p);
-  r->str = "";
-  r->len = 0;
-  r->escaped = false;
-  r->num = 0;
-  r->is_int = false;
-  r->i64 = 0;
+  clear_token (r);
   r->depth = r->level;
   fast_after_value (r, p + n);
   return r->token = t;
