@@ -218,6 +218,15 @@ order_graphs (ps__dot_importer *im, uint32_t *order, uint32_t *n_order)
   return 0;
 }
 
+/* The error of node v, whose child graphs have too many entries or exits
+ * to list. */
+static int
+too_many_ends (ps__dot_importer *im, uint32_t v)
+{
+  const ps__dot_node *nd = &im->doc.nodes[v];
+  return error_at (im, nd->line, nd->col, "child graphs expand to too many first and last nodes");
+}
+
 static int
 push_end (ps__dot_importer *im, uint32_t v)
 {
@@ -301,11 +310,8 @@ measure_graphs (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
       int ret = im->info[v].kind == PS__DOT_COND ? cond_exits (im, &im->info[v]) : 0;
       if (ret == PS_ENOMEM)
         return ret;
-      if (ret < 0) {
-        const ps__dot_node *nd = &im->doc.nodes[v];
-        return error_at (im, nd->line, nd->col,
-                         "child graphs expand to too many first and last nodes");
-      }
+      if (ret < 0)
+        return too_many_ends (im, v);
     }
     for (int pass = 0; pass < 2; pass++) {
       uint32_t begin = im->n_ends;
@@ -329,11 +335,8 @@ measure_graphs (ps__dot_importer *im, const uint32_t *order, uint32_t n_order)
         }
         if (ret == PS_ENOMEM)
           return ret;
-        if (ret < 0) {
-          const ps__dot_node *nd = &im->doc.nodes[v];
-          return error_at (im, nd->line, nd->col,
-                           "child graphs expand to too many first and last nodes");
-        }
+        if (ret < 0)
+          return too_many_ends (im, v);
       }
       if (pass == 0) {
         gr->ent_begin = begin;
