@@ -87,6 +87,35 @@ cli_parse_u32 (const char *s, uint32_t min, uint32_t max, uint32_t *out)
   return 0;
 }
 
+/* A size: a whole number of bytes above 0, optionally followed by K, M
+ * or G (KiB, MiB or GiB; "KiB", "MiB" and "GiB" are taken too). */
+static int
+parse_bytes (const char *s, uint64_t *out)
+{
+  size_t n = strspn (s, "0123456789");
+  char digits[24];
+  if (n == 0 || n >= sizeof digits)
+    return -1;
+  memcpy (digits, s, n);
+  digits[n] = '\0';
+  uint64_t v, unit = 1;
+  if (cli_parse_u64 (digits, &v) != 0 || v == 0)
+    return -1;
+  const char *u = s + n;
+  if (*u) {
+    unit = *u == 'K' || *u == 'k' ? (uint64_t) 1 << 10
+           : *u == 'M'            ? (uint64_t) 1 << 20
+           : *u == 'G'            ? (uint64_t) 1 << 30
+                                  : 0;
+    if (!unit || (u[1] && strcmp (u + 1, "iB") != 0))
+      return -1;
+  }
+  if (v > UINT64_MAX / unit)
+    return -1;
+  *out = v * unit;
+  return 0;
+}
+
 void
 cli_plan_args_init (cli_plan_args *a)
 {
@@ -95,7 +124,8 @@ cli_plan_args_init (cli_plan_args *a)
 }
 
 /* Consumes a plan option (--streams N|auto, --fusion auto|all|off,
- * --no-fusion, --device NAME, --assume NODE=BRANCH, --timing) at argv[*i].
+ * --no-fusion, --device NAME, --assume NODE=BRANCH, --memory-budget BYTES,
+ * --timing) at argv[*i].
  * Returns 1 when consumed, 0 when argv[*i] is not one, -1 after a usage
  * error. */
 static int
@@ -151,6 +181,16 @@ plan_option (const char *cmd, int argc, char **argv, int *i, cli_plan_args *a)
       return -1;
     }
     a->assume[a->n_assume++] = val;
+    return 1;
+  }
+  if ((m = cli_option_value (cmd, argc, argv, i, "--memory-budget", &val)) != 0) {
+    if (m < 0)
+      return -1;
+    if (parse_bytes (val, &a->options.memory_budget) != 0) {
+      cli_usage_error (cmd, "--memory-budget needs a size in bytes above 0 (with K, M or G for "
+                       "KiB, MiB or GiB, as in 512M), not '%s'", val);
+      return -1;
+    }
     return 1;
   }
   if (strcmp (argv[*i], "--timing") == 0) {

@@ -9,7 +9,7 @@
 
 static const char plan_usage[] =
   "Usage: planscope-cli plan FILE [--streams N|auto] [--fusion auto|all|off] [--no-fusion]\n"
-  "                          [--device NAME] [--timing] [--json]\n"
+  "                          [--device NAME] [--memory-budget BYTES] [--timing] [--json]\n"
   "\n"
   "Compile a graph (planscope JSON; FILE '-' reads standard input) into an\n"
   "execution plan and print it.  The summary sets the memory pool against its\n"
@@ -24,13 +24,17 @@ static const char plan_usage[] =
   "  --device NAME  schedule for this device profile: h200, a100, rtx4090 or a\n"
   "                 .json profile; default: the graph's \"device\", else h200\n"
   "  --assume N=B   model branch B (then, else or both) of conditional N\n"
+  "  --memory-budget BYTES\n"
+  "                 keep the pool within BYTES (K, M, G: KiB, MiB, GiB): over it, plan\n"
+  "                 on the fewer streams whose plan is fastest with a pool that fits,\n"
+  "                 and say what that costs; exit 1 when no count fits\n"
   "  --timing       print the wall time of every pass on stderr\n"
   "  --json         print the plan document of spec/cli.md instead of text\n"
   "  -h, --help     show this help\n";
 
 static const char verify_usage[] =
   "Usage: planscope-cli verify FILE [--streams N|auto] [--fusion auto|all|off] [--no-fusion]\n"
-  "                            [--device NAME] [--timing]\n"
+  "                            [--device NAME] [--memory-budget BYTES] [--timing]\n"
   "\n"
   "Build the plan and check it independently of the planner: every dependency\n"
   "ordered by stream order or events, pins and the stream count honoured, and\n"
@@ -45,6 +49,8 @@ static const char verify_usage[] =
   "  --device NAME  schedule for this device profile: h200, a100, rtx4090 or a\n"
   "                 .json profile; default: the graph's \"device\", else h200\n"
   "  --assume N=B   model branch B (then, else or both) of conditional N\n"
+  "  --memory-budget BYTES\n"
+  "                 keep the pool within BYTES (see plan --help)\n"
   "  --timing       print the wall time of every pass on stderr\n"
   "  -h, --help     show this help\n";
 

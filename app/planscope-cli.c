@@ -57,7 +57,8 @@ print_usage (FILE *out)
   }
   fputs ("\n"
          "PLAN-OPTIONS: --streams N|auto (1-64, default 4), --fusion auto|all|off, --no-fusion,\n"
-         "              --device NAME, --assume NODE=then|else|both, --timing\n"
+         "              --device NAME, --assume NODE=then|else|both, --memory-budget BYTES,\n"
+         "              --timing\n"
          "\n"
          "Options:\n"
          "  -h, --help       show this help (also after any command)\n"

@@ -542,6 +542,32 @@ else
   bad "simulate moe-experts failed"
 fi
 
+# ---- memory budget ------------------------------------------------------------
+# moe-experts' pool is 40.1 MiB on 4 streams and 16.1 MiB on one: a budget
+# of 40M moves the plan to fewer streams and says what that costs; 10M is
+# below every count's pool.
+moe_ex="$ROOT/data/examples/moe-experts.json"
+expect 0 "plan --memory-budget 40M" plan "$moe_ex" --memory-budget 40M
+grep -q '^  memory budget   40 MiB: planned on [123] streams\? instead of 4, pool .* instead of 40.1 MiB, makespan .*instead of .*(+' \
+  "$TMP/out" && ok || bad "plan --memory-budget 40M: no line saying what the budget cost"
+expect 0 "plan --memory-budget 40M --json" plan "$moe_ex" --memory-budget 40M --json
+python3 - "$TMP/out" <<'PY' && ok || bad "plan --memory-budget 40M --json: pool over the budget"
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["memory_budget"]
+assert b["bytes"] == 40 << 20 and b["streams_from"] == 4, b
+assert d["pool_bytes"] <= b["bytes"] < b["pool_bytes_from"], d
+assert d["estimated_makespan_ns"] >= b["makespan_from_ns"], d
+PY
+expect 0 "verify --memory-budget 40M" verify "$moe_ex" --memory-budget 40M
+expect 1 "plan --memory-budget 10M" plan "$moe_ex" --memory-budget 10M
+grep -q 'cannot plan within the memory budget of 10 MiB' "$TMP/err" && ok ||
+  bad "plan --memory-budget 10M does not say why"
+expect 0 "plan --memory-budget 1G" plan "$moe_ex" --memory-budget 1G
+grep -q '^  memory budget   1 GiB: the pool fits$' "$TMP/out" && ok || bad "a budget that fits"
+expect 2 "--memory-budget 0" plan "$moe_ex" --memory-budget 0
+expect 2 "--memory-budget 12X" plan "$moe_ex" --memory-budget 12X
+
 # ---- diff ---------------------------------------------------------------------
 
 # Two plans of one graph: one stream against four.  The makespan and each

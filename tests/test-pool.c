@@ -539,6 +539,63 @@ core_pool_serial_chain (void **state)
   ps_graph_free (&g);
 }
 
+/* A memory budget below the pool on 4 streams: the plan moves to the
+ * fastest count whose pool fits, verifies, is no faster than the plan
+ * without the budget and says what it gave up; a budget below every
+ * count's pool fails with the smallest pool found; one above the pool
+ * changes nothing. */
+static void
+core_pool_memory_budget (void **state)
+{
+  (void) state;
+  static const char *const names[] = { "copy-compute-overlap.json", "moe-experts.json" };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    ps_graph g;
+    ps_graph_init (&g);
+    load_example (&g, names[i]);
+    ps_plan free_plan, one;
+    assert_int_equal (plan_with (&free_plan, &g, 4, true), 0);
+    assert_int_equal (plan_with (&one, &g, 1, true), 0);
+    /* Both examples need less on one stream than on four. */
+    assert_true (one.pool_bytes < free_plan.pool_bytes);
+
+    ps_plan_options o;
+    ps_plan_options_init (&o);
+    o.streams = 4;
+    o.memory_budget = free_plan.pool_bytes - 1;
+    ps_diag d;
+    ps_diag_init (&d, names[i]);
+    ps_plan p;
+    assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
+    assert_true (p.pool_bytes <= o.memory_budget);
+    assert_true (p.options.streams < 4);
+    assert_int_equal (p.budget_streams_from, 4);
+    assert_int_equal (p.budget_pool_from, free_plan.pool_bytes);
+    assert_true (p.est_makespan_ns >= free_plan.est_makespan_ns);
+    assert_true (p.budget_makespan_from_ns == free_plan.est_makespan_ns);
+    assert_int_equal (ps_plan_verify (&p, print_report, NULL, 5), 0);
+    ps_plan_free (&p);
+
+    o.memory_budget = one.pool_bytes - 1;
+    assert_int_equal (ps_plan_build (&p, &g, &o, &d), PS_ELIMIT);
+    assert_true (d.count > 0);
+    assert_non_null (strstr (d.entries[d.count - 1].message, "cannot plan within the memory budget"));
+    ps_diag_free (&d);
+
+    ps_diag_init (&d, names[i]);
+    o.memory_budget = free_plan.pool_bytes;
+    assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
+    assert_int_equal (p.budget_streams_from, 0);
+    assert_int_equal (p.pool_bytes, free_plan.pool_bytes);
+    assert_int_equal (p.options.streams, 4);
+    ps_plan_free (&p);
+    ps_diag_free (&d);
+    ps_plan_free (&one);
+    ps_plan_free (&free_plan);
+    ps_graph_free (&g);
+  }
+}
+
 int
 main (void)
 {
@@ -548,6 +605,7 @@ main (void)
     cmocka_unit_test (core_pool_peak_no_earliest_use),
     cmocka_unit_test (core_pool_within_peak),
     cmocka_unit_test (core_pool_serial_chain),
+    cmocka_unit_test (core_pool_memory_budget),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

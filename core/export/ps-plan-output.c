@@ -79,6 +79,17 @@ ps_plan_write_json (const ps_plan *p, FILE *out)
     ps_jsonw_number (out, floor (p->auto_best_ns + 0.5));
     fputs ("},\n", out);
   }
+  if (p->options.memory_budget) {
+    /* --memory-budget: the budget, and when the plan had to move to fewer
+     * streams to fit it, the count, pool and makespan it had before. */
+    fprintf (out, "  \"memory_budget\": {\"bytes\": %" PRIu64, p->options.memory_budget);
+    if (p->budget_streams_from) {
+      fprintf (out, ", \"streams_from\": %u, \"pool_bytes_from\": %" PRIu64
+               ", \"makespan_from_ns\": ", p->budget_streams_from, p->budget_pool_from);
+      ps_jsonw_number (out, floor (p->budget_makespan_from_ns + 0.5));
+    }
+    fputs ("},\n", out);
+  }
   fprintf (out,
            "  \"streams\": %u, \"pool_bytes\": %" PRIu64 ", \"pool_peak\": %" PRIu64
            ", \"pool_peak_exact\": %s, \"pool_ratio\": ",
@@ -416,10 +427,30 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   if ((rc = ps_pool_peak_of (p, &pk)) < 0)
     goto out;
   fprintf (out, "  pool            %s\n", ps_pool_text (p, &pk, pool, sizeof pool));
-  /* The memory pass adds no waits (ps-plan.h): say so, where a pass that
-   * traded time for memory would list its waits and their cost. */
+  /* The memory pass adds no waits (ps-plan.h): say so; a memory budget
+   * trades time for memory by streams instead, and says what it cost. */
   fputs ("  pool waits      none (bytes are shared only between buffers whose uses the plan "
          "already orders)\n", out);
+  if (p->options.memory_budget) {
+    char b[PS_FORMAT_MAX], x[PS_FORMAT_MAX];
+    fprintf (out, "  memory budget   %s: ",
+             ps_format_bytes ((double) p->options.memory_budget, b, sizeof b));
+    if (!p->budget_streams_from) {
+      fputs ("the pool fits\n", out);
+    } else {
+      fprintf (out, "planned on %u stream%s instead of %u, pool %s instead of %s, makespan ",
+               p->options.streams, p->options.streams == 1 ? "" : "s", p->budget_streams_from,
+               ps_format_bytes ((double) p->pool_bytes, b, sizeof b),
+               ps_format_bytes ((double) p->budget_pool_from, x, sizeof x));
+      put_time (out, p->est_makespan_ns);
+      fputs (" instead of ", out);
+      put_time (out, p->budget_makespan_from_ns);
+      double from = p->budget_makespan_from_ns;
+      if (from > 0)
+        fprintf (out, " (%+.1f%%)", 100 * (p->est_makespan_ns - from) / from);
+      fputc ('\n', out);
+    }
+  }
   /* Both from the device model the plan was scheduled for. */
   const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
   fputs ("  est. makespan   ", out);

@@ -28,6 +28,14 @@ typedef struct ps_plan_options {
    * ps_device_find finds them.  ps_plan_build copies the profile into the
    * plan's `device`; the plan's options keep this pointer as given. */
   const ps_device *device;
+  /* The most bytes the memory pool may take; 0 (the default): no budget.
+   * The pool never adds waits of its own, so a plan over the budget
+   * trades time for memory by streams: it moves to the fastest plan on
+   * fewer streams whose pool fits (fewer streams order more work, so more
+   * buffers may share bytes), and the plan records what it gave up
+   * (budget_*).  When no count fits, ps_plan_build fails with PS_ELIMIT
+   * and says the smallest pool it found. */
+  uint64_t memory_budget;
 } ps_plan_options;
 
 void ps_plan_options_init (ps_plan_options *o);
@@ -101,6 +109,12 @@ typedef struct ps_plan {
    * fastest plan it found on any count up to that. */
   uint32_t auto_streams_max;
   double auto_best_ns;
+  /* With a memory budget the plan was over on its stream count: that
+   * count, its pool and its simulated makespan (budget_streams_from 0:
+   * the plan was within the budget as planned). */
+  uint32_t budget_streams_from;
+  uint64_t budget_pool_from;
+  double budget_makespan_from_ns;
   bool est_simulated;        /* est_makespan_ns is this plan's simulated makespan (ps-sim.h) */
   ps_device device;          /* the profile the plan was scheduled for */
 

@@ -16,13 +16,17 @@
  *   keeps every group.
  *
  *   --streams auto: the fewest streams, up to options.streams, whose plan
- *   is within AUTO_SLACK of the fastest plan on any of those counts. */
+ *   is within AUTO_SLACK of the fastest plan on any of those counts.
+ *
+ *   --memory-budget: a plan whose pool is over the budget moves to the
+ *   fastest plan on fewer streams whose pool fits (fit_budget). */
 #include "ps-planner-private.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-format.h"
 #include "ps-sim.h"
 
 /* Groups kept back one at a time when a plan has at most TRIAL_GROUPS
@@ -474,6 +478,81 @@ build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, p
   return rc;
 }
 
+/* Plan p's pool is over the memory budget: p becomes the fastest plan on
+ * fewer streams whose pool fits (ties to more streams), with what it gave
+ * up recorded; or, when no count down to one fits, PS_ELIMIT saying the
+ * smallest pool found. */
+static int
+fit_budget (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag,
+            ps_timing *timing)
+{
+  double from_ns;
+  int rc = plan_makespan (p, &from_ns);
+  if (rc < 0)
+    return rc;
+  uint32_t from = p->options.streams, least_k = from;
+  uint64_t least = p->pool_bytes;
+  ps_plan best;
+  double best_ns = INFINITY;
+  bool have = false;
+  for (uint32_t k = from; k-- > 1 && rc == 0;) {
+    ps_plan_options ok = *o;
+    ok.streams = k;
+    ok.streams_auto = false;
+    ok.memory_budget = 0;
+    ps_plan q;
+    rc = build (&q, g, &ok, NULL, timing, NULL);
+    if (rc == PS_EPIN || rc == PS_EUSAGE) { /* fewer streams than the pins need */
+      rc = 0;
+      break;
+    }
+    if (rc < 0)
+      break;
+    if (q.pool_bytes < least) {
+      least = q.pool_bytes;
+      least_k = k;
+    }
+    double ms = INFINITY;
+    if (q.pool_bytes <= o->memory_budget)
+      rc = plan_makespan (&q, &ms);
+    if (rc == 0 && ms < best_ns) {
+      if (have)
+        ps_plan_free (&best);
+      best = q;
+      best_ns = ms;
+      have = true;
+    } else {
+      ps_plan_free (&q);
+    }
+  }
+  if (rc == 0 && !have) {
+    if (diag) {
+      char b[PS_FORMAT_MAX], x[PS_FORMAT_MAX], y[PS_FORMAT_MAX];
+      ps_diag_error (diag, 0, 0,
+                     "cannot plan within the memory budget of %s: the pool takes %s on %u "
+                     "stream%s, and no less than %s on any count down to %u",
+                     ps_format_bytes ((double) o->memory_budget, b, sizeof b),
+                     ps_format_bytes ((double) p->pool_bytes, x, sizeof x), from,
+                     from == 1 ? "" : "s", ps_format_bytes ((double) least, y, sizeof y),
+                     least_k);
+    }
+    rc = PS_ELIMIT;
+  }
+  if (rc < 0) {
+    if (have)
+      ps_plan_free (&best);
+    return rc;
+  }
+  uint64_t from_pool = p->pool_bytes;
+  ps_plan_free (p);
+  *p = best;
+  p->options.memory_budget = o->memory_budget;
+  p->budget_streams_from = from;
+  p->budget_pool_from = from_pool;
+  p->budget_makespan_from_ns = from_ns;
+  return 0;
+}
+
 int
 ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag)
 {
@@ -547,6 +626,8 @@ ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag 
       p->auto_best_ns = best;
     }
   }
+  if (rc == 0 && o->memory_budget && p->pool_bytes > o->memory_budget)
+    rc = fit_budget (p, g, o, diag, &timing);
   if (rc < 0)
     ps_plan_free (p);
   else
