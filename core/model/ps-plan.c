@@ -25,6 +25,7 @@ ps_plan_options_init (ps_plan_options *o)
   o->fusion = true;
   o->fusion_all = false;
   o->device = NULL;
+  o->memory_budget = 0;
 }
 
 void
