@@ -238,6 +238,24 @@ typedef struct run_result {
   double at_most[PS_MAX_STREAMS + 1]; /* searched: fastest on at most k streams */
 } run_result;
 
+/* The planner's context for graph g into plan p under o, the device
+ * resolved and the plan begun (its steps' arrays). */
+static int
+planner_start (ps__planner *pl, ps_plan *p, const ps_graph *g, const ps_plan_options *o,
+               ps_diag *diag)
+{
+  pl->g = g;
+  pl->p = p;
+  pl->diag = diag;
+  pl->n = g->n_nodes;
+  pl->S = o->streams;
+  resolve_device (pl, o);
+  if (ps__plan_begin (p, g, o) < 0)
+    return ps__planner_nomem (pl);
+  p->device = pl->dev;
+  return 0;
+}
+
 /* Runs the passes into p as ro says. */
 static int
 run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro, ps_diag *diag,
@@ -255,23 +273,14 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   int rc = ps__plan_check_options (g, o, diag);
   if (rc < 0)
     goto out;
-  pl.g = g;
-  pl.p = p;
-  pl.diag = diag;
-  pl.n = g->n_nodes;
-  pl.S = o->streams;
   pl.fusion = ro->fusion;
   pl.nofuse = ro->nofuse;
   pl.quick_k = ro->quick_k;
   pl.only = ro->only;
   pl.at_most = res->at_most;
-  resolve_device (&pl, o);
-  if ((rc = ps__plan_begin (p, g, o)) < 0) {
-    rc = ps__planner_nomem (&pl);
+  if ((rc = planner_start (&pl, p, g, o, diag)) < 0)
     goto out;
-  }
   p->options.fusion = o->fusion;
-  p->device = pl.dev;
   if ((rc = analyse (&pl)) < 0)
     goto out;
   ps_timing_mark (timing, "analyse", &t);
@@ -665,18 +674,8 @@ ps__plan_build_schedule (ps_plan *p, const ps_graph *g, const ps_plan_options *o
   int rc = o->fusion || !csr_ok (g) ? PS_EINVAL : ps__plan_check_options (g, o, diag);
   if (rc < 0)
     goto out;
-  pl.g = g;
-  pl.p = p;
-  pl.diag = diag;
-  pl.n = g->n_nodes;
-  pl.S = o->streams;
-  resolve_device (&pl, o);
-  if ((rc = ps__plan_begin (p, g, o)) < 0) {
-    rc = ps__planner_nomem (&pl);
-    goto out;
-  }
-  p->device = pl.dev;
-  if ((rc = analyse (&pl)) < 0 || (rc = ps__planner_fuse (&pl)) < 0)
+  if ((rc = planner_start (&pl, p, g, o, diag)) < 0 || (rc = analyse (&pl)) < 0
+      || (rc = ps__planner_fuse (&pl)) < 0)
     goto out;
   /* Without fusion every node is its own group. */
   uint32_t ng = pl.ng, n1 = ng ? ng : 1;

@@ -1138,12 +1138,7 @@ ps_json_next (ps_json_reader *r)
     if (c != (top == 'a' ? ']' : '}') || r->level < 2)
       return next_general (r);
     mark (r, p);
-    r->str = "";
-    r->len = 0;
-    r->escaped = false;
-    r->num = 0;
-    r->is_int = false;
-    r->i64 = 0;
+    clear_token (r);
     r->level--;
     r->depth = r->level;
     fast_after_value (r, p + 1);
@@ -1235,12 +1230,7 @@ ps_json_next (ps_json_reader *r)
       return next_general (r);
     uint8_t kind = c == '[' ? 'a' : 'o';
     mark (r, p);
-    r->str = "";
-    r->len = 0;
-    r->escaped = false;
-    r->num = 0;
-    r->is_int = false;
-    r->i64 = 0;
+    clear_token (r);
     r->stack[r->level++] = kind;
     r->depth = r->level;
     r->p = p + 1;
