@@ -445,7 +445,7 @@ group_costs (ps__planner *pl)
   /* The search simulates plans of graphs it takes with these costs. */
   free (pl->gsim);
   pl->gsim = NULL;
-  if (pl->ng <= PS__SEARCH_MAX_GROUPS && !(pl->gsim = malloc ((pl->ng + 1) * sizeof *pl->gsim)))
+  if (pl->ng <= PS__SIM_MAX_GROUPS && !(pl->gsim = malloc ((pl->ng + 1) * sizeof *pl->gsim)))
     return ps__planner_nomem (pl);
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
     uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];

@@ -12,8 +12,8 @@
  *   simulator finds faster unfused, one group after the other (judged on
  *   TRIAL_STREAMS streams, a short search each); the fastest wins, the
  *   first of equals, and the plan says how many groups it kept back.
- *   Only for graphs the search takes (PS__SEARCH_MAX_GROUPS); --fusion all
- *   keeps every group.
+ *   Only for graphs the search simulates (PS__SIM_MAX_GROUPS); trials
+ *   only up to TRIAL_MAX nodes; --fusion all keeps every group.
  *
  *   --streams auto: the fewest streams, up to options.streams, whose plan
  *   is within AUTO_SLACK of the fastest plan on any of those counts.

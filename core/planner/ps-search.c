@@ -27,8 +27,10 @@
  * Cost: per candidate, one list schedule, one sync pass and one
  * simulation, each O((V + E) log V) or so; the generators are fewer on
  * larger graphs (FEW_GROUPS, FEWER_GROUPS), some stop at a count (kcap),
- * and a count above the groups is the same as their number; graphs of
- * more than PS__SEARCH_MAX_GROUPS groups get one list schedule, not
+ * and a count above the groups is the same as their number.  Graphs of
+ * more than PS__SEARCH_MAX_GROUPS groups get one generator (the blend),
+ * still on every count and simulated, so the promise holds; above
+ * PS__SIM_MAX_GROUPS (no simulation costs, gsim) one list schedule, not
  * simulated, and none of these promises. */
 #include "ps-planner-private.h"
 
@@ -81,9 +83,14 @@ static const generator generators[] = {
 };
 #define N_GEN (sizeof generators / sizeof generators[0])
 
-/* The one list schedule of graphs too large to search. */
+/* The one list schedule of graphs too large to search: on every count
+ * for graphs of at most PS__SIM_MAX_GROUPS groups, else on all streams
+ * and not simulated. */
 static const ps__planner_variant variant_large = { PS__KEY_BLEND, PS__ORDER_SHORTER,
                                                    PS__RANK_BOUND, 0, 0 };
+static const generator generator_large = { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_SHORTER,
+                                                       PS__RANK_BOUND, 0, 0 },
+                                           PS_MAX_STREAMS, false };
 
 typedef struct search {
   ps__planner *pl;
@@ -479,7 +486,7 @@ int
 ps__planner_search (ps__planner *pl, double *sim_ms)
 {
   *sim_ms = -1;
-  if (pl->ng > PS__SEARCH_MAX_GROUPS || !pl->gsim) {
+  if (!pl->gsim) {
     pl->var = variant_large;
     return ps__planner_schedule (pl);
   }
@@ -513,7 +520,12 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
       lo = (uint32_t) pl->gpin[gi] + 1;
   if (hi < lo)
     hi = lo;
+  const generator *gens = generators;
   uint32_t n_gen = ng <= FEW_GROUPS ? N_GEN : ng <= FEWER_GROUPS ? N_FEW : N_FEWER;
+  if (ng > PS__SEARCH_MAX_GROUPS) {
+    gens = &generator_large;
+    n_gen = 1;
+  }
   bool local = ng <= LOCAL_GROUPS;
   if (pl->only) {
     pl->var = *pl->only;
@@ -527,7 +539,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   if (pl->quick_k) {
     /* A trial: one count, the first generators, no local search. */
     lo = hi = pl->quick_k < lo ? lo : pl->quick_k > hi ? hi : pl->quick_k;
-    n_gen = N_FEW;
+    n_gen = n_gen < N_FEW ? n_gen : N_FEW;
     local = false;
   }
   uint32_t used[N_GEN], best_used = 0;
@@ -536,7 +548,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
     used[i] = PS_MAX_STREAMS + 1;
   for (uint32_t k = lo; k <= hi; k++) {
     for (uint32_t i = 0; i < n_gen; i++) {
-      const generator *gen = &generators[i];
+      const generator *gen = &gens[i];
       /* Its schedule for a count above one that left a stream unused is
        * that schedule again. */
       if (k > gen->kcap || (gen->count_free && used[i] < k - 1))
