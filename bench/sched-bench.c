@@ -19,7 +19,9 @@
  *
  * Every makespan is the simulator's, on h200.  SCHED_BENCH_CLI=PATH takes
  * the planner's makespans from another build's planscope-cli (figures
- * before a change), SCHED_BENCH_FROM=N leaves out sweep sizes below N.  The tests assert the same
+ * before a change), SCHED_BENCH_FROM=N leaves out sweep sizes below N,
+ * SCHED_BENCH_STREAMS=S runs the optimum table on S streams only,
+ * SCHED_BENCH_VERBOSE=1 prints each graph's figures.  The tests assert the same
  * figures on fewer graphs (test-schedule.c). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +81,9 @@ optimum (uint32_t graphs)
   uint64_t expanded = 0;
   const char *b = getenv ("SCHED_BENCH_BUDGET");
   uint64_t budget = b ? strtoull (b, NULL, 10) : BUDGET;
-  for (uint32_t S = 1; S <= 4; S++) {
+  const char *only = getenv ("SCHED_BENCH_STREAMS");
+  uint32_t s_lo = only ? (uint32_t) strtoul (only, NULL, 10) : 1, s_hi = only ? s_lo : 4;
+  for (uint32_t S = s_lo; S <= s_hi; S++) {
     double sum[N_KIND] = { 0 }, worst[N_KIND] = { 0 }, loss[2] = { 0 }, gap = 0;
     uint32_t at_opt[N_KIND] = { 0 }, losses[2] = { 0 }, proven = 0;
     for (uint32_t k = 0; k < graphs; k++) {

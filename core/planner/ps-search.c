@@ -55,8 +55,8 @@
  * other place in issue order, on any stream (at most TINY_EVALS
  * simulations per group and count). */
 #define TINY_GROUPS 16u
-#define TINY_EVALS 96u
-#define TINY_KICKS 8u
+#define TINY_EVALS 512u
+#define TINY_KICKS 64u
 
 enum { GEN_LIST, GEN_HEFT, GEN_RR };
 
