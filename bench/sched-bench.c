@@ -16,6 +16,10 @@
  *                                  one
  *   sched-bench merges [MAX]       the same graphs on 4 streams: legal
  *                                  merges the fusion pass left undone
+ *   sched-bench baselines [MAX]    generated graphs of every shape, 1,000
+ *                                  to MAX nodes (default 100000),
+ *                                  unfused on 2, 4 and 8 streams: the
+ *                                  planner against HEFT and round-robin
  *
  * Every makespan is the simulator's, on h200.  SCHED_BENCH_CLI=PATH takes
  * the planner's makespans from another build's planscope-cli (figures
@@ -394,6 +398,63 @@ merges (uint32_t max)
   return 0;
 }
 
+/* Generated graphs of every shape, sizes 1,000 to MAX nodes, seed 1,
+ * unfused on 2, 4 and 8 streams: planscope's makespan against HEFT's and
+ * round-robin's (tests/ps-test-sched.h), where the sweep's graphs grow
+ * past those the search runs HEFT and round-robin on (8,192 groups). */
+static int
+baselines (uint32_t max)
+{
+  static const uint32_t bsizes[] = { 1000, 10000, 30000, 100000, 200000 };
+  static const uint32_t counts[] = { 2, 4, 8 };
+  printf ("%-12s %7s %7s %10s %14s\n", "shape", "nodes", "streams", "vs HEFT",
+          "vs round-robin");
+  double t0 = ps_clock_now (), worst[2] = { 0 };
+  uint32_t rows = 0, losses[2] = { 0 };
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (size_t z = 0; z < sizeof bsizes / sizeof bsizes[0] && bsizes[z] <= max; z++) {
+      ps_graph g;
+      uint32_t n = bsizes[z];
+      if (gen_graph (&g, (ps_gen_shape) shape, n, 1) < 0)
+        return 1;
+      uint32_t *order = malloc ((g.n_nodes + 1) * sizeof *order);
+      uint16_t *stream = malloc ((g.n_nodes + 1) * sizeof *stream);
+      if (!order || !stream)
+        abort ();
+      for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        uint32_t S = counts[c];
+        double plan = NAN, heft = NAN, rr = NAN;
+        int rc = sq_planner_makespan (&g, S, false, &plan);
+        if (rc == 0 && (rc = sq_heft (&g, S, order, stream)) == 0)
+          rc = sq_schedule_makespan (&g, S, order, stream, &heft);
+        sq_round_robin (&g, S, order, stream);
+        if (rc == 0)
+          rc = sq_schedule_makespan (&g, S, order, stream, &rr);
+        if (rc < 0) {
+          fprintf (stderr, "sched-bench: %s %u: %s\n", ps_gen_shape_name (shape), n,
+                   ps_strerror (rc));
+          return 1;
+        }
+        double r[2] = { plan / heft, plan / rr };
+        for (int i = 0; i < 2; i++) {
+          losses[i] += r[i] > 1 + 1e-6;
+          if (r[i] > worst[i])
+            worst[i] = r[i];
+        }
+        printf ("%-12s %7u %7u %9.4fx %13.4fx\n", ps_gen_shape_name (shape), n, S, r[0], r[1]);
+        fflush (stdout);
+        rows++;
+      }
+      free (order);
+      free (stream);
+      ps_graph_free (&g);
+    }
+  printf ("\n%u points: planscope slower than HEFT on %u (at most %.4fx), than round-robin on "
+          "%u (at most %.4fx); %.1f s\n", rows, losses[0], worst[0], losses[1], worst[1],
+          ps_clock_now () - t0);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -424,8 +485,10 @@ main (int argc, char **argv)
     return sweeps (arg ? arg : 30000, true);
   if (strcmp (mode, "fusion") == 0)
     return sweeps (arg ? arg : 30000, false);
+  if (strcmp (mode, "baselines") == 0)
+    return baselines (arg ? arg : 100000);
   if (strcmp (mode, "merges") == 0)
     return merges (arg ? arg : 100000);
-  fprintf (stderr, "usage: sched-bench optimum|streams|fusion [N]\n");
+  fprintf (stderr, "usage: sched-bench optimum|streams|fusion|merges|baselines [N]\n");
   return 2;
 }

@@ -181,6 +181,41 @@ core_schedule_monotone_large (void **state)
   ps_graph_free (&g);
 }
 
+/* Graphs past those the full search takes still get HEFT and round-robin
+ * among their candidates: never slower than either (a 10,000-node
+ * transformer on 4 streams was 0.28% slower than both when the search
+ * left them out above 8,192 groups, a 10,000-node fanout on 2 streams
+ * 0.23% slower than HEFT). */
+static void
+core_schedule_baselines_large (void **state)
+{
+  (void) state;
+  static const struct {
+    ps_gen_shape shape;
+    uint32_t streams;
+  } cases[] = { { PS_GEN_TRANSFORMER, 4 }, { PS_GEN_FANOUT, 2 } };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    ps_graph g;
+    gen (&g, cases[c].shape, 10000, 1);
+    uint32_t *order = malloc (g.n_nodes * sizeof *order), S = cases[c].streams;
+    uint16_t *stream = malloc (g.n_nodes * sizeof *stream);
+    assert_non_null (order);
+    assert_non_null (stream);
+    double plan = NAN, heft = NAN, rr = NAN;
+    assert_int_equal (sq_planner_makespan (&g, S, false, &plan), 0);
+    assert_int_equal (sq_heft (&g, S, order, stream), 0);
+    assert_int_equal (sq_schedule_makespan (&g, S, order, stream, &heft), 0);
+    sq_round_robin (&g, S, order, stream);
+    assert_int_equal (sq_schedule_makespan (&g, S, order, stream, &rr), 0);
+    if (plan > heft * (1 + 1e-9) || plan > rr * (1 + 1e-9))
+      fail_msg ("%s 10000 nodes, %u streams: %.0f ns, HEFT %.0f ns, round-robin %.0f ns",
+                ps_gen_shape_name (cases[c].shape), S, plan, heft, rr);
+    free (order);
+    free (stream);
+    ps_graph_free (&g);
+  }
+}
+
 /* relu and add may fuse, but add also needs what `long` makes, and `crit`
  * needs relu's output: fused, crit would wait for long.  The plan keeps
  * the group back and says so; with every group kept it is slower. */
@@ -281,6 +316,7 @@ main (void)
     cmocka_unit_test (core_schedule_optimum_checks_itself),
     cmocka_unit_test (core_schedule_monotone),
     cmocka_unit_test (core_schedule_monotone_large),
+    cmocka_unit_test (core_schedule_baselines_large),
     cmocka_unit_test (core_schedule_fusion_kept_back),
     cmocka_unit_test (core_schedule_streams_auto),
   };

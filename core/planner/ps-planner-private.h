@@ -78,8 +78,9 @@ typedef struct ps__planner_variant {
  * kept; small ones are then improved move by move.  What a count tries
  * never depends on the counts above it, so that a plan for more streams
  * has every plan for fewer to choose from and is never slower.  Graphs
- * of up to PS__SIM_MAX_GROUPS groups get one list schedule per count, each
- * simulated, the fastest kept (the same promise, and fusion auto weighs
+ * of up to PS__SIM_MAX_GROUPS groups get three schedules per count (the
+ * blend's list schedule, HEFT, round-robin), each simulated, the fastest
+ * kept (the same promise, and fusion auto weighs
  * the fused plan against the unfused one); larger graphs get one list
  * schedule, not simulated. */
 #define PS__SEARCH_MAX_GROUPS 32768u

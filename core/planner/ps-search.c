@@ -26,10 +26,12 @@
  *
  * Cost: per candidate, one list schedule, one sync pass and one
  * simulation, each O((V + E) log V) or so; the generators are fewer on
- * larger graphs (FEW_GROUPS, FEWER_GROUPS), some stop at a count (kcap),
+ * larger graphs (FEW_GROUPS), some stop at a count (kcap),
  * and a count above the groups is the same as their number.  Graphs of
- * more than PS__SEARCH_MAX_GROUPS groups get one generator (the blend),
- * still on every count and simulated, so the promise holds; above
+ * more than PS__SEARCH_MAX_GROUPS groups get three generators (the blend,
+ * HEFT, round-robin), still on every count and simulated, so the
+ * promises hold (more streams never slower, never slower than HEFT or
+ * round-robin); above
  * PS__SIM_MAX_GROUPS (no simulation costs, gsim) one list schedule, not
  * simulated, and none of these promises. */
 #include "ps-planner-private.h"
@@ -42,13 +44,11 @@
 #include "ps-sim.h"
 
 /* Graphs of at most FEW_GROUPS groups get every generator, larger ones
- * the first N_FEW, and above FEWER_GROUPS the first N_FEWER; at most
- * LOCAL_GROUPS, the local search too, for at most LOCAL_EVALS simulations
- * per group and count. */
+ * the first N_FEW (the blend, the rank, HEFT and round-robin), and above
+ * PS__SEARCH_MAX_GROUPS generators_large; at most LOCAL_GROUPS, the local
+ * search too, for at most LOCAL_EVALS simulations per group and count. */
 #define FEW_GROUPS 1024u
 #define N_FEW 4u
-#define FEWER_GROUPS 8192u
-#define N_FEWER 2u
 #define LOCAL_GROUPS 64u
 #define LOCAL_EVALS 8u
 /* At most this many groups, the local search also moves a group to any
@@ -77,7 +77,7 @@ static const generator generators[] = {
   { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 }, 16, false },
   { GEN_LIST, { PS__KEY_RANK, PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 }, PS_MAX_STREAMS, true },
   { GEN_HEFT, { 0, 0, 0, 0, 0 }, PS_MAX_STREAMS, true },
-  { GEN_RR, { 0, 0, 0, 0, 0 }, 8, false },
+  { GEN_RR, { 0, 0, 0, 0, 0 }, PS_MAX_STREAMS, false },
   { GEN_LIST, { PS__KEY_RANK, PS__ORDER_NONE, PS__RANK_BOUND, 0, 0 }, PS_MAX_STREAMS, true },
   { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_NONE, PS__RANK_BOUND, 1, 0 }, 16, false },
 };
@@ -88,9 +88,11 @@ static const generator generators[] = {
  * and not simulated. */
 static const ps__planner_variant variant_large = { PS__KEY_BLEND, PS__ORDER_SHORTER,
                                                    PS__RANK_BOUND, 0, 0 };
-static const generator generator_large = { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_SHORTER,
-                                                       PS__RANK_BOUND, 0, 0 },
-                                           PS_MAX_STREAMS, false };
+static const generator generators_large[] = {
+  { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 }, PS_MAX_STREAMS, false },
+  { GEN_HEFT, { 0, 0, 0, 0, 0 }, PS_MAX_STREAMS, true },
+  { GEN_RR, { 0, 0, 0, 0, 0 }, PS_MAX_STREAMS, false },
+};
 
 typedef struct search {
   ps__planner *pl;
@@ -521,10 +523,10 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   if (hi < lo)
     hi = lo;
   const generator *gens = generators;
-  uint32_t n_gen = ng <= FEW_GROUPS ? N_GEN : ng <= FEWER_GROUPS ? N_FEW : N_FEWER;
+  uint32_t n_gen = ng <= FEW_GROUPS ? N_GEN : N_FEW;
   if (ng > PS__SEARCH_MAX_GROUPS) {
-    gens = &generator_large;
-    n_gen = 1;
+    gens = generators_large;
+    n_gen = sizeof generators_large / sizeof generators_large[0];
   }
   bool local = ng <= LOCAL_GROUPS;
   if (pl->only) {
