@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "ps-gen.h"
+#include "ps-test-gen.h"
 #include "ps-test-optimum.h"
 #include "ps-timing.h"
 
@@ -164,28 +165,8 @@ static int
 gen_graph (ps_graph *g, ps_gen_shape shape, uint32_t n, uint64_t seed)
 {
   ps_gen_options go;
-  ps_gen_options_init (&go);
-  go.shape = shape;
-  go.nodes = n;
-  go.seed = seed;
-  go.events = go.barriers = go.conditionals = go.pins = false;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&buf, &len);
-  if (!f)
-    return PS_ENOMEM;
-  int rc = ps_gen_write (&go, f);
-  fclose (f);
-  ps_graph_init (g);
-  if (rc == 0) {
-    ps_diag diag;
-    ps_diag_init (&diag, "gen.json");
-    rc = ps_import_graph_mem (g, buf, len, "gen.json", &diag);
-    ps_diag_print (&diag, stderr);
-    ps_diag_free (&diag);
-  }
-  free (buf);
-  return rc;
+  pt_gen_options (&go, shape, n, seed, false);
+  return pt_gen_graph (g, &go);
 }
 
 /* The sweep of another build: `CLI gen` and `CLI simulate

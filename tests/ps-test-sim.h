@@ -13,6 +13,7 @@
 #include "ps-import.h"
 #include "ps-plan.h"
 #include "ps-sim.h"
+#include "ps-test-gen.h"
 
 static inline const char *
 ts_source_root (void)
@@ -46,14 +47,7 @@ ts_gen (ps_graph *g, ps_gen_shape shape, uint32_t nodes, uint64_t seed, uint32_t
   o.seed = seed;
   o.pins = pin_streams > 0;
   o.pin_streams = pin_streams ? pin_streams : 1;
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&text, &len);
-  assert_non_null (f);
-  assert_int_equal (ps_gen_write (&o, f), 0);
-  fclose (f);
-  ts_load (g, text);
-  free (text);
+  assert_int_equal (pt_gen_graph (g, &o), 0);
 }
 
 static inline void

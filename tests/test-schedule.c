@@ -17,6 +17,7 @@
 
 #include "ps-gen.h"
 #include "ps-plan-output.h"
+#include "ps-test-gen.h"
 #include "ps-test-optimum.h"
 
 /* The search gets this many partial schedules per graph and count. */
@@ -108,22 +109,8 @@ static void
 gen (ps_graph *g, ps_gen_shape shape, uint32_t nodes, uint64_t seed)
 {
   ps_gen_options go;
-  ps_gen_options_init (&go);
-  go.shape = shape;
-  go.nodes = nodes;
-  go.seed = seed;
-  go.events = go.barriers = go.conditionals = go.pins = false;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&buf, &len);
-  assert_non_null (f);
-  assert_int_equal (ps_gen_write (&go, f), 0);
-  fclose (f);
-  ps_diag diag;
-  ps_diag_init (&diag, "gen.json");
-  assert_int_equal (ps_import_graph_mem (g, buf, len, "gen.json", &diag), 0);
-  ps_diag_free (&diag);
-  free (buf);
+  pt_gen_options (&go, shape, nodes, seed, false);
+  assert_int_equal (pt_gen_graph (g, &go), 0);
 }
 
 /* Generated graphs of every shape, fused and not, on 1 to 8 streams:
