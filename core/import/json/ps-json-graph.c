@@ -150,8 +150,7 @@ load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index,
     i++;
     /* A long load can be stopped by its caller between objects. */
     if (i % 4096 == 0 && ld->data_len) {
-      ret = ps_diag_progress (ld->diag, "parse",
-                              (double) ps_json_offset (r) / (double) ld->data_len);
+      ret = ps_diag_progress (ld->diag, "parse", (double) r->offset / (double) ld->data_len);
       if (ret < 0)
         return ret;
     }
@@ -228,7 +227,8 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
 {
   const ps_graph *g = ld->g;
   ps_json_locator loc;
-  ps_json_locator_init (&loc, ld->data, ld->data_len);
+  /* Only keys into an input in memory are located from their offset. */
+  ps_json_locator_init (&loc, ld->data ? ld->data : "", ld->data ? ld->data_len : 0);
   int ret = 0;
   for (uint32_t v = 0; v < g->n_nodes && ret == 0; v++) {
     const ps_node *n = &g->nodes[v];
@@ -244,7 +244,7 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
         if (j == cond)
           key = (ps__json_key){ "condition", -1, NULL };
         uint32_t line, col;
-        ps_json_locate (&loc, ps__json_access_offset (ld, g->access[j]), &line, &col);
+        ps__json_access_locate (ld, g->access[j], &loc, &line, &col);
         size_t len;
         const char *name = ps__json_access_name (ld, g->access[j], &len);
         ret = ps__json_err (ld, line, col, &key, "unknown buffer \"%.*s\"", (int) len, name);
@@ -625,6 +625,17 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   }
   *g = tmp;
   return 0;
+}
+
+int
+ps__json_load_graph_stream (ps_graph *g, ps_json_read_fn read, void *ctx, size_t size_hint,
+                            const char *path, ps_diag *diag)
+{
+  ps__json_loader ld;
+  memset (&ld, 0, sizeof ld);
+  ld.data_len = size_hint;
+  int ret = ps_json_init_stream (&ld.r, read, ctx);
+  return load (g, &ld, ret, path, diag);
 }
 
 int

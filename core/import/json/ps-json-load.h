@@ -64,14 +64,16 @@ enum {
 /* Names are resolved once the whole document is read (nodes may come
  * before buffers), with the batch lookups of ps-strmap.h.  Until then
  * reads and writes (and a conditional's condition, kept as its last read)
- * stay in graph->access as access keys: the input offset of the name's
- * first byte, since a name without escapes stands in the input as it is
- * (its closing quote ends it, and its token starts one byte before, which
- * ps_json_locate turns into a position when a message needs one); or, for
- * a name with escapes, PS__JSON_POOLED and the offset of its decoded copy
- * in the refpool, which follows the 8-byte input offset of its token.  The
- * rarer kernel buffer arguments, `after`, then and else names are refs:
- * copies in the refpool, with their positions. */
+ * stay in graph->access as access keys.  When the whole input is in memory
+ * a name without escapes stands in it as it is, and its key is the input
+ * offset of the name's first byte (its closing quote ends it, and its
+ * token starts one byte before, which ps_json_locate turns into a position
+ * when a message needs one).  Any other name (one with escapes, or any
+ * name of an input read a piece at a time, which is gone by then) is
+ * copied: its key is PS__JSON_POOLED and the offset of its decoded copy in
+ * the refpool, which follows the line and column of its token (two
+ * uint32_t).  The rarer kernel buffer arguments, `after`, then and else
+ * names are refs: copies in the refpool, with their positions. */
 #define PS__JSON_POOLED 0x80000000u
 
 typedef struct ps__json_ref {
@@ -134,8 +136,9 @@ typedef struct ps__json_loader {
   ps_graph *g;
   ps_diag *diag;
   ps_json_reader r;
-  const char *data; /* the input, which access keys point into */
-  size_t data_len;
+  const char *data; /* the input, which access keys point into; NULL when it
+                       is read a piece at a time */
+  size_t data_len;  /* its length (a streamed input's, when known: progress) */
   size_t errors;  /* errors this load added */
   bool too_many;  /* PS__JSON_MAX_ERRORS reached: stop */
   bool syntax_reported;
@@ -276,8 +279,10 @@ int ps__json_key_index (const ps_json_reader *r, const char *const *keys, size_t
 int ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, uint32_t *out);
 /* The name an access key refers to, and its length. */
 const char *ps__json_access_name (const ps__json_loader *ld, uint32_t key, size_t *len);
-/* The input offset of the token of the name an access key refers to. */
-uint64_t ps__json_access_offset (const ps__json_loader *ld, uint32_t key);
+/* The position of the token of the name an access key refers to (loc:
+ * a locator of the input, for keys into it). */
+void ps__json_access_locate (const ps__json_loader *ld, uint32_t key, ps_json_locator *loc,
+                             uint32_t *line, uint32_t *col);
 /* Adds a ref for the name at the current token (a node or buffer name).
  * Returns 0 or a negative code; *out gets the ref's index. */
 int ps__json_push_ref (ps__json_loader *ld, uint8_t field, uint32_t index, uint32_t *out);
@@ -293,5 +298,9 @@ int ps__json_load_node (ps__json_loader *ld);
  * (ps-json-graph.c); the contract of ps_import_graph_mem. */
 int ps__json_load_graph (ps_graph *g, const char *data, size_t len, const char *path,
                          ps_diag *diag);
+/* The same from a stream (see ps_json_init_stream) of about size_hint
+ * bytes (0: unknown), for the progress reports. */
+int ps__json_load_graph_stream (ps_graph *g, ps_json_read_fn read, void *ctx, size_t size_hint,
+                                const char *path, ps_diag *diag);
 
 #endif
