@@ -257,18 +257,24 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
 
 /* Resolves every name: the maps of buffer and node names are built (which
  * finds duplicates), the reads and writes looked up in one batch, then the
- * refs.  Slots that held refpool offsets or ref indices get ids. */
+ * refs.  Slots that held refpool offsets or ref indices get ids.
+ *
+ * The two maps share one table, the largest scratch of a load: buffer
+ * names are looked up first (the kernel buffer arguments' too, to report
+ * later), then the node map is built in the same table.  Messages come in
+ * the same order all the same: duplicate buffers, duplicate nodes, unknown
+ * buffers of reads and writes, then the refs' in file order. */
 static int
 resolve_names (ps__json_loader *ld)
 {
   ps_graph *g = ld->g;
   const uint32_t *bkeys = g->buffers ? &g->buffers[0].name : NULL;
   const uint32_t *nkeys = g->nodes ? &g->nodes[0].name : NULL;
-  int ret = ps__strmap_build (&ld->buffer_map, g->strings, bkeys, sizeof *g->buffers,
-                              g->n_buffers, 0, duplicate_buffer, ld);
+  uint32_t most = g->n_buffers > g->n_nodes ? g->n_buffers : g->n_nodes;
+  int ret = ps__strmap_reset (&ld->buffer_map, most);
   if (ret == 0)
-    ret = ps__strmap_build (&ld->node_map, g->strings, nkeys, sizeof *g->nodes, g->n_nodes, 0,
-                            duplicate_node, ld);
+    ret = ps__strmap_build (&ld->buffer_map, g->strings, bkeys, sizeof *g->buffers,
+                            g->n_buffers, 0, duplicate_buffer, ld);
   if (ret < 0)
     return ret;
 
@@ -277,6 +283,24 @@ resolve_names (ps__json_loader *ld)
     return PS_ENOMEM;
   ps__strmap_find_many (&ld->buffer_map, g->strings, ld->data, ld->refpool, PS__JSON_POOLED,
                         g->access, g->n_access, ids);
+  for (uint32_t i = 0; i < ld->n_refs; i++) {
+    ps__json_ref *rf = &ld->refs[i];
+    if (rf->field == PS__FIELD_ARGS) {
+      const char *name = ld->refpool + rf->name;
+      size_t len = strlen (name);
+      rf->id = ps__strmap_find (&ld->buffer_map, g->strings, name, len,
+                                ps__strmap_hash (name, len));
+    }
+  }
+  ld->node_map = ld->buffer_map;
+  memset (&ld->buffer_map, 0, sizeof ld->buffer_map);
+  ret = ps__strmap_build (&ld->node_map, g->strings, nkeys, sizeof *g->nodes, g->n_nodes, 0,
+                          duplicate_node, ld);
+  if (ret < 0) {
+    free (ids);
+    return ret;
+  }
+
   bool unknown = false;
   for (uint32_t j = 0; j < g->n_access; j++)
     unknown |= ids[j] == PS_NONE;
@@ -291,15 +315,14 @@ resolve_names (ps__json_loader *ld)
   for (uint32_t i = 0; i < ld->n_refs; i++) {
     ps__json_ref *rf = &ld->refs[i];
     const char *name = ld->refpool + rf->name;
-    size_t len = strlen (name);
-    uint32_t h = ps__strmap_hash (name, len);
     if (rf->field == PS__FIELD_ARGS) {
-      rf->id = ps__strmap_find (&ld->buffer_map, g->strings, name, len, h);
       if (rf->id == PS_NONE && (ret = ref_error (ld, rf, "unknown buffer \"%s\"", name)) < 0)
         return ret;
       continue;
     }
-    uint32_t id = ps__strmap_find (&ld->node_map, g->strings, name, len, h);
+    size_t len = strlen (name);
+    uint32_t id = ps__strmap_find (&ld->node_map, g->strings, name, len,
+                                   ps__strmap_hash (name, len));
     ret = 0;
     if (id == PS_NONE)
       ret = ref_error (ld, rf, "unknown node \"%s\"", name);
