@@ -594,6 +594,8 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   if (ret == 0)
     ret = ps__strmap_init (&ld->event_map, 64);
   if (ret == 0)
+    ret = ps__strmap_init (&ld->function_map, 64);
+  if (ret == 0)
     ret = load_document (ld);
   /* Name references are resolved even after other errors, to report them
    * too; nothing is built from them then.  The maps go at once, before the
@@ -629,6 +631,7 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   ps__strmap_free (&ld->buffer_map);
   ps__strmap_free (&ld->node_map);
   ps__strmap_free (&ld->event_map);
+  ps__strmap_free (&ld->function_map);
   free (ld->refs);
   free (ld->refpool);
   free (ld->after_pairs);

@@ -15,6 +15,8 @@
 
 /* The loader stops after this many errors. */
 #define PS__JSON_MAX_ERRORS 25
+/* Distinct kernel function names kept once (ps-json-node.c). */
+#define PS__JSON_MAX_FUNCTIONS 65536u
 
 /* Node keys; a node's keys given are kept as a bit set. */
 enum {
@@ -146,6 +148,7 @@ typedef struct ps__json_loader {
   uint32_t cap_nodes, cap_buffers, cap_kernels, cap_conds, cap_events;
   uint32_t cap_access, cap_kargs, cap_members;
   ps_strmap buffer_map, node_map, event_map;
+  ps_strmap function_map; /* function names kept, by themselves (ps-json-node.c) */
 
   uint32_t node_index; /* index of the node being read */
   uint32_t buffer_index;

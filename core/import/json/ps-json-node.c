@@ -447,6 +447,30 @@ intern_value (ps__json_loader *ld, const char *key, bool nonempty, uint32_t *out
   return ps__graph_intern (ld->g, r->str, r->len, out);
 }
 
+/* Kernels run few functions many times: a function name is kept once,
+ * for the first PS__JSON_MAX_FUNCTIONS distinct names (a graph of ever new
+ * names would only fill the map), and its kernels share it. */
+static int
+intern_function (ps__json_loader *ld, uint32_t *out)
+{
+  ps_json_reader *r = &ld->r;
+  int ok = ps__json_check_string (ld, PS__JSON_KEY ("function"));
+  if (ok <= 0)
+    return ok;
+  if (r->len == 0)
+    return ps__json_err (ld, r->line, r->col, PS__JSON_KEY ("function"), "must not be empty");
+  uint32_t h = ps__strmap_hash (r->str, r->len);
+  uint32_t off = ps__strmap_find (&ld->function_map, ld->g->strings, r->str, r->len, h);
+  if (off != PS_NONE) {
+    *out = off;
+    return 0;
+  }
+  int ret = ps__graph_intern (ld->g, r->str, r->len, out);
+  if (ret == 0 && ld->function_map.count < PS__JSON_MAX_FUNCTIONS)
+    ret = ps__strmap_insert (&ld->function_map, *out, h, *out);
+  return ret;
+}
+
 static int
 node_value (ps__json_loader *ld, int k)
 {
@@ -504,7 +528,7 @@ node_value (ps__json_loader *ld, int k)
     ok = ps__json_get_nonneg (ld, PS__JSON_KEY (key), &ns->traffic_bytes);
     break;
   case PS__NK_FUNCTION:
-    ok = intern_value (ld, key, true, &ns->function);
+    ok = intern_function (ld, &ns->function);
     break;
   case PS__NK_MODULE:
     ok = intern_value (ld, key, true, &ns->module);
