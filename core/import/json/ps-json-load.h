@@ -99,9 +99,14 @@ typedef struct ps__json_unknown_key {
   uint32_t line, col;
 } ps__json_unknown_key;
 
+/* Slots of the node scratch's table of node keys (ps-json-node.c). */
+#define PS__JSON_KEY_SLOTS 128
+
 /* The node being read.  Values are kept here until the object ends, since
  * keys may come in any order (`op` last, say). */
 typedef struct ps__json_node_scratch {
+  int8_t key_of_slot[PS__JSON_KEY_SLOTS]; /* node keys by hash (ps-json-node.c), or -1 */
+  uint8_t key_len[PS__NK__COUNT];
   uint32_t seen;                    /* bit per PS__NK_* given */
   uint32_t kline[PS__NK__COUNT];    /* position of each key given */
   uint32_t kcol[PS__NK__COUNT];
