@@ -1343,6 +1343,24 @@ core_loader_file_streaming (void **state)
     strstr (d.entries[0].message, "unknown key \"afterr\"; did you mean \"after\"?"));
   ps_diag_free (&d);
 
+  /* Read a piece at a time, names are copied: an escaped one resolves and
+   * unknown ones are located as from memory. */
+  b.n = body;
+  sb_printf (&b, ",\n{\"name\": \"\u00e9\", \"op\": \"kernel\", \"function\": \"f\", "
+             "\"grid\": 1, \"block\": 1, \"reads\": [\"b\\u0030\", \"\u00e9b\\u0031\"], "
+             "\"writes\": [\"nob\"]}],\n\"buffers\": [{\"name\": \"b0\", \"bytes\": 64}, "
+             "{\"name\": \"b1\", \"bytes\": 64}]}\n");
+  same_from_file_and_memory (path, b.s);
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), PS_EINVAL);
+  assert_int_equal (d.count, 2);
+  assert_int_equal (d.entries[0].line, 3002);
+  assert_int_equal (d.entries[0].col, 92);
+  assert_non_null (strstr (d.entries[0].message, "reads[1]: unknown buffer \"\u00e9b1\""));
+  assert_int_equal (d.entries[1].col, 116);
+  assert_non_null (strstr (d.entries[1].message, "writes[0]: unknown buffer \"nob\""));
+  ps_diag_free (&d);
+
   /* Not an object: read whole, then the same message as from memory. */
   same_from_file_and_memory (path, "\n  [1, 2]\n");
   /* Truncated, and empty. */

@@ -11,13 +11,23 @@
 #include "ps-file.h"
 #include "ps-trace-import.h"
 
+/* What the first bytes of a file say about it being a Chrome trace. */
+typedef enum {
+  TRACE_NO,
+  TRACE_YES,
+  TRACE_NO_GRAPH, /* no: its "format" key says it is a planscope graph */
+  TRACE_UNSURE,   /* the bytes given, the start of a file, do not tell */
+} trace_verdict;
+
 /* A Chrome trace: gzip data, a JSON array of events, or an object with a
- * "traceEvents" key (Kineto puts a few small keys before it). */
-static bool
-is_trace (const char *data, size_t len)
+ * "traceEvents" key (Kineto puts a few small keys before it).  `whole`:
+ * data is the whole file (then the verdict is never TRACE_UNSURE), else
+ * only its start. */
+static trace_verdict
+trace_of (const char *data, size_t len, bool whole)
 {
   if (len >= 2 && (unsigned char) data[0] == 0x1f && (unsigned char) data[1] == 0x8b)
-    return true;
+    return TRACE_YES;
   size_t i = 0;
   if (len >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
     i = 3;
@@ -28,11 +38,13 @@ is_trace (const char *data, size_t len)
     size_t end = len - i < 1024 ? len : i + 1024;
     for (size_t k = i; k + 4 <= end; k++)
       if (memcmp (data + k, "\"ph\"", 4) == 0)
-        return true;
-    return false;
+        return TRACE_YES;
+    return whole ? TRACE_NO : TRACE_UNSURE;
   }
-  if (i >= len || data[i] != '{')
-    return false;
+  if (i >= len)
+    return whole ? TRACE_NO : TRACE_UNSURE;
+  if (data[i] != '{')
+    return TRACE_NO;
   size_t window = len - i < ((size_t) 4 << 20) ? len - i : ((size_t) 4 << 20);
   const char *key = "\"traceEvents\"", *end = data + i + window;
   /* A planscope graph has no traceEvents, and scanning its first 4 MiB for
@@ -47,7 +59,7 @@ is_trace (const char *data, size_t len)
       while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r' || *q == ':'))
         q++;
       if (end - q >= 17 && memcmp (q, "\"planscope-graph\"", 17) == 0)
-        return false;
+        return TRACE_NO_GRAPH;
     }
     if (memcmp (p, key, 13) != 0)
       continue;
@@ -55,9 +67,17 @@ is_trace (const char *data, size_t len)
     while (q < data + len && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
       q++;
     if (q < data + len && *q == ':')
-      return true;
+      return TRACE_YES;
+    if (q == data + len && !whole)
+      return TRACE_UNSURE;
   }
-  return false;
+  return whole ? TRACE_NO : TRACE_UNSURE;
+}
+
+static bool
+is_trace (const char *data, size_t len)
+{
+  return trace_of (data, len, true) == TRACE_YES;
 }
 
 ps_graph_format
@@ -201,6 +221,14 @@ ps_import_trace_graph (ps_graph *g, const char *data, size_t len, const char *pa
   return ps_diag_result (diag, errors, rc, "import the trace");
 }
 
+/* The message a failed graph load ends with, as ps_import_graph_mem and
+ * ps_import_graph_file say it. */
+static int
+graph_result (ps_diag *diag, size_t errors, int rc)
+{
+  return ps_diag_result (diag, errors, rc, "load the graph");
+}
+
 int
 ps_import_graph_mem (ps_graph *g, const char *data, size_t len, const char *path, ps_diag *diag)
 {
@@ -215,7 +243,37 @@ ps_import_graph_mem (ps_graph *g, const char *data, size_t len, const char *path
   size_t errors = diag->errors;
   int rc = f == PS_GRAPH_FORMAT_DOT ? ps__dot_load_graph (g, data, len, path, diag)
                                     : ps__json_load_graph (g, data, len, path, diag);
-  return ps_diag_result (diag, errors, rc, "load the graph");
+  return graph_result (diag, errors, rc);
+}
+
+/* A file is read whole unless its first HEAD_BYTES say that it is a
+ * planscope graph and it goes on after them: then the JSON loader reads it
+ * a piece at a time (it needs no more of it at once), which spares the
+ * memory of a copy of the file, and the time to fill it (the pages of a
+ * large new block cost more than reading into the same small one again).
+ * The first bytes decide as they would for the whole file: the checks
+ * above look at most 4 KiB into it, but for the scan for "traceEvents",
+ * which ends at a graph's "format" key (TRACE_NO_GRAPH). */
+#define HEAD_BYTES ((size_t) 64 << 10)
+
+typedef struct head_then_file {
+  const char *head;
+  size_t len, pos;
+  ps_file_input *in;
+} head_then_file;
+
+/* A ps_json_read_fn: the head, then the rest of the file. */
+static long
+read_head_then_file (void *ctx, char *buf, size_t cap)
+{
+  head_then_file *h = ctx;
+  if (h->pos < h->len) {
+    size_t n = h->len - h->pos < cap ? h->len - h->pos : cap;
+    memcpy (buf, h->head + h->pos, n);
+    h->pos += n;
+    return (long) n;
+  }
+  return ps_file_input_read (h->in, buf, cap);
 }
 
 int
@@ -223,14 +281,49 @@ ps_import_graph_file (ps_graph *g, const char *path, ps_timing *timing, ps_diag 
 {
   ps_graph_init (g);
   double t = ps_clock_now ();
-  char *data;
-  size_t len;
-  int ret = ps_file_read_all (path, (size_t) PS_MAX_FILE_BYTES, &data, &len, diag);
-  ps_timing_mark (timing, "read", &t);
-  if (ret < 0)
+  const char *shown = strcmp (path, "-") == 0 ? "<stdin>" : path;
+  ps_file_input in;
+  int ret = ps_file_input_open (&in, path, (size_t) PS_MAX_FILE_BYTES, diag);
+  if (ret < 0) {
+    ps_timing_mark (timing, "read", &t);
     return ret;
-  ret = ps_import_graph_mem (g, data, len, strcmp (path, "-") == 0 ? "<stdin>" : path, diag);
-  ps_timing_mark (timing, "parse", &t);
+  }
+  size_t len = 0;
+  char *data = malloc (HEAD_BYTES);
+  if (!data) {
+    ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", in.shown);
+    ret = PS_ENOMEM;
+  }
+  while (ret == 0 && len < HEAD_BYTES) {
+    long got = ps_file_input_read (&in, data + len, HEAD_BYTES - len);
+    if (got < 0)
+      ret = (int) got;
+    if (got <= 0)
+      break;
+    len += (size_t) got;
+  }
+  if (ret == 0 && len == HEAD_BYTES && !is_nsys_report (data, len)
+      && !is_execution_trace (data, len) && trace_of (data, len, false) == TRACE_NO_GRAPH) {
+    ps_timing_mark (timing, "read", &t);
+    head_then_file h = { data, len, 0, &in };
+    size_t errors = diag->errors;
+    ret = graph_result (diag, errors,
+                        ps__json_load_graph_stream (g, read_head_then_file, &h, in.size, shown,
+                                                    diag));
+    ps_timing_mark (timing, "parse", &t);
+  } else {
+    if (ret == 0)
+      ret = ps_file_input_read_rest (&in, &data, &len);
+    else
+      free (data);
+    if (ret < 0)
+      data = NULL;
+    ps_timing_mark (timing, "read", &t);
+    if (ret == 0)
+      ret = ps_import_graph_mem (g, data, len, shown, diag);
+    ps_timing_mark (timing, "parse", &t);
+  }
+  ps_file_input_close (&in);
   free (data);
   return ret;
 }

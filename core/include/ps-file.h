@@ -25,6 +25,35 @@
  * an error in diag (without position). */
 int ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag *diag);
 
+/* A file the user named (as ps_file_open_input takes it), read a piece at
+ * a time: for a reader that needs no more of it at once than a piece
+ * (the JSON graph loader streams a large graph this way).  The whole-file
+ * readers below are built on it. */
+typedef struct ps_file_input {
+  int fd;
+  bool regular;     /* a regular file, whose size is `size` */
+  size_t size;      /* 0 when not regular */
+  size_t got;       /* bytes read so far */
+  size_t max_bytes; /* reading more is an error */
+  int status;       /* 0, or the error that ended the reading (said in diag) */
+  const char *shown; /* the file as messages name it */
+  ps_diag *diag;
+} ps_file_input;
+
+/* Opens the file as ps_file_open_input does.  0, or a negative code after
+ * an error in diag; the input needs closing only after success. */
+int ps_file_input_open (ps_file_input *in, const char *path, size_t max_bytes, ps_diag *diag);
+/* Reads up to cap bytes into buf: the count, 0 at the end of the file, or
+ * a negative code after an error in diag (a read error, or more than
+ * max_bytes in all), which every later call returns too. */
+long ps_file_input_read (ps_file_input *in, char *buf, size_t cap);
+/* Reads the rest of the file after the *len bytes of *data (a malloc'd
+ * block, or NULL with *len 0) into *data, which it reallocates, and
+ * NUL-terminates it; asks diag's progress hook (stage "read") whether to
+ * go on.  On failure *data is freed and NULL, and the error is in diag. */
+int ps_file_input_read_rest (ps_file_input *in, char **data, size_t *len);
+void ps_file_input_close (ps_file_input *in);
+
 /* Reads a whole file the user named (as ps_file_open_input takes it; at
  * most max_bytes) into a NUL-terminated buffer the caller frees: the one
  * whole-file reader of planscope.  A long read asks diag's progress hook

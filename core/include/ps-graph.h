@@ -199,10 +199,12 @@ typedef struct ps_kernel {
   uint32_t module;     /* string pool offset of the path as written, or PS_NONE */
   uint32_t args_begin; /* into graph->kargs */
   uint32_t args_count;
+  bool launch_unknown;       /* grid and block are not known (a default-flag DOT dump) */
+  /* The doubles last, so that the struct has no hole: 88 bytes, a
+   * million of them in a large graph. */
   double alpha, beta, value; /* built-in params: defaults 1, 0, 0 */
   double flops;              /* < 0: not given */
   double traffic_bytes;      /* < 0: not given */
-  bool launch_unknown;       /* grid and block are not known (a default-flag DOT dump) */
 } ps_kernel;
 
 typedef enum ps_karg_kind { PS_KARG_BUFFER = 0, PS_KARG_I32, PS_KARG_I64, PS_KARG_F32, PS_KARG_F64 } ps_karg_kind;
@@ -233,19 +235,20 @@ typedef struct ps_node {
   uint8_t dir;    /* ps_copy_dir (memcpy) */
   int32_t stream; /* pinned stream, or -1 */
   uint32_t line, col; /* position of the node's object in the file */
-  double cost_ns;     /* valid when PS_NODE_HAS_COST */
   uint32_t reads_begin, reads_count;   /* into graph->access */
   uint32_t writes_begin, writes_count; /* into graph->access */
   /* Per op: kernel -> index into kernels; event_record/event_wait -> event
    * id; conditional -> index into conds; host -> label string offset (or
    * PS_NONE); opaque -> type string offset; otherwise PS_NONE. */
   uint32_t aux;
-  uint64_t bytes;     /* memcpy/memset: bytes moved or set */
-  uint8_t value;      /* memset byte value */
-  int32_t src_device, dst_device; /* p2p copies; -1 otherwise */
   /* Node id of the conditional whose branch holds this node (the latest
    * such conditional, i.e. the innermost when they nest), or PS_NONE. */
   uint32_t cond;
+  int32_t src_device, dst_device; /* p2p copies; -1 otherwise */
+  uint8_t value;      /* memset byte value */
+  /* The 8-byte fields last, so that the struct has no hole: 72 bytes. */
+  double cost_ns;     /* valid when PS_NODE_HAS_COST */
+  uint64_t bytes;     /* memcpy/memset: bytes moved or set */
 } ps_node;
 
 typedef struct ps_graph {

@@ -7,7 +7,9 @@
  * first token is `digraph`, `strict` or `graph` is DOT (an undirected
  * `graph` is then refused as such), and anything else is read as JSON,
  * so that the error says what was expected.  The file is read
- * once, whole, and parsed from memory.  A Chrome/Kineto trace (gzip
+ * once: whole, and parsed from memory, but for a large planscope graph
+ * (one whose first 64 KiB hold its "format" key), which the JSON loader
+ * reads a piece at a time (ps_import_graph_file).  A Chrome/Kineto trace (gzip
  * data, a JSON array, or an object with a "traceEvents" key) is a graph
  * file too: it comes in as the graph that replays it (ps-trace-graph.h),
  * so every command and the app take traces where they take graphs. */

@@ -39,18 +39,31 @@
 #define RENUMBER_VISITS_MAX 1024
 #define RENUMBER_SPARE_MAX 32768
 
+/* What the pass keeps per node, together: a check reads several of these
+ * for the same node (or its representative), and in a graph much larger
+ * than the caches each array apart would cost a miss of its own. */
+typedef struct fnode {
+  double t;      /* the topological number, valid for representatives */
+  uint32_t rep;  /* group representative (its newest member) */
+  uint32_t tpos; /* the node's topological position (pl->tpos) */
+  uint32_t mark;
+  uint32_t seen; /* search marks of renumber() */
+  uint32_t next; /* next member of the representative's list */
+  uint8_t size;  /* members, valid for representatives */
+} fnode;
+
+/* What members of a group share, for a fusible kernel. */
+typedef struct fkey {
+  uint64_t elems; /* element count; 0 for every node that is no fusible kernel */
+  uint64_t sig;   /* stream pin, conditional and branch */
+} fkey;
+
 typedef struct fuse {
   ps__planner *pl;
   const ps_graph *g;
-  uint64_t *elems; /* element count of a fusible kernel, 0 for every other node */
-  uint64_t *sig;   /* stream pin, conditional and branch of a fusible kernel */
-  uint32_t *rep;   /* group representative (its newest member) */
-  uint32_t *next;  /* next member of the representative's list */
-  uint8_t *size;   /* members, valid for representatives */
-  double *t;       /* the topological number, valid for representatives */
-  uint32_t *mark;
+  fnode *nd;       /* per node, when some node is fusible */
+  fkey *key;       /* per node */
   uint32_t stamp;
-  uint32_t *seen;  /* search marks of renumber() */
   uint32_t seen_stamp;
   uint32_t *moved; /* renumber()'s groups to move, RENUMBER_VISITS_MAX of them */
   struct numbered *sorted;
@@ -107,17 +120,12 @@ ps__fuse_key (const ps_graph *g, uint32_t v, uint64_t *elems, uint64_t *sig)
   return *elems > 0;
 }
 
-static inline bool
-same_key (const fuse *f, uint32_t a, uint32_t b)
-{
-  return f->elems[a] == f->elems[b] && f->sig[a] == f->sig[b];
-}
-
 static uint32_t
 next_stamp (fuse *f)
 {
   if (++f->stamp == 0) {
-    memset (f->mark, 0, (size_t) f->pl->n * sizeof *f->mark);
+    for (uint32_t v = 0; v < f->pl->n; v++)
+      f->nd[v].mark = 0;
     f->stamp = 1;
   }
   return f->stamp;
@@ -136,25 +144,29 @@ static bool
 scan_member (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
 {
   const ps_graph *g = f->g;
+  fnode *nd = f->nd;
   uint32_t deg = (g->pred_off[m + 1] - g->pred_off[m]) + (g->succ_off[m + 1] - g->succ_off[m]);
   if (deg > sc->budget)
     return false;
   sc->budget -= deg;
   for (uint32_t e = g->pred_off[m]; e < g->pred_off[m + 1]; e++) {
-    uint32_t r = f->rep[g->pred[e]];
-    if (f->mark[r] != stamp && f->t[r] > sc->lo)
-      sc->lo = f->t[r];
+    const fnode *r = &nd[nd[g->pred[e]].rep];
+    if (r->mark != stamp && r->t > sc->lo)
+      sc->lo = r->t;
   }
   if (m == v)
     return true; /* v's successors are all still unvisited */
-  uint32_t tv = f->pl->tpos[v];
+  uint32_t tv = nd[v].tpos;
   for (uint32_t e = g->succ_off[m]; e < g->succ_off[m + 1]; e++) {
-    uint32_t w = g->succ[e], r = f->rep[w];
-    if (f->pl->tpos[w] >= tv || f->mark[r] == stamp)
+    const fnode *w = &nd[g->succ[e]];
+    if (w->tpos >= tv)
+      continue;
+    const fnode *r = &nd[w->rep];
+    if (r->mark == stamp)
       continue;
     sc->has_succ = true;
-    if (f->t[r] < sc->hi)
-      sc->hi = f->t[r];
+    if (r->t < sc->hi)
+      sc->hi = r->t;
   }
   return true;
 }
@@ -162,7 +174,7 @@ scan_member (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
 /* Calls body for every member m of the group with representative r. */
 #define FOR_MEMBERS(f, r, m, body)                                            \
   do {                                                                        \
-    for (uint32_t m = (r); m != PS_NONE; m = (f)->next[m]) {                  \
+    for (uint32_t m = (r); m != PS_NONE; m = (f)->nd[m].next) {               \
       body                                                                    \
     }                                                                         \
   } while (0)
@@ -204,14 +216,16 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
           double *T)
 {
   const ps_graph *g = f->g;
-  uint32_t tv = f->pl->tpos[v], *moved = f->moved, n_moved = 0;
+  fnode *nd = f->nd;
+  uint32_t tv = nd[v].tpos, *moved = f->moved, n_moved = 0;
   uint32_t limit = RENUMBER_VISITS;
   if (f->spare >= 1)
     limit += f->spare < RENUMBER_VISITS_MAX - RENUMBER_VISITS ? (uint32_t) f->spare
                                                                : RENUMBER_VISITS_MAX - RENUMBER_VISITS;
   uint32_t seen = ++f->seen_stamp, edges = RENUMBER_EDGES / RENUMBER_VISITS * limit;
   if (seen == 0) {
-    memset (f->seen, 0, (size_t) f->pl->n * sizeof *f->seen);
+    for (uint32_t x = 0; x < f->pl->n; x++)
+      nd[x].seen = 0;
     seen = f->seen_stamp = 1;
   }
   double hi = (double) tv + 1.0;
@@ -227,23 +241,23 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
     }                                                                         \
     edges -= deg_;                                                            \
     for (uint32_t e_ = g->succ_off[m]; e_ < g->succ_off[(m) + 1] && ok; e_++) { \
-      uint32_t w_ = g->succ[e_], r_ = f->rep[w_];                              \
-      if (f->mark[r_] == stamp) { /* back into M: a cycle unless from M */   \
+      uint32_t w_ = g->succ[e_], r_ = nd[w_].rep;                              \
+      if (nd[r_].mark == stamp) { /* back into M: a cycle unless from M */   \
         ok = in_m;                                                            \
         continue;                                                             \
       }                                                                       \
-      if (f->pl->tpos[w_] >= tv || f->seen[r_] == seen)                       \
+      if (nd[w_].tpos >= tv || nd[r_].seen == seen)                           \
         continue;                                                             \
-      if (f->t[r_] > lo) {                                                    \
-        if (f->t[r_] < hi)                                                    \
-          hi = f->t[r_];                                                      \
+      if (nd[r_].t > lo) {                                                    \
+        if (nd[r_].t < hi)                                                    \
+          hi = nd[r_].t;                                                      \
         continue;                                                             \
       }                                                                       \
       if (n_moved == limit || is_event (g, r_)) {                            \
         ok = false;                                                           \
         break;                                                                \
       }                                                                       \
-      f->seen[r_] = seen;                                                     \
+      nd[r_].seen = seen;                                                     \
       moved[n_moved++] = r_;                                                  \
     }                                                                         \
   } while (0)
@@ -270,14 +284,14 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
   /* M first, then the moved groups in their old order, evenly in (lo, hi). */
   if (n_moved <= RENUMBER_VISITS) {
     for (uint32_t k = 1; k < n_moved; k++)
-      for (uint32_t j = k; j > 0 && f->t[moved[j]] < f->t[moved[j - 1]]; j--) {
+      for (uint32_t j = k; j > 0 && nd[moved[j]].t < nd[moved[j - 1]].t; j--) {
         uint32_t x = moved[j];
         moved[j] = moved[j - 1];
         moved[j - 1] = x;
       }
   } else {
     for (uint32_t i = 0; i < n_moved; i++)
-      f->sorted[i] = (numbered) { f->t[moved[i]], moved[i] };
+      f->sorted[i] = (numbered) { nd[moved[i]].t, moved[i] };
     qsort (f->sorted, n_moved, sizeof *f->sorted, by_t);
     for (uint32_t i = 0; i < n_moved; i++)
       moved[i] = f->sorted[i].r;
@@ -291,7 +305,7 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
   }
   *T = lo + step;
   for (uint32_t i = 0; i < n_moved; i++)
-    f->t[moved[i]] = lo + step * (i + 2);
+    nd[moved[i]].t = lo + step * (i + 2);
   return true;
 }
 
@@ -300,23 +314,24 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
 static bool
 try_merge (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np)
 {
+  fnode *nd = f->nd;
   uint32_t stamp = next_stamp (f);
   uint32_t total = 1;
-  f->mark[v] = stamp;
+  nd[v].mark = stamp;
   for (uint32_t k = 0; k < np; k++) {
-    f->mark[parts[k]] = stamp;
-    total += f->size[parts[k]];
+    nd[parts[k]].mark = stamp;
+    total += nd[parts[k]].size;
   }
   if (total > PS__FUSE_MAX_GROUP)
     return false;
-  scan sc = { -INFINITY, (double) f->pl->tpos[v] + 1.0, false, PS__FUSE_EDGE_BUDGET };
+  scan sc = { -INFINITY, (double) nd[v].tpos + 1.0, false, PS__FUSE_EDGE_BUDGET };
   if (!scan_member (f, v, v, stamp, &sc))
     return false;
   for (uint32_t k = 0; k < np; k++)
-    for (uint32_t m = parts[k]; m != PS_NONE; m = f->next[m])
+    for (uint32_t m = parts[k]; m != PS_NONE; m = nd[m].next)
       if (!scan_member (f, m, v, stamp, &sc))
         return false;
-  double T = (double) f->pl->tpos[v], lo = sc.lo, hi = sc.hi;
+  double T = (double) nd[v].tpos, lo = sc.lo, hi = sc.hi;
   if (sc.has_succ)
     T = isinf (lo) ? hi - 1.0 : lo + (hi - lo) / 2;
   if (!(lo < T && T < hi) && !renumber (f, v, parts, np, stamp, lo, &T))
@@ -325,14 +340,14 @@ try_merge (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np)
   /* v becomes the representative: its list is v followed by every part's. */
   uint32_t tail = v;
   for (uint32_t k = 0; k < np; k++) {
-    f->next[tail] = parts[k];
-    for (uint32_t m = parts[k]; m != PS_NONE; m = f->next[m]) {
-      f->rep[m] = v;
+    nd[tail].next = parts[k];
+    for (uint32_t m = parts[k]; m != PS_NONE; m = nd[m].next) {
+      nd[m].rep = v;
       tail = m;
     }
   }
-  f->size[v] = (uint8_t) total;
-  f->t[v] = T;
+  nd[v].size = (uint8_t) total;
+  nd[v].t = T;
   return true;
 }
 
@@ -340,32 +355,34 @@ static void
 fuse_node (fuse *f, uint32_t v)
 {
   const ps_graph *g = f->g;
+  fnode *nd = f->nd;
+  const fkey kv = f->key[v];
   uint32_t cand[MAX_CANDIDATES], nc = 0;
   uint32_t stamp = next_stamp (f);
   for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
     uint32_t u = g->pred[e];
-    if (f->elems[u] == 0 || !same_key (f, u, v))
+    if (f->key[u].elems != kv.elems || f->key[u].sig != kv.sig)
       continue;
-    uint32_t r = f->rep[u];
-    if (f->mark[r] == stamp || f->size[r] + 1u > PS__FUSE_MAX_GROUP)
+    uint32_t r = nd[u].rep;
+    if (nd[r].mark == stamp || nd[r].size + 1u > PS__FUSE_MAX_GROUP)
       continue;
-    f->mark[r] = stamp;
+    nd[r].mark = stamp;
     if (nc < MAX_CANDIDATES) {
       cand[nc++] = r;
     } else {
       /* Keep the most recent groups: they are the likeliest producers. */
       uint32_t lo = 0;
       for (uint32_t k = 1; k < nc; k++)
-        if (f->t[cand[k]] < f->t[cand[lo]])
+        if (nd[cand[k]].t < nd[cand[lo]].t)
           lo = k;
-      if (f->t[r] > f->t[cand[lo]])
+      if (nd[r].t > nd[cand[lo]].t)
         cand[lo] = r;
     }
   }
   if (nc == 0)
     return;
   for (uint32_t k = 1; k < nc; k++) /* most recent first */
-    for (uint32_t j = k; j > 0 && f->t[cand[j]] > f->t[cand[j - 1]]; j--) {
+    for (uint32_t j = k; j > 0 && nd[cand[j]].t > nd[cand[j - 1]].t; j--) {
       uint32_t x = cand[j];
       cand[j] = cand[j - 1];
       cand[j - 1] = x;
@@ -374,9 +391,9 @@ fuse_node (fuse *f, uint32_t v)
   /* First every group that fits together, then each group alone. */
   uint32_t parts[MAX_CANDIDATES], np = 0, total = 1;
   for (uint32_t k = 0; k < nc; k++)
-    if (total + f->size[cand[k]] <= PS__FUSE_MAX_GROUP) {
+    if (total + nd[cand[k]].size <= PS__FUSE_MAX_GROUP) {
       parts[np++] = cand[k];
-      total += f->size[cand[k]];
+      total += nd[cand[k]].size;
     }
   if (np >= 2 && try_merge (f, v, parts, np))
     return;
@@ -434,9 +451,11 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
 /* Group costs and fused names: what the simulator charges for each step
  * (ps_cost_node, or ps_cost_group for a fused one, which runs on the SMs),
  * computed here once per node rather than per node and again per group,
- * and kept whole for the search's simulations. */
+ * and kept whole for the search's simulations.  Also each group's stream
+ * pin, which its members share: its first member's, read while that node
+ * is at hand (-1 for all when `unpinned`). */
 static int
-group_costs (ps__planner *pl)
+group_costs (ps__planner *pl, bool unpinned)
 {
   const ps_graph *g = pl->g;
   ps_cost_scratch sc;
@@ -450,6 +469,7 @@ group_costs (ps__planner *pl)
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
     uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];
     pl->gfunc[gi] = PS_NONE;
+    pl->gpin[gi] = unpinned ? -1 : g->nodes[pl->gm[b0]].stream;
     if (b1 - b0 == 1) {
       ps_cost c;
       ps_cost_node (&pl->dev, g, pl->gm[b0], &c);
@@ -534,7 +554,7 @@ contract (ps__planner *pl, uint32_t *mark)
     last[e] = PS_NONE;
   for (uint32_t gi = 0; gi < ng; gi++)
     pl->chain_next[gi] = pl->uwait_of[gi] = PS_NONE;
-  for (uint32_t i = 0; i < pl->n; i++) {
+  for (uint32_t i = 0; i < pl->n && ne > 0; i++) {
     uint32_t v = pl->topo[i];
     const ps_node *n = &g->nodes[v];
     if ((n->op != PS_OP_EVENT_RECORD && n->op != PS_OP_EVENT_WAIT) || n->aux >= ne)
@@ -564,65 +584,57 @@ ps__planner_fuse (ps__planner *pl)
   memset (&f, 0, sizeof f);
   f.pl = pl;
   f.g = g;
-  f.rep = malloc (nn * sizeof *f.rep);
-  f.mark = calloc (nn, sizeof *f.mark);
+  /* Group ids by representative, then contract()'s marks by group. */
+  uint32_t *gid = malloc (nn * sizeof *gid);
   pl->node_group = malloc (nn * sizeof *pl->node_group);
-  if (!f.rep || !f.mark || !pl->node_group) {
+  if (!gid || !pl->node_group) {
     rc = ps__planner_nomem (pl);
     goto out;
   }
-  for (uint32_t v = 0; v < n; v++)
-    f.rep[v] = v;
 
   bool any = false;
   if (pl->fusion) {
-    f.elems = calloc (nn, sizeof *f.elems);
-    f.sig = malloc (nn * sizeof *f.sig);
-    if (!f.elems || !f.sig) {
+    f.key = malloc (nn * sizeof *f.key);
+    if (!f.key) {
       rc = ps__planner_nomem (pl);
       goto out;
     }
     for (uint32_t v = 0; v < n; v++) {
       const ps_node *nd = &g->nodes[v];
-      f.sig[v] = node_sig (nd);
-      if (node_fusible (g, nd) && !(pl->nofuse && pl->nofuse[v])
-          && (f.elems[v] = node_elems (g, nd)) > 0)
-        any = true;
+      f.key[v].sig = node_sig (nd);
+      f.key[v].elems = node_fusible (g, nd) && !(pl->nofuse && pl->nofuse[v])
+                         ? node_elems (g, nd) : 0;
+      any |= f.key[v].elems > 0;
     }
   }
   if (any) {
-    f.next = malloc (nn * sizeof *f.next);
-    f.size = malloc (nn);
-    f.t = malloc (nn * sizeof *f.t);
-    f.seen = calloc (nn, sizeof *f.seen);
+    f.nd = malloc (nn * sizeof *f.nd);
     f.moved = malloc (RENUMBER_VISITS_MAX * sizeof *f.moved);
     f.sorted = malloc (RENUMBER_VISITS_MAX * sizeof *f.sorted);
     f.spare = n < RENUMBER_SPARE_MAX ? n : RENUMBER_SPARE_MAX;
-    if (!f.next || !f.size || !f.t || !f.seen || !f.moved || !f.sorted) {
+    if (!f.nd || !f.moved || !f.sorted) {
       rc = ps__planner_nomem (pl);
       goto out;
     }
-    for (uint32_t v = 0; v < n; v++) {
-      f.next[v] = PS_NONE;
-      f.size[v] = 1;
-      f.t[v] = (double) pl->tpos[v];
-    }
+    for (uint32_t v = 0; v < n; v++)
+      f.nd[v] = (fnode){ .t = (double) pl->tpos[v], .rep = v, .tpos = pl->tpos[v],
+                         .next = PS_NONE, .size = 1 };
     for (uint32_t i = 0; i < n; i++)
-      if (f.elems[pl->topo[i]] > 0)
+      if (f.key[pl->topo[i]].elems > 0)
         fuse_node (&f, pl->topo[i]);
   }
 
   /* Number the groups in topological order of their first member and list
-   * their members in topological order. */
-  uint32_t *gid = f.mark;
+   * their members in topological order.  Without fusion every node is a
+   * group of its own. */
   for (uint32_t v = 0; v < n; v++)
     gid[v] = PS_NONE;
   uint32_t ng = 0;
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t r = f.rep[pl->topo[i]];
+    uint32_t v = pl->topo[i], r = f.nd ? f.nd[v].rep : v;
     if (gid[r] == PS_NONE)
       gid[r] = ng++;
-    pl->node_group[pl->topo[i]] = gid[r];
+    pl->node_group[v] = gid[r];
   }
   pl->ng = ng;
   pl->gm_off = calloc ((size_t) ng + 2, sizeof *pl->gm_off);
@@ -644,27 +656,17 @@ ps__planner_fuse (ps__planner *pl)
   for (uint32_t i = 0; i < n; i++) {
     uint32_t v = pl->topo[i];
     pl->gm[pl->gm_off[pl->node_group[v] + 1]++] = v;
-    pl->gpin[pl->node_group[v]] = g->nodes[v].stream; /* members share their pin */
   }
   /* A measured run on more streams than asked for: its recorded streams
    * are no pins then, only their order (ps__plan_check_options). */
-  if (ps__plan_unpinned (g, pl->S))
-    for (uint32_t gi = 0; gi < ng; gi++)
-      pl->gpin[gi] = -1;
-
-  if ((rc = group_costs (pl)) < 0)
+  if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S))) < 0)
     goto out;
-  rc = contract (pl, f.mark);
+  rc = contract (pl, gid);
 out:
-  free (f.elems);
-  free (f.sig);
-  free (f.rep);
-  free (f.next);
-  free (f.size);
-  free (f.t);
-  free (f.seen);
+  free (f.key);
+  free (f.nd);
   free (f.moved);
   free (f.sorted);
-  free (f.mark);
+  free (gid);
   return rc;
 }

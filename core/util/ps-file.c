@@ -262,9 +262,130 @@ ps_file_open_input (const char *path, size_t max_bytes, struct stat *st, ps_diag
   return open_file (path, max_bytes, st, INPUT_MAIN, diag);
 }
 
+/* What ps_file_input_open and the whole-file readers share: the file
+ * opened as `kind` says, its size and the limit. */
+static int
+input_open (ps_file_input *in, const char *path, size_t max_bytes, input_kind kind,
+            ps_diag *diag)
+{
+  memset (in, 0, sizeof *in);
+  in->fd = -1;
+  struct stat st;
+  int fd = open_file (path, max_bytes, &st, kind, diag);
+  if (fd < 0)
+    return fd;
+  in->fd = fd;
+  in->max_bytes = max_bytes;
+  in->regular = S_ISREG (st.st_mode);
+  in->size = in->regular ? (size_t) st.st_size : 0;
+  in->shown = kind == INPUT_MAIN && strcmp (path, "-") == 0 ? "standard input" : path;
+  in->diag = diag;
+  return 0;
+}
+
+int
+ps_file_input_open (ps_file_input *in, const char *path, size_t max_bytes, ps_diag *diag)
+{
+  return input_open (in, path, max_bytes, INPUT_MAIN, diag);
+}
+
+long
+ps_file_input_read (ps_file_input *in, char *buf, size_t cap)
+{
+  if (in->status < 0)
+    return in->status;
+  /* One byte more than the limit leaves says that the file is over it. */
+  size_t room = in->max_bytes - in->got + 1;
+  if (cap > room)
+    cap = room;
+  if (cap > LONG_MAX)
+    cap = LONG_MAX;
+  ssize_t got;
+  do
+    got = read (in->fd, buf, cap);
+  while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    ps_diag_error (in->diag, 0, 0, "cannot read %s: %s", in->shown, strerror (errno));
+    return in->status = PS_EIO;
+  }
+  in->got += (size_t) got;
+  if (in->got > in->max_bytes) {
+    ps_diag_error (in->diag, 0, 0, "%s is too large (the limit is %zu bytes)", in->shown,
+                   in->max_bytes);
+    return in->status = PS_ELIMIT;
+  }
+  return (long) got;
+}
+
+void
+ps_file_input_close (ps_file_input *in)
+{
+  if (in->fd >= 0)
+    close (in->fd);
+  in->fd = -1;
+}
+
 /* Regular files are read a piece at a time so that a long read can be
  * stopped; pieces this large cost nothing in speed. */
 #define READ_PIECE ((size_t) 8 << 20)
+
+int
+ps_file_input_read_rest (ps_file_input *in, char **data, size_t *len)
+{
+  /* Regular files are read in one buffer of their size, with room for
+   * the terminating NUL and for the one byte whose absence says that the
+   * file ends there; pipes and other streams grow the buffer by doubling.
+   * Either way the size limit is enforced on what is actually read, since
+   * a file can grow meanwhile. */
+  size_t n = *len, cap = in->regular ? in->size + 2 : 65536;
+  if (cap > in->max_bytes + 2)
+    cap = in->max_bytes + 2;
+  if (cap < n + 2)
+    cap = n + 2;
+  char *buf = realloc (*data, cap);
+  int ret = 0;
+  if (!buf) {
+    ps_diag_error (in->diag, 0, 0, "cannot read %s: out of memory", in->shown);
+    ret = PS_ENOMEM;
+  } else {
+    *data = buf;
+  }
+  while (ret == 0) {
+    if (n + 1 >= cap) {
+      /* At most one byte over the limit, which ps_file_input_read
+       * reports. */
+      size_t ncap = cap * 2 > in->max_bytes + 2 ? in->max_bytes + 2 : cap * 2;
+      char *nb = realloc (buf, ncap);
+      if (!nb) {
+        ps_diag_error (in->diag, 0, 0, "cannot read %s: out of memory", in->shown);
+        ret = PS_ENOMEM;
+        break;
+      }
+      *data = buf = nb;
+      cap = ncap;
+    }
+    size_t want = cap - 1 - n < READ_PIECE ? cap - 1 - n : READ_PIECE;
+    long got = ps_file_input_read (in, buf + n, want);
+    if (got < 0) {
+      ret = (int) got;
+      break;
+    }
+    if (got == 0)
+      break;
+    n += (size_t) got;
+    ret = progress (in->diag, in->shown,
+                    in->size > 0 ? (double) n / (double) in->size : 0);
+  }
+  if (ret < 0) {
+    free (*data);
+    *data = NULL;
+    *len = 0;
+    return ret;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return 0;
+}
 
 static int
 read_all (const char *path, size_t max_bytes, input_kind kind, char **data, size_t *len,
@@ -272,71 +393,13 @@ read_all (const char *path, size_t max_bytes, input_kind kind, char **data, size
 {
   *data = NULL;
   *len = 0;
-  struct stat st;
-  int fd = open_file (path, max_bytes, &st, kind, diag);
-  if (fd < 0)
-    return fd;
-  const char *shown = kind == INPUT_MAIN && strcmp (path, "-") == 0 ? "standard input" : path;
-
-  /* Regular files are read in one buffer of their size; pipes and other
-   * streams grow the buffer by doubling.  Either way the size limit is
-   * enforced on what is actually read, since a file can grow meanwhile. */
-  bool regular = S_ISREG (st.st_mode);
-  size_t cap = regular ? (size_t) st.st_size + 1 : 65536;
-  if (cap > max_bytes + 1)
-    cap = max_bytes + 1;
-  char *buf = malloc (cap);
-  int ret = 0;
-  size_t n = 0;
-  if (!buf) {
-    ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", shown);
-    ret = PS_ENOMEM;
-  }
-  while (ret == 0) {
-    if (n + 1 >= cap) {
-      if (cap > max_bytes) {
-        ps_diag_error (diag, 0, 0, "%s is too large (the limit is %zu bytes)", shown, max_bytes);
-        ret = PS_ELIMIT;
-        break;
-      }
-      size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 2 : cap * 2;
-      char *nb = realloc (buf, ncap);
-      if (!nb) {
-        ps_diag_error (diag, 0, 0, "cannot read %s: out of memory", shown);
-        ret = PS_ENOMEM;
-        break;
-      }
-      buf = nb;
-      cap = ncap;
-    }
-    size_t want = cap - 1 - n < READ_PIECE ? cap - 1 - n : READ_PIECE;
-    ssize_t got = read (fd, buf + n, want);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0) {
-      ps_diag_error (diag, 0, 0, "cannot read %s: %s", shown, strerror (errno));
-      ret = PS_EIO;
-      break;
-    }
-    if (got == 0)
-      break;
-    n += (size_t) got;
-    if (n > max_bytes) {
-      ps_diag_error (diag, 0, 0, "%s is too large (the limit is %zu bytes)", shown, max_bytes);
-      ret = PS_ELIMIT;
-      break;
-    }
-    ret = progress (diag, shown, regular && st.st_size > 0 ? (double) n / (double) st.st_size : 0);
-  }
-  close (fd);
-  if (ret < 0) {
-    free (buf);
+  ps_file_input in;
+  int ret = input_open (&in, path, max_bytes, kind, diag);
+  if (ret < 0)
     return ret;
-  }
-  buf[n] = '\0';
-  *data = buf;
-  *len = n;
-  return 0;
+  ret = ps_file_input_read_rest (&in, data, len);
+  ps_file_input_close (&in);
+  return ret;
 }
 
 int

@@ -84,15 +84,38 @@ alloc_slots (ps_strmap *m, uint32_t cap)
   return 0;
 }
 
+/* The capacity for `expected` keys: the load factor stays at or below one
+ * half. */
+static uint32_t
+capacity_for (uint32_t expected)
+{
+  uint32_t cap = 16;
+  while (cap < (1u << 30) && cap / 2 < expected)
+    cap *= 2;
+  return cap;
+}
+
 int
 ps__strmap_init (ps_strmap *m, uint32_t expected)
 {
-  uint32_t cap = 16;
-  /* Keep the load factor at or below one half. */
-  while (cap < (1u << 30) && cap / 2 < expected)
-    cap *= 2;
   m->count = 0;
-  return alloc_slots (m, cap);
+  return alloc_slots (m, capacity_for (expected));
+}
+
+int
+ps__strmap_reset (ps_strmap *m, uint32_t expected)
+{
+  uint32_t cap = capacity_for (expected);
+  if (m->slots && cap <= m->mask + 1) {
+    /* An empty table is all free slots already. */
+    if (m->count)
+      for (uint32_t i = 0; i <= m->mask; i++)
+        m->slots[i].key = PS__STRMAP_EMPTY;
+    m->count = 0;
+    return 0;
+  }
+  ps__strmap_free (m);
+  return ps__strmap_init (m, expected);
 }
 
 void
@@ -239,7 +262,7 @@ ps__strmap_build (ps_strmap *m, const char *pool, const uint32_t *keys, size_t s
 {
   if (n > UINT32_MAX / 2)
     return PS_ELIMIT;
-  int ret = ps__strmap_init (m, (uint32_t) n);
+  int ret = ps__strmap_reset (m, (uint32_t) n);
   if (ret < 0)
     return ret;
   ps__strmap_slot *slots = m->slots;

@@ -31,6 +31,10 @@ uint32_t ps__strmap_hash (const char *s, size_t len);
 
 /* Sizes the table for about `expected` keys (it grows as needed). */
 int ps__strmap_init (ps_strmap *m, uint32_t expected);
+/* Empties m (all zero, or a map) for about `expected` keys, in the table
+ * it has when that is large enough: a table used again costs less than
+ * the new memory of another (the kernel clears every new page). */
+int ps__strmap_reset (ps_strmap *m, uint32_t expected);
 void ps__strmap_free (ps_strmap *m);
 
 /* The value stored for s[0..len), or UINT32_MAX when absent. */
@@ -55,7 +59,8 @@ void ps__strmap_find_many (const ps_strmap *m, const char *pool, const char *kpo
  * return stops the build with that code. */
 typedef int (*ps__strmap_dup_fn) (void *ctx, uint32_t index, uint32_t first);
 
-/* Initialises m with keys 0..n-1, key i being the pool offset stored at
+/* Fills m (all zero, or a map, emptied as by ps__strmap_reset) with keys
+ * 0..n-1, key i being the pool offset stored at
  * (char *) keys + i * stride, with value i.  Keys equal to `skip` are left
  * out; a key equal to an earlier one is not added and reported to dup. */
 int ps__strmap_build (ps_strmap *m, const char *pool, const uint32_t *keys, size_t stride,

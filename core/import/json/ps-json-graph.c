@@ -150,8 +150,7 @@ load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index,
     i++;
     /* A long load can be stopped by its caller between objects. */
     if (i % 4096 == 0 && ld->data_len) {
-      ret = ps_diag_progress (ld->diag, "parse",
-                              (double) ps_json_offset (r) / (double) ld->data_len);
+      ret = ps_diag_progress (ld->diag, "parse", (double) r->offset / (double) ld->data_len);
       if (ret < 0)
         return ret;
     }
@@ -228,7 +227,8 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
 {
   const ps_graph *g = ld->g;
   ps_json_locator loc;
-  ps_json_locator_init (&loc, ld->data, ld->data_len);
+  /* Only keys into an input in memory are located from their offset. */
+  ps_json_locator_init (&loc, ld->data ? ld->data : "", ld->data ? ld->data_len : 0);
   int ret = 0;
   for (uint32_t v = 0; v < g->n_nodes && ret == 0; v++) {
     const ps_node *n = &g->nodes[v];
@@ -244,7 +244,7 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
         if (j == cond)
           key = (ps__json_key){ "condition", -1, NULL };
         uint32_t line, col;
-        ps_json_locate (&loc, ps__json_access_offset (ld, g->access[j]), &line, &col);
+        ps__json_access_locate (ld, g->access[j], &loc, &line, &col);
         size_t len;
         const char *name = ps__json_access_name (ld, g->access[j], &len);
         ret = ps__json_err (ld, line, col, &key, "unknown buffer \"%.*s\"", (int) len, name);
@@ -257,18 +257,24 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
 
 /* Resolves every name: the maps of buffer and node names are built (which
  * finds duplicates), the reads and writes looked up in one batch, then the
- * refs.  Slots that held refpool offsets or ref indices get ids. */
+ * refs.  Slots that held refpool offsets or ref indices get ids.
+ *
+ * The two maps share one table, the largest scratch of a load: buffer
+ * names are looked up first (the kernel buffer arguments' too, to report
+ * later), then the node map is built in the same table.  Messages come in
+ * the same order all the same: duplicate buffers, duplicate nodes, unknown
+ * buffers of reads and writes, then the refs' in file order. */
 static int
 resolve_names (ps__json_loader *ld)
 {
   ps_graph *g = ld->g;
   const uint32_t *bkeys = g->buffers ? &g->buffers[0].name : NULL;
   const uint32_t *nkeys = g->nodes ? &g->nodes[0].name : NULL;
-  int ret = ps__strmap_build (&ld->buffer_map, g->strings, bkeys, sizeof *g->buffers,
-                              g->n_buffers, 0, duplicate_buffer, ld);
+  uint32_t most = g->n_buffers > g->n_nodes ? g->n_buffers : g->n_nodes;
+  int ret = ps__strmap_reset (&ld->buffer_map, most);
   if (ret == 0)
-    ret = ps__strmap_build (&ld->node_map, g->strings, nkeys, sizeof *g->nodes, g->n_nodes, 0,
-                            duplicate_node, ld);
+    ret = ps__strmap_build (&ld->buffer_map, g->strings, bkeys, sizeof *g->buffers,
+                            g->n_buffers, 0, duplicate_buffer, ld);
   if (ret < 0)
     return ret;
 
@@ -277,6 +283,24 @@ resolve_names (ps__json_loader *ld)
     return PS_ENOMEM;
   ps__strmap_find_many (&ld->buffer_map, g->strings, ld->data, ld->refpool, PS__JSON_POOLED,
                         g->access, g->n_access, ids);
+  for (uint32_t i = 0; i < ld->n_refs; i++) {
+    ps__json_ref *rf = &ld->refs[i];
+    if (rf->field == PS__FIELD_ARGS) {
+      const char *name = ld->refpool + rf->name;
+      size_t len = strlen (name);
+      rf->id = ps__strmap_find (&ld->buffer_map, g->strings, name, len,
+                                ps__strmap_hash (name, len));
+    }
+  }
+  ld->node_map = ld->buffer_map;
+  memset (&ld->buffer_map, 0, sizeof ld->buffer_map);
+  ret = ps__strmap_build (&ld->node_map, g->strings, nkeys, sizeof *g->nodes, g->n_nodes, 0,
+                          duplicate_node, ld);
+  if (ret < 0) {
+    free (ids);
+    return ret;
+  }
+
   bool unknown = false;
   for (uint32_t j = 0; j < g->n_access; j++)
     unknown |= ids[j] == PS_NONE;
@@ -291,15 +315,14 @@ resolve_names (ps__json_loader *ld)
   for (uint32_t i = 0; i < ld->n_refs; i++) {
     ps__json_ref *rf = &ld->refs[i];
     const char *name = ld->refpool + rf->name;
-    size_t len = strlen (name);
-    uint32_t h = ps__strmap_hash (name, len);
     if (rf->field == PS__FIELD_ARGS) {
-      rf->id = ps__strmap_find (&ld->buffer_map, g->strings, name, len, h);
       if (rf->id == PS_NONE && (ret = ref_error (ld, rf, "unknown buffer \"%s\"", name)) < 0)
         return ret;
       continue;
     }
-    uint32_t id = ps__strmap_find (&ld->node_map, g->strings, name, len, h);
+    size_t len = strlen (name);
+    uint32_t id = ps__strmap_find (&ld->node_map, g->strings, name, len,
+                                   ps__strmap_hash (name, len));
     ret = 0;
     if (id == PS_NONE)
       ret = ref_error (ld, rf, "unknown node \"%s\"", name);
@@ -571,6 +594,8 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   if (ret == 0)
     ret = ps__strmap_init (&ld->event_map, 64);
   if (ret == 0)
+    ret = ps__strmap_init (&ld->function_map, 64);
+  if (ret == 0)
     ret = load_document (ld);
   /* Name references are resolved even after other errors, to report them
    * too; nothing is built from them then.  The maps go at once, before the
@@ -606,6 +631,7 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   ps__strmap_free (&ld->buffer_map);
   ps__strmap_free (&ld->node_map);
   ps__strmap_free (&ld->event_map);
+  ps__strmap_free (&ld->function_map);
   free (ld->refs);
   free (ld->refpool);
   free (ld->after_pairs);
@@ -625,6 +651,17 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   }
   *g = tmp;
   return 0;
+}
+
+int
+ps__json_load_graph_stream (ps_graph *g, ps_json_read_fn read, void *ctx, size_t size_hint,
+                            const char *path, ps_diag *diag)
+{
+  ps__json_loader ld;
+  memset (&ld, 0, sizeof ld);
+  ld.data_len = size_hint;
+  int ret = ps_json_init_stream (&ld.r, read, ctx);
+  return load (g, &ld, ret, path, diag);
 }
 
 int

@@ -243,7 +243,7 @@ ps__json_get_enum (ps__json_loader *ld, const ps__json_key *key, const char *wha
 }
 
 /* Copies the current token's string into the refpool, after `head`
- * bytes of room (0 or 8); *off is the string's offset.  Offsets stay below
+ * bytes of room (0, or 8 for a position); *off is the string's offset.  Offsets stay below
  * PS__JSON_POOLED, the flag of access keys. */
 static int
 refpool_add (ps__json_loader *ld, uint32_t head, uint32_t *off)
@@ -284,17 +284,17 @@ ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, uint32_t *out
     return ok;
   const ps_json_reader *r = &ld->r;
   /* The name as it stands in the input, one byte after its quote. */
-  if (!r->escaped && r->offset + 1 < PS__JSON_POOLED) {
+  if (ld->data && !r->escaped && r->offset + 1 < PS__JSON_POOLED) {
     *out = (uint32_t) (r->offset + 1);
     return 0;
   }
-  /* Decoded, after the offset of its token. */
+  /* Decoded, after the position of its token. */
   uint32_t off;
   int ret = refpool_add (ld, 8, &off);
   if (ret < 0)
     return ret;
-  uint64_t at = r->offset;
-  memcpy (ld->refpool + off - 8, &at, 8);
+  uint32_t at[2] = { r->line, r->col };
+  memcpy (ld->refpool + off - 8, at, 8);
   *out = PS__JSON_POOLED | off;
   return 0;
 }
@@ -313,14 +313,18 @@ ps__json_access_name (const ps__json_loader *ld, uint32_t key, size_t *len)
   return s;
 }
 
-uint64_t
-ps__json_access_offset (const ps__json_loader *ld, uint32_t key)
+void
+ps__json_access_locate (const ps__json_loader *ld, uint32_t key, ps_json_locator *loc,
+                        uint32_t *line, uint32_t *col)
 {
-  if (!(key & PS__JSON_POOLED))
-    return (uint64_t) key - 1;
-  uint64_t at;
-  memcpy (&at, ld->refpool + (key & ~PS__JSON_POOLED) - 8, 8);
-  return at;
+  if (!(key & PS__JSON_POOLED)) {
+    ps_json_locate (loc, (uint64_t) key - 1, line, col);
+    return;
+  }
+  uint32_t at[2];
+  memcpy (at, ld->refpool + (key & ~PS__JSON_POOLED) - 8, 8);
+  *line = at[0];
+  *col = at[1];
 }
 
 int

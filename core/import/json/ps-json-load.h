@@ -15,6 +15,8 @@
 
 /* The loader stops after this many errors. */
 #define PS__JSON_MAX_ERRORS 25
+/* Distinct kernel function names kept once (ps-json-node.c). */
+#define PS__JSON_MAX_FUNCTIONS 65536u
 
 /* Node keys; a node's keys given are kept as a bit set. */
 enum {
@@ -64,14 +66,16 @@ enum {
 /* Names are resolved once the whole document is read (nodes may come
  * before buffers), with the batch lookups of ps-strmap.h.  Until then
  * reads and writes (and a conditional's condition, kept as its last read)
- * stay in graph->access as access keys: the input offset of the name's
- * first byte, since a name without escapes stands in the input as it is
- * (its closing quote ends it, and its token starts one byte before, which
- * ps_json_locate turns into a position when a message needs one); or, for
- * a name with escapes, PS__JSON_POOLED and the offset of its decoded copy
- * in the refpool, which follows the 8-byte input offset of its token.  The
- * rarer kernel buffer arguments, `after`, then and else names are refs:
- * copies in the refpool, with their positions. */
+ * stay in graph->access as access keys.  When the whole input is in memory
+ * a name without escapes stands in it as it is, and its key is the input
+ * offset of the name's first byte (its closing quote ends it, and its
+ * token starts one byte before, which ps_json_locate turns into a position
+ * when a message needs one).  Any other name (one with escapes, or any
+ * name of an input read a piece at a time, which is gone by then) is
+ * copied: its key is PS__JSON_POOLED and the offset of its decoded copy in
+ * the refpool, which follows the line and column of its token (two
+ * uint32_t).  The rarer kernel buffer arguments, `after`, then and else
+ * names are refs: copies in the refpool, with their positions. */
 #define PS__JSON_POOLED 0x80000000u
 
 typedef struct ps__json_ref {
@@ -95,9 +99,14 @@ typedef struct ps__json_unknown_key {
   uint32_t line, col;
 } ps__json_unknown_key;
 
+/* Slots of the node scratch's table of node keys (ps-json-node.c). */
+#define PS__JSON_KEY_SLOTS 128
+
 /* The node being read.  Values are kept here until the object ends, since
  * keys may come in any order (`op` last, say). */
 typedef struct ps__json_node_scratch {
+  int8_t key_of_slot[PS__JSON_KEY_SLOTS]; /* node keys by hash (ps-json-node.c), or -1 */
+  uint8_t key_len[PS__NK__COUNT];
   uint32_t seen;                    /* bit per PS__NK_* given */
   uint32_t kline[PS__NK__COUNT];    /* position of each key given */
   uint32_t kcol[PS__NK__COUNT];
@@ -134,8 +143,9 @@ typedef struct ps__json_loader {
   ps_graph *g;
   ps_diag *diag;
   ps_json_reader r;
-  const char *data; /* the input, which access keys point into */
-  size_t data_len;
+  const char *data; /* the input, which access keys point into; NULL when it
+                       is read a piece at a time */
+  size_t data_len;  /* its length (a streamed input's, when known: progress) */
   size_t errors;  /* errors this load added */
   bool too_many;  /* PS__JSON_MAX_ERRORS reached: stop */
   bool syntax_reported;
@@ -143,6 +153,7 @@ typedef struct ps__json_loader {
   uint32_t cap_nodes, cap_buffers, cap_kernels, cap_conds, cap_events;
   uint32_t cap_access, cap_kargs, cap_members;
   ps_strmap buffer_map, node_map, event_map;
+  ps_strmap function_map; /* function names kept, by themselves (ps-json-node.c) */
 
   uint32_t node_index; /* index of the node being read */
   uint32_t buffer_index;
@@ -276,8 +287,10 @@ int ps__json_key_index (const ps_json_reader *r, const char *const *keys, size_t
 int ps__json_buffer_ref (ps__json_loader *ld, const ps__json_key *key, uint32_t *out);
 /* The name an access key refers to, and its length. */
 const char *ps__json_access_name (const ps__json_loader *ld, uint32_t key, size_t *len);
-/* The input offset of the token of the name an access key refers to. */
-uint64_t ps__json_access_offset (const ps__json_loader *ld, uint32_t key);
+/* The position of the token of the name an access key refers to (loc:
+ * a locator of the input, for keys into it). */
+void ps__json_access_locate (const ps__json_loader *ld, uint32_t key, ps_json_locator *loc,
+                             uint32_t *line, uint32_t *col);
 /* Adds a ref for the name at the current token (a node or buffer name).
  * Returns 0 or a negative code; *out gets the ref's index. */
 int ps__json_push_ref (ps__json_loader *ld, uint8_t field, uint32_t index, uint32_t *out);
@@ -293,5 +306,9 @@ int ps__json_load_node (ps__json_loader *ld);
  * (ps-json-graph.c); the contract of ps_import_graph_mem. */
 int ps__json_load_graph (ps_graph *g, const char *data, size_t len, const char *path,
                          ps_diag *diag);
+/* The same from a stream (see ps_json_init_stream) of about size_hint
+ * bytes (0: unknown), for the progress reports. */
+int ps__json_load_graph_stream (ps_graph *g, ps_json_read_fn read, void *ctx, size_t size_hint,
+                                const char *path, ps_diag *diag);
 
 #endif

@@ -48,11 +48,35 @@ static const uint32_t op_keys[PS_OP__FILE_COUNT] = {
 static const char *const param_names[3] = { "alpha", "beta", "value" };
 static const char *const karg_names[] = { "buffer", "i32", "i64", "f32", "f64" };
 
+/* A node key's slot in the scratch's table of keys: a hash of its length
+ * and first two bytes (a key's str has 16 readable bytes) that no two node
+ * keys share, so that a key is found with one load and one compare, and no
+ * branch on its letters: keys come in any order, which such branches
+ * mispredict. */
+static inline unsigned
+key_slot (const char *s, size_t len)
+{
+  return ((unsigned) len * 2 + (unsigned) (unsigned char) s[0] * 8 + (unsigned char) s[1])
+         & (PS__JSON_KEY_SLOTS - 1);
+}
+
 int
 ps__json_scratch_new (ps__json_loader *ld)
 {
-  ld->ns = calloc (1, sizeof *ld->ns);
-  return ld->ns ? 0 : PS_ENOMEM;
+  ps__json_node_scratch *ns = calloc (1, sizeof *ns);
+  if (!ns)
+    return PS_ENOMEM;
+  memset (ns->key_of_slot, -1, sizeof ns->key_of_slot);
+  for (int k = 0; k < PS__NK__COUNT; k++) {
+    ns->key_len[k] = (uint8_t) strlen (node_keys[k]);
+    unsigned slot = key_slot (node_keys[k], ns->key_len[k]);
+    /* The hash is chosen so: tests load every key. */
+    if (ns->key_of_slot[slot] >= 0)
+      abort ();
+    ns->key_of_slot[slot] = (int8_t) k;
+  }
+  ld->ns = ns;
+  return 0;
 }
 
 void
@@ -101,53 +125,12 @@ same_padded (const char *s, const char *pad, size_t n)
 }
 
 static int
-node_key (const ps_json_reader *r)
+node_key (const ps__json_node_scratch *ns, const ps_json_reader *r)
 {
-  const char *s = r->str;
-  int k = -1;
-  /* Pick the one candidate by length and first letter, then compare. */
-  switch (r->len) {
-  case 2:
-    k = PS__NK_OP;
-    break;
-  case 3:
-    k = PS__NK_DIR;
-    break;
-  case 4:
-    k = s[0] == 'n' ? PS__NK_NAME : s[0] == 'g' ? PS__NK_GRID : s[0] == 's' ? PS__NK_SMEM
-        : s[0] == 'i' ? PS__NK_IMPL : s[0] == 'a' ? PS__NK_ARGS : s[0] == 't' ? PS__NK_THEN
-                                                                : PS__NK_ELSE;
-    break;
-  case 5:
-    k = s[0] == 'r' ? PS__NK_READS : s[0] == 'a' ? PS__NK_AFTER : s[0] == 'f' ? PS__NK_FLOPS
-        : s[0] == 'v' ? PS__NK_VALUE : s[0] == 'l' ? PS__NK_LABEL : s[0] == 'e' ? PS__NK_EVENT
-        : s[1] == 'l'                              ? PS__NK_BLOCK
-                                                   : PS__NK_BYTES;
-    break;
-  case 6:
-    k = s[0] == 'w' ? PS__NK_WRITES : s[0] == 's' ? PS__NK_STREAM : s[0] == 'p' ? PS__NK_PARAMS
-        : s[0] == 'm' ? PS__NK_MODULE
-                      : PS__NK_ASSUME;
-    break;
-  case 7:
-    k = s[0] == 'c' ? PS__NK_COST_NS : PS__NK_FUSIBLE;
-    break;
-  case 8:
-    k = PS__NK_FUNCTION;
-    break;
-  case 9:
-    k = PS__NK_CONDITION;
-    break;
-  case 10:
-    k = s[0] == 's' ? PS__NK_SRC_DEVICE : PS__NK_DST_DEVICE;
-    break;
-  case 13:
-    k = PS__NK_TRAFFIC_BYTES;
-    break;
-  default:
+  if (r->len < 2 || r->len >= KEY_PAD)
     return -1;
-  }
-  return same_padded (s, node_keys[k], r->len) ? k : -1;
+  int k = ns->key_of_slot[key_slot (r->str, r->len)];
+  return k >= 0 && ns->key_len[k] == r->len && same_padded (r->str, node_keys[k], r->len) ? k : -1;
 }
 
 /* The value named by the current token among values [first, count) of a
@@ -447,6 +430,30 @@ intern_value (ps__json_loader *ld, const char *key, bool nonempty, uint32_t *out
   return ps__graph_intern (ld->g, r->str, r->len, out);
 }
 
+/* Kernels run few functions many times: a function name is kept once,
+ * for the first PS__JSON_MAX_FUNCTIONS distinct names (a graph of ever new
+ * names would only fill the map), and its kernels share it. */
+static int
+intern_function (ps__json_loader *ld, uint32_t *out)
+{
+  ps_json_reader *r = &ld->r;
+  int ok = ps__json_check_string (ld, PS__JSON_KEY ("function"));
+  if (ok <= 0)
+    return ok;
+  if (r->len == 0)
+    return ps__json_err (ld, r->line, r->col, PS__JSON_KEY ("function"), "must not be empty");
+  uint32_t h = ps__strmap_hash (r->str, r->len);
+  uint32_t off = ps__strmap_find (&ld->function_map, ld->g->strings, r->str, r->len, h);
+  if (off != PS_NONE) {
+    *out = off;
+    return 0;
+  }
+  int ret = ps__graph_intern (ld->g, r->str, r->len, out);
+  if (ret == 0 && ld->function_map.count < PS__JSON_MAX_FUNCTIONS)
+    ret = ps__strmap_insert (&ld->function_map, *out, h, *out);
+  return ret;
+}
+
 static int
 node_value (ps__json_loader *ld, int k)
 {
@@ -504,7 +511,7 @@ node_value (ps__json_loader *ld, int k)
     ok = ps__json_get_nonneg (ld, PS__JSON_KEY (key), &ns->traffic_bytes);
     break;
   case PS__NK_FUNCTION:
-    ok = intern_value (ld, key, true, &ns->function);
+    ok = intern_function (ld, &ns->function);
     break;
   case PS__NK_MODULE:
     ok = intern_value (ld, key, true, &ns->module);
@@ -933,7 +940,7 @@ ps__json_load_node (ps__json_loader *ld)
   int t, ret;
   scratch_reset (ns, r->line, r->col);
   while ((t = ps__json_next (ld)) == PS_JSON_KEY) {
-    int k = node_key (r);
+    int k = node_key (ns, r);
     if (k < 0) {
       if (ns->n_unknown < 4) {
         ps__json_unknown_key *u = &ns->unknown[ns->n_unknown++];
