@@ -16,6 +16,7 @@
 #include "ps-gen.h"
 #include "ps-import.h"
 #include "ps-test-graph.h"
+#include "ps-test-gen.h"
 #include "ps-graph.h"
 #include "ps-plan.h"
 #include "ps-pool-peak.h"
@@ -41,26 +42,6 @@ load_string (ps_graph *g, const char *json)
     ps_diag_print (&d, stderr);
   ps_diag_free (&d);
   assert_int_equal (rc, 0);
-}
-
-static int
-load_generated (ps_graph *g, const ps_gen_options *go)
-{
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&buf, &len);
-  assert_non_null (f);
-  int rc = ps_gen_write (go, f);
-  fclose (f);
-  assert_int_equal (rc, 0);
-  ps_diag d;
-  ps_diag_init (&d, "gen.json");
-  rc = ps_import_graph_mem (g, buf, len, "gen.json", &d);
-  if (rc < 0)
-    ps_diag_print (&d, stderr);
-  ps_diag_free (&d);
-  free (buf);
-  return rc;
 }
 
 static int
@@ -242,7 +223,7 @@ property_run (ps_gen_shape shape, uint32_t seeds)
     go.pin_streams = 1 + seed % 3;
     ps_graph g;
     ps_graph_init (&g);
-    assert_int_equal (load_generated (&g, &go), 0);
+    assert_int_equal (pt_gen_graph (&g, &go), 0);
     int32_t max_pin = -1;
     for (uint32_t v = 0; v < g.n_nodes; v++)
       if (g.nodes[v].stream > max_pin)
@@ -285,7 +266,7 @@ core_plan_property_large (void **state)
     go.pin_streams = 2;
     ps_graph g;
     ps_graph_init (&g);
-    assert_int_equal (load_generated (&g, &go), 0);
+    assert_int_equal (pt_gen_graph (&g, &go), 0);
     static const uint32_t streams[] = { 2, 3, 4, 8 };
     for (size_t k = 0; k < sizeof streams / sizeof streams[0]; k++)
       for (int fusion = 0; fusion < 2; fusion++) {
@@ -763,7 +744,7 @@ core_plan_quality_layered (void **state)
     go.pins = false;
     ps_graph g;
     ps_graph_init (&g);
-    assert_int_equal (load_generated (&g, &go), 0);
+    assert_int_equal (pt_gen_graph (&g, &go), 0);
     ps_plan p1, p4;
     plan_ok (&p1, &g, 1, true);
     plan_ok (&p4, &g, 4, true);
@@ -909,7 +890,7 @@ core_plan_streams_generated (void **state)
       go.pins = false;
       ps_graph g;
       ps_graph_init (&g);
-      assert_int_equal (load_generated (&g, &go), 0);
+      assert_int_equal (pt_gen_graph (&g, &go), 0);
       double ms[9];
       sweep (&g, true, ms);
       for (uint32_t n = 2; n <= 8; n++)

@@ -19,6 +19,7 @@
 #include "ps-import.h"
 #include "ps-plan.h"
 #include "ps-pool-peak.h"
+#include "ps-test-gen.h"
 #include "ps-verify.h"
 
 /* Under ASan+UBSan the sweeps run a third of the seeds. */
@@ -53,25 +54,8 @@ static void
 load_generated (ps_graph *g, ps_gen_shape shape, uint32_t nodes, uint64_t seed, bool extras)
 {
   ps_gen_options go;
-  ps_gen_options_init (&go);
-  go.shape = shape;
-  go.nodes = nodes;
-  go.seed = seed;
-  go.events = go.barriers = go.conditionals = go.pins = extras;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&buf, &len);
-  assert_non_null (f);
-  assert_int_equal (ps_gen_write (&go, f), 0);
-  fclose (f);
-  ps_diag d;
-  ps_diag_init (&d, "gen.json");
-  int rc = ps_import_graph_mem (g, buf, len, "gen.json", &d);
-  if (rc < 0)
-    ps_diag_print (&d, stderr);
-  ps_diag_free (&d);
-  free (buf);
-  assert_int_equal (rc, 0);
+  pt_gen_options (&go, shape, nodes, seed, extras);
+  assert_int_equal (pt_gen_graph (g, &go), 0);
 }
 
 static void
