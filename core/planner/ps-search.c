@@ -83,11 +83,9 @@ static const generator generators[] = {
 };
 #define N_GEN (sizeof generators / sizeof generators[0])
 
-/* The one list schedule of graphs too large to search: on every count
- * for graphs of at most PS__SIM_MAX_GROUPS groups, else on all streams
- * and not simulated. */
-static const ps__planner_variant variant_large = { PS__KEY_BLEND, PS__ORDER_SHORTER,
-                                                   PS__RANK_BOUND, 0, 0 };
+/* The generators of graphs past the full search, on every count: the
+ * blend's list schedule (above PS__SIM_MAX_GROUPS, and when nothing could
+ * be simulated, the one schedule, on all streams), HEFT, round-robin. */
 static const generator generators_large[] = {
   { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 }, PS_MAX_STREAMS, false },
   { GEN_HEFT, { 0, 0, 0, 0, 0 }, PS_MAX_STREAMS, true },
@@ -489,7 +487,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
 {
   *sim_ms = -1;
   if (!pl->gsim) {
-    pl->var = variant_large;
+    pl->var = generators_large[0].var;
     return ps__planner_schedule (pl);
   }
   uint32_t ng = pl->ng, n1 = ng ? ng : 1;
@@ -578,7 +576,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   }
   if (!isfinite (se.best)) {
     /* Nothing could be simulated: the first list schedule, as planned. */
-    pl->var = variant_large;
+    pl->var = generators_large[0].var;
     rc = ps__planner_schedule (pl);
     goto out;
   }
