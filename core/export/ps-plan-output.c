@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,29 +162,49 @@ put_name_list (FILE *out, const ps_graph *g, const uint32_t *ids, uint32_t n, co
 }
 
 /* The critical path of the plan's run on dev, as every view shows it: the
- * simulated timeline's (ps-figures.h). */
-static void
-put_critical (FILE *out, const ps_plan *p, const ps_device *dev)
-{
+ * simulated timeline's (ps-figures.h).  Found before it is printed, so
+ * that a large plan's peak (below) is sought meanwhile. */
+typedef struct critical {
   ps_timeline tl;
-  ps_timeline_init (&tl, PS_TL_SIMULATED);
   ps_diagnosis dg;
-  memset (&dg, 0, sizeof dg);
   ps_figures f;
-  memset (&f, 0, sizeof f);
-  if (ps_simulate (p, dev, &tl) == 0 && ps_diagnose (&dg, &tl) == 0
-      && ps_figures_build (&f, p, &tl, &dg) == 0 && f.n_critical > 0) {
+  bool ok;
+} critical;
+
+static void
+critical_find (critical *c, const ps_plan *p, const ps_device *dev)
+{
+  ps_timeline_init (&c->tl, PS_TL_SIMULATED);
+  memset (&c->dg, 0, sizeof c->dg);
+  memset (&c->f, 0, sizeof c->f);
+  c->ok = ps_simulate (p, dev, &c->tl) == 0 && ps_diagnose (&c->dg, &c->tl) == 0
+          && ps_figures_build (&c->f, p, &c->tl, &c->dg) == 0;
+}
+
+static void
+critical_free (critical *c)
+{
+  ps_figures_free (&c->f);
+  ps_diagnosis_free (&c->dg);
+  ps_timeline_free (&c->tl);
+}
+
+static void
+put_critical (FILE *out, const ps_plan *p, const critical *c)
+{
+  const ps_figures *f = &c->f;
+  if (c->ok && f->n_critical > 0) {
     fputs ("  critical path   ", out);
-    put_name_list (out, p->graph, f.critical, f.n_critical, " -> ", 12);
+    put_name_list (out, p->graph, f->critical, f->n_critical, " -> ", 12);
     char text[160];
-    fprintf (out, " (%s)\n", ps_figures_critical_text (&f, text, sizeof text));
+    fprintf (out, " (%s)\n", ps_figures_critical_text (f, text, sizeof text));
   }
   /* Durations the model guessed or cannot know are said once here. */
   uint32_t kernels = 0, by_source[PS_FIGURE__COUNT] = { 0 };
-  for (uint32_t v = 0; v < f.n_nodes; v++)
+  for (uint32_t v = 0; v < f->n_nodes; v++)
     if (p->graph->nodes[v].op == PS_OP_KERNEL) {
       kernels++;
-      by_source[f.node_source[v] < PS_FIGURE__COUNT ? f.node_source[v] : PS_FIGURE_NONE]++;
+      by_source[f->node_source[v] < PS_FIGURE__COUNT ? f->node_source[v] : PS_FIGURE_NONE]++;
     }
   const char *hint = p->graph->cuda_graph ? "; `planscope-cli import DUMP --durations TRACE` "
                                             "measures them"
@@ -195,9 +216,51 @@ put_critical (FILE *out, const ps_plan *p, const ps_device *dev)
     fprintf (out, "  durations       %u of %u kernels unknown (nothing says how long they "
                   "take), counted as 0 ns%s\n",
              by_source[PS_FIGURE_UNKNOWN], kernels, hint);
-  ps_figures_free (&f);
-  ps_diagnosis_free (&dg);
-  ps_timeline_free (&tl);
+}
+
+/* ---- the peak, meanwhile ---- */
+
+/* Plans with at least this many buffers whose peak is not kept yet seek
+ * it on a second thread while the steps are written and the run
+ * simulated (at 1M nodes each takes about a second); smaller ones, or
+ * when no thread can start, seek it when the summary needs it. */
+#define PEAK_THREAD_MIN 50000u
+
+typedef struct peak_job {
+  const ps_plan *p;
+  ps_pool_peak pk;
+  int rc;
+  bool started;
+  pthread_t thread;
+} peak_job;
+
+static void *
+peak_main (void *arg)
+{
+  peak_job *j = arg;
+  j->rc = ps_pool_peak_of (j->p, &j->pk);
+  return NULL;
+}
+
+static void
+peak_start (peak_job *j, const ps_plan *p)
+{
+  memset (j, 0, sizeof *j);
+  j->p = p;
+  if (!p->pool_peak_known && p->graph->n_buffers >= PEAK_THREAD_MIN)
+    j->started = pthread_create (&j->thread, NULL, peak_main, j) == 0;
+}
+
+/* The peak: the thread's, once it is done, or found now. */
+static int
+peak_finish (peak_job *j, ps_pool_peak *out)
+{
+  if (!j->started)
+    return ps_pool_peak_of (j->p, out);
+  pthread_join (j->thread, NULL);
+  j->started = false;
+  *out = j->pk;
+  return j->rc;
 }
 
 /* What a step is called in a "after X" note: its fused kernel name, or its
@@ -349,6 +412,10 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   uint32_t *last_work = malloc ((S ? S : 1) * sizeof *last_work);
   uint32_t *last_rec = malloc ((p->n_events ? p->n_events : 1) * sizeof *last_rec);
   int rc = 0;
+  peak_job peak;
+  peak_start (&peak, p);
+  critical crit;
+  bool have_crit = false;
   if (!link || !order || !start || !last_work || !last_rec) {
     rc = PS_ENOMEM;
     goto out;
@@ -422,9 +489,13 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   fprintf (out, "  events          %u (%u user, %u inserted; %u cross-stream wait%s)\n",
            p->n_events, user, p->n_events - user, p->n_event_pairs,
            p->n_event_pairs == 1 ? "" : "s");
+  /* Both from the device model the plan was scheduled for. */
+  const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
+  critical_find (&crit, p, dev);
+  have_crit = true;
   char pool[PS_POOL_TEXT_MAX];
   ps_pool_peak pk;
-  if ((rc = ps_pool_peak_of (p, &pk)) < 0)
+  if ((rc = peak_finish (&peak, &pk)) < 0)
     goto out;
   fprintf (out, "  pool            %s\n", ps_pool_text (p, &pk, pool, sizeof pool));
   /* The memory pass adds no waits (ps-plan.h): say so; a memory budget
@@ -451,15 +522,19 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
       fputc ('\n', out);
     }
   }
-  /* Both from the device model the plan was scheduled for. */
-  const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
   fputs ("  est. makespan   ", out);
   put_time (out, p->est_makespan_ns);
   fprintf (out, " on %s (%s)\n", dev->name,
            p->est_simulated ? "simulated" : "list schedule; simulate refines it");
 
-  put_critical (out, p, dev);
+  put_critical (out, p, &crit);
 out:
+  if (peak.started) {
+    ps_pool_peak ignored;
+    peak_finish (&peak, &ignored);
+  }
+  if (have_crit)
+    critical_free (&crit);
   free (link);
   free (order);
   free (start);
