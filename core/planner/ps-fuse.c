@@ -45,7 +45,6 @@
 typedef struct fnode {
   double t;      /* the topological number, valid for representatives */
   uint32_t rep;  /* group representative (its newest member) */
-  uint32_t tpos; /* the node's topological position (pl->tpos) */
   uint32_t mark;
   uint32_t seen; /* search marks of renumber() */
   uint32_t next; /* next member of the representative's list */
@@ -156,12 +155,12 @@ scan_member (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
   }
   if (m == v)
     return true; /* v's successors are all still unvisited */
-  uint32_t tv = nd[v].tpos;
+  const uint32_t *tpos = f->pl->tpos, tv = tpos[v];
   for (uint32_t e = g->succ_off[m]; e < g->succ_off[m + 1]; e++) {
-    const fnode *w = &nd[g->succ[e]];
-    if (w->tpos >= tv)
+    uint32_t w = g->succ[e];
+    if (tpos[w] >= tv)
       continue;
-    const fnode *r = &nd[w->rep];
+    const fnode *r = &nd[nd[w].rep];
     if (r->mark == stamp)
       continue;
     sc->has_succ = true;
@@ -217,7 +216,7 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
 {
   const ps_graph *g = f->g;
   fnode *nd = f->nd;
-  uint32_t tv = nd[v].tpos, *moved = f->moved, n_moved = 0;
+  uint32_t tv = f->pl->tpos[v], *moved = f->moved, n_moved = 0;
   uint32_t limit = RENUMBER_VISITS;
   if (f->spare >= 1)
     limit += f->spare < RENUMBER_VISITS_MAX - RENUMBER_VISITS ? (uint32_t) f->spare
@@ -246,7 +245,7 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
         ok = in_m;                                                            \
         continue;                                                             \
       }                                                                       \
-      if (nd[w_].tpos >= tv || nd[r_].seen == seen)                           \
+      if (f->pl->tpos[w_] >= tv || nd[r_].seen == seen)                       \
         continue;                                                             \
       if (nd[r_].t > lo) {                                                    \
         if (nd[r_].t < hi)                                                    \
@@ -324,14 +323,14 @@ try_merge (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np)
   }
   if (total > PS__FUSE_MAX_GROUP)
     return false;
-  scan sc = { -INFINITY, (double) nd[v].tpos + 1.0, false, PS__FUSE_EDGE_BUDGET };
+  scan sc = { -INFINITY, (double) f->pl->tpos[v] + 1.0, false, PS__FUSE_EDGE_BUDGET };
   if (!scan_member (f, v, v, stamp, &sc))
     return false;
   for (uint32_t k = 0; k < np; k++)
     for (uint32_t m = parts[k]; m != PS_NONE; m = nd[m].next)
       if (!scan_member (f, m, v, stamp, &sc))
         return false;
-  double T = (double) nd[v].tpos, lo = sc.lo, hi = sc.hi;
+  double T = (double) f->pl->tpos[v], lo = sc.lo, hi = sc.hi;
   if (sc.has_succ)
     T = isinf (lo) ? hi - 1.0 : lo + (hi - lo) / 2;
   if (!(lo < T && T < hi) && !renumber (f, v, parts, np, stamp, lo, &T))
@@ -617,8 +616,7 @@ ps__planner_fuse (ps__planner *pl)
       goto out;
     }
     for (uint32_t v = 0; v < n; v++)
-      f.nd[v] = (fnode){ .t = (double) pl->tpos[v], .rep = v, .tpos = pl->tpos[v],
-                         .next = PS_NONE, .size = 1 };
+      f.nd[v] = (fnode){ .t = (double) pl->tpos[v], .rep = v, .next = PS_NONE, .size = 1 };
     for (uint32_t i = 0; i < n; i++)
       if (f.key[pl->topo[i]].elems > 0)
         fuse_node (&f, pl->topo[i]);
