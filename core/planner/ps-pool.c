@@ -51,6 +51,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
+
 /* Plans are also packed by size when, per buffer, fewer than BY_SIZE_LIVE
  * buffers are live in issue order at its first use (plus BY_SIZE_MIN in
  * all), and the packing's own estimate of its comparisons is within
@@ -82,12 +84,18 @@ typedef struct blk {
 
 /* Maximal runs of adjacent free bytes ("spans"), in address order, in
  * chunks of at most CH: each span's offset, bytes and first block; and by
- * chunk in address order, its first span's offset and its largest span. */
+ * rank of the chunks in address order, each chunk's first span's offset,
+ * its largest span and where it is stored. */
 typedef struct chunk {
   uint32_t n;
   uint64_t off[CH], len[CH];
   uint32_t head[CH];
 } chunk;
+
+typedef struct ch_rank {
+  uint64_t first, max;
+  uint32_t id;
+} ch_rank;
 
 typedef struct pool {
   blk *b;
@@ -100,9 +108,9 @@ typedef struct pool {
   uint64_t *occupied;
   uint32_t top; /* block at the highest address */
   chunk *ch;
-  uint32_t *ord, *chfree; /* chunks in address order; unused ones */
-  uint64_t *cfirst, *cmax; /* by rank in address order */
-  uint32_t nch, n_chfree, chcap;
+  uint32_t *chfree;  /* stored chunks not in use */
+  ch_rank *rk;       /* the chunks in use, in address order */
+  uint32_t nch, n_chfree, chcap, fcap, rkcap;
   bool oom;
   uint64_t end;
   const uint32_t *rel, *need;
@@ -122,12 +130,12 @@ bin_of (uint64_t size)
 static void
 ch_remax (pool *pl, uint32_t r)
 {
-  const chunk *c = &pl->ch[pl->ord[r]];
+  const chunk *c = &pl->ch[pl->rk[r].id];
   uint64_t m = 0;
   for (uint32_t i = 0; i < c->n; i++)
     m = c->len[i] > m ? c->len[i] : m;
-  pl->cmax[r] = m;
-  pl->cfirst[r] = c->off[0];
+  pl->rk[r].max = m;
+  pl->rk[r].first = c->off[0];
 }
 
 /* A new chunk at rank r of the address order; PS_NONE when out of memory. */
@@ -135,35 +143,20 @@ static uint32_t
 ch_new (pool *pl, uint32_t r)
 {
   if (pl->n_chfree == 0) {
-    uint32_t cap = pl->chcap ? 2 * pl->chcap : 16;
-    chunk *c = realloc (pl->ch, (size_t) cap * sizeof *c);
-    if (c)
-      pl->ch = c;
-    uint32_t *o = c ? realloc (pl->ord, (size_t) cap * sizeof *o) : NULL;
-    if (o)
-      pl->ord = o;
-    uint32_t *f = o ? realloc (pl->chfree, (size_t) cap * sizeof *f) : NULL;
-    if (f)
-      pl->chfree = f;
-    uint64_t *cf = f ? realloc (pl->cfirst, (size_t) cap * sizeof *cf) : NULL;
-    if (cf)
-      pl->cfirst = cf;
-    uint64_t *cm = cf ? realloc (pl->cmax, (size_t) cap * sizeof *cm) : NULL;
-    if (!cm) {
+    uint32_t cap = pl->chcap;
+    if (PS_ARRAY_RESERVE (pl->ch, cap, (uint64_t) pl->chcap + 1) < 0
+        || PS_ARRAY_RESERVE (pl->chfree, pl->fcap, cap) < 0
+        || PS_ARRAY_RESERVE (pl->rk, pl->rkcap, cap) < 0) {
       pl->oom = true;
       return PS_NONE;
     }
-    pl->cmax = cm;
     for (uint32_t k = cap; k > pl->chcap; k--)
       pl->chfree[pl->n_chfree++] = k - 1;
     pl->chcap = cap;
   }
   uint32_t id = pl->chfree[--pl->n_chfree];
-  memmove (pl->ord + r + 1, pl->ord + r, (pl->nch - r) * sizeof *pl->ord);
-  memmove (pl->cfirst + r + 1, pl->cfirst + r, (pl->nch - r) * sizeof *pl->cfirst);
-  memmove (pl->cmax + r + 1, pl->cmax + r, (pl->nch - r) * sizeof *pl->cmax);
-  pl->ord[r] = id;
-  pl->cfirst[r] = pl->cmax[r] = 0;
+  memmove (pl->rk + r + 1, pl->rk + r, (pl->nch - r) * sizeof *pl->rk);
+  pl->rk[r] = (ch_rank){ 0, 0, id };
   pl->nch++;
   pl->ch[id].n = 0;
   return id;
@@ -172,10 +165,8 @@ ch_new (pool *pl, uint32_t r)
 static void
 ch_drop (pool *pl, uint32_t r)
 {
-  pl->chfree[pl->n_chfree++] = pl->ord[r];
-  memmove (pl->ord + r, pl->ord + r + 1, (pl->nch - r - 1) * sizeof *pl->ord);
-  memmove (pl->cfirst + r, pl->cfirst + r + 1, (pl->nch - r - 1) * sizeof *pl->cfirst);
-  memmove (pl->cmax + r, pl->cmax + r + 1, (pl->nch - r - 1) * sizeof *pl->cmax);
+  pl->chfree[pl->n_chfree++] = pl->rk[r].id;
+  memmove (pl->rk + r, pl->rk + r + 1, (pl->nch - r - 1) * sizeof *pl->rk);
   pl->nch--;
 }
 
@@ -187,10 +178,10 @@ sp_find (const pool *pl, uint64_t o, uint32_t *r, uint32_t *i)
 {
   uint32_t lo = 0;
   for (uint32_t m = 0; m < pl->nch; m++)
-    lo += pl->cfirst[m] <= o;
+    lo += pl->rk[m].first <= o;
   if (lo == 0)
     return false;
-  const chunk *c = &pl->ch[pl->ord[lo - 1]];
+  const chunk *c = &pl->ch[pl->rk[lo - 1].id];
   const uint64_t *base = c->off;
   uint32_t n = c->n;
   while (n > 1) {
@@ -213,12 +204,12 @@ sp_insert (pool *pl, uint64_t o, uint64_t len, uint32_t head)
     i++;
   else if (r = 0, i = 0, pl->nch == 0 && ch_new (pl, 0) == PS_NONE)
     return;
-  chunk *c = &pl->ch[pl->ord[r]];
+  chunk *c = &pl->ch[pl->rk[r].id];
   if (c->n == CH) {
     uint32_t d = ch_new (pl, r + 1);
     if (d == PS_NONE)
       return;
-    c = &pl->ch[pl->ord[r]];
+    c = &pl->ch[pl->rk[r].id];
     chunk *e = &pl->ch[d];
     e->n = CH / 2;
     memcpy (e->off, c->off + CH / 2, CH / 2 * sizeof *e->off);
@@ -240,15 +231,15 @@ sp_insert (pool *pl, uint64_t o, uint64_t len, uint32_t head)
   c->len[i] = len;
   c->head[i] = head;
   c->n++;
-  if (len > pl->cmax[r])
-    pl->cmax[r] = len;
-  pl->cfirst[r] = c->off[0];
+  if (len > pl->rk[r].max)
+    pl->rk[r].max = len;
+  pl->rk[r].first = c->off[0];
 }
 
 static void
 sp_delete (pool *pl, uint32_t r, uint32_t i)
 {
-  chunk *c = &pl->ch[pl->ord[r]];
+  chunk *c = &pl->ch[pl->rk[r].id];
   uint64_t len = c->len[i];
   memmove (c->off + i, c->off + i + 1, (c->n - i - 1) * sizeof *c->off);
   memmove (c->len + i, c->len + i + 1, (c->n - i - 1) * sizeof *c->len);
@@ -258,18 +249,18 @@ sp_delete (pool *pl, uint32_t r, uint32_t i)
     ch_drop (pl, r);
     return;
   }
-  pl->cfirst[r] = c->off[0];
-  if (len == pl->cmax[r])
+  pl->rk[r].first = c->off[0];
+  if (len == pl->rk[r].max)
     ch_remax (pl, r);
   if (r + 1 < pl->nch) {
-    chunk *e = &pl->ch[pl->ord[r + 1]];
+    chunk *e = &pl->ch[pl->rk[r + 1].id];
     if (c->n + e->n <= CH / 2) {
       memcpy (c->off + c->n, e->off, e->n * sizeof *e->off);
       memcpy (c->len + c->n, e->len, e->n * sizeof *e->len);
       memcpy (c->head + c->n, e->head, e->n * sizeof *e->head);
       c->n += e->n;
-      if (pl->cmax[r + 1] > pl->cmax[r])
-        pl->cmax[r] = pl->cmax[r + 1];
+      if (pl->rk[r + 1].max > pl->rk[r].max)
+        pl->rk[r].max = pl->rk[r + 1].max;
       ch_drop (pl, r + 1);
     }
   }
@@ -278,15 +269,15 @@ sp_delete (pool *pl, uint32_t r, uint32_t i)
 static void
 sp_set (pool *pl, uint32_t r, uint32_t i, uint64_t o, uint64_t len, uint32_t head)
 {
-  chunk *c = &pl->ch[pl->ord[r]];
+  chunk *c = &pl->ch[pl->rk[r].id];
   uint64_t old = c->len[i];
   c->off[i] = o;
   c->len[i] = len;
   c->head[i] = head;
-  pl->cfirst[r] = c->off[0];
-  if (len >= pl->cmax[r])
-    pl->cmax[r] = len;
-  else if (old == pl->cmax[r])
+  pl->rk[r].first = c->off[0];
+  if (len >= pl->rk[r].max)
+    pl->rk[r].max = len;
+  else if (old == pl->rk[r].max)
     ch_remax (pl, r);
 }
 
@@ -298,7 +289,7 @@ sp_carve (pool *pl, uint64_t p, uint64_t z, uint32_t head)
   uint32_t r, i;
   if (pl->oom || !sp_find (pl, p, &r, &i))
     return;
-  const chunk *c = &pl->ch[pl->ord[r]];
+  const chunk *c = &pl->ch[pl->rk[r].id];
   uint64_t h = c->off[i], end = h + c->len[i], right = end > p + z ? end - (p + z) : 0;
   if (p > h) {
     sp_set (pl, r, i, h, p - h, c->head[i]);
@@ -321,7 +312,7 @@ sp_free (pool *pl, uint64_t o, uint64_t len, uint32_t x, bool left, bool right)
     return;
   uint64_t add = len;
   if (right && sp_find (pl, o + len, &r, &i)) {
-    add += pl->ch[pl->ord[r]].len[i];
+    add += pl->ch[pl->rk[r].id].len[i];
     if (!left) {
       sp_set (pl, r, i, o, add, x);
       return;
@@ -329,7 +320,7 @@ sp_free (pool *pl, uint64_t o, uint64_t len, uint32_t x, bool left, bool right)
     sp_delete (pl, r, i);
   }
   if (left && sp_find (pl, o - 1, &r, &i)) {
-    const chunk *c = &pl->ch[pl->ord[r]];
+    const chunk *c = &pl->ch[pl->rk[r].id];
     sp_set (pl, r, i, c->off[i], c->len[i] + add, c->head[i]);
     return;
   }
@@ -348,9 +339,9 @@ search_low (pool *pl, uint32_t b, uint64_t z, uint32_t *first, uint32_t *last)
   if (pl->oom)
     return false;
   for (uint32_t r = 0; r < pl->nch; r++) {
-    if (pl->cmax[r] < z)
+    if (pl->rk[r].max < z)
       continue;
-    const chunk *c = &pl->ch[pl->ord[r]];
+    const chunk *c = &pl->ch[pl->rk[r].id];
     for (uint32_t i = 0; i < c->n; i++) {
       if (c->len[i] < z)
         continue;
@@ -1094,9 +1085,7 @@ out:
   free (po.spare);
   free (po.brel);
   free (po.ch);
-  free (po.ord);
   free (po.chfree);
-  free (po.cfirst);
-  free (po.cmax);
+  free (po.rk);
   return rc;
 }
