@@ -43,8 +43,9 @@ typedef struct ps_pool_peak {
  * flow reductions: O(phases x arcs), where phases is the longest chain of
  * re-routings needed (0 to 4 on generated graphs), plus one search that
  * proves no path is left.  Measured on generated layered graphs: 0.005 s
- * at 10k nodes, 0.07 s at 100k, 1.3 s at 1M (four phases there, each a
- * search over all 8M arcs); chain and transformer at 1M: 0.2 s.  Plans
+ * at 10k nodes, 0.07 s at 100k, 1.1 s at 1M (the order 0.2 s, the
+ * network 0.25 s, the greedy start 0.18 s, then three phases, each a
+ * search over all 8.4M arcs); chain and transformer at 1M: 0.2 s.  Plans
  * with more than PS_POOL_PEAK_MAX_ARCS arcs get the issue-order bound
  * instead (exact = false). */
 #define PS_POOL_PEAK_MAX_ARCS ((uint64_t) 1 << 30)
