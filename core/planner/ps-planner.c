@@ -23,6 +23,7 @@
 #include "ps-planner-private.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,11 @@
 #define TRIAL_STREAMS 4u
 /* --streams auto: within 1% of the fastest. */
 #define AUTO_SLACK 0.01
+/* Fusion auto on graphs of AHEAD_MIN to PS__SIM_MAX_GROUPS nodes with a
+ * fusible pair makes the plan without fusion on a second thread while it
+ * makes the fused one (the two take about as long; 100k-node layered:
+ * 1.5 s in turn).  Smaller graphs plan in a few hundredths of a second. */
+#define AHEAD_MIN 4096u
 
 static void
 planner_free (ps__planner *pl)
@@ -354,13 +360,90 @@ keep_faster (ps_plan *best, double *best_ms, ps_plan *alt, bool *kept)
   return rc;
 }
 
+/* The plan without fusion, made on a second thread (AHEAD_MIN). */
+typedef struct ahead {
+  const ps_graph *g;
+  const ps_plan_options *o;
+  ps_plan plan;
+  run_result res;
+  ps_timing timing; /* its own: the passes of the thread that asked are timed */
+  int rc;
+  bool started;
+  pthread_t thread;
+} ahead;
+
+static void *
+ahead_main (void *arg)
+{
+  ahead *a = arg;
+  a->rc = run (&a->plan, a->g, a->o, &(run_opts) { false, NULL, 0, NULL }, NULL, &a->timing,
+               &a->res);
+  return NULL;
+}
+
+/* Whether some edge joins two kernels that may fuse: without one, the
+ * fused plan is the plan without fusion. */
+static bool
+any_fusible_pair (const ps_graph *g)
+{
+  for (uint32_t v = 0; v < g->n_nodes; v++) {
+    uint64_t ev, sv, eu, su;
+    if (!ps__fuse_key (g, v, &ev, &sv))
+      continue;
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+      if (ps__fuse_key (g, g->pred[e], &eu, &su) && eu == ev && su == sv)
+        return true;
+  }
+  return false;
+}
+
+static void
+ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o)
+{
+  memset (a, 0, sizeof *a);
+  a->g = g;
+  a->o = o;
+  ps_timing_reset (&a->timing);
+  if (o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN
+      && g->n_nodes <= PS__SIM_MAX_GROUPS && any_fusible_pair (g))
+    a->started = pthread_create (&a->thread, NULL, ahead_main, a) == 0;
+}
+
+/* The plan without fusion into *p, *r: the thread's, once it is done
+ * (the wait timed as "unfused"), or made now. */
+static int
+ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
+{
+  if (!a->started)
+    return run (p, a->g, a->o, &(run_opts) { false, NULL, 0, NULL }, NULL, timing, r);
+  double t = ps_clock_now ();
+  pthread_join (a->thread, NULL);
+  a->started = false;
+  ps_timing_mark (timing, "unfused", &t);
+  *p = a->plan;
+  *r = a->res;
+  return a->rc;
+}
+
+/* A plan without fusion the caller did not take is let go. */
+static void
+ahead_drop (ahead *a)
+{
+  if (!a->started)
+    return;
+  pthread_join (a->thread, NULL);
+  a->started = false;
+  if (a->rc == 0)
+    ps_plan_free (&a->plan);
+}
+
 /* Fusion auto (see the top): keeps in p the fastest of the plan with
- * every group (already in p, res), the plan without fusion and the plan
- * with groups kept back; at_most gets the fastest plan of any of them on
- * at most k streams. */
+ * every group (already in p, res), the plan without fusion (from `un`)
+ * and the plan with groups kept back; at_most gets the fastest plan of
+ * any of them on at most k streams. */
 static int
 fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing *timing,
-             const run_result *res, double *at_most)
+             const run_result *res, ahead *un, double *at_most)
 {
   uint32_t n = g->n_nodes;
   double best = res->ms;
@@ -413,7 +496,7 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
 
   /* Without fusion. */
   uint32_t kept_back = 0;
-  if ((rc = run (&alt, g, o, &(run_opts) { false, NULL, 0, NULL }, NULL, timing, &r)) < 0)
+  if ((rc = ahead_take (un, &alt, &r, timing)) < 0)
     goto out;
   merge_at_most (at_most, &r);
   bool kept;
@@ -470,10 +553,12 @@ build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, p
 {
   run_result res;
   run_opts ro = { o->fusion, NULL, 0, NULL };
+  ahead un;
+  ahead_start (&un, g, o);
   int rc = run (p, g, o, &ro, diag, timing, &res);
   double all[PS_MAX_STREAMS + 1];
   if (rc == 0 && o->fusion && !o->fusion_all && res.simulated && res.n_fused > 0) {
-    rc = fusion_auto (p, g, o, timing, &res, all);
+    rc = fusion_auto (p, g, o, timing, &res, &un, all);
     if (rc == PS_ENOMEM && diag)
       ps_diag_error (diag, 0, 0, "out of memory while planning");
     if (rc < 0)
@@ -482,6 +567,7 @@ build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, p
     for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
       all[k] = res.at_most[k];
   }
+  ahead_drop (&un);
   if (at_most)
     memcpy (at_most, all, sizeof all);
   return rc;
