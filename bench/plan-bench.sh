@@ -57,11 +57,11 @@ for n in $sizes; do
   end=$(date +%s.%N)
   wall=$(echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }')
   load=$(awk '/^timing: (read|parse|load)/ { s += $3 } END { printf "%.3f", s }' "$tmp/err")
-  compile=$(awk '/^timing: (analyse|fuse|streams|sync|memory|unfused)/ { s += $3 } END { printf "%.3f", s }' \
+  compile=$(awk '/^timing: (analyse|fuse|streams|sync|memory|unfused|simulate)/ { s += $3 } END { printf "%.3f", s }' \
     "$tmp/err")
   both=$(echo "$load $compile" | awk '{ printf "%.3f", $1 + $2 }')
   mbs=$(echo "$(wc -c < "$f") $load" | awk '{ if ($2 > 0) printf "%.0f", $1 / 1e6 / $2; else print "-" }')
-  passes=$(awk '/^timing: (analyse|fuse|streams|sync|memory|unfused)/ { printf "%s %s  ", $2, $3 }' \
+  passes=$(awk '/^timing: (analyse|fuse|streams|sync|memory|unfused|simulate)/ { printf "%s %s  ", $2, $3 }' \
     "$tmp/err")
   rss=$(awk -F: '/Maximum resident set size/ { printf "%.0fMiB", $2 / 1024 }' "$tmp/err")
   growth=

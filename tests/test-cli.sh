@@ -350,6 +350,23 @@ PY
 done
 expect 2 "plan --fusion maybe" plan "$moe_auto" --fusion maybe
 grep -q 'is auto, all or off' "$TMP/err" && ok || bad "--fusion maybe: no message"
+
+# A graph of more groups than the search simulates (262,144): its one list
+# schedule is simulated once, so the plan's makespan is simulate's.
+"$CLI" gen chain --nodes 270000 -o "$TMP/big.json" || bad "gen chain --nodes 270000"
+expect 0 "plan of 270,000 groups" plan "$TMP/big.json" --no-fusion --json
+cp "$TMP/out" "$TMP/big-plan.json"
+expect 0 "simulate of 270,000 groups" simulate "$TMP/big.json" --no-fusion --json
+python3 - "$TMP/big-plan.json" "$TMP/out" <<'PY' && ok || bad "plan of 270,000 groups: its makespan is not simulate's"
+import json, sys
+p, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert p["estimated_makespan_ns"] == s["makespan_ns"] > 0, (p["estimated_makespan_ns"], s["makespan_ns"])
+PY
+expect 0 "plan text of 270,000 groups" plan "$TMP/big.json" --no-fusion
+grep -q '^  est\. makespan   .* on h200 (simulated)$' "$TMP/out" && ok ||
+  bad "plan of 270,000 groups: the summary's makespan is not the simulated one"
+rm -f "$TMP/big.json" "$TMP/big-plan.json"
+
 # Counts below the pins' need are skipped, and said so, in both forms.
 "$CLI" gen layered --nodes 120 --pins --pin-streams 3 -o "$TMP/pins.json" || bad "gen --pins"
 expect 0 "simulate --sweep-streams over pins" simulate "$TMP/pins.json" --sweep-streams 1..4

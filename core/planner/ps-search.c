@@ -32,8 +32,9 @@
  * HEFT, round-robin), still on every count and simulated, so the
  * promises hold (more streams never slower, never slower than HEFT or
  * round-robin); above
- * PS__SIM_MAX_GROUPS (no simulation costs, gsim) one list schedule, not
- * simulated, and none of these promises. */
+ * PS__SIM_MAX_GROUPS (no simulation costs, gsim) one list schedule,
+ * not simulated here (the planner simulates it once, when it is
+ * final), and none of these promises. */
 #include "ps-planner-private.h"
 
 #include <math.h>
