@@ -82,7 +82,8 @@ typedef struct ps__planner_variant {
  * blend's list schedule, HEFT, round-robin), each simulated, the fastest
  * kept (the same promise, and fusion auto weighs
  * the fused plan against the unfused one); larger graphs get one list
- * schedule, simulated once when it is final (for its makespan). */
+ * schedule, simulated once when it is final (for its makespan and for
+ * fusion auto). */
 #define PS__SEARCH_MAX_GROUPS 32768u
 #define PS__SIM_MAX_GROUPS 262144u
 
