@@ -266,7 +266,7 @@ core_schedule_fusion_kept_back (void **state)
  * last `crit`'s output): fused, more groups than the search simulates
  * (3 a motif, over 262,144), so the plan is one list schedule; fusion
  * auto still weighs it against the unfused plan and keeps every group
- * back (fused: 11.6 s on 2 streams, unfused 6.65 s). */
+ * back (90,000 motifs on 2 streams: fused 11.6 s, unfused 6.65 s). */
 #define MOTIFS 88000u
 
 static char *
