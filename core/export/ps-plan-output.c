@@ -5,11 +5,11 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/ps-plan-private.h"
+#include "util/ps-job.h"
 #include "ps-cost.h"
 #include "ps-diagnose.h"
 #include "ps-figures.h"
@@ -230,16 +230,14 @@ typedef struct peak_job {
   const ps_plan *p;
   ps_pool_peak pk;
   int rc;
-  bool started;
-  pthread_t thread;
+  ps__job job;
 } peak_job;
 
-static void *
+static void
 peak_main (void *arg)
 {
   peak_job *j = arg;
   j->rc = ps_pool_peak_of (j->p, &j->pk);
-  return NULL;
 }
 
 static void
@@ -247,18 +245,16 @@ peak_start (peak_job *j, const ps_plan *p)
 {
   memset (j, 0, sizeof *j);
   j->p = p;
-  if (!p->pool_peak_known && p->graph->n_buffers >= PEAK_THREAD_MIN)
-    j->started = pthread_create (&j->thread, NULL, peak_main, j) == 0;
+  ps__job_start (&j->job, peak_main, j,
+                 !p->pool_peak_known && p->graph->n_buffers >= PEAK_THREAD_MIN);
 }
 
 /* The peak: the thread's, once it is done, or found now. */
 static int
 peak_finish (peak_job *j, ps_pool_peak *out)
 {
-  if (!j->started)
-    return ps_pool_peak_of (j->p, out);
-  pthread_join (j->thread, NULL);
-  j->started = false;
+  if (!ps__job_finish (&j->job))
+    peak_main (j);
   *out = j->pk;
   return j->rc;
 }
@@ -529,10 +525,7 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
 
   put_critical (out, p, &crit);
 out:
-  if (peak.started) {
-    ps_pool_peak ignored;
-    peak_finish (&peak, &ignored);
-  }
+  ps__job_drop (&peak.job); /* the summary was not reached */
   if (have_crit)
     critical_free (&crit);
   free (link);

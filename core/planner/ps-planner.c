@@ -24,12 +24,12 @@
 #include "ps-planner-private.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ps-format.h"
 #include "ps-sim.h"
+#include "util/ps-job.h"
 
 /* Groups kept back one at a time when a plan has at most TRIAL_GROUPS
  * fused groups among at most TRIAL_MAX groups, each trial judged on
@@ -175,6 +175,35 @@ resolve_device (ps__planner *pl, const ps_plan_options *o)
   pl->dev = *ps_device_builtin (0);
 }
 
+/* The makespan of plan p into *ms (INFINITY when it cannot be
+ * simulated), its spans into tl when not NULL; with the fusion pass's
+ * costs gsim (by group, node_group) when not NULL, else the costs the
+ * simulator finds itself, as `simulate` does.  0 or PS_ENOMEM.  It
+ * touches nothing but its arguments, so it may run on a second thread. */
+static int
+simulate_plan (const ps_plan *p, const ps_device *dev, const ps_cost *gsim,
+               const uint32_t *node_group, ps_timeline *tl, double *ms)
+{
+  ps_cost *costs = NULL;
+  if (gsim) {
+    costs = malloc (((size_t) p->n_steps + 1) * sizeof *costs);
+    if (!costs)
+      return PS_ENOMEM;
+    for (uint32_t i = 0; i < p->n_steps; i++) {
+      const ps_step *st = &p->steps[i];
+      if (st->synthetic || st->nodes_count == 0) {
+        memset (&costs[i], 0, sizeof costs[i]);
+        costs[i].resource = PS_RES_NONE;
+      } else {
+        costs[i] = gsim[node_group[p->step_nodes[st->nodes_begin]]];
+      }
+    }
+  }
+  int rc = ps__planner_simulate (p, dev, costs, tl, ms);
+  free (costs);
+  return rc;
+}
+
 /* The makespan of the plan the sync pass has emitted, simulated with the
  * fusion pass's costs; when `times`, each group's simulated start and end
  * become its gstart and gfinish, for the memory pass.  INFINITY when it
@@ -183,22 +212,10 @@ static int
 simulate_final (ps__planner *pl, bool times, double *ms)
 {
   ps_plan *p = pl->p;
-  ps_cost *costs = malloc (((size_t) p->n_steps + 1) * sizeof *costs);
-  if (!costs)
-    return ps__planner_nomem (pl);
-  for (uint32_t i = 0; i < p->n_steps; i++) {
-    const ps_step *st = &p->steps[i];
-    if (st->synthetic || st->nodes_count == 0 || !pl->gsim) {
-      memset (&costs[i], 0, sizeof costs[i]);
-      costs[i].resource = PS_RES_NONE;
-    } else {
-      costs[i] = pl->gsim[pl->node_group[p->step_nodes[st->nodes_begin]]];
-    }
-  }
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
-  int rc = ps__planner_simulate (p, &pl->dev, pl->gsim ? costs : NULL, times ? &tl : NULL, ms);
-  if (times && isfinite (*ms)) {
+  int rc = simulate_plan (p, &pl->dev, pl->gsim, pl->node_group, times ? &tl : NULL, ms);
+  if (rc == 0 && times && isfinite (*ms)) {
     /* Groups without a span (user events) take the end of the work
      * before them on their stream. */
     double last[PS_MAX_STREAMS] = { 0 };
@@ -227,52 +244,23 @@ simulate_final (ps__planner *pl, bool times, double *ms)
     }
   }
   ps_timeline_free (&tl);
-  free (costs);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
 }
 
-/* The simulation of a finished schedule on a second thread. */
+/* The simulation of a finished schedule, on a second thread. */
 typedef struct final_sim {
   const ps_plan *p;
   const ps_device *dev;
   double ms;
   int rc;
-  bool wanted, started;
-  pthread_t thread;
+  ps__job job;
 } final_sim;
 
-static void *
+static void
 final_sim_main (void *arg)
 {
   final_sim *f = arg;
-  f->rc = ps__planner_simulate (f->p, f->dev, NULL, NULL, &f->ms);
-  return NULL;
-}
-
-static void
-final_sim_start (final_sim *f, const ps__planner *pl, bool wanted)
-{
-  memset (f, 0, sizeof *f);
-  f->p = pl->p;
-  f->dev = &pl->dev;
-  f->ms = INFINITY;
-  f->wanted = wanted;
-  if (wanted)
-    f->started = pthread_create (&f->thread, NULL, final_sim_main, f) == 0;
-}
-
-/* The simulation done: the thread's, or run now when no thread could
- * start.  0 or PS_ENOMEM; f->ms INFINITY when the plan cannot be
- * simulated. */
-static int
-final_sim_finish (final_sim *f)
-{
-  if (f->started)
-    pthread_join (f->thread, NULL);
-  else if (f->wanted)
-    final_sim_main (f);
-  f->started = f->wanted = false;
-  return f->rc;
+  f->rc = simulate_plan (f->p, f->dev, NULL, NULL, NULL, &f->ms);
 }
 
 /* One run of the pipeline: how it groups and searches. */
@@ -359,14 +347,13 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * now, on a second thread while the memory pass runs (which neither
    * reads nor changes what the simulation does), so that its makespan is
    * the one `simulate` shows. */
-  final_sim fs;
-  final_sim_start (&fs, &pl, sim_ms < 0);
+  final_sim fs = { pl.p, &pl.dev, INFINITY, 0, { 0 } };
+  ps__job_start (&fs.job, final_sim_main, &fs, sim_ms < 0);
   rc = ps__planner_pool (&pl);
   ps_timing_mark (timing, "memory", &t);
-  if (fs.wanted) {
-    int rs = final_sim_finish (&fs);
+  if (ps__job_finish (&fs.job)) {
     ps_timing_mark (timing, "simulate", &t); /* the wait for it */
-    if (rc == 0 && rs < 0)
+    if (rc == 0 && fs.rc < 0)
       rc = ps__planner_nomem (&pl);
   }
   if (rc < 0)
@@ -431,17 +418,16 @@ typedef struct ahead {
   run_result res;
   ps_timing timing; /* its own: the passes of the thread that asked are timed */
   int rc;
-  bool started;
-  pthread_t thread;
+  ps__job job;
 } ahead;
 
-static void *
+static const run_opts UNFUSED = { false, NULL, 0, NULL };
+
+static void
 ahead_main (void *arg)
 {
   ahead *a = arg;
-  a->rc = run (&a->plan, a->g, a->o, &(run_opts) { false, NULL, 0, NULL }, NULL, &a->timing,
-               &a->res);
-  return NULL;
+  a->rc = run (&a->plan, a->g, a->o, &UNFUSED, NULL, &a->timing, &a->res);
 }
 
 /* Whether some edge joins two kernels that may fuse: without one, the
@@ -467,9 +453,8 @@ ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o)
   a->g = g;
   a->o = o;
   ps_timing_reset (&a->timing);
-  if (o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN
-      && any_fusible_pair (g))
-    a->started = pthread_create (&a->thread, NULL, ahead_main, a) == 0;
+  ps__job_start (&a->job, ahead_main, a,
+                 o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN && any_fusible_pair (g));
 }
 
 /* The plan without fusion into *p, *r: the thread's, once it is done
@@ -477,11 +462,10 @@ ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o)
 static int
 ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
 {
-  if (!a->started)
-    return run (p, a->g, a->o, &(run_opts) { false, NULL, 0, NULL }, NULL, timing, r);
+  if (!ps__job_pending (&a->job))
+    return run (p, a->g, a->o, &UNFUSED, NULL, timing, r);
   double t = ps_clock_now ();
-  pthread_join (a->thread, NULL);
-  a->started = false;
+  ps__job_finish (&a->job);
   ps_timing_mark (timing, "unfused", &t);
   *p = a->plan;
   *r = a->res;
@@ -492,11 +476,7 @@ ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
 static void
 ahead_drop (ahead *a)
 {
-  if (!a->started)
-    return;
-  pthread_join (a->thread, NULL);
-  a->started = false;
-  if (a->rc == 0)
+  if (ps__job_drop (&a->job) && a->rc == 0)
     ps_plan_free (&a->plan);
 }
 

@@ -1,0 +1,44 @@
+/* ps-job.c: a piece of work on a second thread (ps-job.h). */
+#include "ps-job.h"
+
+#include <stddef.h>
+
+static void *
+job_main (void *arg)
+{
+  ps__job *j = arg;
+  j->fn (j->arg);
+  return NULL;
+}
+
+void
+ps__job_start (ps__job *j, void (*fn) (void *arg), void *arg, bool wanted)
+{
+  j->fn = fn;
+  j->arg = arg;
+  j->pending = wanted;
+  j->threaded = wanted && pthread_create (&j->thread, NULL, job_main, j) == 0;
+}
+
+bool
+ps__job_finish (ps__job *j)
+{
+  if (!j->pending)
+    return false;
+  if (j->threaded)
+    pthread_join (j->thread, NULL);
+  else
+    j->fn (j->arg);
+  j->pending = j->threaded = false;
+  return true;
+}
+
+bool
+ps__job_drop (ps__job *j)
+{
+  bool ran = j->pending && j->threaded;
+  if (ran)
+    pthread_join (j->thread, NULL);
+  j->pending = j->threaded = false;
+  return ran;
+}

@@ -1,0 +1,37 @@
+/* ps-job.h: one piece of work run on a second thread while the caller
+ * goes on, or, when no thread can start, in line when its result is
+ * needed.  The caller joins every job it starts, in the function that
+ * starts it (ps__job_finish or ps__job_drop), so no thread outlives the
+ * call that made it.  Not installed; core/ only. */
+#ifndef PS_JOB_H
+#define PS_JOB_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+typedef struct ps__job {
+  void (*fn) (void *arg);
+  void *arg;
+  bool pending; /* started and not yet finished or dropped */
+  bool threaded;
+  pthread_t thread;
+} ps__job;
+
+/* Starts fn (arg) on a second thread when `wanted`, else only records
+ * that there is no job (finish and drop are then no-ops). */
+void ps__job_start (ps__job *j, void (*fn) (void *arg), void *arg, bool wanted);
+/* Whether j was wanted and is not finished or dropped yet. */
+static inline bool
+ps__job_pending (const ps__job *j)
+{
+  return j->pending;
+}
+/* The work done: waits for the thread, or runs fn now when no thread
+ * started.  Returns false when there was no job. */
+bool ps__job_finish (ps__job *j);
+/* The work no longer wanted: waits for a thread that runs it and returns
+ * true when fn ran (its result is the caller's to release), false when
+ * it did not (it is not run now). */
+bool ps__job_drop (ps__job *j);
+
+#endif
