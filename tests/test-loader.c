@@ -21,6 +21,7 @@
 #include "ps-gen.h"
 #include "ps-graph.h"
 #include "ps-import.h"
+#include "import/json/ps-json-load.h"
 #include "util/ps-file-private.h"
 
 #ifndef PS_TEST_SOURCE_ROOT
@@ -1395,6 +1396,246 @@ core_loader_names (void **state)
   assert_true (ps_kernel_threads (&k) == UINT64_MAX);
 }
 
+/* ---- the nodes array read in two halves (ps-json-split.c) ---- */
+
+/* A document of n nodes with every kind of value the second half of a
+ * split nodes array carries: kernels with and without functions, user
+ * kernels with buffer and scalar arguments, fusible built-ins, copies,
+ * sets, host callbacks with labels, barriers, `after` references, names
+ * with escapes (kept decoded, with their positions) and multibyte names
+ * (columns count characters).  style 0: one node per line; 1: the whole
+ * array on one line; 2: CRLF line ends and ragged whitespace.  With
+ * `late_event`, a wait in the second half for an event recorded in the
+ * first (the second half cannot read that alone).  `bad`: one node
+ * (0: none) near the end names an unknown buffer, an unknown `after`
+ * node, or (3) lacks its name. */
+static char *
+split_doc (uint32_t n, int style, bool late_event, int bad, size_t *len)
+{
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream (&buf, &size);
+  assert_non_null (f);
+  const char *nl = style == 1 ? " " : style == 2 ? "\r\n" : "\n";
+  uint32_t nb = n / 2 + 3;
+  fprintf (f, "{\"format\": \"planscope-graph\", \"version\": 1,%s\"buffers\": [%s", nl, nl);
+  for (uint32_t j = 0; j < nb; j++)
+    fprintf (f, "  {\"name\": \"b%u\", \"bytes\": 4096%s}%s%s", j,
+             j < 4 ? ", \"external\": true" : "", j + 1 < nb ? "," : "", nl);
+  fprintf (f, "],%s\"nodes\": [%s", nl, nl);
+  uint32_t wait_at = late_event ? n - 3 : 2;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t w = i % nb, rd = (i * 7 + 3) % nb;
+    const char *ind = style == 2 ? (i % 3 ? "\t " : "") : "  ";
+    fprintf (f, "%s{\"name\": \"%s%u\", ", ind, style == 1 ? "n\xc3\xb1" : "n", i);
+    if (bad == 3 && i == n - 5)
+      fprintf (f, "\"nameless\": 1, ");
+    if (bad == 1 && i == n - 4) {
+      fprintf (f, "\"op\": \"host\", \"reads\": [\"\\u0062_missing\"]");
+    } else if (bad == 2 && i == n - 4) {
+      fprintf (f, "\"op\": \"host\", \"after\": [\"no_such_node\"]");
+    } else if (i == 1) {
+      fprintf (f, "\"op\": \"event_record\", \"event\": \"e\xc3\xa9\"");
+    } else if (i == wait_at) {
+      fprintf (f, "\"op\": \"event_wait\", \"event\": \"e\xc3\xa9\"");
+    } else {
+      switch (i % 7) {
+      case 0:
+        fprintf (f, "\"op\": \"kernel\", \"function\": \"user_k%u\", \"grid\": [4, 2], "
+                    "\"block\": 128, \"module\": \"k%u.ptx\", \"args\": [{\"buffer\": \"b%u\"}, "
+                    "{\"i32\": %d}, {\"f64\": 0.25}], \"writes\": [\"b%u\"]",
+                 i % 3, i % 2, rd, -(int) i, w);
+        break;
+      case 1:
+        fprintf (f, "\"op\": \"kernel\", \"function\": \"relu\", \"impl\": \"relu\", "
+                    "\"fusible\": true, \"grid\": 8, \"block\": 256, \"reads\": [\"b%u\"], "
+                    "\"writes\": [\"b%u\"]", rd, w);
+        break;
+      case 2:
+        fprintf (f, "\"op\": \"memcpy\", \"dir\": \"d2d\", \"reads\": [\"b%u\"], \"writes\": "
+                    "[\"b%u\"], \"cost_ns\": %u.5", rd, w, i);
+        break;
+      case 3:
+        fprintf (f, "\"op\": \"memset\", \"value\": %u, \"writes\": [\"b%u\"]", i % 256, w);
+        break;
+      case 4:
+        fprintf (f, "\"op\": \"host\", \"label\": \"step \xe2\x9c\x93 %u\", \"after\": [\"%s%u\"]",
+                 i, style == 1 ? "n\xc3\xb1" : "n", i - 3);
+        break;
+      case 5:
+        fprintf (f, "\"op\": \"kernel\", \"function\": \"\\u0067emm\", \"grid\": 64, "
+                    "\"block\": 256, \"flops\": 1e9, \"reads\": [\"\\u0062%u\", \"b%u\"], "
+                    "\"writes\": [\"b%u\"], \"stream\": %u", rd, (rd + 1) % nb, w, i % 2);
+        break;
+      default:
+        fprintf (f, "\"op\": \"barrier\"");
+        break;
+      }
+    }
+    fprintf (f, "}%s%s", i + 1 < n ? "," : "", i % 5 == 4 || style != 1 ? nl : "");
+  }
+  fprintf (f, "]}%s", nl);
+  assert_int_equal (fclose (f), 0);
+  *len = size;
+  return buf;
+}
+
+static void
+assert_same_str (const ps_graph *a, uint32_t x, const ps_graph *b, uint32_t y)
+{
+  assert_true ((x == PS_NONE) == (y == PS_NONE));
+  if (x != PS_NONE)
+    assert_string_equal (a->strings + x, b->strings + y);
+}
+
+/* Graphs a and b are the same but for the layout of their string pools. */
+static void
+assert_same_graph (const ps_graph *a, const ps_graph *b)
+{
+  assert_int_equal (a->n_nodes, b->n_nodes);
+  assert_int_equal (a->n_buffers, b->n_buffers);
+  assert_int_equal (a->n_events, b->n_events);
+  assert_int_equal (a->n_kernels, b->n_kernels);
+  assert_int_equal (a->n_conds, b->n_conds);
+  assert_int_equal (a->n_access, b->n_access);
+  assert_int_equal (a->n_kargs, b->n_kargs);
+  assert_int_equal (a->n_edges, b->n_edges);
+  for (uint32_t i = 0; i < a->n_buffers; i++) {
+    assert_same_str (a, a->buffers[i].name, b, b->buffers[i].name);
+    assert_int_equal (a->buffers[i].bytes, b->buffers[i].bytes);
+    assert_int_equal (a->buffers[i].line, b->buffers[i].line);
+    assert_int_equal (a->buffers[i].col, b->buffers[i].col);
+  }
+  for (uint32_t v = 0; v < a->n_nodes; v++) {
+    const ps_node *x = &a->nodes[v], *y = &b->nodes[v];
+    assert_same_str (a, x->name, b, y->name);
+    assert_int_equal (x->op, y->op);
+    assert_int_equal (x->flags, y->flags);
+    assert_int_equal (x->impl, y->impl);
+    assert_int_equal (x->dir, y->dir);
+    assert_int_equal (x->stream, y->stream);
+    assert_int_equal (x->line, y->line);
+    assert_int_equal (x->col, y->col);
+    assert_int_equal (x->reads_begin, y->reads_begin);
+    assert_int_equal (x->reads_count, y->reads_count);
+    assert_int_equal (x->writes_begin, y->writes_begin);
+    assert_int_equal (x->writes_count, y->writes_count);
+    assert_int_equal (x->cond, y->cond);
+    assert_int_equal (x->value, y->value);
+    assert_int_equal (x->bytes, y->bytes);
+    assert_memory_equal (&x->cost_ns, &y->cost_ns, sizeof x->cost_ns);
+    if (x->op == PS_OP_HOST)
+      assert_same_str (a, x->aux, b, y->aux);
+    else
+      assert_int_equal (x->aux, y->aux);
+  }
+  for (uint32_t i = 0; i < a->n_kernels; i++) {
+    const ps_kernel *x = &a->kernels[i], *y = &b->kernels[i];
+    assert_same_str (a, x->function, b, y->function);
+    assert_same_str (a, x->module, b, y->module);
+    assert_memory_equal (x->grid, y->grid, sizeof x->grid);
+    assert_memory_equal (x->block, y->block, sizeof x->block);
+    assert_int_equal (x->args_begin, y->args_begin);
+    assert_int_equal (x->args_count, y->args_count);
+    assert_memory_equal (&x->flops, &y->flops, sizeof x->flops);
+  }
+  for (uint32_t i = 0; i < a->n_kargs; i++) {
+    assert_int_equal (a->kargs[i].kind, b->kargs[i].kind);
+    assert_memory_equal (&a->kargs[i].v, &b->kargs[i].v, sizeof a->kargs[i].v);
+  }
+  for (uint32_t e = 0; e < a->n_events; e++)
+    assert_same_str (a, a->event_names[e], b, b->event_names[e]);
+  if (a->n_access)
+    assert_memory_equal (a->access, b->access, a->n_access * sizeof *a->access);
+  assert_memory_equal (a->succ_off, b->succ_off, (a->n_nodes + 1) * sizeof *a->succ_off);
+  assert_memory_equal (a->pred_off, b->pred_off, (a->n_nodes + 1) * sizeof *a->pred_off);
+  if (a->n_edges) {
+    assert_memory_equal (a->succ, b->succ, a->n_edges * sizeof *a->succ);
+    assert_memory_equal (a->succ_kind, b->succ_kind, a->n_edges * sizeof *a->succ_kind);
+    assert_memory_equal (a->pred, b->pred, a->n_edges * sizeof *a->pred);
+  }
+}
+
+/* Loads text with and without the split; returns whether the split was
+ * taken, after checking that the graphs, or the messages, are the same. */
+static bool
+load_both_ways (const char *text, size_t len)
+{
+  ps_graph one, two;
+  ps_diag d1, d2;
+  size_t saved = ps__json_split_min, taken = ps__json_splits_taken;
+  ps__json_split_min = SIZE_MAX;
+  ps_diag_init (&d1, "split.json");
+  int rc1 = ps_import_graph_mem (&one, text, len, "split.json", &d1);
+  assert_int_equal (ps__json_splits_taken, taken);
+  ps__json_split_min = 0;
+  ps_diag_init (&d2, "split.json");
+  int rc2 = ps_import_graph_mem (&two, text, len, "split.json", &d2);
+  ps__json_split_min = saved;
+  assert_int_equal (rc1, rc2);
+  char *m1 = NULL, *m2 = NULL;
+  size_t s1, s2;
+  FILE *f1 = open_memstream (&m1, &s1), *f2 = open_memstream (&m2, &s2);
+  ps_diag_print (&d1, f1);
+  ps_diag_print (&d2, f2);
+  fclose (f1);
+  fclose (f2);
+  assert_string_equal (m1, m2);
+  if (rc1 == 0)
+    assert_same_graph (&one, &two);
+  free (m1);
+  free (m2);
+  ps_diag_free (&d1);
+  ps_diag_free (&d2);
+  ps_graph_free (&one);
+  ps_graph_free (&two);
+  return ps__json_splits_taken > taken;
+}
+
+static void
+core_loader_split_halves (void **state)
+{
+  size_t len;
+  for (int style = 0; style < 3; style++) {
+    for (uint32_t n = 40; n <= 2000; n *= 7) {
+      char *text = split_doc (n, style, false, 0, &len);
+      /* The second half is taken, and the graph is the one a single
+       * reader makes, positions and all. */
+      assert_true (load_both_ways (text, len));
+      free (text);
+      /* A wait in the second half for an event of the first: read by
+       * one loader alone, the same graph. */
+      text = split_doc (n, style, true, 0, &len);
+      assert_false (load_both_ways (text, len));
+      free (text);
+    }
+    /* Errors found after the halves are joined (unknown names) are
+     * located where a single reader locates them; an error inside the
+     * second half leaves it to the first loader, with the same
+     * messages. */
+    for (int bad = 1; bad <= 3; bad++) {
+      char *text = split_doc (300, style, false, bad, &len);
+      bool taken = load_both_ways (text, len);
+      assert_true (taken == (bad != 3));
+      free (text);
+    }
+  }
+  /* A guessed boundary that is no boundary (inside an argument list)
+   * is dropped; one past a syntax error too; a document cut short. */
+  const char *odd[] = {
+    "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [{\"name\": \"a\", \"bytes\": 4}],"
+    " \"nodes\": [{\"name\": \"k\", \"op\": \"kernel\", \"function\": \"f\", \"grid\": 1, \"block\": 1,"
+    " \"module\": \"m.ptx\", \"args\": [{\"i32\": 1}, {\"i32\": 2}, {\"i32\": 3}, {\"i32\": 4}]}]}",
+    "{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [{\"name\": \"a\", \"bytes\": 4}],"
+    " \"nodes\": [{\"name\": \"x\", \"op\": \"barrier\"}, {\"name\": \"y\", \"op\": \"barrier\"},,"
+    " {\"name\": \"z\", \"op\": \"barrier\"}, {\"name\": \"w\", \"op\": \"barrier\"}]}",
+    "{\"format\": \"planscope-graph\", \"version\": 1, \"nodes\": [{\"name\": \"x\", \"op\": "
+    "\"barrier\"}, {\"name\": \"y\", \"op\": \"barrier\"}, {\"name\": \"z\", \"op\": \"barrier\"",
+  };
+  for (size_t i = 0; i < sizeof odd / sizeof *odd; i++)
+    assert_false (load_both_ways (odd[i], strlen (odd[i])));
+}
+
 /* The record of inputs tells a deleted input from a new file that got its
  * inode, covers standard input and follows an input replaced by rename. */
 static void
@@ -1593,6 +1834,7 @@ main (void)
     cmocka_unit_test (core_loader_input_identity),
     cmocka_unit_test (core_loader_file_streaming),
     cmocka_unit_test (core_loader_names),
+    cmocka_unit_test (core_loader_split_halves),
   };
   return cmocka_run_group_tests_name ("/core/loader", tests, NULL, NULL);
 }

@@ -117,6 +117,24 @@ int ps_json_init_mem (ps_json_reader *r, const char *data, size_t len);
 /* Reads through a callback, a chunk at a time.  The callback may return any
  * number of bytes per call (even one); tokens may straddle its chunks. */
 int ps_json_init_stream (ps_json_reader *r, ps_json_read_fn read, void *ctx);
+/* Reads the elements of an array from the middle of a memory block, for
+ * a second thread that reads part of a long array while the first reads
+ * the rest: the reader starts at byte `offset` of data (the first byte of
+ * an element, right after a comma), at 1-based line and column (the
+ * position there), inside the open containers `stack` (`level` of them,
+ * 'o' or 'a', the last an array) of the reader that reads the block from
+ * its start.  Its tokens and offsets are those that reader would give
+ * from there on.  Returns as ps_json_init_mem does. */
+int ps_json_init_mem_at (ps_json_reader *r, const char *data, size_t len, size_t offset,
+                         uint32_t line, uint32_t col, const uint8_t *stack, int level);
+/* Reader r (in memory mode) stands inside an array whose elements from
+ * some element on `from` (made by ps_json_init_mem_at on the same block,
+ * in the same array, at line 1, column 1) has read, up to the array's
+ * end: r moves on to where `from` stands, its current token that end;
+ * line and col are the true position of the byte `from` started at. */
+void ps_json_resume (ps_json_reader *r, const ps_json_reader *from, uint32_t line,
+                     uint32_t col);
+
 /* Frees what the reader holds; the reader may then be initialised again. */
 void ps_json_close (ps_json_reader *r);
 

@@ -1396,6 +1396,52 @@ ps_json_init_mem (ps_json_reader *r, const char *data, size_t len)
 }
 
 int
+ps_json_init_mem_at (ps_json_reader *r, const char *data, size_t len, size_t offset,
+                     uint32_t line, uint32_t col, const uint8_t *stack, int level)
+{
+  if (offset > len || level < 1 || level > PS_JSON_MAX_DEPTH || stack[level - 1] != 'a')
+    return PS_EINVAL;
+  int ret = ps_json_init_mem (r, data, len);
+  if (ret < 0)
+    return ret;
+  if (level > r->stack_cap) {
+    uint8_t *st = realloc (r->stack, (size_t) level);
+    if (!st) {
+      ps_json_close (r);
+      return PS_ENOMEM;
+    }
+    r->stack = st;
+    r->stack_cap = level;
+  }
+  memcpy (r->stack, stack, (size_t) level);
+  r->level = r->depth = level;
+  r->p = r->lstart = r->buf + offset;
+  r->cur_line = line;
+  r->cur_col = col;
+  r->state = ST_ARRAY_VALUE;
+  return 0;
+}
+
+void
+ps_json_resume (ps_json_reader *r, const ps_json_reader *from, uint32_t line, uint32_t col)
+{
+  r->p = from->p;
+  r->lstart = from->lstart;
+  r->cur_line = from->cur_line + line - 1;
+  r->cur_col = from->cur_line == 1 ? from->cur_col + col - 1 : from->cur_col;
+  r->level = from->level;
+  r->state = from->state;
+  r->token = from->token;
+  r->line = from->line + line - 1;
+  r->col = from->line == 1 ? from->col + col - 1 : from->col;
+  r->offset = from->offset;
+  r->depth = from->depth;
+  r->str = "";
+  r->len = 0;
+  r->escaped = false;
+}
+
+int
 ps_json_init_stream (ps_json_reader *r, ps_json_read_fn read, void *ctx)
 {
   if (!r)

@@ -120,42 +120,56 @@ load_buffer (ps__json_loader *ld)
   return 0;
 }
 
-/* Reads an array of objects, calling `one` for each object. */
+/* Reads an array of objects, calling `one` for each object; with
+ * `split`, a long array's second half on a second thread
+ * (ps-json-split.c). */
 static int
 load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index,
-            int (*one) (ps__json_loader *))
+            int (*one) (ps__json_loader *), bool split)
 {
   ps_json_reader *r = &ld->r;
   if (r->token != PS_JSON_ARRAY_BEGIN) {
     int ret = ps__json_type_error (ld, key, "an array");
     return ret < 0 ? ret : 0;
   }
-  int t, ret;
+  if (split)
+    ps__json_split_start (ld);
+  int t, ret = 0;
   uint32_t i = 0;
   while ((t = ps__json_next (ld)) != PS_JSON_ARRAY_END) {
-    if (t < 0)
-      return t;
+    if (t < 0) {
+      ret = t;
+      break;
+    }
     *index = i;
     if (t != PS_JSON_OBJECT_BEGIN) {
       ret = ps__json_err (ld, r->line, r->col, NULL, "expected an object, got %s",
                           ps__json_token_desc (t));
       if (ret < 0 || (ret = ps__json_skip_current (ld)) < 0)
-        return ret;
+        break;
     } else if ((ret = one (ld)) < 0) {
-      return ret;
+      break;
     }
-    if (ld->too_many)
-      return PS_EINVAL;
+    if (ld->too_many) {
+      ret = PS_EINVAL;
+      break;
+    }
     *index = PS_NONE;
     i++;
+    /* The rest of the array read by the second thread. */
+    if (split && r->offset + PS__JSON_SPLIT_WINDOW >= ld->split_at && ld->split &&
+        ps__json_split_check (ld) > 0)
+      break;
     /* A long load can be stopped by its caller between objects. */
     if (i % 4096 == 0 && ld->data_len) {
       ret = ps_diag_progress (ld->diag, "parse", (double) r->offset / (double) ld->data_len);
       if (ret < 0)
-        return ret;
+        break;
     }
   }
-  return 0;
+  if (split)
+    ps__json_split_end (ld);
+  return ret < 0 ? ret : 0;
 }
 
 /* Resolution and whole-document checks */
@@ -545,11 +559,12 @@ load_document (ps__json_loader *ld)
       }
       break;
     case TK_BUFFERS:
-      ok = load_array (ld, PS__JSON_KEY ("buffers"), &ld->buffer_index, load_buffer);
+      ps__json_split_start (ld);
+      ok = load_array (ld, PS__JSON_KEY ("buffers"), &ld->buffer_index, load_buffer, false);
       break;
     case TK_NODES: {
       uint32_t vline = r->line, vcol = r->col;
-      ok = load_array (ld, PS__JSON_KEY ("nodes"), &ld->node_index, load_node_cb);
+      ok = load_array (ld, PS__JSON_KEY ("nodes"), &ld->node_index, load_node_cb, true);
       if (ok == 0 && g->n_nodes == 0 && ld->errors == 0)
         ok = ps__json_err (ld, vline, vcol, PS__JSON_KEY ("nodes"),
                            "a graph needs at least one node");
@@ -583,6 +598,7 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
   ld->diag = diag;
   ld->node_index = PS_NONE;
   ld->buffer_index = PS_NONE;
+  ld->split_at = UINT64_MAX;
   bool reader = ret == 0;
 
   /* Offset 0 of the pool is "", the name of a node whose name is bad. */
@@ -597,6 +613,7 @@ load (ps_graph *g, ps__json_loader *ld, int ret, const char *path, ps_diag *diag
     ret = ps__strmap_init (&ld->function_map, 64);
   if (ret == 0)
     ret = load_document (ld);
+  ps__json_split_end (ld);
   /* Name references are resolved even after other errors, to report them
    * too; nothing is built from them then.  The maps go at once, before the
    * edges are built: they are the loader's largest scratch. */

@@ -18,6 +18,11 @@ ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__json_k
 {
   if (ld->too_many)
     return PS_EINVAL;
+  if (ld->speculative) {
+    ld->errors++;
+    ld->too_many = true;
+    return PS_EINVAL;
+  }
   /* The JSON path: nodes[3].args[1].i32 (key names are short constants). */
   char path[160];
   if (ld->node_index != PS_NONE)
@@ -73,7 +78,10 @@ ps__json_err (ps__json_loader *ld, uint32_t line, uint32_t col, const ps__json_k
 int
 ps__json_syntax (ps__json_loader *ld)
 {
-  if (!ld->syntax_reported) {
+  if (ld->speculative) {
+    ld->errors++;
+    ld->too_many = true;
+  } else if (!ld->syntax_reported) {
     ld->syntax_reported = true;
     ps_diag_error (ld->diag, ld->r.error_line, ld->r.error_col, "%s", ld->r.error);
     ld->errors++;

@@ -7,6 +7,7 @@
 #define PS_JSON_LOAD_H
 
 #include <float.h>
+#include <stdatomic.h>
 
 #include "model/ps-graph-private.h"
 #include "ps-graph.h"
@@ -168,6 +169,12 @@ typedef struct ps__json_loader {
   uint32_t n_after, cap_after; /* in uint32_t values: twice the pairs */
 
   ps__json_node_scratch *ns;
+  /* The second half of a long nodes array (ps-json-split.c): errors and
+   * warnings stop it at once and say nothing. */
+  bool speculative;
+  struct ps__json_split *split; /* the second half being read, or NULL */
+  uint64_t split_at;             /* its first byte; UINT64_MAX without one */
+  bool split_tried;
 } ps__json_loader;
 
 /* Where a value sits inside the current object, for messages:
@@ -301,6 +308,29 @@ void ps__json_scratch_free (ps__json_loader *ld);
 /* Reads one node object (current token: its `{`) and appends it. */
 int ps__json_load_node (ps__json_loader *ld);
 
+
+/* The second half of a long nodes array, read on a second thread
+ * (ps-json-split.c).  Inputs in memory with at least ps__json_split_min
+ * bytes from the first array of the document on (tests lower it) get
+ * one. */
+typedef struct ps__json_split ps__json_split;
+extern size_t ps__json_split_min;
+/* Second halves taken so far (tests read it). */
+extern atomic_size_t ps__json_splits_taken;
+/* At the first array of the document (the buffers or the nodes, its '['
+ * the current token): starts reading the second half of the nodes on a
+ * second thread (ld->split), when the input is long enough. */
+void ps__json_split_start (ps__json_loader *ld);
+/* In the nodes array, after an element whose '}' is the current token,
+ * close to ld->split_at: 1 when the second half was taken (the current
+ * token is then the array's ']'), else 0 (read on; the split may have
+ * been dropped). */
+int ps__json_split_check (ps__json_loader *ld);
+/* Stops (waits for) and frees a second half not taken. */
+void ps__json_split_end (ps__json_loader *ld);
+/* The bytes before ld->split_at from which an element's end is checked:
+ * a longer run of whitespace between two elements only drops the split. */
+#define PS__JSON_SPLIT_WINDOW 4096u
 
 /* Loads a graph in the JSON format of spec/graph-format.md from memory
  * (ps-json-graph.c); the contract of ps_import_graph_mem. */

@@ -889,6 +889,8 @@ commit_node (ps__json_loader *ld, uint32_t event)
         n.flags |= PS_NODE_FUSIBLE;
       } else {
         n.flags |= PS_NODE_FUSIBLE_IGNORED;
+        if (ld->speculative)
+          return PS_EINVAL; /* the warning is the first loader's to give */
         ps_diag_warn (ld->diag, ns->kline[PS__NK_FUSIBLE], ns->kcol[PS__NK_FUSIBLE],
                       "nodes[%u].fusible: ignored: kernel \"%s\" %s; only element-wise "
                       "built-ins and synthetic kernels can be fused",

@@ -1,0 +1,352 @@
+/* ps-json-split.c: the second half of a long "nodes" array read on a
+ * second thread (ps-json-load.h).
+ *
+ * Where the nodes array opens, the loader guesses an element boundary
+ * halfway through the rest of the input (a '}', a comma and a '{', the
+ * '{' at byte `at`) and a second loader reads the elements from `at` to
+ * the array's end into a graph of its own, while the first reads on from
+ * the array's start.  The guess is only taken when the first loader, at
+ * the end of an element, finds that the next element starts exactly at
+ * `at`: then the tokens the second loader read are the ones the first
+ * would have read, and its nodes are appended to the graph (names and
+ * indices moved to where they land) and the reader skips to the array's
+ * end.  Anything else (the guess inside a string or an argument list,
+ * past the array, an error or a warning in either half, an event or a
+ * conditional in the second, which refer across the halves) drops the
+ * second half and the first loader reads everything itself, so messages
+ * and graphs are those of one loader reading alone.
+ *
+ * The graph is the same but for its string pool's layout: the second
+ * half's strings come after the first's, and a kernel function name used
+ * in both halves is kept twice (once per half; nothing compares function
+ * names by offset). */
+#include "ps-json-load.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps-array.h"
+#include "util/ps-job.h"
+
+size_t ps__json_split_min = (size_t) 8 << 20;
+atomic_size_t ps__json_splits_taken;
+
+struct ps__json_split {
+  const ps__json_loader *first; /* read only by the second thread: data, data_len */
+  uint64_t at;                  /* the guessed first byte of an element */
+  uint8_t stack[PS_JSON_MAX_DEPTH];
+  int level;
+  ps__json_loader ld; /* the second half's loader and graph */
+  ps_graph g;
+  bool ok;            /* the second half was read to the array's end, cleanly */
+  atomic_bool cancel; /* the first loader no longer wants it */
+  ps__job job;
+};
+
+static bool
+is_ws (unsigned char c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Whether the object at p (its '{') opens with a key that only kernel
+ * arguments have: such a '{' starts an element of an "args" array, not
+ * a node. */
+static bool
+opens_argument (const char *p, const char *end)
+{
+  static const char *const keys[] = { "\"buffer\"", "\"i32\"", "\"i64\"", "\"f32\"",
+                                      "\"f64\"" };
+  p++;
+  while (p < end && is_ws ((unsigned char) *p))
+    p++;
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    size_t n = strlen (keys[i]);
+    if ((size_t) (end - p) >= n && memcmp (p, keys[i], n) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* The offset of the first '{' at or after `from` that follows a '}', a
+ * comma and whitespace only, and does not open a kernel argument; one
+ * whose whitespace holds a line end first (one element per line, as
+ * files are usually written), when there is one in the next
+ * BOUNDARY_LOOK bytes.  0 when there is none. */
+#define BOUNDARY_LOOK (1u << 20)
+static uint64_t
+guess_boundary (const char *data, size_t len, size_t from)
+{
+  const char *p = data + from, *end = data + len, *any = NULL;
+  while (p < end && (p = memchr (p, '}', (size_t) (end - p)))) {
+    const char *q = p + 1;
+    bool line_end = false;
+    while (q < end && is_ws ((unsigned char) *q))
+      line_end |= *q++ == '\n';
+    if (q < end && *q == ',') {
+      q++;
+      while (q < end && is_ws ((unsigned char) *q))
+        line_end |= *q++ == '\n';
+      if (q < end && *q == '{' && !opens_argument (q, end)) {
+        if (line_end)
+          return (uint64_t) (q - data);
+        if (!any)
+          any = q;
+      }
+    }
+    if (any && p - any > BOUNDARY_LOOK)
+      break;
+    p++;
+  }
+  return any ? (uint64_t) (any - data) : 0;
+}
+
+/* The second thread: node objects from `at` to the array's end. */
+static void
+second_half (void *arg)
+{
+  ps__json_split *sp = arg;
+  ps__json_loader *ld = &sp->ld;
+  uint32_t empty;
+  ld->data = sp->first->data;
+  ld->data_len = sp->first->data_len;
+  ld->g = &sp->g;
+  ld->speculative = true;
+  ld->node_index = PS_NONE;
+  ld->buffer_index = PS_NONE;
+  /* Positions count from line 1, column 1 at `at`; they move to where
+   * they are in the file when the half is taken. */
+  if (ps_json_init_mem_at (&ld->r, ld->data, ld->data_len, sp->at, 1, 1, sp->stack, sp->level) < 0)
+    return;
+  if (ps__graph_intern (ld->g, "", 0, &empty) < 0 || ps__json_scratch_new (ld) < 0 ||
+      ps__strmap_init (&ld->function_map, 64) < 0 || ps__strmap_init (&ld->event_map, 64) < 0)
+    return;
+  int t;
+  while ((t = ps__json_next (ld)) == PS_JSON_OBJECT_BEGIN) {
+    ld->node_index = sp->g.n_nodes;
+    if (ps__json_load_node (ld) < 0 || ld->errors || sp->g.n_events || sp->g.n_conds ||
+        atomic_load_explicit (&sp->cancel, memory_order_relaxed))
+      return;
+  }
+  sp->ok = t == PS_JSON_ARRAY_END && !ld->errors;
+}
+
+static void
+split_free (ps__json_split *sp)
+{
+  ps__json_loader *ld = &sp->ld;
+  ps_json_close (&ld->r);
+  ps__json_scratch_free (ld);
+  ps__strmap_free (&ld->function_map);
+  ps__strmap_free (&ld->event_map);
+  free (ld->refs);
+  free (ld->refpool);
+  free (ld->after_pairs);
+  ps_graph_free (&sp->g);
+  free (sp);
+}
+
+void
+ps__json_split_start (ps__json_loader *ld)
+{
+  const ps_json_reader *r = &ld->r;
+  if (ld->split_tried)
+    return;
+  ld->split_tried = true;
+  if (!ld->data || ld->speculative || r->token != PS_JSON_ARRAY_BEGIN ||
+      ld->data_len - r->offset < ps__json_split_min || ld->data_len - r->offset < 2)
+    return;
+  uint64_t mid = r->offset + (ld->data_len - r->offset) / 2;
+  uint64_t at = guess_boundary (ld->data, ld->data_len, (size_t) mid);
+  if (at == 0 || at >= PS__JSON_POOLED)
+    return;
+  ps__json_split *sp = calloc (1, sizeof *sp);
+  if (!sp)
+    return;
+  sp->first = ld;
+  sp->at = at;
+  sp->level = r->level;
+  memcpy (sp->stack, r->stack, (size_t) r->level);
+  ps_graph_init (&sp->g);
+  atomic_init (&sp->cancel, false);
+  ps__job_start (&sp->job, second_half, sp, true);
+  ld->split = sp;
+  ld->split_at = at;
+}
+
+void
+ps__json_split_end (ps__json_loader *ld)
+{
+  ps__json_split *sp = ld->split;
+  if (!sp)
+    return;
+  atomic_store (&sp->cancel, true);
+  ps__job_drop (&sp->job);
+  split_free (sp);
+  ld->split = NULL;
+  ld->split_at = UINT64_MAX;
+}
+
+/* Appends n elements of `elem` bytes at src to *arr (length *len,
+ * capacity *cap). */
+static int
+append (void *arr, uint32_t *len, uint32_t *cap, const void *src, uint32_t n, size_t elem)
+{
+  if (n == 0)
+    return 0;
+  int ret = ps__array_reserve (arr, cap, (uint64_t) *len + n, elem, PS_ARRAY_MAX);
+  if (ret < 0)
+    return ret;
+  memcpy (*(char **) arr + (size_t) *len * elem, src, (size_t) n * elem);
+  *len += n;
+  return 0;
+}
+
+/* The second half's nodes appended to the first loader's graph, with
+ * their names, accesses, kernels, arguments, refs and `after` pairs moved
+ * to where they land.  0, or <0 when it does not fit (nothing is changed
+ * that the first loader would read differently then: the counts stay). */
+static int
+merge (ps__json_loader *ld, ps__json_split *sp, uint32_t line, uint32_t col)
+{
+  ps_graph *g = ld->g, *h = &sp->g;
+  ps__json_loader *two = &sp->ld;
+  if ((uint64_t) g->n_nodes + h->n_nodes > PS_MAX_NODES ||
+      (uint64_t) g->strings_len + h->strings_len >= UINT32_MAX ||
+      (uint64_t) ld->refpool_len + two->refpool_len >= PS__JSON_POOLED)
+    return PS_ELIMIT;
+  uint32_t n0 = g->n_nodes, a0 = g->n_access, k0 = g->n_kernels, ka0 = g->n_kargs;
+  uint32_t r0 = ld->n_refs, p0 = ld->refpool_len, s0 = g->strings_len;
+  uint32_t after0 = ld->n_after;
+  /* Reserve everything first, so that a failure leaves the counts. */
+  int ret = 0;
+  if ((ret = ps__array_reserve (&g->nodes, &ld->cap_nodes, (uint64_t) n0 + h->n_nodes,
+                                sizeof *g->nodes, PS_MAX_NODES)) < 0 ||
+      (ret = ps__array_reserve (&g->access, &ld->cap_access, (uint64_t) a0 + h->n_access,
+                                sizeof *g->access, PS_ARRAY_MAX)) < 0 ||
+      (ret = ps__array_reserve (&g->kernels, &ld->cap_kernels, (uint64_t) k0 + h->n_kernels,
+                                sizeof *g->kernels, PS_MAX_NODES)) < 0 ||
+      (ret = ps__array_reserve (&g->kargs, &ld->cap_kargs, (uint64_t) ka0 + h->n_kargs,
+                                sizeof *g->kargs, PS_ARRAY_MAX)) < 0 ||
+      (ret = ps__array_reserve (&ld->refs, &ld->cap_refs, (uint64_t) r0 + two->n_refs,
+                                sizeof *ld->refs, PS_ARRAY_MAX)) < 0 ||
+      (ret = ps__array_reserve (&ld->refpool, &ld->refpool_cap, (uint64_t) p0 + two->refpool_len,
+                                1, PS_ARRAY_MAX)) < 0 ||
+      (ret = ps__array_reserve (&ld->after_pairs, &ld->cap_after,
+                                (uint64_t) after0 + two->n_after, sizeof *ld->after_pairs,
+                                PS_ARRAY_MAX)) < 0 ||
+      (ret = ps__array_reserve (&g->strings, &g->strings_cap, (uint64_t) s0 + h->strings_len,
+                                1, PS_ARRAY_MAX)) < 0)
+    return ret;
+
+  /* Strings: the second pool but its leading "" (offset 0, which stays
+   * 0: a kernel without a function name). */
+  uint32_t shift = s0 - 1;
+#define MOVE_STR(x) ((x) == 0 || (x) == PS_NONE ? (x) : (x) + shift)
+  /* Positions: lines after the first, columns on the first line. */
+#define MOVE_POS(l, c) \
+  do { \
+    if ((l) == 1) \
+      (c) += col - 1; \
+    (l) += line - 1; \
+  } while (0)
+  append (&g->strings, &g->strings_len, &g->strings_cap, h->strings + 1, h->strings_len - 1, 1);
+  append (&ld->refpool, &ld->refpool_len, &ld->refpool_cap, two->refpool, two->refpool_len, 1);
+
+  for (uint32_t v = 0; v < h->n_nodes; v++) {
+    ps_node n = h->nodes[v];
+    n.name = MOVE_STR (n.name);
+    MOVE_POS (n.line, n.col);
+    n.reads_begin += a0;
+    n.writes_begin += a0;
+    if (n.op == PS_OP_KERNEL)
+      n.aux += k0;
+    else if (n.op == PS_OP_HOST)
+      n.aux = MOVE_STR (n.aux);
+    g->nodes[g->n_nodes++] = n;
+  }
+  for (uint32_t j = 0; j < h->n_access; j++) {
+    uint32_t key = h->access[j];
+    if (key & PS__JSON_POOLED) {
+      /* A decoded name, after its token's position. */
+      key = PS__JSON_POOLED | ((key & ~PS__JSON_POOLED) + p0);
+      uint32_t at[2];
+      char *head = ld->refpool + (key & ~PS__JSON_POOLED) - 8;
+      memcpy (at, head, 8);
+      MOVE_POS (at[0], at[1]);
+      memcpy (head, at, 8);
+    }
+    g->access[g->n_access++] = key;
+  }
+  for (uint32_t i = 0; i < h->n_kernels; i++) {
+    ps_kernel k = h->kernels[i];
+    k.function = MOVE_STR (k.function);
+    k.module = MOVE_STR (k.module);
+    k.args_begin += ka0;
+    g->kernels[g->n_kernels++] = k;
+  }
+  for (uint32_t i = 0; i < h->n_kargs; i++) {
+    ps_karg a = h->kargs[i];
+    if (a.kind == PS_KARG_BUFFER)
+      a.v.buffer += r0;
+    g->kargs[g->n_kargs++] = a;
+  }
+  for (uint32_t i = 0; i < two->n_refs; i++) {
+    ps__json_ref rf = two->refs[i];
+    rf.name += p0;
+    rf.node += n0;
+    MOVE_POS (rf.line, rf.col);
+    ld->refs[ld->n_refs++] = rf;
+  }
+  for (uint32_t i = 0; i < two->n_after; i += 2) {
+    ld->after_pairs[ld->n_after++] = two->after_pairs[i] + r0;
+    ld->after_pairs[ld->n_after++] = two->after_pairs[i + 1] + n0;
+  }
+#undef MOVE_STR
+#undef MOVE_POS
+  return 0;
+}
+
+int
+ps__json_split_check (ps__json_loader *ld)
+{
+  ps__json_split *sp = ld->split;
+  const ps_json_reader *r = &ld->r;
+  /* From this element's '}': whitespace, a comma, whitespace, and the
+   * position of the byte after them. */
+  uint64_t q = r->offset + 1;
+  uint32_t line = r->line, col = r->col + 1;
+  bool comma = false;
+  if (q > sp->at || r->token != PS_JSON_OBJECT_END || ld->errors)
+    goto drop;
+  for (; q < ld->data_len && q < sp->at; q++) {
+    char c = ld->data[q];
+    if (c == '\n') {
+      line++;
+      col = 1;
+      continue;
+    }
+    if (c == ',' && !comma)
+      comma = true;
+    else if (!is_ws ((unsigned char) c))
+      return 0; /* the array's end, or an error the reader will report: read on */
+    col++;
+  }
+  if (q < sp->at)
+    return 0;
+  if (!comma)
+    goto drop;
+  ps__job_finish (&sp->job);
+  if (!sp->ok || merge (ld, sp, line, col) < 0)
+    goto drop;
+  ps_json_resume (&ld->r, &sp->ld.r, line, col);
+  ps__json_splits_taken++;
+  split_free (sp);
+  ld->split = NULL;
+  ld->split_at = UINT64_MAX;
+  return 1;
+drop:
+  ps__json_split_end (ld);
+  return 0;
+}
