@@ -1634,6 +1634,47 @@ core_loader_split_halves (void **state)
   };
   for (size_t i = 0; i < sizeof odd / sizeof *odd; i++)
     assert_false (load_both_ways (odd[i], strlen (odd[i])));
+
+  /* A graph large enough that its node names are mapped on a second
+   * thread: duplicates are still said buffers first, then nodes in file
+   * order, then unknown names. */
+  char *text = NULL;
+  FILE *f = open_memstream (&text, &len);
+  fputs ("{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [\n"
+         "{\"name\": \"b0\", \"bytes\": 64}, {\"name\": \"b1\", \"bytes\": 64},\n"
+         "{\"name\": \"b0\", \"bytes\": 64}],\n\"nodes\": [\n", f);
+  for (int i = 0; i < 70000; i++)
+    fprintf (f, "{\"name\": \"n%d\", \"op\": \"memset\", \"writes\": [\"%s\"]}%s\n",
+             i == 40000 ? 7 : i == 60000 ? 5 : i, i == 65000 ? "b9" : i % 2 ? "b1" : "b0",
+             i + 1 < 70000 ? "," : "");
+  fputs ("]}\n", f);
+  fclose (f);
+  ps_graph g;
+  ps_diag d;
+  ps_diag_init (&d, "dups.json");
+  assert_int_equal (ps_import_graph_mem (&g, text, len, "dups.json", &d), PS_EINVAL);
+  char *msgs = NULL;
+  size_t msize;
+  f = open_memstream (&msgs, &msize);
+  ps_diag_print (&d, f);
+  fclose (f);
+  const char *want[] = {
+    "dups.json:3:1: error: buffers[2].name: duplicate buffer name \"b0\"",
+    "dups.json:40005:1: error: nodes[40000].name: duplicate node name \"n7\" (first at nodes[7], line 12)",
+    "dups.json:60005:1: error: nodes[60000].name: duplicate node name \"n5\" (first at nodes[5], line 10)",
+    "dups.json:65005:",
+  };
+  const char *at = msgs;
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    const char *hit = strstr (at, want[i]);
+    if (!hit)
+      fail_msg ("expected after \"%.60s\": %s\nall:\n%s", at, want[i], msgs);
+    at = hit + strlen (want[i]);
+  }
+  free (msgs);
+  free (text);
+  ps_diag_free (&d);
+  ps_graph_free (&g);
 }
 
 /* The record of inputs tells a deleted input from a new file that got its

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ps-array.h"
+#include "util/ps-job.h"
 
 /* Buffers */
 
@@ -269,6 +270,65 @@ access_errors (ps__json_loader *ld, const uint32_t *ids)
   return ret;
 }
 
+/* Graphs of at least RESOLVE_THREAD_MIN nodes build their node map on a
+ * second thread while the buffer map is built, each in a table of its
+ * own, and look up the second half of their reads and writes there while
+ * the first half is looked up (1M-node layered graph: names resolved in
+ * 0.13 s in turn, ... s so). */
+#define RESOLVE_THREAD_MIN 65536u
+
+/* The node map, built on a second thread; its duplicates are kept to be
+ * reported, in order, after the buffers'. */
+typedef struct node_map_job {
+  const ps_graph *g;
+  ps_strmap map;
+  uint32_t *dups; /* (index, first) pairs */
+  uint32_t n_dups, cap_dups;
+  int rc;
+  ps__job job;
+} node_map_job;
+
+static int
+keep_duplicate (void *ctx, uint32_t i, uint32_t first)
+{
+  node_map_job *j = ctx;
+  /* More than a load reports stop the build, as reporting them would. */
+  if (j->n_dups / 2 >= PS__JSON_MAX_ERRORS)
+    return PS_EINVAL;
+  if (PS_ARRAY_RESERVE (j->dups, j->cap_dups, (uint64_t) j->n_dups + 2) < 0)
+    return PS_ENOMEM;
+  j->dups[j->n_dups++] = i;
+  j->dups[j->n_dups++] = first;
+  return 0;
+}
+
+static void
+node_map_main (void *arg)
+{
+  node_map_job *j = arg;
+  const ps_graph *g = j->g;
+  j->rc = ps__strmap_build (&j->map, g->strings, &g->nodes[0].name, sizeof *g->nodes,
+                            g->n_nodes, 0, keep_duplicate, j);
+}
+
+/* Lookups of access keys on a second thread. */
+typedef struct find_job {
+  const ps__json_loader *ld;
+  const uint32_t *keys;
+  size_t n;
+  uint32_t *out;
+  ps__job job;
+} find_job;
+
+static void
+find_main (void *arg)
+{
+  find_job *j = arg;
+  const ps__json_loader *ld = j->ld;
+  ps__strmap_find_many (&ld->buffer_map, ld->g->strings, ld->data, ld->refpool, PS__JSON_POOLED,
+                        j->keys, j->n, j->out);
+}
+
 /* Resolves every name: the maps of buffer and node names are built (which
  * finds duplicates), the reads and writes looked up in one batch, then the
  * refs.  Slots that held refpool offsets or ref indices get ids.
@@ -285,18 +345,30 @@ resolve_names (ps__json_loader *ld)
   const uint32_t *bkeys = g->buffers ? &g->buffers[0].name : NULL;
   const uint32_t *nkeys = g->nodes ? &g->nodes[0].name : NULL;
   uint32_t most = g->n_buffers > g->n_nodes ? g->n_buffers : g->n_nodes;
-  int ret = ps__strmap_reset (&ld->buffer_map, most);
+  bool threads = g->n_nodes >= RESOLVE_THREAD_MIN;
+  node_map_job nj;
+  memset (&nj, 0, sizeof nj);
+  nj.g = g;
+  ps__job_start (&nj.job, node_map_main, &nj, threads);
+  int ret = ps__strmap_reset (&ld->buffer_map, threads ? g->n_buffers : most);
   if (ret == 0)
     ret = ps__strmap_build (&ld->buffer_map, g->strings, bkeys, sizeof *g->buffers,
                             g->n_buffers, 0, duplicate_buffer, ld);
-  if (ret < 0)
+  uint32_t *ids = NULL;
+  if (ret == 0 && !(ids = malloc (((size_t) g->n_access + 1) * sizeof *ids)))
+    ret = PS_ENOMEM;
+  if (ret < 0) {
+    ps__job_finish (&nj.job);
+    ps__strmap_free (&nj.map);
+    free (nj.dups);
     return ret;
-
-  uint32_t *ids = malloc (((size_t) g->n_access + 1) * sizeof *ids);
-  if (!ids)
-    return PS_ENOMEM;
+  }
+  size_t half = threads ? g->n_access / 2 : 0;
+  find_job fj = { ld, g->access + half, g->n_access - half, ids + half, { 0 } };
+  ps__job_start (&fj.job, find_main, &fj, threads);
   ps__strmap_find_many (&ld->buffer_map, g->strings, ld->data, ld->refpool, PS__JSON_POOLED,
-                        g->access, g->n_access, ids);
+                        g->access, threads ? half : g->n_access, ids);
+  ps__job_finish (&fj.job);
   for (uint32_t i = 0; i < ld->n_refs; i++) {
     ps__json_ref *rf = &ld->refs[i];
     if (rf->field == PS__FIELD_ARGS) {
@@ -306,10 +378,21 @@ resolve_names (ps__json_loader *ld)
                                 ps__strmap_hash (name, len));
     }
   }
-  ld->node_map = ld->buffer_map;
-  memset (&ld->buffer_map, 0, sizeof ld->buffer_map);
-  ret = ps__strmap_build (&ld->node_map, g->strings, nkeys, sizeof *g->nodes, g->n_nodes, 0,
-                          duplicate_node, ld);
+  if (ps__job_finish (&nj.job)) {
+    /* Its duplicates said now, after the buffers'. */
+    ld->node_map = nj.map;
+    ret = nj.rc == PS_ENOMEM ? PS_ENOMEM : 0;
+    for (uint32_t i = 0; i < nj.n_dups && ret == 0; i += 2)
+      ret = duplicate_node (ld, nj.dups[i], nj.dups[i + 1]);
+    if (ret == 0 && nj.rc < 0)
+      ret = nj.rc;
+    free (nj.dups);
+  } else {
+    ld->node_map = ld->buffer_map;
+    memset (&ld->buffer_map, 0, sizeof ld->buffer_map);
+    ret = ps__strmap_build (&ld->node_map, g->strings, nkeys, sizeof *g->nodes, g->n_nodes, 0,
+                            duplicate_node, ld);
+  }
   if (ret < 0) {
     free (ids);
     return ret;
