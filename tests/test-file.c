@@ -262,6 +262,39 @@ stop_at_third (void *ctx, const char *stage, double fraction)
   return ++progress_calls < 3;
 }
 
+/* A large regular file (read in two halves at once) comes back whole and
+ * in order, at every size around the halves' edge. */
+static void
+core_file_read_halves (void **state)
+{
+  (void) state;
+  char path[256];
+  path_in (path, sizeof path, "halves.bin");
+  size_t sizes[] = { (size_t) 8 << 20, ((size_t) 8 << 20) + 1, ((size_t) 20 << 20) + 12345 };
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    size_t size = sizes[k];
+    unsigned char *want = malloc (size);
+    assert_non_null (want);
+    for (size_t i = 0; i < size; i++)
+      want[i] = (unsigned char) ((i * 31 + i / 4096) % 251);
+    FILE *f = fopen (path, "wb");
+    assert_non_null (f);
+    assert_int_equal (fwrite (want, 1, size, f), size);
+    assert_int_equal (fclose (f), 0);
+    char *data;
+    size_t len;
+    ps_diag d;
+    ps_diag_init (&d, path);
+    assert_int_equal (ps_file_read_all (path, (size_t) 1 << 30, &data, &len, &d), 0);
+    assert_int_equal (len, size);
+    assert_memory_equal (data, want, size);
+    assert_int_equal (data[len], '\0');
+    free (data);
+    free (want);
+    ps_diag_free (&d);
+  }
+}
+
 /* A read asks whether to go on: a pipe whose writer never comes is given
  * up when the caller says so, and a large file stops part way. */
 static void
@@ -604,6 +637,7 @@ main (void)
     cmocka_unit_test_setup_teardown (core_file_special_refused, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_pipe_read_once, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_read_cancelled, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_read_halves, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_inputs_never_forgotten, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_input_identity, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_write_modes, setup, teardown),

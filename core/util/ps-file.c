@@ -20,6 +20,7 @@
 
 #include "ps-array.h"
 #include "ps-file-private.h"
+#include "ps-job.h"
 
 /* ---- inputs ------------------------------------------------------------- */
 
@@ -328,6 +329,39 @@ ps_file_input_close (ps_file_input *in)
 /* Regular files are read a piece at a time so that a long read can be
  * stopped; pieces this large cost nothing in speed. */
 #define READ_PIECE ((size_t) 8 << 20)
+/* Regular files of at least PARALLEL_MIN bytes have their second half
+ * read with pread on a second thread while the first half is read
+ * (226 MB from the page cache: 0.115 s in one go, 0.066 s so).  Reading
+ * then goes on from the end as usual, so a file that grew is read to its
+ * end; one that shrank or failed meanwhile is read on in order from the
+ * middle instead, as if the second thread had not been. */
+#define PARALLEL_MIN ((size_t) 8 << 20)
+
+typedef struct pread_job {
+  int fd;
+  char *buf;
+  size_t from, to, got;
+  bool failed;
+  ps__job job;
+} pread_job;
+
+static void
+pread_main (void *arg)
+{
+  pread_job *j = arg;
+  while (j->from + j->got < j->to) {
+    size_t want = j->to - j->from - j->got;
+    ssize_t r = pread (j->fd, j->buf + j->from + j->got, want > READ_PIECE ? READ_PIECE : want,
+                       (off_t) (j->from + j->got));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      j->failed = true;
+      break;
+    }
+    j->got += (size_t) r;
+  }
+}
 
 int
 ps_file_input_read_rest (ps_file_input *in, char **data, size_t *len)
@@ -350,7 +384,29 @@ ps_file_input_read_rest (ps_file_input *in, char **data, size_t *len)
   } else {
     *data = buf;
   }
+  pread_job pj = { 0 };
+  if (ret == 0 && in->regular && in->size >= PARALLEL_MIN && in->size + 2 <= cap &&
+      n < in->size / 2) {
+    pj = (pread_job){ in->fd, buf, n + (in->size - n) / 2, in->size, 0, false, { 0 } };
+    ps__job_start (&pj.job, pread_main, &pj, true);
+  }
   while (ret == 0) {
+    if (ps__job_pending (&pj.job) && n == pj.from) {
+      /* The first half read: the second, if it is all there, and on
+       * from the end (or from here). */
+      ps__job_finish (&pj.job);
+      bool whole = !pj.failed && pj.got == pj.to - pj.from;
+      off_t at = (off_t) (whole ? pj.to : n);
+      if (lseek (in->fd, at, SEEK_SET) != at) {
+        ps_diag_error (in->diag, 0, 0, "cannot read %s: %s", in->shown, strerror (errno));
+        ret = in->status = PS_EIO;
+        break;
+      }
+      if (whole) {
+        in->got += pj.got;
+        n = pj.to;
+      }
+    }
     if (n + 1 >= cap) {
       /* At most one byte over the limit, which ps_file_input_read
        * reports. */
@@ -364,7 +420,8 @@ ps_file_input_read_rest (ps_file_input *in, char **data, size_t *len)
       *data = buf = nb;
       cap = ncap;
     }
-    size_t want = cap - 1 - n < READ_PIECE ? cap - 1 - n : READ_PIECE;
+    size_t room = (ps__job_pending (&pj.job) ? pj.from : cap - 1) - n;
+    size_t want = room < READ_PIECE ? room : READ_PIECE;
     long got = ps_file_input_read (in, buf + n, want);
     if (got < 0) {
       ret = (int) got;
@@ -376,6 +433,7 @@ ps_file_input_read_rest (ps_file_input *in, char **data, size_t *len)
     ret = progress (in->diag, in->shown,
                     in->size > 0 ? (double) n / (double) in->size : 0);
   }
+  ps__job_finish (&pj.job); /* a file that ended early, or an error */
   if (ret < 0) {
     free (*data);
     *data = NULL;
