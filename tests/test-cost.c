@@ -2,7 +2,8 @@
  * model makes of them: the H200's GEMM and copy come within 5 % of what
  * the machine measures, profiles without the new keys load as before (at
  * the peaks), GEMM efficiency follows the size, and every bad figure is
- * refused with a located message. */
+ * refused with a located message; the least time a graph needs unfused
+ * is a true bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,6 +287,39 @@ core_cost_profile_errors_located (void **state)
   free (base);
 }
 
+/* The least time a graph's nodes need unfused (what lets fusion auto skip
+ * the plan without fusion of a large graph) is never more than the
+ * simulated makespan of a plan without fusion, on any stream count, and
+ * is all of it but the launch for one GEMM that fills the device. */
+static void
+core_cost_unfused_bound_holds (void **state)
+{
+  (void) state;
+  const ps_gen_shape shapes[] = { PS_GEN_CHAIN, PS_GEN_FANOUT, PS_GEN_LAYERED,
+                                  PS_GEN_TRANSFORMER };
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+    for (uint64_t seed = 1; seed <= 3; seed++)
+      for (uint32_t n = 60; n <= 600; n *= 10) {
+        ps_graph g;
+        ts_gen (&g, shapes[k], n, seed, 0);
+        double bound = ps_cost_unfused_bound (ts_h200 (), &g);
+        assert_true (bound > 0);
+        for (uint32_t streams = 1; streams <= 4; streams++) {
+          double ms = ts_makespan (&g, streams, false);
+          if (!(ms >= bound * (1 - 1e-12)))
+            fail_msg ("shape %zu seed %llu, %u nodes, %u streams: makespan %.6g below the "
+                      "bound %.6g", k, (unsigned long long) seed, n, streams, ms, bound);
+        }
+        ps_graph_free (&g);
+      }
+  ps_graph g;
+  ts_load (&g, gemm_graph);
+  double node_ns, ms, bound = ps_cost_unfused_bound (ts_h200 (), &g);
+  predict (gemm_graph, ts_h200 (), &node_ns, &ms);
+  assert_true (bound <= ms && bound >= 0.99 * ms);
+  ps_graph_free (&g);
+}
+
 int
 main (void)
 {
@@ -294,6 +328,7 @@ main (void)
     cmocka_unit_test (core_cost_old_profiles_load_at_peak),
     cmocka_unit_test (core_cost_gemm_efficiency_by_size),
     cmocka_unit_test (core_cost_profile_errors_located),
+    cmocka_unit_test (core_cost_unfused_bound_holds),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -239,6 +239,31 @@ ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
   node_cost (d, g, v, out, &c, &e);
 }
 
+double
+ps_cost_unfused_bound (const ps_device *d, const ps_graph *g)
+{
+  if (g->measured)
+    return 0;
+  double busy[PS_RES__COUNT] = { 0 }, most = 0;
+  for (uint32_t v = 0; v < g->n_nodes; v++) {
+    ps_cost c;
+    ps_cost_node (d, g, v, &c);
+    if (c.resource == PS_RES_NONE || c.resource >= PS_RES__COUNT || !(c.ns > 0))
+      continue;
+    /* The share the simulator's job asks for (ps-sim.c). */
+    double want = c.resource == PS_RES_SM ? c.sm_fraction : 1;
+    if (!(want > 1e-6))
+      want = 1e-6;
+    if (want > 1)
+      want = 1;
+    busy[c.resource] += c.ns * want;
+  }
+  for (int r = 0; r < PS_RES__COUNT; r++)
+    if (busy[r] > most)
+      most = busy[r];
+  return most;
+}
+
 void
 ps_cost_nodes (const ps_device *d, const ps_graph *g, double *ns)
 {

@@ -81,6 +81,14 @@ void ps_cost_scratch_free (ps_cost_scratch *s);
 void ps_cost_group (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
                     ps_cost_scratch *s, ps_cost *out);
 
+/* The least time any plan of g without fusion (each node a step of its
+ * own) can take on d, whatever its streams and order: the busiest
+ * resource's total share-time, since the simulator gives work at most the
+ * share of its resource it asks for (each node needs its solo time times
+ * that share) and a resource has one whole share.  0 for a measured graph,
+ * whose durations already hold their sharing. */
+double ps_cost_unfused_bound (const ps_device *d, const ps_graph *g);
+
 /* The memory bandwidth streaming work reaches on d, in GB/s (bytes per
  * ns): mem_bandwidth_gbs times mem_efficiency. */
 double ps_cost_mem_gbs (const ps_device *d);

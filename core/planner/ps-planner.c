@@ -24,6 +24,7 @@
 #include "ps-planner-private.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,9 +43,13 @@
 /* Fusion auto on graphs of AHEAD_MIN nodes or more with a fusible pair
  * makes the plan without fusion on a second thread while it makes the
  * fused one (the two take about as long: 100k-node layered 1.3 s in turn,
- * 0.9 s side by side; 1M, 3.4 s for the fused plan alone, 3.6 s with the
- * unfused one beside it).  Smaller graphs plan in a few hundredths of a
- * second. */
+ * 0.9 s side by side).  Smaller graphs plan in a few hundredths of a
+ * second.  On graphs of more than PS__SIM_MAX_GROUPS nodes it is the
+ * largest piece of work of the plan, and seldom needed: it starts once
+ * the fused plan's streams are chosen, unless the least time the nodes
+ * need unfused (ps_cost_unfused_bound) is well above that plan's
+ * estimate (AHEAD_SLACK), and is let go, stopped between passes, when the
+ * fused plan's simulated makespan is no more than that least time. */
 #define AHEAD_MIN 4096u
 
 static void
@@ -264,12 +269,18 @@ final_sim_main (void *arg)
 }
 
 /* One run of the pipeline: how it groups and searches. */
+struct ahead;
+
 typedef struct run_opts {
   bool fusion;
   const uint8_t *nofuse; /* per node: may not join a group; may be NULL */
   uint32_t quick_k;      /* a trial: only this stream count, a short search, no later pass */
   const ps__planner_variant *only; /* one list schedule instead of the search, or NULL */
+  struct ahead *un; /* the plan without fusion, deferred (ahead_start), or NULL */
+  atomic_bool *cancel; /* set: stop between passes (PS_ECANCELED); may be NULL */
 } run_opts;
+
+static void ahead_after_streams (struct ahead *a, const ps_device *dev, double estimate);
 
 /* What a run found. */
 typedef struct run_result {
@@ -329,10 +340,20 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     goto out;
   res->n_fused = pl.n_fused;
   ps_timing_mark (timing, "fuse", &t);
+  if (ro->cancel && atomic_load (ro->cancel)) {
+    rc = PS_ECANCELED;
+    goto out;
+  }
   double sim_ms;
   if ((rc = ps__planner_search (&pl, &sim_ms)) < 0)
     goto out;
+  if (ro->un)
+    ahead_after_streams (ro->un, &pl.dev, sim_ms >= 0 ? sim_ms : pl.makespan);
   ps_timing_mark (timing, "streams", &t);
+  if (ro->cancel && atomic_load (ro->cancel)) {
+    rc = PS_ECANCELED;
+    goto out;
+  }
   if (ro->quick_k) {
     res->ms = sim_ms >= 0 ? sim_ms : INFINITY;
     res->simulated = sim_ms >= 0;
@@ -343,6 +364,10 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   if (sim_ms >= 0 && (rc = simulate_final (&pl, true, &sim_ms)) < 0)
     goto out;
   ps_timing_mark (timing, "sync", &t);
+  if (ro->cancel && atomic_load (ro->cancel)) {
+    rc = PS_ECANCELED;
+    goto out;
+  }
   /* A plan the search did not simulate (too many groups) is simulated
    * now, on a second thread while the memory pass runs (which neither
    * reads nor changes what the simulation does), so that its makespan is
@@ -418,16 +443,25 @@ typedef struct ahead {
   run_result res;
   ps_timing timing; /* its own: the passes of the thread that asked are timed */
   int rc;
+  /* A large graph's: started once the fused plan's streams are chosen,
+   * when the least time its nodes need unfused (`bound`) is not well
+   * above that plan's estimate; stopped when it cannot be faster. */
+  bool deferred, bounded, made;
+  double bound;
+  atomic_bool cancel;
   ps__job job;
 } ahead;
 
-static const run_opts UNFUSED = { false, NULL, 0, NULL };
+static const run_opts UNFUSED = { false, NULL, 0, NULL, NULL, NULL };
 
 static void
 ahead_main (void *arg)
 {
   ahead *a = arg;
-  a->rc = run (&a->plan, a->g, a->o, &UNFUSED, NULL, &a->timing, &a->res);
+  run_opts ro = UNFUSED;
+  ro.cancel = &a->cancel;
+  a->rc = run (&a->plan, a->g, a->o, &ro, NULL, &a->timing, &a->res);
+  a->made = true;
 }
 
 /* Whether some edge joins two kernels that may fuse: without one, the
@@ -452,21 +486,48 @@ ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o)
   memset (a, 0, sizeof *a);
   a->g = g;
   a->o = o;
+  atomic_init (&a->cancel, false);
   ps_timing_reset (&a->timing);
-  ps__job_start (&a->job, ahead_main, a,
-                 o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN && any_fusible_pair (g));
+  bool wanted = o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN && any_fusible_pair (g);
+  a->deferred = wanted && g->n_nodes > PS__SIM_MAX_GROUPS;
+  ps__job_start (&a->job, ahead_main, a, wanted && !a->deferred);
 }
 
-/* The plan without fusion into *p, *r: the thread's, once it is done
- * (the wait timed as "unfused"), or made now. */
-static int
-ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
+/* A deferred plan without fusion, once the fused plan's makespan is
+ * estimated: started unless its least time is well above the estimate
+ * (which the simulation may exceed by a few percent: 1M-node fanout,
+ * 3.38 s estimated, 3.70 s simulated, 3.46 s at least unfused). */
+#define AHEAD_SLACK 0.03
+static void
+ahead_after_streams (ahead *a, const ps_device *dev, double estimate)
+{
+  if (!a->deferred || a->bounded)
+    return;
+  a->bound = ps_cost_unfused_bound (dev, a->g);
+  a->bounded = true;
+  ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + AHEAD_SLACK));
+}
+
+/* The job done, its wait timed as "unfused". */
+static void
+ahead_wait (ahead *a, ps_timing *timing)
 {
   if (!ps__job_pending (&a->job))
-    return run (p, a->g, a->o, &UNFUSED, NULL, timing, r);
+    return;
   double t = ps_clock_now ();
   ps__job_finish (&a->job);
   ps_timing_mark (timing, "unfused", &t);
+}
+
+/* The plan without fusion into *p, *r: the thread's, once it is done,
+ * or made now. */
+static int
+ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
+{
+  ahead_wait (a, timing);
+  if (!a->made)
+    return run (p, a->g, a->o, &UNFUSED, NULL, timing, r);
+  a->made = false;
   *p = a->plan;
   *r = a->res;
   return a->rc;
@@ -476,8 +537,23 @@ ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
 static void
 ahead_drop (ahead *a)
 {
-  if (ps__job_drop (&a->job) && a->rc == 0)
+  atomic_store (&a->cancel, true);
+  ps__job_drop (&a->job);
+  if (a->made && a->rc == 0)
     ps_plan_free (&a->plan);
+  a->made = false;
+}
+
+/* Whether the plan without fusion cannot be faster than best: a large
+ * graph's, no less than its least time (the plan, if it is being made,
+ * is let go). */
+static bool
+ahead_hopeless (ahead *a, double best)
+{
+  if (!a->bounded || a->bound < best)
+    return false;
+  ahead_drop (a);
+  return true;
 }
 
 /* Fusion auto (see the top): keeps in p the fastest of the plan with
@@ -537,16 +613,21 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
     group = start;
   }
 
-  /* Without fusion. */
+  /* Without fusion, unless it cannot be faster: a graph too large for the
+   * search (see AHEAD_MIN) whose fused plan takes no longer than the least
+   * time its nodes need unfused (1M-node layered: 15.0 s fused, 15.6 s at
+   * least unfused). */
   uint32_t kept_back = 0;
-  if ((rc = ahead_take (un, &alt, &r, timing)) < 0)
-    goto out;
-  merge_at_most (at_most, &r);
-  bool kept;
-  if ((rc = keep_faster (p, &best, &alt, &kept)) < 0)
-    goto out;
-  if (kept)
-    kept_back = res->n_fused;
+  bool kept = false;
+  if (!ahead_hopeless (un, best)) {
+    if ((rc = ahead_take (un, &alt, &r, timing)) < 0)
+      goto out;
+    merge_at_most (at_most, &r);
+    if ((rc = keep_faster (p, &best, &alt, &kept)) < 0)
+      goto out;
+    if (kept)
+      kept_back = res->n_fused;
+  }
 
   /* One group after the other, kept back when the trial is faster. */
   uint8_t *nofuse = trials && n_groups ? calloc (n ? n : 1, 1) : NULL;
@@ -555,13 +636,13 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
     rc = PS_ENOMEM;
   double base = INFINITY;
   if (nofuse && rc == 0) {
-    rc = run (&alt, g, o, &(run_opts) { true, nofuse, TRIAL_STREAMS, NULL }, NULL, timing, &r);
+    rc = run (&alt, g, o, &(run_opts) { true, nofuse, TRIAL_STREAMS, NULL, NULL, NULL }, NULL, timing, &r);
     base = r.ms;
   }
   for (uint32_t k = 0; nofuse && rc == 0 && k < n_groups; k++) {
     for (uint32_t j = group[k]; j < group[k + 1]; j++)
       nofuse[members[j]] = 1;
-    rc = run (&alt, g, o, &(run_opts) { true, nofuse, TRIAL_STREAMS, NULL }, NULL, timing, &r);
+    rc = run (&alt, g, o, &(run_opts) { true, nofuse, TRIAL_STREAMS, NULL, NULL, NULL }, NULL, timing, &r);
     if (rc == 0 && r.ms < base * (1 - 1e-9)) {
       base = r.ms;
       split++;
@@ -571,7 +652,7 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
     }
   }
   if (rc == 0 && split > 0) {
-    rc = run (&alt, g, o, &(run_opts) { true, nofuse, 0, NULL }, NULL, timing, &r);
+    rc = run (&alt, g, o, &(run_opts) { true, nofuse, 0, NULL, NULL, NULL }, NULL, timing, &r);
     if (rc == 0) {
       merge_at_most (at_most, &r);
       rc = keep_faster (p, &best, &alt, &kept);
@@ -595,9 +676,9 @@ build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, p
        double *at_most)
 {
   run_result res;
-  run_opts ro = { o->fusion, NULL, 0, NULL };
   ahead un;
   ahead_start (&un, g, o);
+  run_opts ro = { o->fusion, NULL, 0, NULL, un.deferred ? &un : NULL, NULL };
   int rc = run (p, g, o, &ro, diag, timing, &res);
   double all[PS_MAX_STREAMS + 1];
   if (rc == 0 && o->fusion && !o->fusion_all && res.n_fused > 0) {
@@ -783,7 +864,7 @@ ps__plan_build_variant (ps_plan *p, const ps_graph *g, const ps_plan_options *o,
   ps_timing timing;
   ps_timing_reset (&timing);
   run_result res;
-  run_opts ro = { o->fusion, NULL, 0, v };
+  run_opts ro = { o->fusion, NULL, 0, v, NULL, NULL };
   int rc = run (p, g, o, &ro, diag, &timing, &res);
   if (rc == 0)
     p->timing = timing;
