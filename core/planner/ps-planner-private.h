@@ -29,6 +29,8 @@
 #ifndef PS_PLANNER_PRIVATE_H
 #define PS_PLANNER_PRIVATE_H
 
+#include <stdatomic.h>
+
 #include "model/ps-plan-private.h"
 #include "ps-cost.h"
 #include "ps-timeline.h"
@@ -106,6 +108,9 @@ typedef struct ps__planner {
   /* Instead of the search, this one list schedule on S streams
    * (ps__plan_build_variant); NULL: the search. */
   const struct ps__planner_variant *only;
+  /* Set by another thread when the plan is no longer wanted: the search
+   * stops between candidates (PS_ECANCELED); NULL: never. */
+  atomic_bool *cancel;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */

@@ -276,11 +276,12 @@ typedef struct run_opts {
   const uint8_t *nofuse; /* per node: may not join a group; may be NULL */
   uint32_t quick_k;      /* a trial: only this stream count, a short search, no later pass */
   const ps__planner_variant *only; /* one list schedule instead of the search, or NULL */
-  struct ahead *un; /* the plan without fusion, deferred (ahead_start), or NULL */
+  struct ahead *un; /* the plan without fusion when it may be skipped (ahead_start), or NULL */
   atomic_bool *cancel; /* set: stop between passes (PS_ECANCELED); may be NULL */
 } run_opts;
 
-static void ahead_after_streams (struct ahead *a, const ps_device *dev, double estimate);
+static void ahead_after_streams (struct ahead *a, const ps_device *dev, double estimate,
+                                 bool exact);
 
 /* What a run found. */
 typedef struct run_result {
@@ -329,6 +330,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   pl.nofuse = ro->nofuse;
   pl.quick_k = ro->quick_k;
   pl.only = ro->only;
+  pl.cancel = ro->cancel;
   pl.at_most = res->at_most;
   if ((rc = planner_start (&pl, p, g, o, diag)) < 0)
     goto out;
@@ -348,7 +350,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   if ((rc = ps__planner_search (&pl, &sim_ms)) < 0)
     goto out;
   if (ro->un)
-    ahead_after_streams (ro->un, &pl.dev, sim_ms >= 0 ? sim_ms : pl.makespan);
+    ahead_after_streams (ro->un, &pl.dev, sim_ms >= 0 ? sim_ms : pl.makespan, sim_ms >= 0);
   ps_timing_mark (timing, "streams", &t);
   if (ro->cancel && atomic_load (ro->cancel)) {
     rc = PS_ECANCELED;
@@ -443,10 +445,14 @@ typedef struct ahead {
   run_result res;
   ps_timing timing; /* its own: the passes of the thread that asked are timed */
   int rc;
-  /* A large graph's: started once the fused plan's streams are chosen,
-   * when the least time its nodes need unfused (`bound`) is not well
-   * above that plan's estimate; stopped when it cannot be faster. */
-  bool deferred, bounded, made;
+  /* The least time its nodes need (`bound`) is found once the fused
+   * plan's streams are chosen, when the plan may be skipped (`may_skip`:
+   * nothing asks for the fastest plan on fewer streams, or the graph is
+   * too large for the search).  A large graph's (`deferred`) starts then,
+   * unless that least time is well above the fused plan's estimate; a
+   * smaller one's, made beside from the start, is stopped then when that
+   * least time is no less than the fused plan's simulated makespan. */
+  bool may_skip, deferred, bounded, made;
   double bound;
   atomic_bool cancel;
   ps__job job;
@@ -481,7 +487,7 @@ any_fusible_pair (const ps_graph *g)
 }
 
 static void
-ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o)
+ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o, bool need_at_most)
 {
   memset (a, 0, sizeof *a);
   a->g = g;
@@ -490,22 +496,29 @@ ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o)
   ps_timing_reset (&a->timing);
   bool wanted = o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN && any_fusible_pair (g);
   a->deferred = wanted && g->n_nodes > PS__SIM_MAX_GROUPS;
+  a->may_skip = wanted && (a->deferred || !need_at_most);
   ps__job_start (&a->job, ahead_main, a, wanted && !a->deferred);
 }
 
-/* A deferred plan without fusion, once the fused plan's makespan is
- * estimated: started unless its least time is well above the estimate
- * (which the simulation may exceed by a few percent: 1M-node fanout,
- * 3.38 s estimated, 3.70 s simulated, 3.46 s at least unfused). */
+/* The plan without fusion, once the fused plan's makespan is estimated
+ * (`exact`: simulated): a deferred one started unless its least time is
+ * well above the estimate (which the simulation may exceed by a few
+ * percent: 1M-node fanout, 3.38 s estimated, 3.70 s simulated, 3.46 s at
+ * least unfused); one made beside stopped when its least time is no less
+ * than the simulated makespan (100k-node layered: 1.49 s fused, 1.54 s at
+ * least unfused). */
 #define AHEAD_SLACK 0.03
 static void
-ahead_after_streams (ahead *a, const ps_device *dev, double estimate)
+ahead_after_streams (ahead *a, const ps_device *dev, double estimate, bool exact)
 {
-  if (!a->deferred || a->bounded)
+  if (!a->may_skip || a->bounded)
     return;
   a->bound = ps_cost_unfused_bound (dev, a->g);
   a->bounded = true;
-  ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + AHEAD_SLACK));
+  if (a->deferred)
+    ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + AHEAD_SLACK));
+  else if (exact && a->bound >= estimate)
+    atomic_store (&a->cancel, true);
 }
 
 /* The job done, its wait timed as "unfused". */
@@ -525,6 +538,8 @@ static int
 ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
 {
   ahead_wait (a, timing);
+  if (a->made && a->rc == PS_ECANCELED) /* stopped, yet needed (run let it go) */
+    a->made = false;
   if (!a->made)
     return run (p, a->g, a->o, &UNFUSED, NULL, timing, r);
   a->made = false;
@@ -544,13 +559,13 @@ ahead_drop (ahead *a)
   a->made = false;
 }
 
-/* Whether the plan without fusion cannot be faster than best: a large
- * graph's, no less than its least time (the plan, if it is being made,
- * is let go). */
+/* Whether the plan without fusion, when it may be skipped, cannot be
+ * faster than best: its least time is no less (the plan, if it is being
+ * made, is let go). */
 static bool
 ahead_hopeless (ahead *a, double best)
 {
-  if (!a->bounded || a->bound < best)
+  if (!a->may_skip || !a->bounded || a->bound < best)
     return false;
   ahead_drop (a);
   return true;
@@ -677,8 +692,8 @@ build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, p
 {
   run_result res;
   ahead un;
-  ahead_start (&un, g, o);
-  run_opts ro = { o->fusion, NULL, 0, NULL, un.deferred ? &un : NULL, NULL };
+  ahead_start (&un, g, o, at_most != NULL);
+  run_opts ro = { o->fusion, NULL, 0, NULL, un.may_skip ? &un : NULL, NULL };
   int rc = run (p, g, o, &ro, diag, timing, &res);
   double all[PS_MAX_STREAMS + 1];
   if (rc == 0 && o->fusion && !o->fusion_all && res.n_fused > 0) {
@@ -798,7 +813,7 @@ ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag 
     raised.streams = ps_graph_pinned_streams (g);
     o = &raised;
   }
-  int rc = build (p, g, o, diag, &timing, at_most);
+  int rc = build (p, g, o, diag, &timing, o->streams_auto ? at_most : NULL);
   if (rc == 0 && o->streams_auto) {
     /* The fastest on any count up to the most, then the fewest streams
      * within AUTO_SLACK of it; counts the search did not reach (graphs

@@ -550,6 +550,10 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   for (uint32_t k = lo; k <= hi; k++) {
     for (uint32_t i = 0; i < n_gen; i++) {
       const generator *gen = &gens[i];
+      if (pl->cancel && atomic_load_explicit (pl->cancel, memory_order_relaxed)) {
+        rc = PS_ECANCELED;
+        goto out;
+      }
       /* Its schedule for a count above one that left a stream unused is
        * that schedule again. */
       if (k > gen->kcap || (gen->count_free && used[i] < k - 1))
