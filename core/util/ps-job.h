@@ -1,8 +1,8 @@
 /* ps-job.h: one piece of work run on a second thread while the caller
  * goes on, or, when no thread can start, in line when its result is
- * needed.  The caller joins every job it starts, in the function that
- * starts it (ps__job_finish or ps__job_drop), so no thread outlives the
- * call that made it.  Not installed; core/ only. */
+ * needed.  Every job is joined (ps__job_finish or ps__job_drop) before
+ * the function that holds it returns, so no thread outlives the call
+ * that made it.  Not installed; core/ only. */
 #ifndef PS_JOB_H
 #define PS_JOB_H
 
