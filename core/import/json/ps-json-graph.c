@@ -363,11 +363,13 @@ resolve_names (ps__json_loader *ld)
     free (nj.dups);
     return ret;
   }
-  size_t half = threads ? g->n_access / 2 : 0;
-  find_job fj = { ld, g->access + half, g->n_access - half, ids + half, { 0 } };
+  size_t half = threads ? g->n_access / 2 : g->n_access;
+  find_job fj = { ld, NULL, g->n_access - half, ids + half, { 0 } };
+  if (threads)
+    fj.keys = g->access + half;
   ps__job_start (&fj.job, find_main, &fj, threads);
   ps__strmap_find_many (&ld->buffer_map, g->strings, ld->data, ld->refpool, PS__JSON_POOLED,
-                        g->access, threads ? half : g->n_access, ids);
+                        g->access, half, ids);
   ps__job_finish (&fj.job);
   for (uint32_t i = 0; i < ld->n_refs; i++) {
     ps__json_ref *rf = &ld->refs[i];
