@@ -169,6 +169,16 @@ int ps__planner_fuse (ps__planner *pl);
  * the schedule and must fail the plan, else 0. */
 int ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs,
                           ps_timeline *tl, double *ms);
+/* The per-step costs of plan p (out: n_steps entries) from the fusion
+ * pass's group costs gsim, by node_group: none for steps without work. */
+void ps__planner_step_costs (const ps_plan *p, const ps_cost *gsim, const uint32_t *node_group,
+                             ps_cost *out);
+/* Whether another thread no longer wants the plan (pl->cancel set). */
+static inline bool
+ps__planner_cancelled (const ps__planner *pl)
+{
+  return pl->cancel && atomic_load_explicit (pl->cancel, memory_order_relaxed);
+}
 int ps__planner_search (ps__planner *pl, double *sim_ms);
 /* Baseline schedules (ps-baseline.c) on `streams` streams, pins
  * honoured: round-robin (groups in program order, one stream after the

@@ -194,15 +194,7 @@ simulate_plan (const ps_plan *p, const ps_device *dev, const ps_cost *gsim,
     costs = malloc (((size_t) p->n_steps + 1) * sizeof *costs);
     if (!costs)
       return PS_ENOMEM;
-    for (uint32_t i = 0; i < p->n_steps; i++) {
-      const ps_step *st = &p->steps[i];
-      if (st->synthetic || st->nodes_count == 0) {
-        memset (&costs[i], 0, sizeof costs[i]);
-        costs[i].resource = PS_RES_NONE;
-      } else {
-        costs[i] = gsim[node_group[p->step_nodes[st->nodes_begin]]];
-      }
-    }
+    ps__planner_step_costs (p, gsim, node_group, costs);
   }
   int rc = ps__planner_simulate (p, dev, costs, tl, ms);
   free (costs);
@@ -342,7 +334,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     goto out;
   res->n_fused = pl.n_fused;
   ps_timing_mark (timing, "fuse", &t);
-  if (ro->cancel && atomic_load (ro->cancel)) {
+  if (ps__planner_cancelled (&pl)) {
     rc = PS_ECANCELED;
     goto out;
   }
@@ -352,7 +344,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   if (ro->un)
     ahead_after_streams (ro->un, &pl.dev, sim_ms >= 0 ? sim_ms : pl.makespan, sim_ms >= 0);
   ps_timing_mark (timing, "streams", &t);
-  if (ro->cancel && atomic_load (ro->cancel)) {
+  if (ps__planner_cancelled (&pl)) {
     rc = PS_ECANCELED;
     goto out;
   }
@@ -366,7 +358,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   if (sim_ms >= 0 && (rc = simulate_final (&pl, true, &sim_ms)) < 0)
     goto out;
   ps_timing_mark (timing, "sync", &t);
-  if (ro->cancel && atomic_load (ro->cancel)) {
+  if (ps__planner_cancelled (&pl)) {
     rc = PS_ECANCELED;
     goto out;
   }

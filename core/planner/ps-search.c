@@ -184,6 +184,21 @@ ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs
   return rc == PS_ENOMEM ? PS_ENOMEM : 0;
 }
 
+void
+ps__planner_step_costs (const ps_plan *p, const ps_cost *gsim, const uint32_t *node_group,
+                        ps_cost *out)
+{
+  for (uint32_t i = 0; i < p->n_steps; i++) {
+    const ps_step *st = &p->steps[i];
+    if (st->synthetic || st->nodes_count == 0) {
+      memset (&out[i], 0, sizeof out[i]);
+      out[i].resource = PS_RES_NONE;
+    } else {
+      out[i] = gsim[node_group[p->step_nodes[st->nodes_begin]]];
+    }
+  }
+}
+
 /* Simulates the schedule in pl (its positions set): *ms, INFINITY when it
  * cannot be simulated; a schedule simulated before is not simulated
  * again. */
@@ -206,15 +221,7 @@ evaluate (search *se, double *ms)
     ps__planner_sync_undo (pl, se->strings_len);
     return ps__planner_nomem (pl);
   }
-  for (uint32_t i = 0; i < p->n_steps; i++) {
-    const ps_step *st = &p->steps[i];
-    if (st->synthetic || st->nodes_count == 0) {
-      memset (&se->costs[i], 0, sizeof se->costs[i]);
-      se->costs[i].resource = PS_RES_NONE;
-    } else {
-      se->costs[i] = pl->gsim[pl->node_group[p->step_nodes[st->nodes_begin]]];
-    }
-  }
+  ps__planner_step_costs (p, pl->gsim, pl->node_group, se->costs);
   rc = ps__planner_simulate (p, &pl->dev, se->costs, NULL, ms);
   ps__planner_sync_undo (pl, se->strings_len);
   se->seen_ms[slot] = *ms;
@@ -550,7 +557,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   for (uint32_t k = lo; k <= hi; k++) {
     for (uint32_t i = 0; i < n_gen; i++) {
       const generator *gen = &gens[i];
-      if (pl->cancel && atomic_load_explicit (pl->cancel, memory_order_relaxed)) {
+      if (ps__planner_cancelled (pl)) {
         rc = PS_ECANCELED;
         goto out;
       }
