@@ -56,11 +56,11 @@ static const char usage[] =
  * predicted step durations and makespan.  Returns false (after a
  * warning) when it cannot be had. */
 static bool
-predict (const ps_plan *p, double *step_ns, double *makespan)
+predict (ps_plan *p, double *step_ns, double *makespan)
 {
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
-  int rc = ps_simulate (p, &p->device, &tl);
+  int rc = ps_plan_take_run (p, &tl);
   if (rc == 0) {
     for (uint32_t s = 0; s < p->n_steps; s++)
       step_ns[s] = -1;

@@ -218,9 +218,11 @@ cli_simulate_main (int argc, char **argv)
   ps_diagnosis dg;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
   memset (&dg, 0, sizeof dg);
+  /* The run is the planner's own (it planned for dev); the simulator is
+   * still set up for what would help. */
   int r = ps_sim_init (&s, &p, dev);
   if (r == 0)
-    r = ps_sim_run (&s, &tl, NULL);
+    r = ps_plan_take_run (&p, &tl);
   if (a.timing)
     cli_timing ("simulate", ps_clock_now () - t0);
   if (r == 0) {

@@ -621,6 +621,112 @@ core_sim_stall_waits_for_producer (void **state)
   ps_graph_free (&g);
 }
 
+/* ---- the plan's own run ---------------------------------------------------- */
+
+/* Two simulated timelines are the same run: every span, stall and flow. */
+static void
+expect_same_run (const ps_timeline *a, const ps_timeline *b)
+{
+  assert_int_equal (a->n_streams, b->n_streams);
+  assert_int_equal (a->n_spans, b->n_spans);
+  assert_int_equal (a->n_span_nodes, b->n_span_nodes);
+  assert_int_equal (a->n_stalls, b->n_stalls);
+  assert_int_equal (a->n_flows, b->n_flows);
+  assert_int_equal (a->event_waits, b->event_waits);
+  assert_true (a->makespan_ns == b->makespan_ns);
+  assert_memory_equal (a->span_nodes, b->span_nodes, (size_t) a->n_span_nodes * sizeof (uint32_t));
+  for (uint32_t i = 0; i < a->n_spans; i++) {
+    const ps_span *x = &a->spans[i], *y = &b->spans[i];
+    assert_true (x->start_ns == y->start_ns && x->end_ns == y->end_ns);
+    assert_true (x->launch_ns == y->launch_ns && x->ready_ns == y->ready_ns);
+    assert_int_equal (x->stream, y->stream);
+    assert_int_equal (x->step, y->step);
+    assert_int_equal (x->nodes_begin, y->nodes_begin);
+    assert_int_equal (x->nodes_count, y->nodes_count);
+    assert_int_equal (x->pred, y->pred);
+    assert_int_equal (x->kind, y->kind);
+    assert_int_equal (x->bound, y->bound);
+    assert_int_equal (x->flags, y->flags);
+  }
+  for (uint32_t i = 0; i < a->n_stalls; i++) {
+    const ps_stall *x = &a->stalls[i], *y = &b->stalls[i];
+    assert_true (x->start_ns == y->start_ns && x->end_ns == y->end_ns);
+    assert_int_equal (x->step, y->step);
+    assert_int_equal (x->waiting_for, y->waiting_for);
+  }
+  for (uint32_t i = 0; i < a->n_flows; i++) {
+    const ps_flow *x = &a->flows[i], *y = &b->flows[i];
+    assert_true (x->from_ns == y->from_ns && x->to_ns == y->to_ns);
+    assert_int_equal (x->from_span, y->from_span);
+    assert_int_equal (x->to_span, y->to_span);
+    assert_int_equal (x->stall, y->stall);
+  }
+}
+
+/* The run a plan keeps from planning is the one the simulator gives it:
+ * the views that read it (the plan's critical path, the app's timeline,
+ * `simulate`, `profile`) show what a simulation would.  Graphs the search
+ * simulates and one past it (PS__SIM_MAX_GROUPS groups), which the
+ * planner simulates once it is final. */
+static void
+core_sim_plan_keeps_its_run (void **state)
+{
+  (void) state;
+  static const uint32_t sizes[] = { 40, 600, 3000 };
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+      for (uint32_t streams = 1; streams <= 4; streams += 3)
+        for (int fusion = 0; fusion <= 1; fusion++) {
+          ps_graph g;
+          ps_plan p;
+          ts_gen (&g, (ps_gen_shape) shape, sizes[z], 7 + z, 0);
+          ts_plan (&p, &g, streams, fusion);
+          assert_non_null (p.run);
+          assert_true (p.est_simulated);
+          ps_timeline fresh, kept;
+          ps_timeline_init (&fresh, PS_TL_SIMULATED);
+          assert_int_equal (ps_simulate (&p, &p.device, &fresh), 0);
+          assert_true (fresh.makespan_ns == p.est_makespan_ns);
+          ps_timeline_init (&kept, PS_TL_SIMULATED);
+          assert_int_equal (ps_plan_take_run (&p, &kept), 0);
+          assert_null (p.run);
+          assert_ptr_equal (kept.plan, &p);
+          expect_same_run (&kept, &fresh);
+          ps_timeline_free (&kept);
+          /* Taken: the next one is simulated. */
+          ps_timeline_init (&kept, PS_TL_SIMULATED);
+          assert_int_equal (ps_plan_take_run (&p, &kept), 0);
+          expect_same_run (&kept, &fresh);
+          ps_timeline_free (&kept);
+          ps_timeline_free (&fresh);
+          ps_plan_free (&p);
+          ps_graph_free (&g);
+        }
+
+  /* Past the search: a chain of more groups than it simulates. */
+  ps_graph g;
+  ps_plan p;
+  ts_gen (&g, PS_GEN_CHAIN, PS__SIM_MAX_GROUPS + 2000, 3, 0);
+  ts_plan (&p, &g, 2, false);
+  assert_non_null (p.run);
+  ps_timeline fresh;
+  ps_timeline_init (&fresh, PS_TL_SIMULATED);
+  assert_int_equal (ps_simulate (&p, &p.device, &fresh), 0);
+  assert_true (fresh.makespan_ns == p.est_makespan_ns);
+  /* Moved plans keep it (the planner moves the faster of two). */
+  ps_plan moved = p;
+  memset (&p, 0, sizeof p);
+  ps_timeline kept;
+  ps_timeline_init (&kept, PS_TL_SIMULATED);
+  assert_int_equal (ps_plan_take_run (&moved, &kept), 0);
+  assert_ptr_equal (kept.plan, &moved);
+  expect_same_run (&kept, &fresh);
+  ps_timeline_free (&kept);
+  ps_timeline_free (&fresh);
+  ps_plan_free (&moved);
+  ps_graph_free (&g);
+}
+
 /* ---- stall causes: each kind from a hand-made graph --------------------- */
 
 /* The sentence and cause of the first wait on work named `who`. */
@@ -858,6 +964,7 @@ main (void)
     cmocka_unit_test (core_sim_kernels_share_sms),
     cmocka_unit_test (core_sim_copies_overlap_compute),
     cmocka_unit_test (core_sim_stall_waits_for_producer),
+    cmocka_unit_test (core_sim_plan_keeps_its_run),
     cmocka_unit_test (core_cause_producer),
     cmocka_unit_test (core_cause_resource),
     cmocka_unit_test (core_cause_copy_engine),

@@ -373,7 +373,8 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
 
   t0 = ps_clock_now ();
   ps_timeline_init (&st->tl, PS_TL_SIMULATED);
-  r = ps_simulate (&st->plan, &st->device, &st->tl);
+  /* The planner's own run of the plan (the device is the plan's). */
+  r = ps_plan_take_run (&st->plan, &st->tl);
   if (r < 0)
     {
       st->error = g_strdup_printf ("simulation failed: %s", ps_strerror (r));

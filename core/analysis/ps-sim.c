@@ -558,6 +558,18 @@ ps_simulate (const ps_plan *p, const ps_device *d, ps_timeline *tl)
 }
 
 int
+ps_plan_take_run (ps_plan *p, ps_timeline *tl)
+{
+  if (!p->run)
+    return ps_simulate (p, &p->device, tl);
+  *tl = *p->run;
+  tl->plan = p; /* the plan may have moved since it was kept */
+  free (p->run);
+  p->run = NULL;
+  return 0;
+}
+
+int
 ps_sim_gain (ps_sim *s, const uint32_t *steps, uint32_t n, double factor, double base_ns,
              double *saved_ns)
 {

@@ -162,10 +162,12 @@ put_name_list (FILE *out, const ps_graph *g, const uint32_t *ids, uint32_t n, co
 }
 
 /* The critical path of the plan's run on dev, as every view shows it: the
- * simulated timeline's (ps-figures.h).  Found before it is printed, so
- * that a large plan's peak (below) is sought meanwhile. */
+ * simulated timeline's (ps-figures.h), from the run the planner kept when
+ * dev is the plan's device, else simulated here.  Found before it is
+ * printed, so that a large plan's peak (below) is sought meanwhile. */
 typedef struct critical {
   ps_timeline tl;
+  bool borrowed; /* tl is the plan's kept run */
   ps_diagnosis dg;
   ps_figures f;
   bool ok;
@@ -177,7 +179,8 @@ critical_find (critical *c, const ps_plan *p, const ps_device *dev)
   ps_timeline_init (&c->tl, PS_TL_SIMULATED);
   memset (&c->dg, 0, sizeof c->dg);
   memset (&c->f, 0, sizeof c->f);
-  c->ok = ps_simulate (p, dev, &c->tl) == 0 && ps_diagnose (&c->dg, &c->tl) == 0
+  c->borrowed = dev == &p->device && ps__plan_run_view (p, &c->tl);
+  c->ok = (c->borrowed || ps_simulate (p, dev, &c->tl) == 0) && ps_diagnose (&c->dg, &c->tl) == 0
           && ps_figures_build (&c->f, p, &c->tl, &c->dg) == 0;
 }
 
@@ -186,7 +189,8 @@ critical_free (critical *c)
 {
   ps_figures_free (&c->f);
   ps_diagnosis_free (&c->dg);
-  ps_timeline_free (&c->tl);
+  if (!c->borrowed)
+    ps_timeline_free (&c->tl);
 }
 
 static void

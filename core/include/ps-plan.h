@@ -123,6 +123,13 @@ typedef struct ps_plan {
 
   ps_timing timing;      /* wall time of each pass of ps_plan_build, for --timing */
 
+  /* The planner's own simulation of these steps on `device`, the one its
+   * est_makespan_ns comes from, kept so that no view simulates the plan
+   * again: taken with ps_plan_take_run (ps-sim.h), read by the plan's
+   * outputs.  NULL when the planner did not simulate it (or it was
+   * taken).  Private. */
+  struct ps_timeline *run;
+
   uint32_t n_step_nodes; /* length of step_nodes */
   /* Private to the plan builders (core/ps-plan-private.h): capacities. */
   uint32_t steps_cap, step_nodes_cap;

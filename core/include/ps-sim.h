@@ -70,6 +70,12 @@ int ps_sim_run (ps_sim *s, ps_timeline *tl, double *makespan_ns);
 /* One-call form: simulate p on d into tl. */
 int ps_simulate (const ps_plan *p, const ps_device *d, ps_timeline *tl);
 
+/* The plan's predicted run on its own device (p->device) into tl (freshly
+ * initialised, as for ps_simulate): the planner's own simulation, moved
+ * out of the plan (ps_plan.run) when it kept one, else simulated now.
+ * Either way it is the run ps_simulate (p, &p->device, tl) gives. */
+int ps_plan_take_run (ps_plan *p, ps_timeline *tl);
+
 /* Makespan saved, against base_ns (the makespan of an unchanged run), if
  * the n given steps took `factor` of their modelled time: re-simulates
  * with that change (for "what would help"). */

@@ -18,6 +18,7 @@
 #define PS_PLAN_PRIVATE_H
 
 #include "ps-plan.h"
+#include "ps-timeline.h"
 
 /* Pool offsets are multiples of this. */
 #define PS_POOL_ALIGN 256u
@@ -76,5 +77,23 @@ int ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag
 /* A measured graph (a trace) whose recorded streams do not fit in
  * `streams`: planned without its pins, their order kept by its edges. */
 bool ps__plan_unpinned (const ps_graph *g, uint32_t streams);
+
+/* Keeps *tl, a simulation of p's steps on p->device exactly as ps_simulate
+ * makes it, as the plan's run (ps_plan.run), taking what it owns (*tl is
+ * left empty).  PS_ENOMEM leaves the plan without one and frees *tl. */
+int ps__plan_keep_run (ps_plan *p, ps_timeline *tl);
+
+/* The plan's kept run, borrowed: *view shares its arrays (not to be freed,
+ * valid while p is unchanged), its plan pointer set to p.  False when the
+ * plan keeps none. */
+static inline bool
+ps__plan_run_view (const ps_plan *p, ps_timeline *view)
+{
+  if (!p->run)
+    return false;
+  *view = *p->run;
+  view->plan = p;
+  return true;
+}
 
 #endif

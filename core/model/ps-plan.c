@@ -7,6 +7,7 @@
 
 #include "ps-array.h"
 #include "ps-plan-private.h"
+#include "ps-timeline.h"
 
 const char *
 ps_wait_reason_name (ps_wait_reason r)
@@ -38,10 +39,33 @@ ps_plan_free (ps_plan *p)
   free (p->node_step);
   free (p->offsets);
   free (p->strings);
+  if (p->run) {
+    ps_timeline_free (p->run);
+    free (p->run);
+  }
   memset (p, 0, sizeof *p);
 }
 
 /* ---- construction helpers ---- */
+
+int
+ps__plan_keep_run (ps_plan *p, ps_timeline *tl)
+{
+  ps_timeline *kept = malloc (sizeof *kept);
+  if (!kept) {
+    ps_timeline_free (tl);
+    return PS_ENOMEM;
+  }
+  if (p->run) {
+    ps_timeline_free (p->run);
+    free (p->run);
+  }
+  *kept = *tl;
+  kept->plan = NULL; /* set where it is read: the plan may move */
+  memset (tl, 0, sizeof *tl);
+  p->run = kept;
+  return 0;
+}
 
 int
 ps__plan_begin (ps_plan *p, const ps_graph *g, const ps_plan_options *o)

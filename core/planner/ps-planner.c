@@ -203,8 +203,9 @@ simulate_plan (const ps_plan *p, const ps_device *dev, const ps_cost *gsim,
 
 /* The makespan of the plan the sync pass has emitted, simulated with the
  * fusion pass's costs; when `times`, each group's simulated start and end
- * become its gstart and gfinish, for the memory pass.  INFINITY when it
- * cannot be simulated. */
+ * become its gstart and gfinish, for the memory pass, and the run is kept
+ * as the plan's (ps_plan.run: the memory pass changes no step).
+ * INFINITY when it cannot be simulated. */
 static int
 simulate_final (ps__planner *pl, bool times, double *ms)
 {
@@ -240,16 +241,20 @@ simulate_final (ps__planner *pl, bool times, double *ms)
       free (span_of);
     }
   }
+  if (rc == 0 && times && isfinite (*ms))
+    rc = ps__plan_keep_run (p, &tl);
   ps_timeline_free (&tl);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
 }
 
-/* The simulation of a finished schedule, on a second thread. */
+/* The simulation of a finished schedule, on a second thread: its
+ * makespan, and the run, which the plan keeps once the thread is done. */
 typedef struct final_sim {
   const ps_plan *p;
   const ps_device *dev;
   double ms;
   int rc;
+  ps_timeline tl;
   ps__job job;
 } final_sim;
 
@@ -257,7 +262,8 @@ static void
 final_sim_main (void *arg)
 {
   final_sim *f = arg;
-  f->rc = simulate_plan (f->p, f->dev, NULL, NULL, NULL, &f->ms);
+  ps_timeline_init (&f->tl, PS_TL_SIMULATED);
+  f->rc = simulate_plan (f->p, f->dev, NULL, NULL, &f->tl, &f->ms);
 }
 
 /* One run of the pipeline: how it groups and searches. */
@@ -366,12 +372,15 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * now, on a second thread while the memory pass runs (which neither
    * reads nor changes what the simulation does), so that its makespan is
    * the one `simulate` shows. */
-  final_sim fs = { pl.p, &pl.dev, INFINITY, 0, { 0 } };
+  final_sim fs = { .p = pl.p, .dev = &pl.dev, .ms = INFINITY };
   ps__job_start (&fs.job, final_sim_main, &fs, sim_ms < 0);
   rc = ps__planner_pool (&pl);
   ps_timing_mark (timing, "memory", &t);
   if (ps__job_finish (&fs.job)) {
     ps_timing_mark (timing, "simulate", &t); /* the wait for it */
+    if (rc == 0 && fs.rc == 0 && isfinite (fs.ms))
+      fs.rc = ps__plan_keep_run (p, &fs.tl);
+    ps_timeline_free (&fs.tl);
     if (rc == 0 && fs.rc < 0)
       rc = ps__planner_nomem (&pl);
   }
