@@ -239,29 +239,42 @@ ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
   node_cost (d, g, v, out, &c, &e);
 }
 
+void
+ps_cost_share_time (const ps_cost *c, double busy[PS_RES__COUNT])
+{
+  if (c->resource == PS_RES_NONE || c->resource >= PS_RES__COUNT || !(c->ns > 0))
+    return;
+  /* The share the simulator's job asks for (ps-sim.c). */
+  double want = c->resource == PS_RES_SM ? c->sm_fraction : 1;
+  if (!(want > 1e-6))
+    want = 1e-6;
+  if (want > 1)
+    want = 1;
+  busy[c->resource] += c->ns * want;
+}
+
+double
+ps_cost_busiest (const double busy[PS_RES__COUNT])
+{
+  double most = 0;
+  for (int r = 0; r < PS_RES__COUNT; r++)
+    if (busy[r] > most)
+      most = busy[r];
+  return most;
+}
+
 double
 ps_cost_unfused_bound (const ps_device *d, const ps_graph *g)
 {
   if (g->measured)
     return 0;
-  double busy[PS_RES__COUNT] = { 0 }, most = 0;
+  double busy[PS_RES__COUNT] = { 0 };
   for (uint32_t v = 0; v < g->n_nodes; v++) {
     ps_cost c;
     ps_cost_node (d, g, v, &c);
-    if (c.resource == PS_RES_NONE || c.resource >= PS_RES__COUNT || !(c.ns > 0))
-      continue;
-    /* The share the simulator's job asks for (ps-sim.c). */
-    double want = c.resource == PS_RES_SM ? c.sm_fraction : 1;
-    if (!(want > 1e-6))
-      want = 1e-6;
-    if (want > 1)
-      want = 1;
-    busy[c.resource] += c.ns * want;
+    ps_cost_share_time (&c, busy);
   }
-  for (int r = 0; r < PS_RES__COUNT; r++)
-    if (busy[r] > most)
-      most = busy[r];
-  return most;
+  return ps_cost_busiest (busy);
 }
 
 void
@@ -277,7 +290,8 @@ ps_cost_nodes (const ps_device *d, const ps_graph *g, double *ns)
 /* The cost of a fused group: the nodes of one step. */
 static void
 group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
-            const uint32_t *readers, uint32_t *local, uint8_t *written, ps_cost *out)
+            const uint32_t *readers, uint32_t *local, uint8_t *written, double *busy,
+            ps_cost *out)
 {
   double sum = 0, compute = 0, flops = 0, bytes = 0, saved = 0, frac = 0, eff = 1;
   bool any_eff = false, unknown = false, estimated = false, all_skipped = count > 0;
@@ -289,6 +303,7 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
     ps_cost c;
     double cc, e;
     node_cost (d, g, v, &c, &cc, &e);
+    ps_cost_share_time (&c, busy);
     if (c.skipped)
       continue;
     all_skipped = false;
@@ -370,6 +385,7 @@ int
 ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g)
 {
   uint32_t nb = g->n_buffers;
+  memset (s->busy, 0, sizeof s->busy);
   s->readers = calloc ((size_t) nb + 1, sizeof *s->readers);
   s->local = calloc ((size_t) nb + 1, sizeof *s->local);
   s->written = calloc ((size_t) nb + 1, 1);
@@ -401,7 +417,7 @@ void
 ps_cost_group (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
                ps_cost_scratch *s, ps_cost *out)
 {
-  group_cost (d, g, nodes, count, s->readers, s->local, s->written, out);
+  group_cost (d, g, nodes, count, s->readers, s->local, s->written, s->busy, out);
 }
 
 int

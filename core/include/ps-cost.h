@@ -71,6 +71,10 @@ int ps_cost_plan (const ps_device *d, const ps_plan *p, ps_cost *out);
 typedef struct ps_cost_scratch {
   uint32_t *readers, *local;
   uint8_t *written;
+  /* Every node ps_cost_group costs adds its share-time here
+   * (ps_cost_share_time): with the nodes costed alone, the terms of
+   * ps_cost_unfused_bound, had without costing a node twice. */
+  double busy[PS_RES__COUNT];
 } ps_cost_scratch;
 
 int ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g); /* 0 or PS_ENOMEM */
@@ -88,6 +92,12 @@ void ps_cost_group (const ps_device *d, const ps_graph *g, const uint32_t *nodes
  * that share) and a resource has one whole share.  0 for a measured graph,
  * whose durations already hold their sharing. */
 double ps_cost_unfused_bound (const ps_device *d, const ps_graph *g);
+/* One node's term of that bound: adds c's solo time times the share of
+ * its resource it asks for to busy[its resource]; work of no resource or
+ * no time adds nothing. */
+void ps_cost_share_time (const ps_cost *c, double busy[PS_RES__COUNT]);
+/* The bound from the summed terms: the busiest resource's. */
+double ps_cost_busiest (const double busy[PS_RES__COUNT]);
 
 /* The memory bandwidth streaming work reaches on d, in GB/s (bytes per
  * ns): mem_bandwidth_gbs times mem_efficiency. */

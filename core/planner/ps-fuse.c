@@ -465,6 +465,7 @@ typedef struct cost_range {
   uint32_t from, to;
   bool unpinned;
   int rc;
+  double busy[PS_RES__COUNT]; /* the share-time of the range's nodes (ps_cost_share_time) */
   ps__job job;
 } cost_range;
 
@@ -478,6 +479,7 @@ cost_groups (void *arg)
   ps_cost_scratch sc;
   memset (&sc, 0, sizeof sc);
   cr->rc = 0;
+  memset (cr->busy, 0, sizeof cr->busy);
   for (uint32_t gi = cr->from; gi < cr->to; gi++) {
     uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];
     pl->gfunc[gi] = PS_NONE;
@@ -485,6 +487,7 @@ cost_groups (void *arg)
     ps_cost c;
     if (b1 - b0 == 1) {
       ps_cost_node (&pl->dev, g, pl->gm[b0], &c);
+      ps_cost_share_time (&c, cr->busy);
       double f = c.resource == PS_RES_SM ? c.sm_fraction : 1;
       pl->gres[gi] = c.ns > 0 && c.resource < PS_RES__COUNT ? c.resource : PS_RES_NONE;
       pl->gfrac[gi] = (float) (f > 1e-6 ? (f < 1 ? f : 1) : 1e-6);
@@ -502,6 +505,8 @@ cost_groups (void *arg)
       pl->gsim[gi] = c;
     pl->gcost[gi] = c.ns;
   }
+  for (int r = 0; r < PS_RES__COUNT; r++)
+    cr->busy[r] += sc.busy[r]; /* the members of fused groups */
   ps_cost_scratch_free (&sc);
 }
 
@@ -514,12 +519,18 @@ group_costs (ps__planner *pl, bool unpinned)
   if (pl->ng <= PS__SIM_MAX_GROUPS && !(pl->gsim = malloc ((pl->ng + 1) * sizeof *pl->gsim)))
     return ps__planner_nomem (pl);
   uint32_t half = pl->ng >= COSTS_THREAD_MIN ? pl->ng / 2 : pl->ng;
-  cost_range second = { pl, half, pl->ng, unpinned, 0, { 0 } };
+  cost_range second = { .pl = pl, .from = half, .to = pl->ng, .unpinned = unpinned };
   ps__job_start (&second.job, cost_groups, &second, half < pl->ng);
-  cost_range first = { pl, 0, half, unpinned, 0, { 0 } };
+  cost_range first = { .pl = pl, .from = 0, .to = half, .unpinned = unpinned };
   cost_groups (&first);
   ps__job_finish (&second.job);
   int rc = first.rc < 0 ? first.rc : second.rc;
+  /* Every node was costed once, alone or in its group: the least time
+   * the graph needs without fusion (ps_cost_unfused_bound), for fusion
+   * auto. */
+  for (int r = 0; r < PS_RES__COUNT; r++)
+    first.busy[r] += second.busy[r];
+  pl->unfused_bound = pl->g->measured ? 0 : ps_cost_busiest (first.busy);
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++)
     if (pl->gm_off[gi + 1] - pl->gm_off[gi] > 1) {
       pl->n_fused++;

@@ -278,8 +278,7 @@ typedef struct run_opts {
   atomic_bool *cancel; /* set: stop between passes (PS_ECANCELED); may be NULL */
 } run_opts;
 
-static void ahead_after_streams (struct ahead *a, const ps_device *dev, double estimate,
-                                 bool exact);
+static void ahead_after_streams (struct ahead *a, double bound, double estimate, bool exact);
 
 /* What a run found. */
 typedef struct run_result {
@@ -348,7 +347,8 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   if ((rc = ps__planner_search (&pl, &sim_ms)) < 0)
     goto out;
   if (ro->un)
-    ahead_after_streams (ro->un, &pl.dev, sim_ms >= 0 ? sim_ms : pl.makespan, sim_ms >= 0);
+    ahead_after_streams (ro->un, pl.unfused_bound, sim_ms >= 0 ? sim_ms : pl.makespan,
+                         sim_ms >= 0);
   ps_timing_mark (timing, "streams", &t);
   if (ps__planner_cancelled (&pl)) {
     rc = PS_ECANCELED;
@@ -510,11 +510,11 @@ ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o, bool need_at
  * least unfused). */
 #define AHEAD_SLACK 0.03
 static void
-ahead_after_streams (ahead *a, const ps_device *dev, double estimate, bool exact)
+ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
 {
   if (!a->may_skip || a->bounded)
     return;
-  a->bound = ps_cost_unfused_bound (dev, a->g);
+  a->bound = bound;
   a->bounded = true;
   if (a->deferred)
     ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + AHEAD_SLACK));
