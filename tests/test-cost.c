@@ -320,6 +320,48 @@ core_cost_unfused_bound_holds (void **state)
   ps_graph_free (&g);
 }
 
+/* The planner sums the bound from the costs its fusion pass finds (a
+ * node alone, or the members of a fused group as ps_cost_group costs
+ * them): over the steps of any fused plan, the same bound. */
+static void
+core_cost_bound_from_group_costs (void **state)
+{
+  (void) state;
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      ps_graph g;
+      ps_plan p;
+      ts_gen (&g, (ps_gen_shape) shape, 900, seed, 0);
+      ts_plan (&p, &g, 3, true);
+      ps_cost_scratch sc;
+      assert_int_equal (ps_cost_scratch_init (&sc, &g), 0);
+      double busy[PS_RES__COUNT] = { 0 };
+      uint32_t fused = 0;
+      for (uint32_t s = 0; s < p.n_steps; s++) {
+        const ps_step *st = &p.steps[s];
+        const uint32_t *nodes = p.step_nodes + st->nodes_begin;
+        ps_cost c;
+        if (st->nodes_count == 1) {
+          ps_cost_node (ts_h200 (), &g, nodes[0], &c);
+          ps_cost_share_time (&c, busy);
+        } else if (st->nodes_count > 1) {
+          ps_cost_group (ts_h200 (), &g, nodes, st->nodes_count, &sc, &c);
+          fused++;
+        }
+      }
+      for (int r = 0; r < PS_RES__COUNT; r++)
+        busy[r] += sc.busy[r];
+      double want = ps_cost_unfused_bound (ts_h200 (), &g), got = ps_cost_busiest (busy);
+      if (!(fabs (got - want) <= 1e-12 * want))
+        fail_msg ("shape %d seed %llu: %.17g from group costs, %.17g node by node", shape,
+                  (unsigned long long) seed, got, want);
+      assert_true (fused > 0 || shape == PS_GEN_CHAIN);
+      ps_cost_scratch_free (&sc);
+      ps_plan_free (&p);
+      ps_graph_free (&g);
+    }
+}
+
 int
 main (void)
 {
@@ -329,6 +371,7 @@ main (void)
     cmocka_unit_test (core_cost_gemm_efficiency_by_size),
     cmocka_unit_test (core_cost_profile_errors_located),
     cmocka_unit_test (core_cost_unfused_bound_holds),
+    cmocka_unit_test (core_cost_bound_from_group_costs),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
