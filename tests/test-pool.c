@@ -502,6 +502,62 @@ core_pool_layered_online (void **state)
   ps_graph_free (&g);
 }
 
+/* A large plan's peak is sought from the moment its steps are final, on
+ * a thread the plan owns: what every caller then gets is the peak found
+ * from scratch, whether it waits for it, takes it with the plan moved, or
+ * frees the plan before it is found. */
+static void
+core_pool_peak_sought_while_planning (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_graph_init (&g);
+  load_generated (&g, PS_GEN_LAYERED, 60000, 2, false);
+  assert_true (g.n_buffers >= PS__PEAK_THREAD_MIN);
+  ps_plan p;
+  /* Without fusion no other plan can replace it: the peak is sought. */
+  assert_int_equal (plan_with (&p, &g, 3, false), 0);
+  assert_non_null (p.peak);
+  assert_false (p.pool_peak_known);
+  ps_pool_peak fresh, got;
+  assert_int_equal (ps_pool_peak_compute (&p, &fresh, NULL), 0);
+  assert_true (fresh.exact && fresh.bytes > 0);
+  /* Moved, as the planner moves the faster of two plans. */
+  ps_plan moved = p;
+  memset (&p, 0, sizeof p);
+  assert_int_equal (ps_pool_peak_of (&moved, &got), 0);
+  assert_true (got.bytes == fresh.bytes && got.exact == fresh.exact);
+  assert_int_equal (got.n_buffers, fresh.n_buffers);
+  assert_int_equal (ps_pool_peak_of (&moved, &got), 0); /* asked again */
+  assert_true (got.bytes == fresh.bytes);
+  assert_int_equal (ps_plan_find_peak (&moved), 0);
+  assert_null (moved.peak);
+  assert_true (moved.pool_peak_known && moved.pool_peak == fresh.bytes && moved.pool_peak_exact);
+  check_within (&moved, "layered 60000 nodes, seed 2, sought while planning");
+  ps_plan_free (&moved);
+
+  /* Freed while it is sought: stopped and waited for, nothing leaks. */
+  for (uint32_t streams = 1; streams <= 4; streams++) {
+    assert_int_equal (plan_with (&p, &g, streams, false), 0);
+    assert_non_null (p.peak);
+    ps_plan_free (&p);
+  }
+  /* With fusion auto, --streams auto or a memory budget, another plan may
+   * replace it: the peak is found where it is shown, and is the same. */
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  o.streams_auto = true;
+  ps_diag d;
+  ps_diag_init (&d, "test.json");
+  assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
+  ps_diag_free (&d);
+  assert_int_equal (ps_pool_peak_of (&p, &got), 0);
+  assert_int_equal (ps_pool_peak_compute (&p, &fresh, NULL), 0);
+  assert_true (got.bytes == fresh.bytes && got.exact == fresh.exact);
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
+
 /* A serial chain whose buffers grow then shrink: 8, 16, 24, 16, 8 MiB,
  * each kernel reading the last and writing the next, so at most two
  * neighbours are live at once: the peak is 24 + 16 = 40 MiB.  Placed in
@@ -606,6 +662,7 @@ main (void)
     cmocka_unit_test (core_pool_peak_no_earliest_use),
     cmocka_unit_test (core_pool_within_peak),
     cmocka_unit_test (core_pool_layered_online),
+    cmocka_unit_test (core_pool_peak_sought_while_planning),
     cmocka_unit_test (core_pool_serial_chain),
     cmocka_unit_test (core_pool_memory_budget),
   };

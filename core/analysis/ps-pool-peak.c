@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ps-plan-private.h"
 #include "ps-array.h"
 #include "ps-format.h"
 #include "ps-hb.h"
@@ -526,8 +527,15 @@ issue_order_peak (const ps__hb *h, uint64_t *peak)
 /* The search proper, on a built order: 0 with the peak's buffers marked
  * in live (when not NULL), or PS_ELIMIT when the plan is too large (or
  * too heavy) for it. */
+/* Whether the caller stopped the search (cancel may be NULL). */
+static inline bool
+stopped (const atomic_bool *cancel)
+{
+  return cancel && atomic_load_explicit (cancel, memory_order_relaxed);
+}
+
 static int
-search (net *k, ps_pool_peak *out, uint8_t *live)
+search (net *k, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
 {
   ps__hb *h = &k->h;
   uint64_t sum = 0;
@@ -539,7 +547,11 @@ search (net *k, ps_pool_peak *out, uint8_t *live)
   if (!h->release)
     return PS_ELIMIT;
   int rc;
-  if ((rc = build_network (k)) < 0 || (rc = greedy_flow (k)) < 0)
+  if ((rc = build_network (k)) < 0)
+    return rc;
+  if (stopped (cancel))
+    return PS_ECANCELED;
+  if ((rc = greedy_flow (k)) < 0)
     return rc;
   uint64_t total = 0;
   for (uint32_t j = 0; j < h->nb; j++)
@@ -553,8 +565,12 @@ search (net *k, ps_pool_peak *out, uint8_t *live)
   rc = PS_ENOMEM;
   if (!dist || !qa || !qb || !it || !path || !via)
     goto out;
-  while (levels (k, dist, qa, qb))
+  while (!stopped (cancel) && levels (k, dist, qa, qb))
     block (k, dist, it, path, via, &total);
+  if (stopped (cancel)) {
+    rc = PS_ECANCELED;
+    goto out;
+  }
 
   /* The cut: buffers whose out node the sink reaches and in node not. */
   uint64_t cut = 0;
@@ -579,8 +595,8 @@ out:
   return rc;
 }
 
-int
-ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live)
+static int
+compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
 {
   memset (out, 0, sizeof *out);
   if (!p || !p->graph)
@@ -595,8 +611,10 @@ ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live)
   memset (&k, 0, sizeof k);
   k.exact = true;
   int rc = ps__hb_build (&k.h, p);
+  if (rc == 0 && stopped (cancel))
+    rc = PS_ECANCELED;
   if (rc == 0) {
-    rc = search (&k, out, live);
+    rc = search (&k, out, live, cancel);
     if (rc == PS_ELIMIT) {
       /* Too large to search: the issue-order bound. */
       k.exact = false;
@@ -628,6 +646,59 @@ ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live)
 }
 
 int
+ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live)
+{
+  return compute (p, out, live, NULL);
+}
+
+/* ---- sought while the plan is finished ---- */
+
+static void
+peak_job_main (void *arg)
+{
+  struct ps__plan_peak *j = arg;
+  ps_pool_peak pk;
+  j->rc = compute (&j->snap, &pk, NULL, &j->cancel);
+  j->bytes = pk.bytes;
+  j->n_buffers = pk.n_buffers;
+  j->exact = pk.exact;
+}
+
+bool
+ps__plan_peak_start (ps_plan *p)
+{
+  if (p->peak || p->pool_peak_known || !p->graph || p->graph->n_buffers < PS__PEAK_THREAD_MIN)
+    return false;
+  struct ps__plan_peak *j = calloc (1, sizeof *j);
+  if (!j)
+    return false;
+  j->snap = *p;
+  j->snap.run = NULL;
+  atomic_init (&j->cancel, false);
+  ps__job_start (&j->job, peak_job_main, j, true);
+  if (!j->job.threaded) {
+    /* No thread: sought where it is shown, as without one. */
+    free (j);
+    return false;
+  }
+  p->peak = j;
+  return true;
+}
+
+/* The peak the plan's thread found: waits for it (once). */
+static int
+peak_wait (const ps_plan *p, ps_pool_peak *out)
+{
+  struct ps__plan_peak *j = p->peak;
+  ps__job_finish (&j->job);
+  memset (out, 0, sizeof *out);
+  out->bytes = j->bytes;
+  out->n_buffers = j->n_buffers;
+  out->exact = j->exact;
+  return j->rc;
+}
+
+int
 ps_plan_find_peak (ps_plan *p)
 {
   if (!p)
@@ -635,7 +706,11 @@ ps_plan_find_peak (ps_plan *p)
   if (p->pool_peak_known)
     return 0;
   ps_pool_peak pk;
-  int rc = ps_pool_peak_compute (p, &pk, NULL);
+  int rc = p->peak ? peak_wait (p, &pk) : ps_pool_peak_compute (p, &pk, NULL);
+  if (p->peak) {
+    free (p->peak);
+    p->peak = NULL;
+  }
   if (rc < 0)
     return rc;
   p->pool_peak = pk.bytes;
@@ -653,6 +728,8 @@ ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out)
     out->exact = p->pool_peak_exact;
     return 0;
   }
+  if (p && p->peak)
+    return peak_wait (p, out);
   return ps_pool_peak_compute (p, out, NULL);
 }
 

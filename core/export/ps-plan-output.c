@@ -224,11 +224,10 @@ put_critical (FILE *out, const ps_plan *p, const critical *c)
 
 /* ---- the peak, meanwhile ---- */
 
-/* Plans with at least this many buffers whose peak is not kept yet seek
- * it on a second thread while the steps are written and the run
- * simulated (at 1M nodes each takes about a second); smaller ones, or
- * when no thread can start, seek it when the summary needs it. */
-#define PEAK_THREAD_MIN 50000u
+/* Plans with at least PS__PEAK_THREAD_MIN buffers whose peak is neither
+ * kept nor being sought already (ps-pool-peak.h) seek it on a second
+ * thread while the steps are written; smaller ones, or when no thread can
+ * start, seek it when the summary needs it. */
 
 typedef struct peak_job {
   const ps_plan *p;
@@ -250,7 +249,8 @@ peak_start (peak_job *j, const ps_plan *p)
   memset (j, 0, sizeof *j);
   j->p = p;
   ps__job_start (&j->job, peak_main, j,
-                 !p->pool_peak_known && p->graph->n_buffers >= PEAK_THREAD_MIN);
+                 !p->pool_peak_known && !p->peak
+                     && p->graph->n_buffers >= PS__PEAK_THREAD_MIN);
 }
 
 /* The peak: the thread's, once it is done, or found now. */

@@ -129,6 +129,11 @@ typedef struct ps_plan {
    * outputs.  NULL when the planner did not simulate it (or it was
    * taken).  Private. */
   struct ps_timeline *run;
+  /* The exact pool peak being sought on a second thread since the
+   * planner fixed the steps (large plans the planner expects to keep; see
+   * ps-pool-peak.h): ps_plan_find_peak and ps_pool_peak_of wait for it,
+   * ps_plan_free stops it.  NULL when none is.  Private. */
+  struct ps__plan_peak *peak;
 
   uint32_t n_step_nodes; /* length of step_nodes */
   /* Private to the plan builders (core/ps-plan-private.h): capacities. */

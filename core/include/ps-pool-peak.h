@@ -53,10 +53,24 @@ int ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live);
 
 /* Finds p's peak once and keeps it in the plan (pool_peak, _exact,
  * _known): what every caller that shows the pool does first.  0 or the
- * codes of ps_pool_peak_compute. */
+ * codes of ps_pool_peak_compute.  A peak the planner started seeking
+ * (below) is waited for. */
 int ps_plan_find_peak (ps_plan *p);
-/* The peak kept in p, or, when ps_plan_find_peak has not run, found now. */
+/* The peak kept in p, or the one being sought for it (waited for), or,
+ * when ps_plan_find_peak has not run, found now. */
 int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
+
+/* Private (the planner and the plan's outputs).  Plans with at least
+ * this many buffers have their peak sought on a second thread: by the
+ * planner, from the moment their steps are final, when it expects to keep
+ * the plan (ps__plan_peak_start: ps_plan.peak, a job that outlives
+ * ps_plan_build; at 1M nodes the peak takes about a second, which then
+ * runs beside the memory pass and the writing of the plan), else by the
+ * output while it writes the steps.  ps__plan_peak_start returns whether
+ * it started (not when the plan is smaller, its peak known or being
+ * sought, or no thread starts). */
+#define PS__PEAK_THREAD_MIN 50000u
+bool ps__plan_peak_start (ps_plan *p);
 
 /* The pool against its peak: pool_bytes / peak (1 when both are 0), and
  * that figure in words, for every view that shows the pool: "96 MiB,

@@ -17,8 +17,11 @@
 #ifndef PS_PLAN_PRIVATE_H
 #define PS_PLAN_PRIVATE_H
 
+#include <stdatomic.h>
+
 #include "ps-plan.h"
 #include "ps-timeline.h"
+#include "util/ps-job.h"
 
 /* Pool offsets are multiples of this. */
 #define PS_POOL_ALIGN 256u
@@ -77,6 +80,21 @@ int ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag
 /* A measured graph (a trace) whose recorded streams do not fit in
  * `streams`: planned without its pins, their order kept by its edges. */
 bool ps__plan_unpinned (const ps_graph *g, uint32_t streams);
+
+/* A plan's exact pool peak sought on a second thread (ps_plan.peak,
+ * started by ps__plan_peak_start in ps-pool-peak.c).  The thread reads
+ * `snap`, a copy of the plan's fields taken once its steps were final
+ * (their arrays are the plan's: only the pool's offsets change after, and
+ * the peak does not read them); ps_plan_free sets `cancel` and waits. */
+struct ps__plan_peak {
+  ps_plan snap;
+  atomic_bool cancel;
+  int rc; /* 0, PS_ECANCELED, or what ps_pool_peak_compute returns */
+  uint64_t bytes;
+  uint32_t n_buffers;
+  bool exact;
+  ps__job job;
+};
 
 /* Keeps *tl, a simulation of p's steps on p->device exactly as ps_simulate
  * makes it, as the plan's run (ps_plan.run), taking what it owns (*tl is

@@ -34,6 +34,12 @@ ps_plan_free (ps_plan *p)
 {
   if (!p)
     return;
+  if (p->peak) {
+    /* Stopped first: it reads the arrays freed below. */
+    atomic_store (&p->peak->cancel, true);
+    ps__job_drop (&p->peak->job);
+    free (p->peak);
+  }
   free (p->steps);
   free (p->step_nodes);
   free (p->node_step);
