@@ -204,11 +204,11 @@ simulate_plan (const ps_plan *p, const ps_device *dev, const ps_cost *gsim,
 
 /* The makespan of the plan the sync pass has emitted, simulated with the
  * fusion pass's costs; when `times`, each group's simulated start and end
- * become its gstart and gfinish, for the memory pass, and the run is kept
- * as the plan's (ps_plan.run: the memory pass changes no step).
- * INFINITY when it cannot be simulated. */
+ * become its gstart and gfinish, for the memory pass, and with `keep` the
+ * run is kept as the plan's (ps_plan.run: the memory pass changes no
+ * step).  INFINITY when it cannot be simulated. */
 static int
-simulate_final (ps__planner *pl, bool times, double *ms)
+simulate_final (ps__planner *pl, bool times, bool keep, double *ms)
 {
   ps_plan *p = pl->p;
   ps_timeline tl;
@@ -242,7 +242,7 @@ simulate_final (ps__planner *pl, bool times, double *ms)
       free (span_of);
     }
   }
-  if (rc == 0 && times && isfinite (*ms))
+  if (rc == 0 && times && keep && isfinite (*ms))
     rc = ps__plan_keep_run (p, &tl);
   ps_timeline_free (&tl);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
@@ -253,6 +253,7 @@ simulate_final (ps__planner *pl, bool times, double *ms)
 typedef struct final_sim {
   const ps_plan *p;
   const ps_device *dev;
+  bool keep; /* the run is wanted (in tl), not only its makespan */
   double ms;
   int rc;
   ps_timeline tl;
@@ -264,7 +265,7 @@ final_sim_main (void *arg)
 {
   final_sim *f = arg;
   ps_timeline_init (&f->tl, PS_TL_SIMULATED);
-  f->rc = simulate_plan (f->p, f->dev, NULL, NULL, &f->tl, &f->ms);
+  f->rc = simulate_plan (f->p, f->dev, NULL, NULL, f->keep ? &f->tl : NULL, &f->ms);
 }
 
 /* One run of the pipeline: how it groups and searches. */
@@ -278,9 +279,9 @@ typedef struct run_opts {
   struct ahead *un; /* the plan without fusion when it may be skipped (ahead_start), or NULL */
   atomic_bool *cancel; /* set: stop between passes (PS_ECANCELED); may be NULL */
   /* The plan is the one ps_plan_build returns unless the plan without
-   * fusion (`un`, when it is being made then) is faster: seek its pool's
-   * peak from when its steps are final (ps__plan_peak_start). */
-  bool peak;
+   * fusion (`un`, when it is being made then) is faster: keep its run and
+   * seek its pool's peak from when its steps are final. */
+  bool final;
 } run_opts;
 
 static void ahead_after_streams (struct ahead *a, double bound, double estimate, bool exact);
@@ -367,25 +368,28 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   }
   if ((rc = ps__planner_sync (&pl)) < 0)
     goto out;
-  if (sim_ms >= 0 && (rc = simulate_final (&pl, true, &sim_ms)) < 0)
+  /* The steps are final.  A plan that will be kept (unless the plan
+   * without fusion, still being made, replaces it) keeps the run it is
+   * simulated in (ps_plan.run), and a large one has its pool's peak sought
+   * from now on a second thread, beside the memory pass and what its
+   * caller does next (writing the plan).  Other plans keep neither: two
+   * 1M-node runs kept at once cost 120 MiB more at the peak. */
+  bool final = ro->final && !(ro->un && ahead_running (ro->un));
+  if (sim_ms >= 0 && (rc = simulate_final (&pl, true, final, &sim_ms)) < 0)
     goto out;
   ps_timing_mark (timing, "sync", &t);
   if (ps__planner_cancelled (&pl)) {
     rc = PS_ECANCELED;
     goto out;
   }
-  /* The steps are final: a large plan that will be kept has its pool's
-   * peak sought from now on a second thread, beside the memory pass and
-   * what its caller does next (writing the plan), unless the plan without
-   * fusion is still being made and may replace it. */
-  bool peak = ro->peak && !(ro->un && ahead_running (ro->un)) && ps__plan_peak_start (p);
+  bool peak = final && ps__plan_peak_start (p);
   /* A plan the search did not simulate (too many groups) is simulated
    * now, so that its makespan is the one `simulate` shows: on a second
    * thread while the memory pass runs (which neither reads nor changes
    * what the simulation does), or after it when that thread seeks the
    * peak (three threads on two cores: 1M-node layered, 3.29 s against
    * 2.92 s). */
-  final_sim fs = { .p = pl.p, .dev = &pl.dev, .ms = INFINITY };
+  final_sim fs = { .p = pl.p, .dev = &pl.dev, .keep = final, .ms = INFINITY };
   bool sim_now = sim_ms < 0;
   ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak);
   rc = ps__planner_pool (&pl);
@@ -394,7 +398,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     if (!ps__job_finish (&fs.job) && rc == 0)
       final_sim_main (&fs);
     ps_timing_mark (timing, "simulate", &t); /* its wait, or itself */
-    if (rc == 0 && fs.rc == 0 && isfinite (fs.ms))
+    if (rc == 0 && fs.rc == 0 && final && isfinite (fs.ms))
       fs.rc = ps__plan_keep_run (p, &fs.tl);
     ps_timeline_free (&fs.tl);
     if (rc == 0 && fs.rc < 0)
@@ -691,7 +695,9 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
     }
   }
   if (rc == 0 && split > 0) {
-    rc = run (&alt, g, o, &(run_opts) { true, nofuse, 0, NULL, NULL, NULL }, NULL, timing, &r);
+    /* Kept if it is faster, so made as a final plan is. */
+    run_opts ro = { true, nofuse, 0, NULL, NULL, NULL, !o->streams_auto && !o->memory_budget };
+    rc = run (&alt, g, o, &ro, NULL, timing, &r);
     if (rc == 0) {
       merge_at_most (at_most, &r);
       rc = keep_faster (p, &best, &alt, &kept);
@@ -971,7 +977,7 @@ ps__plan_build_schedule (ps_plan *p, const ps_graph *g, const ps_plan_options *o
   ps__planner_positions (&pl);
   ps_timing_mark (&timing, "streams", &t);
   double ms;
-  if ((rc = ps__planner_sync (&pl)) < 0 || (rc = simulate_final (&pl, true, &ms)) < 0
+  if ((rc = ps__planner_sync (&pl)) < 0 || (rc = simulate_final (&pl, true, true, &ms)) < 0
       || (rc = ps__planner_pool (&pl)) < 0)
     goto out;
   p->est_makespan_ns = ms;
