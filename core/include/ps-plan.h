@@ -98,7 +98,8 @@ typedef struct ps_plan {
    * found it (pool_peak_known): no valid pool for these steps is smaller.
    * pool_peak_exact is false only for plans too large to search, where it
    * is a weaker lower bound.  ps_plan_build leaves it unknown: it costs
-   * more than the pool itself, so it is found where it is shown. */
+   * more than the pool itself, so it is found where it is shown (for a
+   * large plan, sought since its steps were final: `peak` below). */
   uint64_t pool_peak;
   bool pool_peak_exact, pool_peak_known;
   double est_makespan_ns;    /* on `device`: simulated, or the schedule's estimate */

@@ -2,7 +2,10 @@
  * goes on, or, when no thread can start, in line when its result is
  * needed.  Every job is joined (ps__job_finish or ps__job_drop) before
  * the function that holds it returns, so no thread outlives the call
- * that made it.  Not installed; core/ only. */
+ * that made it, with one exception: the search for a plan's pool peak
+ * that the planner starts (ps_plan.peak, ps-pool-peak.h), which the plan
+ * owns and which is joined when the peak is asked for or the plan freed.
+ * Not installed; core/ only. */
 #ifndef PS_JOB_H
 #define PS_JOB_H
 
