@@ -73,6 +73,7 @@ cli_plan_main (int argc, char **argv)
   int ret = parse_args ("plan", plan_usage, argc, argv, &a, &json);
   if (ret >= 0)
     return ret;
+  a.options.find_peak = true; /* the summary sets the pool against it */
 
   double t0 = ps_clock_now ();
   ps_graph g;

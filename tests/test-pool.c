@@ -515,8 +515,19 @@ core_pool_peak_sought_while_planning (void **state)
   load_generated (&g, PS_GEN_LAYERED, 60000, 2, false);
   assert_true (g.n_buffers >= PS__PEAK_THREAD_MIN);
   ps_plan p;
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  o.fusion = false;
+  o.streams = 3;
+  ps_diag d;
+  ps_diag_init (&d, "test.json");
+  /* Not asked for (a sweep, a replay): not sought. */
+  assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
+  assert_null (p.peak);
+  ps_plan_free (&p);
   /* Without fusion no other plan can replace it: the peak is sought. */
-  assert_int_equal (plan_with (&p, &g, 3, false), 0);
+  o.find_peak = true;
+  assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
   assert_non_null (p.peak);
   assert_false (p.pool_peak_known);
   ps_pool_peak fresh, got;
@@ -537,18 +548,16 @@ core_pool_peak_sought_while_planning (void **state)
   ps_plan_free (&moved);
 
   /* Freed while it is sought: stopped and waited for, nothing leaks. */
-  for (uint32_t streams = 1; streams <= 4; streams++) {
-    assert_int_equal (plan_with (&p, &g, streams, false), 0);
+  for (o.streams = 1; o.streams <= 4; o.streams++) {
+    assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
     assert_non_null (p.peak);
     ps_plan_free (&p);
   }
   /* With fusion auto, --streams auto or a memory budget, another plan may
    * replace it: the peak is found where it is shown, and is the same. */
-  ps_plan_options o;
   ps_plan_options_init (&o);
+  o.find_peak = true;
   o.streams_auto = true;
-  ps_diag d;
-  ps_diag_init (&d, "test.json");
   assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
   ps_diag_free (&d);
   assert_int_equal (ps_pool_peak_of (&p, &got), 0);

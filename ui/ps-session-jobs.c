@@ -348,6 +348,7 @@ ps__job_plan (const PsPlanInput *in, GCancellable *cancellable, GError **error)
   ps_diag_init (&diag, path);
   ps_plan_options options = in->options;
   options.device = &st->device;
+  options.find_peak = TRUE; /* found below, for the memory page and the summary */
   double t0 = ps_clock_now ();
   r = ps_plan_build (&st->plan, &st->graph, &options, &diag);
   st->plan_seconds = ps_clock_now () - t0;

@@ -36,6 +36,13 @@ typedef struct ps_plan_options {
    * (budget_*).  When no count fits, ps_plan_build fails with PS_ELIMIT
    * and says the smallest pool it found. */
   uint64_t memory_budget;
+  /* For callers that show the pool against its exact peak
+   * (ps-pool-peak.h): a large plan (PS__PEAK_THREAD_MIN buffers or more)
+   * that ps_plan_build is going to return has its peak sought from the
+   * moment its steps are final, on a second thread, beside the passes
+   * that follow; ps_plan_find_peak then waits for it.  Changes nothing in
+   * the plan.  Default false. */
+  bool find_peak;
 } ps_plan_options;
 
 void ps_plan_options_init (ps_plan_options *o);

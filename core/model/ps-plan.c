@@ -27,6 +27,7 @@ ps_plan_options_init (ps_plan_options *o)
   o->fusion_all = false;
   o->device = NULL;
   o->memory_budget = 0;
+  o->find_peak = false;
 }
 
 void

@@ -382,7 +382,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     rc = PS_ECANCELED;
     goto out;
   }
-  bool peak = final && ps__plan_peak_start (p);
+  bool peak = final && o->find_peak && ps__plan_peak_start (p);
   /* A plan the search did not simulate (too many groups) is simulated
    * now, so that its makespan is the one `simulate` shows: on a second
    * thread while the memory pass runs (which neither reads nor changes
