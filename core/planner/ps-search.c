@@ -32,7 +32,7 @@
  * HEFT, round-robin), still on every count and simulated, so the
  * promises hold (more streams never slower, never slower than HEFT or
  * round-robin); above
- * PS__SIM_MAX_GROUPS (no simulation costs, gsim) one list schedule,
+ * PS__SIM_MAX_GROUPS one list schedule,
  * not simulated here (the planner simulates it once, when it is
  * final), and none of these promises. */
 #include "ps-planner-private.h"
@@ -494,7 +494,7 @@ int
 ps__planner_search (ps__planner *pl, double *sim_ms)
 {
   *sim_ms = -1;
-  if (!pl->gsim) {
+  if (pl->ng > PS__SIM_MAX_GROUPS) {
     pl->var = generators_large[0].var;
     return ps__planner_schedule (pl);
   }
