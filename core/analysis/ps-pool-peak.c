@@ -664,10 +664,12 @@ peak_job_main (void *arg)
   j->exact = pk.exact;
 }
 
+uint32_t ps__peak_early_min = 262144u;
+
 bool
 ps__plan_peak_start (ps_plan *p)
 {
-  if (p->peak || p->pool_peak_known || !p->graph || p->graph->n_buffers < PS__PEAK_THREAD_MIN)
+  if (p->peak || p->pool_peak_known || !p->graph || p->graph->n_buffers < ps__peak_early_min)
     return false;
   struct ps__plan_peak *j = calloc (1, sizeof *j);
   if (!j)

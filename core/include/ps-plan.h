@@ -37,11 +37,11 @@ typedef struct ps_plan_options {
    * and says the smallest pool it found. */
   uint64_t memory_budget;
   /* For callers that show the pool against its exact peak
-   * (ps-pool-peak.h): a large plan (PS__PEAK_THREAD_MIN buffers or more)
-   * that ps_plan_build is going to return has its peak sought from the
-   * moment its steps are final, on a second thread, beside the passes
-   * that follow; ps_plan_find_peak then waits for it.  Changes nothing in
-   * the plan.  Default false. */
+   * (ps-pool-peak.h): a large plan (262,144 buffers or more) that
+   * ps_plan_build is going to return has its peak sought from the moment
+   * its steps are final, on a second thread, beside the passes that
+   * follow; ps_plan_find_peak then waits for it.  Changes nothing in the
+   * plan.  Default false. */
   bool find_peak;
 } ps_plan_options;
 

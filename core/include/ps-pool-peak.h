@@ -61,15 +61,20 @@ int ps_plan_find_peak (ps_plan *p);
 int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
 
 /* Private (the planner and the plan's outputs).  Plans with at least
- * this many buffers have their peak sought on a second thread: by the
- * planner, from the moment their steps are final, when it expects to keep
- * the plan (ps__plan_peak_start: ps_plan.peak, a job that outlives
- * ps_plan_build; at 1M nodes the peak takes about a second, which then
- * runs beside the memory pass and the writing of the plan), else by the
- * output while it writes the steps.  ps__plan_peak_start returns whether
- * it started (not when the plan is smaller, its peak known or being
- * sought, or no thread starts). */
+ * PS__PEAK_THREAD_MIN buffers have their peak sought on a second thread
+ * by the output while it writes the steps; plans with at least
+ * ps__peak_early_min buffers, asked for it (ps_plan_options.find_peak),
+ * by the planner from the moment their steps are final, when it expects
+ * to keep the plan (ps__plan_peak_start: ps_plan.peak, a job that
+ * outlives ps_plan_build).  At 1M nodes the peak takes about a second,
+ * which then runs beside the memory pass and the writing of the plan;
+ * below 262,144 buffers it takes under 0.2 s, which the writing hides,
+ * and seeking it early would only hold its memory beside the planner's
+ * (100k-node layered: 37 MiB more for no time).  ps__plan_peak_start
+ * returns whether it started (not when the plan is smaller, its peak
+ * known or being sought, or no thread starts). */
 #define PS__PEAK_THREAD_MIN 50000u
+extern uint32_t ps__peak_early_min; /* 262,144; tests lower it */
 bool ps__plan_peak_start (ps_plan *p);
 
 /* The pool against its peak: pool_bytes / peak (1 when both are 0), and
