@@ -239,18 +239,23 @@ ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
   node_cost (d, g, v, out, &c, &e);
 }
 
-void
-ps_cost_share_time (const ps_cost *c, double busy[PS_RES__COUNT])
+double
+ps_cost_share (const ps_cost *c)
 {
-  if (c->resource == PS_RES_NONE || c->resource >= PS_RES__COUNT || !(c->ns > 0))
-    return;
-  /* The share the simulator's job asks for (ps-sim.c). */
   double want = c->resource == PS_RES_SM ? c->sm_fraction : 1;
   if (!(want > 1e-6))
     want = 1e-6;
   if (want > 1)
     want = 1;
-  busy[c->resource] += c->ns * want;
+  return want;
+}
+
+void
+ps_cost_share_time (const ps_cost *c, double busy[PS_RES__COUNT])
+{
+  if (c->resource == PS_RES_NONE || c->resource >= PS_RES__COUNT || !(c->ns > 0))
+    return;
+  busy[c->resource] += c->ns * ps_cost_share (c);
 }
 
 double

@@ -275,12 +275,7 @@ begin_work (ps_sim *s, run_state *r, uint32_t i)
     schedule (r, r->now + (c->ns > 0 ? c->ns : 0), EV_DONE, i);
     return;
   }
-  double want = c->resource == PS_RES_SM ? c->sm_fraction : 1;
-  if (!(want > 1e-6))
-    want = 1e-6;
-  if (want > 1)
-    want = 1;
-  r->jobs[r->n_jobs++] = (job) { i, c->resource, false, c->ns, want, 0 };
+  r->jobs[r->n_jobs++] = (job) { i, c->resource, false, c->ns, ps_cost_share (c), 0 };
 }
 
 /* Step i has finished now. */

@@ -92,6 +92,10 @@ void ps_cost_group (const ps_device *d, const ps_graph *g, const uint32_t *nodes
  * that share) and a resource has one whole share.  0 for a measured graph,
  * whose durations already hold their sharing. */
 double ps_cost_unfused_bound (const ps_device *d, const ps_graph *g);
+/* The share of its resource that work of cost c asks for, as the
+ * simulator hands it out (ps-sim.h): its fraction of the SMs, or the whole
+ * copy engine, link or host thread; within [1e-6, 1]. */
+double ps_cost_share (const ps_cost *c);
 /* One node's term of that bound: adds c's solo time times the share of
  * its resource it asks for to busy[its resource]; work of no resource or
  * no time adds nothing. */

@@ -488,19 +488,16 @@ cost_groups (void *arg)
     if (b1 - b0 == 1) {
       ps_cost_node (&pl->dev, g, pl->gm[b0], &c);
       ps_cost_share_time (&c, cr->busy);
-      double f = c.resource == PS_RES_SM ? c.sm_fraction : 1;
       pl->gres[gi] = c.ns > 0 && c.resource < PS_RES__COUNT ? c.resource : PS_RES_NONE;
-      pl->gfrac[gi] = (float) (f > 1e-6 ? (f < 1 ? f : 1) : 1e-6);
     } else {
       if (!sc.readers && ps_cost_scratch_init (&sc, g) < 0) {
         cr->rc = PS_ENOMEM;
         break;
       }
       ps_cost_group (&pl->dev, g, pl->gm + b0, b1 - b0, &sc, &c);
-      double f = c.sm_fraction;
       pl->gres[gi] = c.ns > 0 ? PS_RES_SM : PS_RES_NONE;
-      pl->gfrac[gi] = (float) (f > 1e-6 ? (f < 1 ? f : 1) : 1e-6);
     }
+    pl->gfrac[gi] = (float) ps_cost_share (&c);
     pl->gsim[gi] = c;
     pl->gcost[gi] = c.ns;
   }
