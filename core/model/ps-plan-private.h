@@ -98,8 +98,9 @@ struct ps__plan_peak {
 
 /* Keeps *tl, a simulation of p's steps on p->device exactly as ps_simulate
  * makes it, as the plan's run (ps_plan.run), taking what it owns (*tl is
- * left empty).  PS_ENOMEM leaves the plan without one and frees *tl. */
-int ps__plan_keep_run (ps_plan *p, ps_timeline *tl);
+ * left empty).  Without memory for it the run is let go (*tl freed): the
+ * plan has none, and its views simulate it. */
+void ps__plan_keep_run (ps_plan *p, ps_timeline *tl);
 
 /* The plan's kept run, borrowed: *view shares its arrays (not to be freed,
  * valid while p is unchanged), its plan pointer set to p.  False when the

@@ -55,13 +55,13 @@ ps_plan_free (ps_plan *p)
 
 /* ---- construction helpers ---- */
 
-int
+void
 ps__plan_keep_run (ps_plan *p, ps_timeline *tl)
 {
   ps_timeline *kept = malloc (sizeof *kept);
   if (!kept) {
     ps_timeline_free (tl);
-    return PS_ENOMEM;
+    return;
   }
   if (p->run) {
     ps_timeline_free (p->run);
@@ -71,7 +71,6 @@ ps__plan_keep_run (ps_plan *p, ps_timeline *tl)
   kept->plan = NULL; /* set where it is read: the plan may move */
   memset (tl, 0, sizeof *tl);
   p->run = kept;
-  return 0;
 }
 
 int

@@ -243,7 +243,7 @@ simulate_final (ps__planner *pl, bool times, bool keep, double *ms)
     }
   }
   if (rc == 0 && times && keep && isfinite (*ms))
-    rc = ps__plan_keep_run (p, &tl);
+    ps__plan_keep_run (p, &tl);
   ps_timeline_free (&tl);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
 }
@@ -402,7 +402,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
       final_sim_main (&fs);
     ps_timing_mark (timing, "simulate", &t); /* its wait, or itself */
     if (rc == 0 && fs.rc == 0 && final && isfinite (fs.ms))
-      fs.rc = ps__plan_keep_run (p, &fs.tl);
+      ps__plan_keep_run (p, &fs.tl);
     ps_timeline_free (&fs.tl);
     if (rc == 0 && fs.rc < 0)
       rc = ps__planner_nomem (&pl);
