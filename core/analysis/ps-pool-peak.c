@@ -524,9 +524,6 @@ issue_order_peak (const ps__hb *h, uint64_t *peak)
   return 0;
 }
 
-/* The search proper, on a built order: 0 with the peak's buffers marked
- * in live (when not NULL), or PS_ELIMIT when the plan is too large (or
- * too heavy) for it. */
 /* Whether the caller stopped the search (cancel may be NULL). */
 static inline bool
 stopped (const atomic_bool *cancel)
@@ -534,6 +531,9 @@ stopped (const atomic_bool *cancel)
   return cancel && atomic_load_explicit (cancel, memory_order_relaxed);
 }
 
+/* The search proper, on a built order: 0 with the peak's buffers marked
+ * in live (when not NULL), PS_ELIMIT when the plan is too large (or too
+ * heavy) for it, or PS_ECANCELED when stopped (between its phases). */
 static int
 search (net *k, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
 {
