@@ -498,7 +498,8 @@ cost_groups (void *arg)
       pl->gres[gi] = c.ns > 0 ? PS_RES_SM : PS_RES_NONE;
     }
     pl->gfrac[gi] = (float) ps_cost_share (&c);
-    pl->gsim[gi] = c;
+    if (pl->gsim)
+      pl->gsim[gi] = c;
     pl->gcost[gi] = c.ns;
   }
   for (int r = 0; r < PS_RES__COUNT; r++)
@@ -509,11 +510,14 @@ cost_groups (void *arg)
 static int
 group_costs (ps__planner *pl, bool unpinned)
 {
-  /* The search simulates plans of graphs it takes with these costs, and
-   * the planner the final plan of any graph (at 1M nodes, 0.1 s less
-   * than costing every step again, for 18 MiB). */
+  /* The search simulates plans of graphs it takes with these costs.
+   * Larger plans do without: their one simulation costs its steps itself
+   * (kept for it at 1M nodes, they saved 0.04 s and cost 45 MiB more at
+   * the peak, 100 MiB with the plan without fusion). */
   free (pl->gsim);
-  if (!(pl->gsim = malloc (((size_t) pl->ng + 1) * sizeof *pl->gsim)))
+  pl->gsim = NULL;
+  if (pl->ng <= PS__SIM_MAX_GROUPS
+      && !(pl->gsim = malloc (((size_t) pl->ng + 1) * sizeof *pl->gsim)))
     return ps__planner_nomem (pl);
   uint32_t half = pl->ng >= COSTS_THREAD_MIN ? pl->ng / 2 : pl->ng;
   cost_range second = { .pl = pl, .from = half, .to = pl->ng, .unpinned = unpinned };

@@ -122,7 +122,7 @@ typedef struct ps__planner {
   uint32_t *gm_off, *gm;       /* members of each group, in topological order */
   double *gcost;               /* duration (ps_cost_node, ps_cost_group) */
   double unfused_bound;        /* ps_cost_unfused_bound, from the same costs */
-  ps_cost *gsim;               /* the whole cost, for simulating plans */
+  ps_cost *gsim;               /* the whole cost, for simulating plans (graphs the search takes) */
   uint8_t *gres;               /* ps_resource, PS_RES_NONE for no device time */
   float *gfrac;                /* share of the resource requested, (0, 1] */
   int32_t *gpin;               /* the stream every member is pinned to, or -1 */

@@ -253,8 +253,6 @@ simulate_final (ps__planner *pl, bool times, bool keep, double *ms)
 typedef struct final_sim {
   const ps_plan *p;
   const ps_device *dev;
-  const ps_cost *gsim; /* the fusion pass's costs, by node_group */
-  const uint32_t *node_group;
   bool keep; /* the run is wanted (in tl), not only its makespan */
   double ms;
   int rc;
@@ -267,7 +265,7 @@ final_sim_main (void *arg)
 {
   final_sim *f = arg;
   ps_timeline_init (&f->tl, PS_TL_SIMULATED);
-  f->rc = simulate_plan (f->p, f->dev, f->gsim, f->node_group, f->keep ? &f->tl : NULL, &f->ms);
+  f->rc = simulate_plan (f->p, f->dev, NULL, NULL, f->keep ? &f->tl : NULL, &f->ms);
 }
 
 /* One run of the pipeline: how it groups and searches. */
@@ -391,8 +389,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * what the simulation does), or after it when that thread seeks the
    * peak (three threads on two cores: 1M-node layered, 3.29 s against
    * 2.92 s). */
-  final_sim fs = { .p = pl.p, .dev = &pl.dev, .gsim = pl.gsim, .node_group = pl.node_group,
-                   .keep = final, .ms = INFINITY };
+  final_sim fs = { .p = pl.p, .dev = &pl.dev, .keep = final, .ms = INFINITY };
   bool sim_now = sim_ms < 0;
   ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak);
   rc = ps__planner_pool (&pl);
