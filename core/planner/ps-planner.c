@@ -203,18 +203,18 @@ simulate_plan (const ps_plan *p, const ps_device *dev, const ps_cost *gsim,
 }
 
 /* The makespan of the plan the sync pass has emitted, simulated with the
- * fusion pass's costs; when `times`, each group's simulated start and end
- * become its gstart and gfinish, for the memory pass, and with `keep` the
- * run is kept as the plan's (ps_plan.run: the memory pass changes no
- * step).  INFINITY when it cannot be simulated. */
+ * fusion pass's costs; each group's simulated start and end become its
+ * gstart and gfinish, for the memory pass, and with `keep` the run is
+ * kept as the plan's (ps_plan.run: the memory pass changes no step).
+ * INFINITY when it cannot be simulated. */
 static int
-simulate_final (ps__planner *pl, bool times, bool keep, double *ms)
+simulate_final (ps__planner *pl, bool keep, double *ms)
 {
   ps_plan *p = pl->p;
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
-  int rc = simulate_plan (p, &pl->dev, pl->gsim, pl->node_group, times ? &tl : NULL, ms);
-  if (rc == 0 && times && isfinite (*ms)) {
+  int rc = simulate_plan (p, &pl->dev, pl->gsim, pl->node_group, &tl, ms);
+  if (rc == 0 && isfinite (*ms)) {
     /* Groups without a span (user events) take the end of the work
      * before them on their stream. */
     double last[PS_MAX_STREAMS] = { 0 };
@@ -242,7 +242,7 @@ simulate_final (ps__planner *pl, bool times, bool keep, double *ms)
       free (span_of);
     }
   }
-  if (rc == 0 && times && keep && isfinite (*ms))
+  if (rc == 0 && keep && isfinite (*ms))
     ps__plan_keep_run (p, &tl);
   ps_timeline_free (&tl);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
@@ -375,7 +375,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * caller does next (writing the plan).  Other plans keep neither: two
    * 1M-node runs kept at once cost 120 MiB more at the peak. */
   bool final = ro->final && !(ro->un && ahead_running (ro->un));
-  if (sim_ms >= 0 && (rc = simulate_final (&pl, true, final, &sim_ms)) < 0)
+  if (sim_ms >= 0 && (rc = simulate_final (&pl, final, &sim_ms)) < 0)
     goto out;
   ps_timing_mark (timing, "sync", &t);
   if (ps__planner_cancelled (&pl)) {
@@ -977,7 +977,7 @@ ps__plan_build_schedule (ps_plan *p, const ps_graph *g, const ps_plan_options *o
   ps__planner_positions (&pl);
   ps_timing_mark (&timing, "streams", &t);
   double ms;
-  if ((rc = ps__planner_sync (&pl)) < 0 || (rc = simulate_final (&pl, true, true, &ms)) < 0
+  if ((rc = ps__planner_sync (&pl)) < 0 || (rc = simulate_final (&pl, true, &ms)) < 0
       || (rc = ps__planner_pool (&pl)) < 0)
     goto out;
   p->est_makespan_ns = ms;
