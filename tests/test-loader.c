@@ -1556,22 +1556,27 @@ assert_same_graph (const ps_graph *a, const ps_graph *b)
   }
 }
 
-/* Loads text with and without the split; returns whether the split was
- * taken, after checking that the graphs, or the messages, are the same. */
+/* Loads text with and without the split (its second half appended on
+ * one thread, or on two when `threaded`); returns whether the split was
+ * taken, after checking that the graphs, or the messages, are the
+ * same. */
 static bool
-load_both_ways (const char *text, size_t len)
+load_one_way (const char *text, size_t len, bool threaded)
 {
   ps_graph one, two;
   ps_diag d1, d2;
   size_t saved = ps__json_split_min, taken = ps__json_splits_taken;
+  uint32_t land_min = ps__json_land_thread_min;
   ps__json_split_min = SIZE_MAX;
   ps_diag_init (&d1, "split.json");
   int rc1 = ps_import_graph_mem (&one, text, len, "split.json", &d1);
   assert_int_equal (ps__json_splits_taken, taken);
   ps__json_split_min = 0;
+  ps__json_land_thread_min = threaded ? 0 : UINT32_MAX;
   ps_diag_init (&d2, "split.json");
   int rc2 = ps_import_graph_mem (&two, text, len, "split.json", &d2);
   ps__json_split_min = saved;
+  ps__json_land_thread_min = land_min;
   assert_int_equal (rc1, rc2);
   char *m1 = NULL, *m2 = NULL;
   size_t s1, s2;
@@ -1590,6 +1595,14 @@ load_both_ways (const char *text, size_t len)
   ps_graph_free (&one);
   ps_graph_free (&two);
   return ps__json_splits_taken > taken;
+}
+
+static bool
+load_both_ways (const char *text, size_t len)
+{
+  bool taken = load_one_way (text, len, false);
+  assert_true (load_one_way (text, len, true) == taken);
+  return taken;
 }
 
 static void

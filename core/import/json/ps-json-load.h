@@ -317,6 +317,9 @@ typedef struct ps__json_split ps__json_split;
 extern size_t ps__json_split_min;
 /* Second halves taken so far (tests read it). */
 extern atomic_size_t ps__json_splits_taken;
+/* A second half of at least this many nodes is appended to the graph on
+ * two threads (65,536; tests change it). */
+extern uint32_t ps__json_land_thread_min;
 /* At the first array of the document (the buffers or the nodes, its '['
  * the current token): starts reading the second half of the nodes on a
  * second thread (ld->split), when the input is long enough. */

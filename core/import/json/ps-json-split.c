@@ -188,20 +188,108 @@ ps__json_split_end (ps__json_loader *ld)
   ld->split_at = UINT64_MAX;
 }
 
-/* Appends n elements of `elem` bytes at src to *arr (length *len,
- * capacity *cap). */
-static int
-append (void *arr, uint32_t *len, uint32_t *cap, const void *src, uint32_t n, size_t elem)
+/* Where the second half lands in the first loader's graph: the counts
+ * of the first half, and the position the second half starts at. */
+typedef struct landing {
+  ps__json_loader *ld;
+  ps__json_split *sp;
+  uint32_t line, col;
+  uint32_t n0, a0, k0, ka0, r0, p0, s0;
+  ps__job job;
+} landing;
+
+/* Strings: the second pool but its leading "" (offset 0, which stays
+ * 0: a kernel without a function name). */
+#define MOVE_STR(x) ((x) == 0 || (x) == PS_NONE ? (x) : (x) + (to->s0 - 1))
+/* Positions: lines after the first, columns on the first line. */
+#define MOVE_POS(l, c) \
+  do { \
+    if ((l) == 1) \
+      (c) += to->col - 1; \
+    (l) += to->line - 1; \
+  } while (0)
+
+/* The nodes, kernels and kernel arguments of the second half, moved
+ * (on the second thread, beside land_names). */
+static void
+land_nodes (void *arg)
 {
-  if (n == 0)
-    return 0;
-  int ret = ps__array_reserve (arr, cap, (uint64_t) *len + n, elem, PS_ARRAY_MAX);
-  if (ret < 0)
-    return ret;
-  memcpy (*(char **) arr + (size_t) *len * elem, src, (size_t) n * elem);
-  *len += n;
-  return 0;
+  const landing *to = arg;
+  ps_graph *g = to->ld->g;
+  const ps_graph *h = &to->sp->g;
+  for (uint32_t v = 0; v < h->n_nodes; v++) {
+    ps_node n = h->nodes[v];
+    n.name = MOVE_STR (n.name);
+    MOVE_POS (n.line, n.col);
+    n.reads_begin += to->a0;
+    n.writes_begin += to->a0;
+    if (n.op == PS_OP_KERNEL)
+      n.aux += to->k0;
+    else if (n.op == PS_OP_HOST)
+      n.aux = MOVE_STR (n.aux);
+    g->nodes[to->n0 + v] = n;
+  }
+  for (uint32_t i = 0; i < h->n_kernels; i++) {
+    ps_kernel k = h->kernels[i];
+    k.function = MOVE_STR (k.function);
+    k.module = MOVE_STR (k.module);
+    k.args_begin += to->ka0;
+    g->kernels[to->k0 + i] = k;
+  }
+  for (uint32_t i = 0; i < h->n_kargs; i++) {
+    ps_karg a = h->kargs[i];
+    if (a.kind == PS_KARG_BUFFER)
+      a.v.buffer += to->r0;
+    g->kargs[to->ka0 + i] = a;
+  }
 }
+
+/* The strings, accesses, refs and `after` pairs of the second half,
+ * moved. */
+static void
+land_names (const landing *to)
+{
+  ps__json_loader *ld = to->ld;
+  const ps__json_loader *two = &to->sp->ld;
+  ps_graph *g = ld->g;
+  const ps_graph *h = &to->sp->g;
+  if (h->strings_len > 1)
+    memcpy (g->strings + to->s0, h->strings + 1, h->strings_len - 1);
+  if (two->refpool_len)
+    memcpy (ld->refpool + to->p0, two->refpool, two->refpool_len);
+  for (uint32_t j = 0; j < h->n_access; j++) {
+    uint32_t key = h->access[j];
+    if (key & PS__JSON_POOLED) {
+      /* A decoded name, after its token's position. */
+      key = PS__JSON_POOLED | ((key & ~PS__JSON_POOLED) + to->p0);
+      uint32_t at[2];
+      char *head = ld->refpool + (key & ~PS__JSON_POOLED) - 8;
+      memcpy (at, head, 8);
+      MOVE_POS (at[0], at[1]);
+      memcpy (head, at, 8);
+    }
+    g->access[to->a0 + j] = key;
+  }
+  for (uint32_t i = 0; i < two->n_refs; i++) {
+    ps__json_ref rf = two->refs[i];
+    rf.name += to->p0;
+    rf.node += to->n0;
+    MOVE_POS (rf.line, rf.col);
+    ld->refs[to->r0 + i] = rf;
+  }
+  uint32_t after0 = ld->n_after;
+  for (uint32_t i = 0; i < two->n_after; i += 2) {
+    ld->after_pairs[after0 + i] = two->after_pairs[i] + to->r0;
+    ld->after_pairs[after0 + i + 1] = two->after_pairs[i + 1] + to->n0;
+  }
+}
+#undef MOVE_STR
+#undef MOVE_POS
+
+/* Second halves of at least this many nodes are moved on two threads:
+ * the copy touches fresh memory, which is slow to come by on a virtual
+ * machine (1M nodes: 0.07 s on one thread). */
+uint32_t ps__json_land_thread_min = 65536u;
 
 /* The second half's nodes appended to the first loader's graph, with
  * their names, accesses, kernels, arguments, refs and `after` pairs moved
@@ -216,95 +304,42 @@ merge (ps__json_loader *ld, ps__json_split *sp, uint32_t line, uint32_t col)
       (uint64_t) g->strings_len + h->strings_len >= UINT32_MAX ||
       (uint64_t) ld->refpool_len + two->refpool_len >= PS__JSON_POOLED)
     return PS_ELIMIT;
-  uint32_t n0 = g->n_nodes, a0 = g->n_access, k0 = g->n_kernels, ka0 = g->n_kargs;
-  uint32_t r0 = ld->n_refs, p0 = ld->refpool_len, s0 = g->strings_len;
+  landing to = { .ld = ld, .sp = sp, .line = line, .col = col, .n0 = g->n_nodes,
+                 .a0 = g->n_access, .k0 = g->n_kernels, .ka0 = g->n_kargs, .r0 = ld->n_refs,
+                 .p0 = ld->refpool_len, .s0 = g->strings_len };
   uint32_t after0 = ld->n_after;
   /* Reserve everything first, so that a failure leaves the counts. */
   int ret = 0;
-  if ((ret = ps__array_reserve (&g->nodes, &ld->cap_nodes, (uint64_t) n0 + h->n_nodes,
+  if ((ret = ps__array_reserve (&g->nodes, &ld->cap_nodes, (uint64_t) to.n0 + h->n_nodes,
                                 sizeof *g->nodes, PS_MAX_NODES)) < 0 ||
-      (ret = ps__array_reserve (&g->access, &ld->cap_access, (uint64_t) a0 + h->n_access,
+      (ret = ps__array_reserve (&g->access, &ld->cap_access, (uint64_t) to.a0 + h->n_access,
                                 sizeof *g->access, PS_ARRAY_MAX)) < 0 ||
-      (ret = ps__array_reserve (&g->kernels, &ld->cap_kernels, (uint64_t) k0 + h->n_kernels,
+      (ret = ps__array_reserve (&g->kernels, &ld->cap_kernels, (uint64_t) to.k0 + h->n_kernels,
                                 sizeof *g->kernels, PS_MAX_NODES)) < 0 ||
-      (ret = ps__array_reserve (&g->kargs, &ld->cap_kargs, (uint64_t) ka0 + h->n_kargs,
+      (ret = ps__array_reserve (&g->kargs, &ld->cap_kargs, (uint64_t) to.ka0 + h->n_kargs,
                                 sizeof *g->kargs, PS_ARRAY_MAX)) < 0 ||
-      (ret = ps__array_reserve (&ld->refs, &ld->cap_refs, (uint64_t) r0 + two->n_refs,
+      (ret = ps__array_reserve (&ld->refs, &ld->cap_refs, (uint64_t) to.r0 + two->n_refs,
                                 sizeof *ld->refs, PS_ARRAY_MAX)) < 0 ||
-      (ret = ps__array_reserve (&ld->refpool, &ld->refpool_cap, (uint64_t) p0 + two->refpool_len,
-                                1, PS_ARRAY_MAX)) < 0 ||
+      (ret = ps__array_reserve (&ld->refpool, &ld->refpool_cap,
+                                (uint64_t) to.p0 + two->refpool_len, 1, PS_ARRAY_MAX)) < 0 ||
       (ret = ps__array_reserve (&ld->after_pairs, &ld->cap_after,
                                 (uint64_t) after0 + two->n_after, sizeof *ld->after_pairs,
                                 PS_ARRAY_MAX)) < 0 ||
-      (ret = ps__array_reserve (&g->strings, &g->strings_cap, (uint64_t) s0 + h->strings_len,
-                                1, PS_ARRAY_MAX)) < 0)
+      (ret = ps__array_reserve (&g->strings, &g->strings_cap,
+                                (uint64_t) to.s0 + h->strings_len, 1, PS_ARRAY_MAX)) < 0)
     return ret;
-
-  /* Strings: the second pool but its leading "" (offset 0, which stays
-   * 0: a kernel without a function name). */
-  uint32_t shift = s0 - 1;
-#define MOVE_STR(x) ((x) == 0 || (x) == PS_NONE ? (x) : (x) + shift)
-  /* Positions: lines after the first, columns on the first line. */
-#define MOVE_POS(l, c) \
-  do { \
-    if ((l) == 1) \
-      (c) += col - 1; \
-    (l) += line - 1; \
-  } while (0)
-  append (&g->strings, &g->strings_len, &g->strings_cap, h->strings + 1, h->strings_len - 1, 1);
-  append (&ld->refpool, &ld->refpool_len, &ld->refpool_cap, two->refpool, two->refpool_len, 1);
-
-  for (uint32_t v = 0; v < h->n_nodes; v++) {
-    ps_node n = h->nodes[v];
-    n.name = MOVE_STR (n.name);
-    MOVE_POS (n.line, n.col);
-    n.reads_begin += a0;
-    n.writes_begin += a0;
-    if (n.op == PS_OP_KERNEL)
-      n.aux += k0;
-    else if (n.op == PS_OP_HOST)
-      n.aux = MOVE_STR (n.aux);
-    g->nodes[g->n_nodes++] = n;
-  }
-  for (uint32_t j = 0; j < h->n_access; j++) {
-    uint32_t key = h->access[j];
-    if (key & PS__JSON_POOLED) {
-      /* A decoded name, after its token's position. */
-      key = PS__JSON_POOLED | ((key & ~PS__JSON_POOLED) + p0);
-      uint32_t at[2];
-      char *head = ld->refpool + (key & ~PS__JSON_POOLED) - 8;
-      memcpy (at, head, 8);
-      MOVE_POS (at[0], at[1]);
-      memcpy (head, at, 8);
-    }
-    g->access[g->n_access++] = key;
-  }
-  for (uint32_t i = 0; i < h->n_kernels; i++) {
-    ps_kernel k = h->kernels[i];
-    k.function = MOVE_STR (k.function);
-    k.module = MOVE_STR (k.module);
-    k.args_begin += ka0;
-    g->kernels[g->n_kernels++] = k;
-  }
-  for (uint32_t i = 0; i < h->n_kargs; i++) {
-    ps_karg a = h->kargs[i];
-    if (a.kind == PS_KARG_BUFFER)
-      a.v.buffer += r0;
-    g->kargs[g->n_kargs++] = a;
-  }
-  for (uint32_t i = 0; i < two->n_refs; i++) {
-    ps__json_ref rf = two->refs[i];
-    rf.name += p0;
-    rf.node += n0;
-    MOVE_POS (rf.line, rf.col);
-    ld->refs[ld->n_refs++] = rf;
-  }
-  for (uint32_t i = 0; i < two->n_after; i += 2) {
-    ld->after_pairs[ld->n_after++] = two->after_pairs[i] + r0;
-    ld->after_pairs[ld->n_after++] = two->after_pairs[i + 1] + n0;
-  }
-#undef MOVE_STR
-#undef MOVE_POS
+  ps__job_start (&to.job, land_nodes, &to, h->n_nodes >= ps__json_land_thread_min);
+  land_names (&to);
+  if (!ps__job_finish (&to.job))
+    land_nodes (&to);
+  g->n_nodes += h->n_nodes;
+  g->n_kernels += h->n_kernels;
+  g->n_kargs += h->n_kargs;
+  g->n_access += h->n_access;
+  g->strings_len += h->strings_len - 1;
+  ld->refpool_len += two->refpool_len;
+  ld->n_refs += two->n_refs;
+  ld->n_after += two->n_after;
   return 0;
 }
 
