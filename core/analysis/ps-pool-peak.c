@@ -651,10 +651,10 @@ ps_pool_peak_compute (const ps_plan *p, ps_pool_peak *out, uint8_t *live)
   return compute (p, out, live, NULL);
 }
 
-/* ---- sought while the plan is finished ---- */
+/* ---- sought on a second thread ---- */
 
 static void
-peak_job_main (void *arg)
+seek_main (void *arg)
 {
   struct ps__plan_peak *j = arg;
   ps_pool_peak pk;
@@ -664,6 +664,33 @@ peak_job_main (void *arg)
   j->exact = pk.exact;
 }
 
+bool
+ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p)
+{
+  memset (j, 0, sizeof *j);
+  j->snap = *p;
+  j->snap.run = NULL;
+  j->snap.peak = NULL;
+  atomic_init (&j->cancel, false);
+  ps__job_start (&j->job, seek_main, j, true);
+  if (j->job.threaded)
+    return true;
+  /* No thread: sought where it is shown, as without one. */
+  ps__job_drop (&j->job);
+  return false;
+}
+
+int
+ps__peak_seek_wait (struct ps__plan_peak *j, ps_pool_peak *out)
+{
+  ps__job_finish (&j->job);
+  memset (out, 0, sizeof *out);
+  out->bytes = j->bytes;
+  out->n_buffers = j->n_buffers;
+  out->exact = j->exact;
+  return j->rc;
+}
+
 uint32_t ps__peak_early_min = 262144u;
 
 bool
@@ -671,33 +698,15 @@ ps__plan_peak_start (ps_plan *p)
 {
   if (p->peak || p->pool_peak_known || !p->graph || p->graph->n_buffers < ps__peak_early_min)
     return false;
-  struct ps__plan_peak *j = calloc (1, sizeof *j);
+  struct ps__plan_peak *j = malloc (sizeof *j);
   if (!j)
     return false;
-  j->snap = *p;
-  j->snap.run = NULL;
-  atomic_init (&j->cancel, false);
-  ps__job_start (&j->job, peak_job_main, j, true);
-  if (!j->job.threaded) {
-    /* No thread: sought where it is shown, as without one. */
+  if (!ps__peak_seek_start (j, p)) {
     free (j);
     return false;
   }
   p->peak = j;
   return true;
-}
-
-/* The peak the plan's thread found: waits for it (once). */
-static int
-peak_wait (const ps_plan *p, ps_pool_peak *out)
-{
-  struct ps__plan_peak *j = p->peak;
-  ps__job_finish (&j->job);
-  memset (out, 0, sizeof *out);
-  out->bytes = j->bytes;
-  out->n_buffers = j->n_buffers;
-  out->exact = j->exact;
-  return j->rc;
 }
 
 int
@@ -708,7 +717,7 @@ ps_plan_find_peak (ps_plan *p)
   if (p->pool_peak_known)
     return 0;
   ps_pool_peak pk;
-  int rc = p->peak ? peak_wait (p, &pk) : ps_pool_peak_compute (p, &pk, NULL);
+  int rc = p->peak ? ps__peak_seek_wait (p->peak, &pk) : ps_pool_peak_compute (p, &pk, NULL);
   if (p->peak) {
     free (p->peak);
     p->peak = NULL;
@@ -731,7 +740,7 @@ ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out)
     return 0;
   }
   if (p && p->peak)
-    return peak_wait (p, out);
+    return ps__peak_seek_wait (p->peak, out);
   return ps_pool_peak_compute (p, out, NULL);
 }
 

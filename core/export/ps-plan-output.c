@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "model/ps-plan-private.h"
-#include "util/ps-job.h"
 #include "ps-cost.h"
 #include "ps-diagnose.h"
 #include "ps-figures.h"
@@ -228,39 +227,11 @@ put_critical (FILE *out, const ps_plan *p, const critical *c)
  * kept nor being sought already (ps-pool-peak.h) seek it on a second
  * thread while the steps are written; smaller ones, or when no thread can
  * start, seek it when the summary needs it. */
-
-typedef struct peak_job {
-  const ps_plan *p;
-  ps_pool_peak pk;
-  int rc;
-  ps__job job;
-} peak_job;
-
-static void
-peak_main (void *arg)
+static bool
+peak_start (struct ps__plan_peak *j, const ps_plan *p)
 {
-  peak_job *j = arg;
-  j->rc = ps_pool_peak_of (j->p, &j->pk);
-}
-
-static void
-peak_start (peak_job *j, const ps_plan *p)
-{
-  memset (j, 0, sizeof *j);
-  j->p = p;
-  ps__job_start (&j->job, peak_main, j,
-                 !p->pool_peak_known && !p->peak
-                     && p->graph->n_buffers >= PS__PEAK_THREAD_MIN);
-}
-
-/* The peak: the thread's, once it is done, or found now. */
-static int
-peak_finish (peak_job *j, ps_pool_peak *out)
-{
-  if (!ps__job_finish (&j->job))
-    peak_main (j);
-  *out = j->pk;
-  return j->rc;
+  return !p->pool_peak_known && !p->peak && p->graph->n_buffers >= PS__PEAK_THREAD_MIN
+         && ps__peak_seek_start (j, p);
 }
 
 /* What a step is called in a "after X" note: its fused kernel name, or its
@@ -412,8 +383,8 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   uint32_t *last_work = malloc ((S ? S : 1) * sizeof *last_work);
   uint32_t *last_rec = malloc ((p->n_events ? p->n_events : 1) * sizeof *last_rec);
   int rc = 0;
-  peak_job peak;
-  peak_start (&peak, p);
+  struct ps__plan_peak peak;
+  bool seeking = peak_start (&peak, p);
   critical crit;
   bool have_crit = false;
   if (!link || !order || !start || !last_work || !last_rec) {
@@ -495,7 +466,9 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   have_crit = true;
   char pool[PS_POOL_TEXT_MAX];
   ps_pool_peak pk;
-  if ((rc = peak_finish (&peak, &pk)) < 0)
+  rc = seeking ? ps__peak_seek_wait (&peak, &pk) : ps_pool_peak_of (p, &pk);
+  seeking = false;
+  if (rc < 0)
     goto out;
   fprintf (out, "  pool            %s\n", ps_pool_text (p, &pk, pool, sizeof pool));
   /* The memory pass adds no waits (ps-plan.h): say so; a memory budget
@@ -529,7 +502,8 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
 
   put_critical (out, p, &crit);
 out:
-  ps__job_drop (&peak.job); /* the summary was not reached */
+  if (seeking) /* the summary was not reached */
+    ps__plan_peak_stop (&peak);
   if (have_crit)
     critical_free (&crit);
   free (link);

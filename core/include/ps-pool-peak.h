@@ -60,9 +60,14 @@ int ps_plan_find_peak (ps_plan *p);
  * when ps_plan_find_peak has not run, found now. */
 int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
 
-/* Private (the planner and the plan's outputs).  Plans with at least
- * PS__PEAK_THREAD_MIN buffers have their peak sought on a second thread
- * by the output while it writes the steps; plans with at least
+/* Private (the planner and the plan's outputs).  ps__peak_seek_start
+ * starts seeking p's peak on a second thread into j (struct
+ * ps__plan_peak, model/ps-plan-private.h), false when no thread starts
+ * (j then holds nothing); ps__peak_seek_wait waits for it and gives what
+ * ps_pool_peak_compute would (PS_ECANCELED once stopped:
+ * ps__plan_peak_stop).  Plans with at least PS__PEAK_THREAD_MIN buffers
+ * have their peak sought so by the output while it writes the steps;
+ * plans with at least
  * ps__peak_early_min buffers, asked for it (ps_plan_options.find_peak),
  * by the planner from the moment their steps are final, when it expects
  * to keep the plan (ps__plan_peak_start: ps_plan.peak, a job that
@@ -75,6 +80,9 @@ int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
  * known or being sought, or no thread starts). */
 #define PS__PEAK_THREAD_MIN 50000u
 extern uint32_t ps__peak_early_min; /* 262,144; tests lower it */
+struct ps__plan_peak;
+bool ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p);
+int ps__peak_seek_wait (struct ps__plan_peak *j, ps_pool_peak *out);
 bool ps__plan_peak_start (ps_plan *p);
 
 /* The pool against its peak: pool_bytes / peak (1 when both are 0), and

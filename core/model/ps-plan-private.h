@@ -81,11 +81,12 @@ int ps__plan_check_options (const ps_graph *g, const ps_plan_options *o, ps_diag
  * `streams`: planned without its pins, their order kept by its edges. */
 bool ps__plan_unpinned (const ps_graph *g, uint32_t streams);
 
-/* A plan's exact pool peak sought on a second thread (ps_plan.peak,
- * started by ps__plan_peak_start in ps-pool-peak.c).  The thread reads
- * `snap`, a copy of the plan's fields taken once its steps were final
- * (their arrays are the plan's: only the pool's offsets change after, and
- * the peak does not read them); ps_plan_free sets `cancel` and waits. */
+/* A plan's exact pool peak sought on a second thread
+ * (ps__peak_seek_start in ps-pool-peak.c): the plan's own (ps_plan.peak,
+ * ps__plan_peak_start), or the plan output's while it writes the steps.
+ * The thread reads `snap`, a copy of the plan's fields taken once its
+ * steps were final (their arrays are the plan's: only the pool's offsets
+ * change after, and the peak does not read them). */
 struct ps__plan_peak {
   ps_plan snap;
   atomic_bool cancel;
@@ -95,6 +96,15 @@ struct ps__plan_peak {
   bool exact;
   ps__job job;
 };
+
+/* Stops a peak no longer wanted: it gives up at its next phase, and is
+ * waited for (ps_plan_free does this with the plan's). */
+static inline void
+ps__plan_peak_stop (struct ps__plan_peak *j)
+{
+  atomic_store (&j->cancel, true);
+  ps__job_drop (&j->job);
+}
 
 /* Keeps *tl, a simulation of p's steps on p->device exactly as ps_simulate
  * makes it, as the plan's run (ps_plan.run), taking what it owns (*tl is

@@ -37,8 +37,7 @@ ps_plan_free (ps_plan *p)
     return;
   if (p->peak) {
     /* Stopped first: it reads the arrays freed below. */
-    atomic_store (&p->peak->cancel, true);
-    ps__job_drop (&p->peak->job);
+    ps__plan_peak_stop (p->peak);
     free (p->peak);
   }
   free (p->steps);
