@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/ps-planner-private.h"
 #include "ps-gen.h"
 #include "ps-plan-output.h"
 #include "ps-test-gen.h"
@@ -364,6 +365,69 @@ core_schedule_streams_auto (void **state)
   ps_graph_free (&g);
 }
 
+/* The plan as text, its makespan to the last bit after it. */
+static char *
+plan_text (const ps_plan *p)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  assert_non_null (f);
+  assert_int_equal (ps_plan_write_text (p, f), 0);
+  fprintf (f, "makespan %a\n", p->est_makespan_ns);
+  fclose (f);
+  return text;
+}
+
+/* Candidates tried two at a time, on two threads, give the plan that
+ * trying them one at a time gives: the same steps, streams, waits, pool
+ * and makespan, on every shape, with and without events, barriers,
+ * conditionals and pins, fused and not, on 1 to 5 streams and auto. */
+static void
+core_schedule_pairs_same_plan (void **state)
+{
+  (void) state;
+  uint32_t pair_groups = ps__search_pair_groups;
+  size_t taken = ps__search_pairs_taken;
+  static const ps_gen_shape shapes[] = { PS_GEN_CHAIN, PS_GEN_FANOUT, PS_GEN_LAYERED,
+                                         PS_GEN_TRANSFORMER };
+  for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+    for (int extras = 0; extras < 2; extras++) {
+      ps_gen_options go;
+      pt_gen_options (&go, shapes[sh], 400, 7 + sh, extras);
+      ps_graph g;
+      assert_int_equal (pt_gen_graph (&g, &go), 0);
+      for (int fused = 0; fused < 2; fused++)
+        for (uint32_t S = 1; S <= 6; S++) {
+          ps_plan_options o;
+          ps_plan_options_init (&o);
+          o.fusion = fused;
+          o.streams = S <= 5 ? S : 4;
+          o.streams_auto = S == 6;
+          char *text[2];
+          int rc[2];
+          for (int two = 0; two < 2; two++) {
+            ps__search_pair_groups = two ? 0 : UINT32_MAX;
+            ps_plan p;
+            rc[two] = ps_plan_build (&p, &g, &o, NULL);
+            text[two] = rc[two] == 0 ? plan_text (&p) : NULL;
+            if (rc[two] == 0)
+              ps_plan_free (&p);
+          }
+          assert_int_equal (rc[0], rc[1]);
+          if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
+            fail_msg ("shape %zu%s, %s, %u streams%s: the plans differ", sh,
+                      extras ? " with extras" : "", fused ? "fused" : "unfused", o.streams,
+                      o.streams_auto ? " (auto)" : "");
+          free (text[0]);
+          free (text[1]);
+        }
+      ps_graph_free (&g);
+    }
+  ps__search_pair_groups = pair_groups;
+  assert_true (ps__search_pairs_taken > taken);
+}
+
 int
 main (void)
 {
@@ -376,6 +440,7 @@ main (void)
     cmocka_unit_test (core_schedule_fusion_kept_back),
     cmocka_unit_test (core_schedule_fusion_kept_back_large),
     cmocka_unit_test (core_schedule_streams_auto),
+    cmocka_unit_test (core_schedule_pairs_same_plan),
   };
   return cmocka_run_group_tests_name ("/core/schedule", tests, NULL, NULL);
 }

@@ -88,6 +88,12 @@ typedef struct ps__planner_variant {
  * fusion auto). */
 #define PS__SEARCH_MAX_GROUPS 32768u
 #define PS__SIM_MAX_GROUPS 262144u
+/* Graphs of at least this many groups (2,048; tests change it) that the
+ * local search leaves alone have their candidates tried two at a time,
+ * on two threads (ps-search.c); ps__search_pairs_taken counts the pairs
+ * (tests read it). */
+extern uint32_t ps__search_pair_groups;
+extern atomic_size_t ps__search_pairs_taken;
 
 typedef struct ps__planner {
   const ps_graph *g;
@@ -111,6 +117,9 @@ typedef struct ps__planner {
   /* Set by another thread when the plan is no longer wanted: the search
    * stops between candidates (PS_ECANCELED); NULL: never. */
   atomic_bool *cancel;
+  /* The search tries its candidates one at a time (the plan is made on
+   * a second thread already, or one is made beside it). */
+  bool one_thread;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */

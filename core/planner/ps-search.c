@@ -25,7 +25,11 @@
  * from, and more streams never simulate slower.
  *
  * Cost: per candidate, one list schedule, one sync pass and one
- * simulation, each O((V + E) log V) or so; the generators are fewer on
+ * simulation, each O((V + E) log V) or so, two candidates at a time on
+ * graphs of 2,048 groups or more that the local search leaves alone
+ * (ps__search_pair_groups: the second on a second thread, unless the
+ * plan without fusion is being made beside; the results are taken in
+ * order, so the plan does not change); the generators are fewer on
  * larger graphs (FEW_GROUPS), some stop at a count (kcap),
  * and a count above the groups is the same as their number.  Graphs of
  * more than PS__SEARCH_MAX_GROUPS groups get three generators (the blend,
@@ -43,6 +47,7 @@
 
 #include "ps-array.h"
 #include "ps-sim.h"
+#include "util/ps-job.h"
 
 /* Graphs of at most FEW_GROUPS groups get every generator, larger ones
  * the first N_FEW (the blend, the rank, HEFT and round-robin), and above
@@ -199,6 +204,44 @@ ps__planner_step_costs (const ps_plan *p, const ps_cost *gsim, const uint32_t *n
   }
 }
 
+/* Whether schedule h was simulated, and its makespan.  Reads only. */
+static bool
+seen_lookup (const search *se, uint64_t h, double *ms)
+{
+  if (!se->seen_cap)
+    return false;
+  uint32_t j = (uint32_t) (h & (se->seen_cap - 1));
+  while (se->seen[j] && se->seen[j] != h)
+    j = (j + 1) & (se->seen_cap - 1);
+  if (!se->seen[j])
+    return false;
+  *ms = se->seen_ms[j];
+  return true;
+}
+
+/* The schedule in pl emitted by the sync pass, simulated with the fusion
+ * pass's costs (*costs: scratch of *cap entries) and taken back (the
+ * plan's strings back to strings_len): *ms, INFINITY when it cannot be
+ * simulated. */
+static int
+simulate_schedule (ps__planner *pl, uint32_t strings_len, ps_cost **costs, uint32_t *cap,
+                   double *ms)
+{
+  int rc = ps__planner_sync (pl);
+  if (rc < 0)
+    return rc;
+  ps_plan *p = pl->p;
+  if (ps__array_reserve (costs, cap, (uint64_t) p->n_steps + 1, sizeof **costs,
+                         PS_ARRAY_MAX) < 0) {
+    ps__planner_sync_undo (pl, strings_len);
+    return ps__planner_nomem (pl);
+  }
+  ps__planner_step_costs (p, pl->gsim, pl->node_group, *costs);
+  rc = ps__planner_simulate (p, &pl->dev, *costs, NULL, ms);
+  ps__planner_sync_undo (pl, strings_len);
+  return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
+}
+
 /* Simulates the schedule in pl (its positions set): *ms, INFINITY when it
  * cannot be simulated; a schedule simulated before is not simulated
  * again. */
@@ -213,29 +256,28 @@ evaluate (search *se, double *ms)
   *ms = se->seen_ms[slot];
   if (!added)
     return 0;
-  int rc = ps__planner_sync (pl);
+  int rc = simulate_schedule (pl, se->strings_len, &se->costs, &se->costs_cap, ms);
   if (rc < 0)
     return rc;
-  ps_plan *p = pl->p;
-  if (PS_ARRAY_RESERVE (se->costs, se->costs_cap, (uint64_t) p->n_steps + 1) < 0) {
-    ps__planner_sync_undo (pl, se->strings_len);
-    return ps__planner_nomem (pl);
-  }
-  ps__planner_step_costs (p, pl->gsim, pl->node_group, se->costs);
-  rc = ps__planner_simulate (p, &pl->dev, se->costs, NULL, ms);
-  ps__planner_sync_undo (pl, se->strings_len);
   se->seen_ms[slot] = *ms;
-  return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
+  return 0;
+}
+
+/* Keeps the schedule in pl (se->pl, or a candidate's clone of it) as the
+ * best, of makespan ms. */
+static void
+save_best_of (search *se, const ps__planner *pl, double ms)
+{
+  se->best = ms;
+  memcpy (se->b_order, pl->order, pl->ng * sizeof *pl->order);
+  memcpy (se->b_stream, pl->gstream, pl->ng * sizeof *pl->gstream);
+  memcpy (se->b_after, pl->gafter, pl->ng * sizeof *pl->gafter);
 }
 
 static void
 save_best (search *se, double ms)
 {
-  ps__planner *pl = se->pl;
-  se->best = ms;
-  memcpy (se->b_order, pl->order, pl->ng * sizeof *pl->order);
-  memcpy (se->b_stream, pl->gstream, pl->ng * sizeof *pl->gstream);
-  memcpy (se->b_after, pl->gafter, pl->ng * sizeof *pl->gafter);
+  save_best_of (se, se->pl, ms);
 }
 
 static void
@@ -248,22 +290,122 @@ load_best (search *se)
   ps__planner_positions (pl);
 }
 
+/* Generator `gen`'s schedule on k streams, into pl. */
+static int
+schedule_by (ps__planner *pl, const generator *gen, uint32_t k)
+{
+  if (gen->kind == GEN_LIST) {
+    pl->var = gen->var;
+    pl->var.streams = (uint16_t) k;
+    return ps__planner_schedule (pl);
+  }
+  if (gen->kind == GEN_HEFT)
+    return ps__planner_heft (pl, k);
+  return ps__planner_round_robin (pl, k);
+}
+
 /* Runs generator `gen` on k streams and simulates its schedule. */
 static int
 generate (search *se, const generator *gen, uint32_t k, double *ms)
 {
-  ps__planner *pl = se->pl;
-  int rc = 0;
-  if (gen->kind == GEN_LIST) {
-    pl->var = gen->var;
-    pl->var.streams = (uint16_t) k;
-    rc = ps__planner_schedule (pl);
-  } else if (gen->kind == GEN_HEFT) {
-    rc = ps__planner_heft (pl, k);
-  } else {
-    rc = ps__planner_round_robin (pl, k);
-  }
+  int rc = schedule_by (se->pl, gen, k);
   return rc < 0 ? rc : evaluate (se, ms);
+}
+
+/* ---- two candidates at once ---- */
+
+/* Graphs of at least ps__search_pair_groups groups without the local
+ * search try their candidates two at a time, unless the plan is made
+ * beside another (pl->one_thread): the second on a second thread in a
+ * clone of the planner, which shares what the fusion pass made (read
+ * only) and has its own schedule, sync arrays and plan.  The results are
+ * taken in the candidates' order, so the plan is the one the candidates
+ * tried one after the other give. */
+uint32_t ps__search_pair_groups = 2048u;
+atomic_size_t ps__search_pairs_taken;
+
+typedef struct second {
+  ps__planner w;
+  ps_plan p;
+  const search *se; /* its schedules seen (read only while it runs) */
+  const generator *gen;
+  uint32_t k;
+  uint64_t hash;
+  bool known; /* simulated before: ms is the one seen */
+  double ms;
+  int rc;
+  ps_cost *costs;
+  uint32_t costs_cap;
+  ps__job job;
+} second;
+
+static int
+second_init (second *c, const search *se)
+{
+  const ps__planner *pl = se->pl;
+  memset (c, 0, sizeof *c);
+  c->se = se;
+  c->w = *pl;
+  c->w.diag = NULL; /* a failure is tried again in line, where it is said */
+  c->w.at_most = NULL;
+  c->w.p = &c->p;
+  c->w.gevent = c->w.snap_of = c->w.wait_off = c->w.waits = c->w.wait_dep = c->w.snaps = NULL;
+  /* The schedule arrays: the baselines fill them, the list scheduler
+   * makes its own. */
+  uint32_t n1 = pl->ng ? pl->ng : 1;
+  c->w.order = malloc (n1 * sizeof *c->w.order);
+  c->w.gissue = malloc (n1 * sizeof *c->w.gissue);
+  c->w.gstream = malloc (n1 * sizeof *c->w.gstream);
+  c->w.gpos = malloc (n1 * sizeof *c->w.gpos);
+  c->w.gstart = malloc (n1 * sizeof *c->w.gstart);
+  c->w.gfinish = malloc (n1 * sizeof *c->w.gfinish);
+  c->w.gafter = malloc (n1 * sizeof *c->w.gafter);
+  const ps_plan *p = pl->p;
+  if (!c->w.order || !c->w.gissue || !c->w.gstream || !c->w.gpos || !c->w.gstart
+      || !c->w.gfinish || !c->w.gafter || ps__plan_begin (&c->p, pl->g, &p->options) < 0
+      || ps__array_reserve (&c->p.strings, &c->p.strings_cap, (uint64_t) p->strings_len + 1, 1,
+                            PS_ARRAY_MAX) < 0)
+    return PS_ENOMEM;
+  c->p.device = p->device;
+  if (p->strings_len)
+    memcpy (c->p.strings, p->strings, p->strings_len);
+  c->p.strings_len = p->strings_len;
+  return 0;
+}
+
+static void
+second_free (second *c)
+{
+  ps__planner *w = &c->w;
+  free (w->order);
+  free (w->gissue);
+  free (w->gstream);
+  free (w->gpos);
+  free (w->gstart);
+  free (w->gfinish);
+  free (w->gafter);
+  free (w->gevent);
+  free (w->snap_of);
+  free (w->wait_off);
+  free (w->waits);
+  free (w->wait_dep);
+  free (w->snaps);
+  free (c->costs);
+  ps_plan_free (&c->p);
+}
+
+static void
+second_main (void *arg)
+{
+  second *c = arg;
+  c->known = false;
+  c->ms = INFINITY;
+  if ((c->rc = schedule_by (&c->w, c->gen, c->k)) < 0)
+    return;
+  c->hash = schedule_hash (&c->w);
+  if ((c->known = seen_lookup (c->se, c->hash, &c->ms)))
+    return;
+  c->rc = simulate_schedule (&c->w, c->se->strings_len, &c->costs, &c->costs_cap, &c->ms);
 }
 
 /* True when group b depends on group a directly or follows it in a
@@ -490,6 +632,116 @@ search_free (search *se)
   free (se->after_was);
 }
 
+/* The next candidate from (*k, *i) on (count, generator) that is not
+ * skipped: a count above the generator's cap, or, for a generator whose
+ * schedule depends on the count only through the streams it may use,
+ * a count above one that left a stream unused (that schedule again).
+ * False past count hi. */
+static bool
+next_candidate (const generator *gens, uint32_t n_gen, const uint32_t *used, uint32_t hi,
+                uint32_t *k, uint32_t *i)
+{
+  for (;; (*i)++) {
+    if (*i >= n_gen) {
+      *i = 0;
+      (*k)++;
+    }
+    if (*k > hi)
+      return false;
+    const generator *gen = &gens[*i];
+    if (!(*k > gen->kcap || (gen->count_free && used[*i] < *k - 1)))
+      return true;
+  }
+}
+
+/* Records schedule h as simulated, of makespan ms. */
+static int
+seen_put (search *se, uint64_t h, double ms)
+{
+  bool added;
+  uint32_t slot;
+  if (seen_find (se, h, &slot, &added) < 0)
+    return ps__planner_nomem (se->pl);
+  if (added)
+    se->seen_ms[slot] = ms;
+  return 0;
+}
+
+/* The candidates of counts lo..hi, generators gens (no local search),
+ * two at a time (ps__search_pair_groups): the second on a second thread when it is
+ * of another generator (its skip is then decided already), the results
+ * taken in order.  The fastest on at most k streams into pl->at_most as
+ * the search one at a time gives it. */
+static int
+search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, uint32_t hi,
+              uint32_t *used)
+{
+  ps__planner *pl = se->pl;
+  second c;
+  bool two = second_init (&c, se) == 0;
+  int rc = 0;
+  uint32_t k = lo, i = 0, filled = lo; /* at_most set below count `filled` */
+#define FILL(upto) \
+  for (; pl->at_most && filled < (upto); filled++) \
+    pl->at_most[filled] = se->best
+  while (next_candidate (gens, n_gen, used, hi, &k, &i)) {
+    if (ps__planner_cancelled (pl)) {
+      rc = PS_ECANCELED;
+      break;
+    }
+    uint32_t k1 = k, i1 = i++, k2 = k, i2 = i;
+    bool pair = two && next_candidate (gens, n_gen, used, hi, &k2, &i2) && i2 != i1;
+    if (pair) {
+      c.gen = &gens[i2];
+      c.k = k2;
+      ps__job_start (&c.job, second_main, &c, true);
+      ps__search_pairs_taken++;
+    }
+    double ms1 = INFINITY;
+    uint64_t h1 = 0;
+    bool known1 = false;
+    if ((rc = schedule_by (pl, &gens[i1], k1)) == 0) {
+      h1 = schedule_hash (pl);
+      if (!(known1 = seen_lookup (se, h1, &ms1)))
+        rc = simulate_schedule (pl, se->strings_len, &se->costs, &se->costs_cap, &ms1);
+    }
+    if (pair && !ps__job_finish (&c.job))
+      second_main (&c);
+    if (rc < 0)
+      break;
+    FILL (k1);
+    if (!known1 && (rc = seen_put (se, h1, ms1)) < 0)
+      break;
+    used[i1] = pl->SC;
+    if (ms1 < se->best * (1 - 1e-12))
+      save_best (se, ms1);
+    if (!pair)
+      continue;
+    if (c.rc < 0) {
+      /* Tried again in line, where its failure is said. */
+      two = false;
+      k = k2;
+      i = i2;
+      continue;
+    }
+    FILL (k2);
+    if (!c.known && (rc = seen_put (se, c.hash, c.ms)) < 0)
+      break;
+    used[i2] = c.w.SC;
+    if (c.ms < se->best * (1 - 1e-12))
+      save_best_of (se, &c.w, c.ms);
+    k = k2;
+    i = i2 + 1;
+  }
+  if (rc == 0) {
+    /* Counts above the groups are the same as the last. */
+    FILL (pl->S + 1);
+  }
+#undef FILL
+  second_free (&c);
+  return rc;
+}
+
 int
 ps__planner_search (ps__planner *pl, double *sim_ms)
 {
@@ -554,6 +806,11 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   double climbed = -1;
   for (uint32_t i = 0; i < N_GEN; i++)
     used[i] = PS_MAX_STREAMS + 1;
+  if (!local && ng >= ps__search_pair_groups && !pl->one_thread) {
+    if ((rc = search_pairs (&se, gens, n_gen, lo, hi, used)) < 0)
+      goto out;
+    hi = 0; /* done */
+  }
   for (uint32_t k = lo; k <= hi; k++) {
     for (uint32_t i = 0; i < n_gen; i++) {
       const generator *gen = &gens[i];
