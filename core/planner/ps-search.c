@@ -636,17 +636,18 @@ search_free (search *se)
  * skipped: a count above the generator's cap, or, for a generator whose
  * schedule depends on the count only through the streams it may use,
  * a count above one that left a stream unused (that schedule again).
- * False past count hi. */
+ * False past count hi, or on reaching generator `stop` (whose skip the
+ * candidate being tried may change; N_GEN: none). */
 static bool
 next_candidate (const generator *gens, uint32_t n_gen, const uint32_t *used, uint32_t hi,
-                uint32_t *k, uint32_t *i)
+                uint32_t stop, uint32_t *k, uint32_t *i)
 {
   for (;; (*i)++) {
     if (*i >= n_gen) {
       *i = 0;
       (*k)++;
     }
-    if (*k > hi)
+    if (*k > hi || *i == stop)
       return false;
     const generator *gen = &gens[*i];
     if (!(*k > gen->kcap || (gen->count_free && used[*i] < *k - 1)))
@@ -668,10 +669,11 @@ seen_put (search *se, uint64_t h, double ms)
 }
 
 /* The candidates of counts lo..hi, generators gens (no local search),
- * two at a time (ps__search_pair_groups): the second on a second thread when it is
- * of another generator (its skip is then decided already), the results
- * taken in order.  The fastest on at most k streams into pl->at_most as
- * the search one at a time gives it. */
+ * two at a time (ps__search_pair_groups): the second on a second thread
+ * when it comes before the first's generator comes again (its skip is
+ * then decided already), the results taken in order.  The fastest on at
+ * most k streams into pl->at_most as the search one at a time gives
+ * it. */
 static int
 search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, uint32_t hi,
               uint32_t *used)
@@ -684,13 +686,15 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
 #define FILL(upto) \
   for (; pl->at_most && filled < (upto); filled++) \
     pl->at_most[filled] = se->best
-  while (next_candidate (gens, n_gen, used, hi, &k, &i)) {
+  while (next_candidate (gens, n_gen, used, hi, N_GEN, &k, &i)) {
     if (ps__planner_cancelled (pl)) {
       rc = PS_ECANCELED;
       break;
     }
+    /* The second: the next candidate before generator i1 comes again
+     * (what it skips may depend on the first's result). */
     uint32_t k1 = k, i1 = i++, k2 = k, i2 = i;
-    bool pair = two && next_candidate (gens, n_gen, used, hi, &k2, &i2) && i2 != i1;
+    bool pair = two && next_candidate (gens, n_gen, used, hi, i1, &k2, &i2);
     if (pair) {
       c.gen = &gens[i2];
       c.k = k2;
