@@ -130,6 +130,17 @@ schedule_hash (const ps__planner *pl)
   return h ? h : 1;
 }
 
+/* Where h is among the schedules seen, or the empty slot it would take
+ * (the table has one). */
+static uint32_t
+seen_slot (const search *se, uint64_t h)
+{
+  uint32_t j = (uint32_t) (h & (se->seen_cap - 1));
+  while (se->seen[j] && se->seen[j] != h)
+    j = (j + 1) & (se->seen_cap - 1);
+  return j;
+}
+
 /* Finds h among the schedules seen, adding it when missing: *slot is its
  * place, *added whether it is new. */
 static int
@@ -158,9 +169,7 @@ seen_find (search *se, uint64_t h, uint32_t *slot, bool *added)
     se->seen_ms = v;
     se->seen_cap = cap;
   }
-  uint32_t j = (uint32_t) (h & (se->seen_cap - 1));
-  while (se->seen[j] && se->seen[j] != h)
-    j = (j + 1) & (se->seen_cap - 1);
+  uint32_t j = seen_slot (se, h);
   *added = !se->seen[j];
   if (*added) {
     se->seen[j] = h;
@@ -210,9 +219,7 @@ seen_lookup (const search *se, uint64_t h, double *ms)
 {
   if (!se->seen_cap)
     return false;
-  uint32_t j = (uint32_t) (h & (se->seen_cap - 1));
-  while (se->seen[j] && se->seen[j] != h)
-    j = (j + 1) & (se->seen_cap - 1);
+  uint32_t j = seen_slot (se, h);
   if (!se->seen[j])
     return false;
   *ms = se->seen_ms[j];
@@ -280,6 +287,17 @@ save_best (search *se, double ms)
   save_best_of (se, se->pl, ms);
 }
 
+/* Generator i's candidate, simulated in pl (se->pl or a clone) at
+ * makespan ms: the streams it used, and kept when it is faster than the
+ * best (ties to the earlier). */
+static void
+take (search *se, const ps__planner *pl, uint32_t i, uint32_t *used, double ms)
+{
+  used[i] = pl->SC;
+  if (ms < se->best * (1 - 1e-12))
+    save_best_of (se, pl, ms);
+}
+
 static void
 load_best (search *se)
 {
@@ -288,6 +306,16 @@ load_best (search *se)
   memcpy (pl->gstream, se->b_stream, pl->ng * sizeof *pl->gstream);
   memcpy (pl->gafter, se->b_after, pl->ng * sizeof *pl->gafter);
   ps__planner_positions (pl);
+}
+
+/* Whether generator gen is not run on k streams: past its cap, or, when
+ * its schedule depends on the count only through the streams it may use,
+ * above a count whose schedule left a stream unused (`used` streams:
+ * that schedule again). */
+static bool
+skipped (const generator *gen, uint32_t used, uint32_t k)
+{
+  return k > gen->kcap || (gen->count_free && used < k - 1);
 }
 
 /* Generator `gen`'s schedule on k streams, into pl. */
@@ -394,18 +422,30 @@ second_free (second *c)
   ps_plan_free (&c->p);
 }
 
+/* Generator gen's schedule on k streams into pl (se->pl or a clone),
+ * its hash, and its makespan: the one seen (*known), else simulated
+ * (costs: scratch).  Reads se only. */
+static int
+try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t k,
+               ps_cost **costs, uint32_t *costs_cap, uint64_t *hash, bool *known, double *ms)
+{
+  *known = false;
+  *ms = INFINITY;
+  int rc = schedule_by (pl, gen, k);
+  if (rc < 0)
+    return rc;
+  *hash = schedule_hash (pl);
+  if ((*known = seen_lookup (se, *hash, ms)))
+    return 0;
+  return simulate_schedule (pl, se->strings_len, costs, costs_cap, ms);
+}
+
 static void
 second_main (void *arg)
 {
   second *c = arg;
-  c->known = false;
-  c->ms = INFINITY;
-  if ((c->rc = schedule_by (&c->w, c->gen, c->k)) < 0)
-    return;
-  c->hash = schedule_hash (&c->w);
-  if ((c->known = seen_lookup (c->se, c->hash, &c->ms)))
-    return;
-  c->rc = simulate_schedule (&c->w, c->se->strings_len, &c->costs, &c->costs_cap, &c->ms);
+  c->rc = try_candidate (&c->w, c->se, c->gen, c->k, &c->costs, &c->costs_cap, &c->hash,
+                         &c->known, &c->ms);
 }
 
 /* True when group b depends on group a directly or follows it in a
@@ -633,11 +673,8 @@ search_free (search *se)
 }
 
 /* The next candidate from (*k, *i) on (count, generator) that is not
- * skipped: a count above the generator's cap, or, for a generator whose
- * schedule depends on the count only through the streams it may use,
- * a count above one that left a stream unused (that schedule again).
- * False past count hi, or on reaching generator `stop` (whose skip the
- * candidate being tried may change; N_GEN: none). */
+ * skipped.  False past count hi, or on reaching generator `stop` (whose
+ * skip the candidate being tried may change; N_GEN: none). */
 static bool
 next_candidate (const generator *gens, uint32_t n_gen, const uint32_t *used, uint32_t hi,
                 uint32_t stop, uint32_t *k, uint32_t *i)
@@ -649,8 +686,7 @@ next_candidate (const generator *gens, uint32_t n_gen, const uint32_t *used, uin
     }
     if (*k > hi || *i == stop)
       return false;
-    const generator *gen = &gens[*i];
-    if (!(*k > gen->kcap || (gen->count_free && used[*i] < *k - 1)))
+    if (!skipped (&gens[*i], used[*i], *k))
       return true;
   }
 }
@@ -668,6 +704,15 @@ seen_put (search *se, uint64_t h, double ms)
   return 0;
 }
 
+/* The fastest on at most k streams, the best so far, for the counts from
+ * *filled up to (not including) upto. */
+static void
+fill_at_most (search *se, uint32_t *filled, uint32_t upto)
+{
+  for (; se->pl->at_most && *filled < upto; (*filled)++)
+    se->pl->at_most[*filled] = se->best;
+}
+
 /* The candidates of counts lo..hi, generators gens (no local search),
  * two at a time (ps__search_pair_groups): the second on a second thread
  * when it comes before the first's generator comes again (its skip is
@@ -683,9 +728,6 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
   bool two = second_init (&c, se) == 0;
   int rc = 0;
   uint32_t k = lo, i = 0, filled = lo; /* at_most set below count `filled` */
-#define FILL(upto) \
-  for (; pl->at_most && filled < (upto); filled++) \
-    pl->at_most[filled] = se->best
   while (next_candidate (gens, n_gen, used, hi, N_GEN, &k, &i)) {
     if (ps__planner_cancelled (pl)) {
       rc = PS_ECANCELED;
@@ -701,24 +743,18 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
       ps__job_start (&c.job, second_main, &c, true);
       ps__search_pairs_taken++;
     }
-    double ms1 = INFINITY;
+    double ms1;
     uint64_t h1 = 0;
-    bool known1 = false;
-    if ((rc = schedule_by (pl, &gens[i1], k1)) == 0) {
-      h1 = schedule_hash (pl);
-      if (!(known1 = seen_lookup (se, h1, &ms1)))
-        rc = simulate_schedule (pl, se->strings_len, &se->costs, &se->costs_cap, &ms1);
-    }
+    bool known1;
+    rc = try_candidate (pl, se, &gens[i1], k1, &se->costs, &se->costs_cap, &h1, &known1, &ms1);
     if (pair && !ps__job_finish (&c.job))
       second_main (&c);
     if (rc < 0)
       break;
-    FILL (k1);
+    fill_at_most (se, &filled, k1);
     if (!known1 && (rc = seen_put (se, h1, ms1)) < 0)
       break;
-    used[i1] = pl->SC;
-    if (ms1 < se->best * (1 - 1e-12))
-      save_best (se, ms1);
+    take (se, pl, i1, used, ms1);
     if (!pair)
       continue;
     if (c.rc < 0) {
@@ -728,20 +764,15 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
       i = i2;
       continue;
     }
-    FILL (k2);
+    fill_at_most (se, &filled, k2);
     if (!c.known && (rc = seen_put (se, c.hash, c.ms)) < 0)
       break;
-    used[i2] = c.w.SC;
-    if (c.ms < se->best * (1 - 1e-12))
-      save_best_of (se, &c.w, c.ms);
+    take (se, &c.w, i2, used, c.ms);
     k = k2;
     i = i2 + 1;
   }
-  if (rc == 0) {
-    /* Counts above the groups are the same as the last. */
-    FILL (pl->S + 1);
-  }
-#undef FILL
+  if (rc == 0) /* counts above the groups are the same as the last */
+    fill_at_most (se, &filled, pl->S + 1);
   second_free (&c);
   return rc;
 }
@@ -810,28 +841,22 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   double climbed = -1;
   for (uint32_t i = 0; i < N_GEN; i++)
     used[i] = PS_MAX_STREAMS + 1;
-  if (!local && ng >= ps__search_pair_groups && !pl->one_thread) {
-    if ((rc = search_pairs (&se, gens, n_gen, lo, hi, used)) < 0)
-      goto out;
-    hi = 0; /* done */
-  }
-  for (uint32_t k = lo; k <= hi; k++) {
+  bool pairs = !local && ng >= ps__search_pair_groups && !pl->one_thread;
+  if (pairs && (rc = search_pairs (&se, gens, n_gen, lo, hi, used)) < 0)
+    goto out;
+  for (uint32_t k = lo; !pairs && k <= hi; k++) {
     for (uint32_t i = 0; i < n_gen; i++) {
       const generator *gen = &gens[i];
       if (ps__planner_cancelled (pl)) {
         rc = PS_ECANCELED;
         goto out;
       }
-      /* Its schedule for a count above one that left a stream unused is
-       * that schedule again. */
-      if (k > gen->kcap || (gen->count_free && used[i] < k - 1))
+      if (skipped (gen, used[i], k))
         continue;
       double ms;
       if ((rc = generate (&se, gen, k, &ms)) < 0)
         goto out;
-      used[i] = pl->SC;
-      if (ms < se.best * (1 - 1e-12))
-        save_best (&se, ms);
+      take (&se, pl, i, used, ms);
     }
     /* After a climb that left the best plan unchanged and a stream to
      * spare, one more stream changes nothing the climb would try. */
