@@ -116,9 +116,11 @@ hpop (heap *h)
   return top;
 }
 
-/* ps_sim_init, with the steps' costs given (costs) or computed (NULL). */
+/* ps_sim_init, with the steps' costs given by group (by_group,
+ * node_group) or computed (NULL). */
 static int
-sim_init (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *costs)
+sim_init (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *by_group,
+          const uint32_t *node_group)
 {
   memset (s, 0, sizeof *s);
   s->plan = p;
@@ -149,10 +151,18 @@ sim_init (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *costs)
     return PS_ENOMEM;
   }
   int rc = 0;
-  if (costs)
-    memcpy (s->cost, costs, p->n_steps * sizeof *costs);
-  else
+  if (by_group) {
+    /* calloc left every step without nodes at no cost. */
+    for (uint32_t i = 0; i < p->n_steps; i++) {
+      const ps_step *st = &p->steps[i];
+      if (st->synthetic || st->nodes_count == 0)
+        s->cost[i].resource = PS_RES_NONE;
+      else
+        s->cost[i] = by_group[node_group[p->step_nodes[st->nodes_begin]]];
+    }
+  } else {
     rc = ps_cost_plan (d, p, s->cost);
+  }
   if (rc < 0) {
     free (last_rec);
     ps_sim_free (s);
@@ -203,13 +213,14 @@ sim_init (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *costs)
 int
 ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d)
 {
-  return sim_init (s, p, d, NULL);
+  return sim_init (s, p, d, NULL, NULL);
 }
 
 int
-ps_sim_init_costs (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *costs)
+ps_sim_init_groups (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *by_group,
+                    const uint32_t *node_group)
 {
-  return sim_init (s, p, d, costs);
+  return sim_init (s, p, d, by_group, node_group);
 }
 
 void

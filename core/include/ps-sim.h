@@ -55,10 +55,14 @@ typedef struct ps_sim {
  * Returns PS_EINVAL when the plan is malformed (steps on streams >=
  * PS_MAX_STREAMS), PS_ENOMEM. */
 int ps_sim_init (ps_sim *s, const ps_plan *p, const ps_device *d);
-/* The same with the cost of every step given, costs[i] for step i exactly
- * as ps_cost_plan would compute it: for callers that simulate many plans
- * of one graph and know the costs already (the planner's search). */
-int ps_sim_init_costs (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *costs);
+/* The same with the cost of every group of nodes given, by_group[g]
+ * exactly as ps_cost_plan would compute a step of group g's nodes, and
+ * the group of every node (node_group): for callers that simulate many
+ * plans of one grouping and know the costs already (the planner).  A
+ * step's cost is its first node's group's; steps without nodes cost
+ * nothing. */
+int ps_sim_init_groups (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *by_group,
+                        const uint32_t *node_group);
 void ps_sim_free (ps_sim *s);
 
 /* Runs the simulation.  When tl is not NULL it must be freshly initialised

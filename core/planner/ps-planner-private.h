@@ -131,7 +131,7 @@ typedef struct ps__planner {
   uint32_t *gm_off, *gm;       /* members of each group, in topological order */
   double *gcost;               /* duration (ps_cost_node, ps_cost_group) */
   double unfused_bound;        /* ps_cost_unfused_bound, from the same costs */
-  ps_cost *gsim;               /* the whole cost, for simulating plans (graphs the search takes) */
+  ps_cost *gsim;               /* the whole cost, for simulating plans (ps__planner_simulate) */
   uint8_t *gres;               /* ps_resource, PS_RES_NONE for no device time */
   float *gfrac;                /* share of the resource requested, (0, 1] */
   int32_t *gpin;               /* the stream every member is pinned to, or -1 */
@@ -173,16 +173,14 @@ int ps__planner_fuse (ps__planner *pl);
  * fastest schedule found; *sim_ms receives its simulated makespan, or -1
  * for a graph too large to search (pl->makespan is then the list
  * schedule's estimate).  The plan's steps are left empty. */
-/* Simulates plan p on d (with per-step costs when not NULL) into tl (may
- * be NULL): *ms, INFINITY when the plan cannot be simulated.  Returns
- * PS_ENOMEM when the simulation ran out of memory, which says nothing of
- * the schedule and must fail the plan, else 0. */
-int ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs,
-                          ps_timeline *tl, double *ms);
-/* The per-step costs of plan p (out: n_steps entries) from the fusion
- * pass's group costs gsim, by node_group: none for steps without work. */
-void ps__planner_step_costs (const ps_plan *p, const ps_cost *gsim, const uint32_t *node_group,
-                             ps_cost *out);
+/* Simulates plan p on d into tl (may be NULL), with the fusion pass's
+ * group costs gsim (by node_group) when not NULL, else the costs the
+ * simulator finds itself, as `simulate` does: *ms, INFINITY when the plan
+ * cannot be simulated.  Returns PS_ENOMEM when the simulation ran out of
+ * memory, which says nothing of the schedule and must fail the plan,
+ * else 0. */
+int ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *gsim,
+                          const uint32_t *node_group, ps_timeline *tl, double *ms);
 /* Whether another thread no longer wants the plan (pl->cancel set). */
 static inline bool
 ps__planner_cancelled (const ps__planner *pl)

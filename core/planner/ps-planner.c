@@ -181,27 +181,6 @@ resolve_device (ps__planner *pl, const ps_plan_options *o)
   pl->dev = *ps_device_builtin (0);
 }
 
-/* The makespan of plan p into *ms (INFINITY when it cannot be
- * simulated), its spans into tl when not NULL; with the fusion pass's
- * costs gsim (by group, node_group) when not NULL, else the costs the
- * simulator finds itself, as `simulate` does.  0 or PS_ENOMEM.  It
- * touches nothing but its arguments, so it may run on a second thread. */
-static int
-simulate_plan (const ps_plan *p, const ps_device *dev, const ps_cost *gsim,
-               const uint32_t *node_group, ps_timeline *tl, double *ms)
-{
-  ps_cost *costs = NULL;
-  if (gsim) {
-    costs = malloc (((size_t) p->n_steps + 1) * sizeof *costs);
-    if (!costs)
-      return PS_ENOMEM;
-    ps__planner_step_costs (p, gsim, node_group, costs);
-  }
-  int rc = ps__planner_simulate (p, dev, costs, tl, ms);
-  free (costs);
-  return rc;
-}
-
 /* The makespan of the plan the sync pass has emitted, simulated with the
  * fusion pass's costs; each group's simulated start and end become its
  * gstart and gfinish, for the memory pass, and with `keep` the run is
@@ -213,7 +192,7 @@ simulate_final (ps__planner *pl, bool keep, double *ms)
   ps_plan *p = pl->p;
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
-  int rc = simulate_plan (p, &pl->dev, pl->gsim, pl->node_group, &tl, ms);
+  int rc = ps__planner_simulate (p, &pl->dev, pl->gsim, pl->node_group, &tl, ms);
   if (rc == 0 && isfinite (*ms)) {
     /* Groups without a span (user events) take the end of the work
      * before them on their stream. */
@@ -253,6 +232,8 @@ simulate_final (ps__planner *pl, bool keep, double *ms)
 typedef struct final_sim {
   const ps_plan *p;
   const ps_device *dev;
+  const ps_cost *gsim; /* the fusion pass's costs, by group (node_group) */
+  const uint32_t *node_group;
   bool keep; /* the run is wanted (in tl), not only its makespan */
   double ms;
   int rc;
@@ -265,7 +246,8 @@ final_sim_main (void *arg)
 {
   final_sim *f = arg;
   ps_timeline_init (&f->tl, PS_TL_SIMULATED);
-  f->rc = simulate_plan (f->p, f->dev, NULL, NULL, f->keep ? &f->tl : NULL, &f->ms);
+  f->rc = ps__planner_simulate (f->p, f->dev, f->gsim, f->node_group, f->keep ? &f->tl : NULL,
+                                &f->ms);
 }
 
 /* One run of the pipeline: how it groups and searches. */
@@ -395,7 +377,8 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * what the simulation does), or after it when that thread seeks the
    * peak (three threads on two cores: 1M-node layered, 3.29 s against
    * 2.92 s). */
-  final_sim fs = { .p = pl.p, .dev = &pl.dev, .keep = final, .ms = INFINITY };
+  final_sim fs = { .p = pl.p, .dev = &pl.dev, .gsim = pl.gsim, .node_group = pl.node_group,
+                   .keep = final, .ms = INFINITY };
   bool sim_now = sim_ms < 0;
   ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak);
   rc = ps__planner_pool (&pl);
@@ -433,7 +416,7 @@ plan_makespan (const ps_plan *p, double *ms)
     *ms = p->est_makespan_ns;
     return 0;
   }
-  return ps__planner_simulate (p, &p->device, NULL, NULL, ms);
+  return ps__planner_simulate (p, &p->device, NULL, NULL, NULL, ms);
 }
 
 /* Folds the fastest plans of r into at_most. */

@@ -6,7 +6,7 @@
  * (ps-schedule.c) that rank groups by their upward rank alone or blend it
  * with program order, HEFT and round-robin (ps-baseline.c).  Each
  * candidate goes through the sync pass and is simulated with the costs the
- * fusion pass computed (ps_sim_init_costs); the fastest is kept, and a
+ * fusion pass computed (ps_sim_init_groups); the fastest is kept, and a
  * schedule simulated once is not simulated again.  Graphs of at most
  * LOCAL_GROUPS groups are then improved move by move after each k (local
  * search: a group to another stream, two neighbours in issue order
@@ -101,8 +101,6 @@ static const generator generators_large[] = {
 typedef struct search {
   ps__planner *pl;
   uint32_t strings_len;
-  ps_cost *costs; /* per step of the plan simulated */
-  uint32_t costs_cap;
   /* The schedules simulated: hashes (open addressing, 0 is empty) and
    * their makespans. */
   uint64_t *seen;
@@ -181,12 +179,12 @@ seen_find (search *se, uint64_t h, uint32_t *slot, bool *added)
 }
 
 int
-ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs,
-                      ps_timeline *tl, double *ms)
+ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *gsim,
+                      const uint32_t *node_group, ps_timeline *tl, double *ms)
 {
   ps_sim s;
   *ms = INFINITY;
-  int rc = costs ? ps_sim_init_costs (&s, p, d, costs) : ps_sim_init (&s, p, d);
+  int rc = gsim ? ps_sim_init_groups (&s, p, d, gsim, node_group) : ps_sim_init (&s, p, d);
   if (rc == PS_ENOMEM)
     return rc;
   if (rc < 0)
@@ -196,21 +194,6 @@ ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *costs
   if (rc != 0)
     *ms = INFINITY;
   return rc == PS_ENOMEM ? PS_ENOMEM : 0;
-}
-
-void
-ps__planner_step_costs (const ps_plan *p, const ps_cost *gsim, const uint32_t *node_group,
-                        ps_cost *out)
-{
-  for (uint32_t i = 0; i < p->n_steps; i++) {
-    const ps_step *st = &p->steps[i];
-    if (st->synthetic || st->nodes_count == 0) {
-      memset (&out[i], 0, sizeof out[i]);
-      out[i].resource = PS_RES_NONE;
-    } else {
-      out[i] = gsim[node_group[p->step_nodes[st->nodes_begin]]];
-    }
-  }
 }
 
 /* Whether schedule h was simulated, and its makespan.  Reads only. */
@@ -227,24 +210,15 @@ seen_lookup (const search *se, uint64_t h, double *ms)
 }
 
 /* The schedule in pl emitted by the sync pass, simulated with the fusion
- * pass's costs (*costs: scratch of *cap entries) and taken back (the
- * plan's strings back to strings_len): *ms, INFINITY when it cannot be
- * simulated. */
+ * pass's costs and taken back (the plan's strings back to strings_len):
+ * *ms, INFINITY when it cannot be simulated. */
 static int
-simulate_schedule (ps__planner *pl, uint32_t strings_len, ps_cost **costs, uint32_t *cap,
-                   double *ms)
+simulate_schedule (ps__planner *pl, uint32_t strings_len, double *ms)
 {
   int rc = ps__planner_sync (pl);
   if (rc < 0)
     return rc;
-  ps_plan *p = pl->p;
-  if (ps__array_reserve (costs, cap, (uint64_t) p->n_steps + 1, sizeof **costs,
-                         PS_ARRAY_MAX) < 0) {
-    ps__planner_sync_undo (pl, strings_len);
-    return ps__planner_nomem (pl);
-  }
-  ps__planner_step_costs (p, pl->gsim, pl->node_group, *costs);
-  rc = ps__planner_simulate (p, &pl->dev, *costs, NULL, ms);
+  rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, NULL, ms);
   ps__planner_sync_undo (pl, strings_len);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
 }
@@ -263,7 +237,7 @@ evaluate (search *se, double *ms)
   *ms = se->seen_ms[slot];
   if (!added)
     return 0;
-  int rc = simulate_schedule (pl, se->strings_len, &se->costs, &se->costs_cap, ms);
+  int rc = simulate_schedule (pl, se->strings_len, ms);
   if (rc < 0)
     return rc;
   se->seen_ms[slot] = *ms;
@@ -362,8 +336,6 @@ typedef struct second {
   bool known; /* simulated before: ms is the one seen */
   double ms;
   int rc;
-  ps_cost *costs;
-  uint32_t costs_cap;
   ps__job job;
 } second;
 
@@ -418,16 +390,15 @@ second_free (second *c)
   free (w->waits);
   free (w->wait_dep);
   free (w->snaps);
-  free (c->costs);
   ps_plan_free (&c->p);
 }
 
 /* Generator gen's schedule on k streams into pl (se->pl or a clone),
- * its hash, and its makespan: the one seen (*known), else simulated
- * (costs: scratch).  Reads se only. */
+ * its hash, and its makespan: the one seen (*known), else simulated.
+ * Reads se only. */
 static int
 try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t k,
-               ps_cost **costs, uint32_t *costs_cap, uint64_t *hash, bool *known, double *ms)
+               uint64_t *hash, bool *known, double *ms)
 {
   *known = false;
   *ms = INFINITY;
@@ -437,15 +408,14 @@ try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t
   *hash = schedule_hash (pl);
   if ((*known = seen_lookup (se, *hash, ms)))
     return 0;
-  return simulate_schedule (pl, se->strings_len, costs, costs_cap, ms);
+  return simulate_schedule (pl, se->strings_len, ms);
 }
 
 static void
 second_main (void *arg)
 {
   second *c = arg;
-  c->rc = try_candidate (&c->w, c->se, c->gen, c->k, &c->costs, &c->costs_cap, &c->hash,
-                         &c->known, &c->ms);
+  c->rc = try_candidate (&c->w, c->se, c->gen, c->k, &c->hash, &c->known, &c->ms);
 }
 
 /* True when group b depends on group a directly or follows it in a
@@ -663,7 +633,6 @@ local_search (search *se, uint32_t k)
 static void
 search_free (search *se)
 {
-  free (se->costs);
   free (se->seen);
   free (se->seen_ms);
   free (se->b_order);
@@ -746,7 +715,7 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
     double ms1;
     uint64_t h1 = 0;
     bool known1;
-    rc = try_candidate (pl, se, &gens[i1], k1, &se->costs, &se->costs_cap, &h1, &known1, &ms1);
+    rc = try_candidate (pl, se, &gens[i1], k1, &h1, &known1, &ms1);
     if (pair && !ps__job_finish (&c.job))
       second_main (&c);
     if (rc < 0)
