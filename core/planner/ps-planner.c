@@ -356,23 +356,24 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   }
   if ((rc = ps__planner_sync (&pl)) < 0)
     goto out;
-  /* The steps are final.  A plan that will be kept unless the plan
-   * without fusion replaces it keeps the run it is simulated in
-   * (ps_plan.run), so that what shows the plan does not simulate it again
-   * (1M-node transformer, whose plan without fusion is made beside it:
-   * 2.15 -> 2.05 s, 713 -> 834 MiB at the peak).  A large one has its
-   * pool's peak sought from now on a second thread, beside the memory
-   * pass and what its caller does next (writing the plan), unless the
-   * plan without fusion is still being made. */
-  if (sim_ms >= 0 && (rc = simulate_final (&pl, ro->final, &sim_ms)) < 0)
+  /* The steps are final.  A plan that will be kept (unless the plan
+   * without fusion, still being made, replaces it) keeps the run it is
+   * simulated in (ps_plan.run), and a large one has its pool's peak sought
+   * from now on a second thread, beside the memory pass and what its
+   * caller does next (writing the plan).  Other plans keep neither: two
+   * 1M-node runs kept at once cost 120 MiB more at the peak (keeping the
+   * run while the plan without fusion is made beside took the 1M-node
+   * transformer's `plan` from 2.15 to 2.05 s and from 713 to 834-923 MiB,
+   * 982 MiB with --streams auto). */
+  bool final = ro->final && !(ro->un && ahead_running (ro->un));
+  if (sim_ms >= 0 && (rc = simulate_final (&pl, final, &sim_ms)) < 0)
     goto out;
   ps_timing_mark (timing, "sync", &t);
   if (ps__planner_cancelled (&pl)) {
     rc = PS_ECANCELED;
     goto out;
   }
-  bool peak = ro->final && !(ro->un && ahead_running (ro->un)) && o->find_peak
-              && ps__plan_peak_start (p);
+  bool peak = final && o->find_peak && ps__plan_peak_start (p);
   /* A plan the search did not simulate (too many groups) is simulated
    * now, so that its makespan is the one `simulate` shows: on a second
    * thread while the memory pass runs (which neither reads nor changes
@@ -380,7 +381,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * peak (three threads on two cores: 1M-node layered, 3.29 s against
    * 2.92 s). */
   final_sim fs = { .p = pl.p, .dev = &pl.dev, .gsim = pl.gsim, .node_group = pl.node_group,
-                   .keep = ro->final, .ms = INFINITY };
+                   .keep = final, .ms = INFINITY };
   bool sim_now = sim_ms < 0;
   ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak);
   rc = ps__planner_pool (&pl);
@@ -389,7 +390,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     if (!ps__job_finish (&fs.job) && rc == 0)
       final_sim_main (&fs);
     ps_timing_mark (timing, "simulate", &t); /* its wait, or itself */
-    if (rc == 0 && fs.rc == 0 && ro->final && isfinite (fs.ms))
+    if (rc == 0 && fs.rc == 0 && final && isfinite (fs.ms))
       ps__plan_keep_run (p, &fs.tl);
     ps_timeline_free (&fs.tl);
     if (rc == 0 && fs.rc < 0)
@@ -707,10 +708,12 @@ out:
 }
 
 /* A plan for o->streams streams, fusion as o says; *at_most (may be NULL)
- * the fastest plan found on at most k streams, where searched. */
+ * the fastest plan found on at most k streams, where searched.  A `trial`
+ * is only weighed (--streams auto's other counts) and keeps neither its
+ * run nor its pool's peak. */
 static int
 build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, ps_timing *timing,
-       double *at_most)
+       double *at_most, bool trial)
 {
   run_result res;
   ahead un;
@@ -720,7 +723,7 @@ build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, p
    * and a memory budget's plans on other counts. */
   bool beside = ps__job_pending (&un.job) && !un.may_skip;
   run_opts ro = { o->fusion, NULL, 0, NULL, un.may_skip ? &un : NULL, NULL,
-                  !beside && !o->streams_auto && !o->memory_budget };
+                  !trial && !beside && !o->streams_auto && !o->memory_budget };
   int rc = run (p, g, o, &ro, diag, timing, &res);
   double all[PS_MAX_STREAMS + 1];
   if (rc == 0 && o->fusion && !o->fusion_all && res.n_fused > 0) {
@@ -762,7 +765,7 @@ fit_budget (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *di
     ok.streams_auto = false;
     ok.memory_budget = 0;
     ps_plan q;
-    rc = build (&q, g, &ok, NULL, timing, NULL);
+    rc = build (&q, g, &ok, NULL, timing, NULL, false);
     if (rc == PS_EPIN || rc == PS_EUSAGE) { /* fewer streams than the pins need */
       rc = 0;
       break;
@@ -840,7 +843,7 @@ ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag 
     raised.streams = ps_graph_pinned_streams (g);
     o = &raised;
   }
-  int rc = build (p, g, o, diag, &timing, o->streams_auto ? at_most : NULL);
+  int rc = build (p, g, o, diag, &timing, o->streams_auto ? at_most : NULL, false);
   if (rc == 0 && o->streams_auto) {
     /* The fastest on any count up to the most, then the fewest streams
      * within AUTO_SLACK of it; counts the search did not reach (graphs
@@ -856,7 +859,7 @@ ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag 
         ok.streams = k;
         ok.streams_auto = false;
         ps_plan q;
-        rc = build (&q, g, &ok, NULL, &timing, NULL);
+        rc = build (&q, g, &ok, NULL, &timing, NULL, true);
         if (rc == PS_EPIN || rc == PS_EUSAGE) { /* fewer streams than the pins need */
           rc = 0;
           continue;
@@ -879,7 +882,7 @@ ps_plan_build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag 
       ok.streams = pick;
       ok.streams_auto = false;
       ps_plan_free (p);
-      rc = build (p, g, &ok, diag, &timing, NULL);
+      rc = build (p, g, &ok, diag, &timing, NULL, false);
     }
     if (rc == 0) {
       p->options.streams_auto = true;
