@@ -267,6 +267,9 @@ typedef struct run_opts {
   /* Made on a second thread beside another plan (the plan without
    * fusion): the search starts no thread of its own. */
   bool beside;
+  /* Only weighed (--streams auto's other counts): its makespan is all
+   * that is read, so no memory pass (which changes no step). */
+  bool weigh;
 } run_opts;
 
 static void ahead_after_streams (struct ahead *a, double bound, double estimate, bool exact);
@@ -383,8 +386,8 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   final_sim fs = { .p = pl.p, .dev = &pl.dev, .gsim = pl.gsim, .node_group = pl.node_group,
                    .keep = final, .ms = INFINITY };
   bool sim_now = sim_ms < 0;
-  ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak);
-  rc = ps__planner_pool (&pl);
+  ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak && !ro->weigh);
+  rc = ro->weigh ? 0 : ps__planner_pool (&pl);
   ps_timing_mark (timing, "memory", &t);
   if (sim_now) {
     if (!ps__job_finish (&fs.job) && rc == 0)
@@ -466,6 +469,7 @@ typedef struct ahead {
    * smaller one's, made beside from the start, is stopped then when that
    * least time is no less than the fused plan's simulated makespan. */
   bool may_skip, deferred, bounded, made;
+  bool weigh; /* made for a plan that is only weighed (run_opts.weigh) */
   double bound;
   atomic_bool cancel;
   ps__job job;
@@ -480,6 +484,7 @@ ahead_main (void *arg)
   run_opts ro = UNFUSED;
   ro.cancel = &a->cancel;
   ro.beside = true;
+  ro.weigh = a->weigh;
   a->rc = run (&a->plan, a->g, a->o, &ro, NULL, &a->timing, &a->res);
   a->made = true;
 }
@@ -501,11 +506,12 @@ any_fusible_pair (const ps_graph *g)
 }
 
 static void
-ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o, bool need_at_most)
+ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o, bool need_at_most, bool weigh)
 {
   memset (a, 0, sizeof *a);
   a->g = g;
   a->o = o;
+  a->weigh = weigh;
   atomic_init (&a->cancel, false);
   ps_timing_reset (&a->timing);
   bool wanted = o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN && any_fusible_pair (g);
@@ -561,8 +567,11 @@ ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
   ahead_wait (a, timing);
   if (a->made && a->rc == PS_ECANCELED) /* stopped, yet needed (run let it go) */
     a->made = false;
-  if (!a->made)
-    return run (p, a->g, a->o, &UNFUSED, NULL, timing, r);
+  if (!a->made) {
+    run_opts ro = UNFUSED;
+    ro.weigh = a->weigh;
+    return run (p, a->g, a->o, &ro, NULL, timing, r);
+  }
   a->made = false;
   *p = a->plan;
   *r = a->res;
@@ -595,10 +604,11 @@ ahead_hopeless (ahead *a, double best)
 /* Fusion auto (see the top): keeps in p the fastest of the plan with
  * every group (already in p, res), the plan without fusion (from `un`)
  * and the plan with groups kept back; at_most gets the fastest plan of
- * any of them on at most k streams. */
+ * any of them on at most k streams.  `weigh`: p is only weighed
+ * (run_opts.weigh), and so are these. */
 static int
 fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing *timing,
-             const run_result *res, ahead *un, double *at_most)
+             const run_result *res, ahead *un, double *at_most, bool weigh)
 {
   uint32_t n = g->n_nodes;
   double best = res->ms;
@@ -689,7 +699,8 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
   }
   if (rc == 0 && split > 0) {
     /* Kept if it is faster, so made as a final plan is. */
-    run_opts ro = { true, nofuse, 0, NULL, NULL, NULL, !o->streams_auto && !o->memory_budget };
+    run_opts ro = { true, nofuse, 0, NULL, NULL, NULL, !weigh && !o->streams_auto && !o->memory_budget };
+    ro.weigh = weigh;
     rc = run (&alt, g, o, &ro, NULL, timing, &r);
     if (rc == 0) {
       merge_at_most (at_most, &r);
@@ -708,26 +719,28 @@ out:
 }
 
 /* A plan for o->streams streams, fusion as o says; *at_most (may be NULL)
- * the fastest plan found on at most k streams, where searched.  A `trial`
- * is only weighed (--streams auto's other counts) and keeps neither its
- * run nor its pool's peak. */
+ * the fastest plan found on at most k streams, where searched.  A plan
+ * only weighed (`weigh`: --streams auto's other counts, of which only the
+ * makespan is read) has no pool and keeps neither its run nor its pool's
+ * peak. */
 static int
 build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, ps_timing *timing,
-       double *at_most, bool trial)
+       double *at_most, bool weigh)
 {
   run_result res;
   ahead un;
-  ahead_start (&un, g, o, at_most != NULL);
+  ahead_start (&un, g, o, at_most != NULL, weigh);
   /* Fusion auto's plan without fusion, when it is made beside from the
    * start (may_skip false), may replace this one; so may --streams auto's
    * and a memory budget's plans on other counts. */
   bool beside = ps__job_pending (&un.job) && !un.may_skip;
   run_opts ro = { o->fusion, NULL, 0, NULL, un.may_skip ? &un : NULL, NULL,
-                  !trial && !beside && !o->streams_auto && !o->memory_budget };
+                  !weigh && !beside && !o->streams_auto && !o->memory_budget };
+  ro.weigh = weigh;
   int rc = run (p, g, o, &ro, diag, timing, &res);
   double all[PS_MAX_STREAMS + 1];
   if (rc == 0 && o->fusion && !o->fusion_all && res.n_fused > 0) {
-    rc = fusion_auto (p, g, o, timing, &res, &un, all);
+    rc = fusion_auto (p, g, o, timing, &res, &un, all, weigh);
     if (rc == PS_ENOMEM && diag)
       ps_diag_error (diag, 0, 0, "out of memory while planning");
     if (rc < 0)
