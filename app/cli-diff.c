@@ -62,8 +62,8 @@ load_run (const char *file, cli_plan_args *a, run *r)
     if (rc == 0)
       rc = ps_plan_build (&r->p, &r->g, &a->options, &diag);
     ps_timeline_init (&r->tl, PS_TL_SIMULATED);
-    if (rc == 0)
-      rc = ps_simulate (&r->p, a->options.device, &r->tl);
+    if (rc == 0) /* the planner's own run, on the plan's device */
+      rc = ps_plan_take_run (&r->p, &r->tl);
   }
   free (data);
   if (rc == 0)

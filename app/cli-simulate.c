@@ -70,6 +70,12 @@ sweep_point (const ps_graph *g, const ps_plan_options *o, const ps_device *dev, 
     return rc;
   }
   ps_diag_free (&diag);
+  if (p.est_simulated && o->device == dev) {
+    /* The planner simulated it on dev: that makespan is the figure. */
+    *ms = p.est_makespan_ns;
+    ps_plan_free (&p);
+    return 0;
+  }
   ps_sim s;
   rc = ps_sim_init (&s, &p, dev);
   if (rc == 0)
