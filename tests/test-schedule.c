@@ -327,6 +327,13 @@ core_schedule_fusion_kept_back_large (void **state)
   assert_int_equal (plan.fusion_kept_back, MOTIFS);
   assert_int_equal (plan.kernels_after, 4 * MOTIFS);
   assert_true (plan.est_makespan_ns <= none.est_makespan_ns * (1 + 1e-9));
+  /* The plan without fusion it kept, weighed without a pool while the
+   * fused one was made, is whole: the steps, pool and makespan of the plan
+   * made without fusion. */
+  assert_int_equal (plan.n_steps, none.n_steps);
+  assert_true (none.pool_bytes > 0);
+  assert_true (plan.pool_bytes == none.pool_bytes);
+  assert_true (plan.est_makespan_ns == none.est_makespan_ns);
   ps_plan_free (&plan);
   ps_plan_free (&none);
   ps_graph_free (&g);
