@@ -54,10 +54,11 @@ parse_range (const char *s, uint32_t *a, uint32_t *b)
   return 0;
 }
 
-/* The makespan of g planned with o, or a negative code (reported, but
- * for PS_EPIN: a count below what the pins need, which the sweep skips). */
+/* The makespan of g planned with o, on o's device, or a negative code
+ * (reported, but for PS_EPIN: a count below what the pins need, which the
+ * sweep skips). */
 static int
-sweep_point (const ps_graph *g, const ps_plan_options *o, const ps_device *dev, double *ms)
+sweep_point (const ps_graph *g, const ps_plan_options *o, double *ms)
 {
   ps_plan p;
   ps_diag diag;
@@ -70,17 +71,7 @@ sweep_point (const ps_graph *g, const ps_plan_options *o, const ps_device *dev, 
     return rc;
   }
   ps_diag_free (&diag);
-  if (p.est_simulated && o->device == dev) {
-    /* The planner simulated it on dev: that makespan is the figure. */
-    *ms = p.est_makespan_ns;
-    ps_plan_free (&p);
-    return 0;
-  }
-  ps_sim s;
-  rc = ps_sim_init (&s, &p, dev);
-  if (rc == 0)
-    rc = ps_sim_run (&s, NULL, ms);
-  ps_sim_free (&s);
+  rc = ps_plan_makespan (&p, ms); /* the planner's own simulation, as a rule */
   ps_plan_free (&p);
   if (rc < 0)
     fprintf (stderr, "planscope-cli simulate: cannot simulate: %s\n", ps_strerror (rc));
@@ -110,7 +101,7 @@ sweep (const ps_graph *g, const cli_plan_args *a, const ps_device *dev, uint32_t
       o.streams = n;
       o.streams_auto = false;
       o.fusion = f == 0 && a->options.fusion;
-      rc = sweep_point (g, &o, dev, &ms[f]);
+      rc = sweep_point (g, &o, &ms[f]);
     }
     if (rc == PS_EPIN) {
       skipped++;

@@ -152,12 +152,10 @@ sim_init (ps_sim *s, const ps_plan *p, const ps_device *d, const ps_cost *by_gro
   }
   int rc = 0;
   if (by_group) {
-    /* calloc left every step without nodes at no cost. */
+    /* Steps without nodes stay as calloc left them: PS_RES_NONE, no time. */
     for (uint32_t i = 0; i < p->n_steps; i++) {
       const ps_step *st = &p->steps[i];
-      if (st->synthetic || st->nodes_count == 0)
-        s->cost[i].resource = PS_RES_NONE;
-      else
+      if (!st->synthetic && st->nodes_count > 0)
         s->cost[i] = by_group[node_group[p->step_nodes[st->nodes_begin]]];
     }
   } else {
@@ -573,6 +571,21 @@ ps_plan_take_run (ps_plan *p, ps_timeline *tl)
   free (p->run);
   p->run = NULL;
   return 0;
+}
+
+int
+ps_plan_makespan (const ps_plan *p, double *ms)
+{
+  if (p->est_simulated) {
+    *ms = p->est_makespan_ns;
+    return 0;
+  }
+  ps_sim s;
+  int rc = ps_sim_init (&s, p, &p->device);
+  if (rc == 0)
+    rc = ps_sim_run (&s, NULL, ms);
+  ps_sim_free (&s);
+  return rc;
 }
 
 int

@@ -80,6 +80,11 @@ int ps_simulate (const ps_plan *p, const ps_device *d, ps_timeline *tl);
  * Either way it is the run ps_simulate (p, &p->device, tl) gives. */
 int ps_plan_take_run (ps_plan *p, ps_timeline *tl);
 
+/* The plan's simulated makespan on its own device (p->device) into *ms:
+ * the planner's (est_makespan_ns) when it simulated the plan, else
+ * simulated now.  Either way it is the one ps_sim_run gives there. */
+int ps_plan_makespan (const ps_plan *p, double *ms);
+
 /* Makespan saved, against base_ns (the makespan of an unchanged run), if
  * the n given steps took `factor` of their modelled time: re-simulates
  * with that change (for "what would help"). */

@@ -498,8 +498,7 @@ cost_groups (void *arg)
       pl->gres[gi] = c.ns > 0 ? PS_RES_SM : PS_RES_NONE;
     }
     pl->gfrac[gi] = (float) ps_cost_share (&c);
-    if (pl->gsim)
-      pl->gsim[gi] = c;
+    pl->gsim[gi] = c;
     pl->gcost[gi] = c.ns;
   }
   for (int r = 0; r < PS_RES__COUNT; r++)
@@ -516,7 +515,6 @@ group_costs (ps__planner *pl, bool unpinned)
    * 0.17 s, for 25 MiB more at the peak, 60 MiB with the plan without
    * fusion made beside). */
   free (pl->gsim);
-  pl->gsim = NULL;
   if (!(pl->gsim = malloc (((size_t) pl->ng + 1) * sizeof *pl->gsim)))
     return ps__planner_nomem (pl);
   uint32_t half = pl->ng >= COSTS_THREAD_MIN ? pl->ng / 2 : pl->ng;

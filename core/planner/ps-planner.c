@@ -413,16 +413,16 @@ out:
   return rc;
 }
 
-/* The simulated makespan of a finished plan into *ms; PS_ENOMEM when the
- * simulation ran out of memory. */
+/* The simulated makespan of a finished plan into *ms (ps_plan_makespan;
+ * INFINITY when it cannot be simulated); PS_ENOMEM when the simulation
+ * ran out of memory. */
 static int
 plan_makespan (const ps_plan *p, double *ms)
 {
-  if (p->est_simulated) {
-    *ms = p->est_makespan_ns;
-    return 0;
-  }
-  return ps__planner_simulate (p, &p->device, NULL, NULL, NULL, ms);
+  int rc = ps_plan_makespan (p, ms);
+  if (rc < 0)
+    *ms = INFINITY;
+  return rc == PS_ENOMEM ? PS_ENOMEM : 0;
 }
 
 /* Folds the fastest plans of r into at_most. */
@@ -478,15 +478,25 @@ typedef struct ahead {
 } ahead;
 
 static const run_opts UNFUSED = { false, NULL, 0, NULL, NULL, NULL };
+/* The plan without fusion while it is only weighed (see ahead). */
+static const run_opts UNFUSED_WEIGHED = { false, NULL, 0, NULL, NULL, NULL, .weigh = true };
+
+/* Whether a plan built with o is the one ps_plan_build returns as it is
+ * (run_opts.final): not one only weighed, nor one --streams auto or a
+ * memory budget may replace with a plan on another count. */
+static bool
+returned (const ps_plan_options *o, bool weigh)
+{
+  return !weigh && !o->streams_auto && !o->memory_budget;
+}
 
 static void
 ahead_main (void *arg)
 {
   ahead *a = arg;
-  run_opts ro = UNFUSED;
+  run_opts ro = UNFUSED_WEIGHED;
   ro.cancel = &a->cancel;
   ro.beside = true;
-  ro.weigh = true;
   a->rc = run (&a->plan, a->g, a->o, &ro, NULL, &a->timing, &a->res);
   a->made = true;
 }
@@ -568,11 +578,8 @@ ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
   ahead_wait (a, timing);
   if (a->made && a->rc == PS_ECANCELED) /* stopped, yet needed (run let it go) */
     a->made = false;
-  if (!a->made) {
-    run_opts ro = UNFUSED;
-    ro.weigh = true;
-    return run (p, a->g, a->o, &ro, NULL, timing, r);
-  }
+  if (!a->made)
+    return run (p, a->g, a->o, &UNFUSED_WEIGHED, NULL, timing, r);
   a->made = false;
   *p = a->plan;
   *r = a->res;
@@ -678,7 +685,7 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
       /* It was only weighed: made whole (the same steps, with its pool),
        * as a final plan is. */
       run_opts ro = UNFUSED;
-      ro.final = !o->streams_auto && !o->memory_budget;
+      ro.final = returned (o, false);
       ps_plan whole;
       if ((rc = run (&whole, g, o, &ro, NULL, timing, &r)) < 0)
         goto out;
@@ -711,8 +718,7 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
   }
   if (rc == 0 && split > 0) {
     /* Kept if it is faster, so made as a final plan is. */
-    run_opts ro = { true, nofuse, 0, NULL, NULL, NULL, !weigh && !o->streams_auto && !o->memory_budget };
-    ro.weigh = weigh;
+    run_opts ro = { true, nofuse, 0, NULL, NULL, NULL, returned (o, weigh), .weigh = weigh };
     rc = run (&alt, g, o, &ro, NULL, timing, &r);
     if (rc == 0) {
       merge_at_most (at_most, &r);
@@ -747,8 +753,7 @@ build (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_diag *diag, p
    * and a memory budget's plans on other counts. */
   bool beside = ps__job_pending (&un.job) && !un.may_skip;
   run_opts ro = { o->fusion, NULL, 0, NULL, un.may_skip ? &un : NULL, NULL,
-                  !weigh && !beside && !o->streams_auto && !o->memory_budget };
-  ro.weigh = weigh;
+                  !beside && returned (o, weigh), .weigh = weigh };
   int rc = run (p, g, o, &ro, diag, timing, &res);
   double all[PS_MAX_STREAMS + 1];
   if (rc == 0 && o->fusion && !o->fusion_all && res.n_fused > 0) {
