@@ -18,6 +18,7 @@
 #include "ps-graph.h"
 #include "ps-timeline.h"
 #include "ps-timing.h"
+#include "util/ps-outbuf.h"
 
 #define MU "\xc2\xb5"
 #define MINUS "\xe2\x88\x92"
@@ -201,6 +202,59 @@ core_util_timing (void **state)
   ps_timing_mark (NULL, "nothing", &since);
 }
 
+/* Long output through ps_outbuf reads exactly as stdio writes it: fields
+ * that cross the buffer's end, one larger than the buffer, a printf that
+ * does not fit in what is left, padded numbers and names, and text from a
+ * file with its control characters as '?'. */
+static void
+core_util_outbuf (void **state)
+{
+  char *got = NULL, *want = NULL;
+  size_t got_len = 0, want_len = 0;
+  FILE *g = open_memstream (&got, &got_len), *w = open_memstream (&want, &want_len);
+  assert_non_null (g);
+  assert_non_null (w);
+  size_t big_len = PS_OUTBUF_CAP * 2 + 17;
+  char *big = malloc (big_len + 1);
+  assert_non_null (big);
+  for (size_t i = 0; i < big_len; i++)
+    big[i] = (char) ('a' + i % 26);
+  big[big_len] = '\0';
+
+  ps_outbuf *o = malloc (sizeof *o);
+  assert_non_null (o);
+  ps_outbuf_init (o, g);
+  for (uint32_t i = 0; i < 3000; i++) {
+    ps_outbuf_str (o, "  #");
+    ps_outbuf_uint_left (o, i * 7919u, 6);
+    ps_outbuf_char (o, ' ');
+    ps_outbuf_str_left (o, i % 2 ? "kernel" : "wait", 7);
+    ps_outbuf_printable (o, "name\twith\x1b[31mcontrols\x7f");
+    ps_outbuf_printf (o, " %s=%.3f\n", "ms", i / 3.0);
+    fprintf (w, "  #%-6u %-7sname?with?[31mcontrols? %s=%.3f\n", i * 7919u,
+             i % 2 ? "kernel" : "wait", "ms", i / 3.0);
+    if (i == 1000 || i == 2000) {
+      ps_outbuf_str (o, big);
+      ps_outbuf_printf (o, "<%s>", big);
+      fprintf (w, "%s<%s>", big, big);
+    }
+  }
+  ps_outbuf_uint_left (o, UINT64_MAX, 0);
+  ps_outbuf_uint_left (o, 0, 3);
+  ps_outbuf_char (o, '|');
+  fprintf (w, "%llu0  |", (unsigned long long) UINT64_MAX);
+  ps_outbuf_flush (o);
+  fclose (g);
+  fclose (w);
+  assert_true (want_len > 3 * PS_OUTBUF_CAP);
+  assert_int_equal (got_len, want_len);
+  assert_memory_equal (got, want, want_len);
+  free (o);
+  free (big);
+  free (got);
+  free (want);
+}
+
 int
 main (void)
 {
@@ -211,6 +265,7 @@ main (void)
     cmocka_unit_test (core_util_name_tables),
     cmocka_unit_test (core_util_messages),
     cmocka_unit_test (core_util_timing),
+    cmocka_unit_test (core_util_outbuf),
   };
   return cmocka_run_group_tests_name ("/core/util", tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/ps-plan-private.h"
+#include "util/ps-outbuf.h"
 #include "ps-cost.h"
 #include "ps-diagnose.h"
 #include "ps-figures.h"
@@ -20,143 +21,159 @@
 /* ---- JSON ---- */
 
 static void
-write_step_json (const ps_plan *p, uint32_t i, FILE *out)
+write_step_json (const ps_plan *p, uint32_t i, ps_outbuf *out)
 {
   const ps_graph *g = p->graph;
   const ps_step *st = &p->steps[i];
-  fputs ("    {\"op\": ", out);
-  ps_jsonw_string (out, ps_op_name ((ps_op) st->op));
-  fprintf (out, ", \"stream\": %u", st->stream);
+  ps_outbuf_str (out, "    {\"op\": ");
+  ps_jsonw_string_buf (out, ps_op_name ((ps_op) st->op));
+  ps_outbuf_str (out, ", \"stream\": ");
+  ps_outbuf_uint_left (out, st->stream, 0);
   if (st->nodes_count > 0) {
-    fputs (", \"nodes\": [", out);
+    ps_outbuf_str (out, ", \"nodes\": [");
     for (uint32_t k = 0; k < st->nodes_count; k++) {
       uint32_t v = p->step_nodes[st->nodes_begin + k];
       if (k)
-        fputs (", ", out);
-      ps_jsonw_string (out, v < g->n_nodes ? ps_node_name (g, v) : "");
+        ps_outbuf_str (out, ", ");
+      ps_jsonw_string_buf (out, v < g->n_nodes ? ps_node_name (g, v) : "");
     }
-    fputc (']', out);
+    ps_outbuf_char (out, ']');
   }
   const char *fn = ps__plan_str (p, st->function);
   if (fn) {
-    fputs (", \"function\": ", out);
-    ps_jsonw_string (out, fn);
+    ps_outbuf_str (out, ", \"function\": ");
+    ps_jsonw_string_buf (out, fn);
   }
-  if ((st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT) && st->event != PS_NONE)
-    fprintf (out, ", \"event\": %u", st->event);
+  if ((st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT) && st->event != PS_NONE) {
+    ps_outbuf_str (out, ", \"event\": ");
+    ps_outbuf_uint_left (out, st->event, 0);
+  }
   if (st->op == PS_OP_EVENT_WAIT && st->wait != PS_WAIT_NONE) {
-    fputs (", \"why\": ", out);
-    ps_jsonw_string (out, ps_wait_reason_name ((ps_wait_reason) st->wait));
+    ps_outbuf_str (out, ", \"why\": ");
+    ps_jsonw_string_buf (out, ps_wait_reason_name ((ps_wait_reason) st->wait));
     if (st->dep_node < g->n_nodes) {
-      fputs (", \"depends_on\": ", out);
-      ps_jsonw_string (out, ps_node_name (g, st->dep_node));
+      ps_outbuf_str (out, ", \"depends_on\": ");
+      ps_jsonw_string_buf (out, ps_node_name (g, st->dep_node));
     }
   }
-  fputc ('}', out);
+  ps_outbuf_char (out, '}');
 }
 
 int
-ps_plan_write_json (const ps_plan *p, FILE *out)
+ps_plan_write_json (const ps_plan *p, FILE *file)
 {
-  if (!p || !p->graph || !out)
+  if (!p || !p->graph || !file)
     return PS_EINVAL;
+  ps_outbuf *out = malloc (sizeof *out);
+  if (!out)
+    return PS_ENOMEM;
+  ps_outbuf_init (out, file);
   const ps_graph *g = p->graph;
-  fputs ("{\n  \"format\": \"planscope-plan\", \"version\": 1, \"graph\": ", out);
-  ps_jsonw_string (out, g->name ? g->name : "");
-  fprintf (out, ",\n  \"options\": {\"streams\": %u, \"fusion\": %s},\n", p->options.streams,
-           p->options.fusion ? "true" : "false");
+  ps_outbuf_str (out, "{\n  \"format\": \"planscope-plan\", \"version\": 1, \"graph\": ");
+  ps_jsonw_string_buf (out, g->name ? g->name : "");
+  ps_outbuf_printf (out, ",\n  \"options\": {\"streams\": %u, \"fusion\": %s},\n",
+                    p->options.streams, p->options.fusion ? "true" : "false");
   ps_pool_peak pk;
   int rc = ps_pool_peak_of (p, &pk);
-  if (rc < 0)
+  if (rc < 0) {
+    free (out);
     return rc;
+  }
   if (p->options.fusion)
-    fprintf (out, "  \"fusion_mode\": \"%s\", \"fused_groups_kept_back\": %u,\n",
-             p->options.fusion_all ? "all" : "auto", p->fusion_kept_back);
+    ps_outbuf_printf (out, "  \"fusion_mode\": \"%s\", \"fused_groups_kept_back\": %u,\n",
+                      p->options.fusion_all ? "all" : "auto", p->fusion_kept_back);
   if (p->auto_streams_max) {
     /* --streams auto: the most streams weighed, the fastest plan on any of
      * those counts; options.streams is the count chosen. */
-    fprintf (out, "  \"streams_auto\": {\"max\": %u, \"fastest_ns\": ", p->auto_streams_max);
-    ps_jsonw_number (out, floor (p->auto_best_ns + 0.5));
-    fputs ("},\n", out);
+    ps_outbuf_printf (out,
+                      "  \"streams_auto\": {\"max\": %u, \"fastest_ns\": ", p->auto_streams_max);
+    ps_jsonw_number_buf (out, floor (p->auto_best_ns + 0.5));
+    ps_outbuf_str (out, "},\n");
   }
   if (p->options.memory_budget) {
     /* --memory-budget: the budget, and when the plan had to move to fewer
      * streams to fit it, the count, pool and makespan it had before. */
-    fprintf (out, "  \"memory_budget\": {\"bytes\": %" PRIu64, p->options.memory_budget);
+    ps_outbuf_printf (out, "  \"memory_budget\": {\"bytes\": %" PRIu64, p->options.memory_budget);
     if (p->budget_streams_from) {
-      fprintf (out, ", \"streams_from\": %u, \"pool_bytes_from\": %" PRIu64
-               ", \"makespan_from_ns\": ", p->budget_streams_from, p->budget_pool_from);
-      ps_jsonw_number (out, floor (p->budget_makespan_from_ns + 0.5));
+      ps_outbuf_printf (
+          out, ", \"streams_from\": %u, \"pool_bytes_from\": %" PRIu64 ", \"makespan_from_ns\": ",
+          p->budget_streams_from, p->budget_pool_from);
+      ps_jsonw_number_buf (out, floor (p->budget_makespan_from_ns + 0.5));
     }
-    fputs ("},\n", out);
+    ps_outbuf_str (out, "},\n");
   }
-  fprintf (out,
-           "  \"streams\": %u, \"pool_bytes\": %" PRIu64 ", \"pool_peak\": %" PRIu64
-           ", \"pool_peak_exact\": %s, \"pool_ratio\": ",
-           p->streams_used, p->pool_bytes, pk.bytes, pk.exact ? "true" : "false");
+  ps_outbuf_printf (out,
+                    "  \"streams\": %u, \"pool_bytes\": %" PRIu64 ", \"pool_peak\": %" PRIu64
+                    ", \"pool_peak_exact\": %s, \"pool_ratio\": ",
+                    p->streams_used, p->pool_bytes, pk.bytes, pk.exact ? "true" : "false");
   double ratio = ps_pool_ratio (p, &pk);
-  ps_jsonw_number (out, isfinite (ratio) ? floor (ratio * 10000 + 0.5) / 10000 : 0);
-  fputs (",\n  \"estimated_makespan_ns\": ", out);
+  ps_jsonw_number_buf (out, isfinite (ratio) ? floor (ratio * 10000 + 0.5) / 10000 : 0);
+  ps_outbuf_str (out, ",\n  \"estimated_makespan_ns\": ");
   double ms = p->est_makespan_ns;
-  ps_jsonw_number (out, ms >= 0 && ms < 1e300 ? floor (ms + 0.5) : 0);
-  fprintf (out, ",\n  \"kernels_before\": %u, \"kernels_after\": %u, \"events\": %u,\n",
-           p->kernels_before, p->kernels_after, p->n_events);
+  ps_jsonw_number_buf (out, ms >= 0 && ms < 1e300 ? floor (ms + 0.5) : 0);
+  ps_outbuf_printf (out, ",\n  \"kernels_before\": %u, \"kernels_after\": %u, \"events\": %u,\n",
+                    p->kernels_before, p->kernels_after, p->n_events);
 
-  fputs ("  \"buffers\": [", out);
+  ps_outbuf_str (out, "  \"buffers\": [");
   for (uint32_t b = 0; b < g->n_buffers; b++) {
     bool ext = g->buffers[b].flags & PS_BUF_EXTERNAL;
-    fputs (b ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-    ps_jsonw_string (out, ps_buffer_name (g, b));
-    fprintf (out, ", \"bytes\": %" PRIu64 ", \"external\": %s", g->buffers[b].bytes,
-             ext ? "true" : "false");
-    if (!ext && p->offsets && p->offsets[b] != UINT64_MAX)
-      fprintf (out, ", \"offset\": %" PRIu64, p->offsets[b]);
-    fputc ('}', out);
+    ps_outbuf_str (out, b ? ",\n    {\"name\": " : "\n    {\"name\": ");
+    ps_jsonw_string_buf (out, ps_buffer_name (g, b));
+    ps_outbuf_str (out, ", \"bytes\": ");
+    ps_outbuf_uint_left (out, g->buffers[b].bytes, 0);
+    ps_outbuf_str (out, ext ? ", \"external\": true" : ", \"external\": false");
+    if (!ext && p->offsets && p->offsets[b] != UINT64_MAX) {
+      ps_outbuf_str (out, ", \"offset\": ");
+      ps_outbuf_uint_left (out, p->offsets[b], 0);
+    }
+    ps_outbuf_char (out, '}');
   }
-  fputs (g->n_buffers ? "\n  ],\n" : "],\n", out);
+  ps_outbuf_str (out, g->n_buffers ? "\n  ],\n" : "],\n");
 
-  fputs ("  \"steps\": [", out);
+  ps_outbuf_str (out, "  \"steps\": [");
   for (uint32_t i = 0; i < p->n_steps; i++) {
-    fputs (i ? ",\n" : "\n", out);
+    ps_outbuf_str (out, i ? ",\n" : "\n");
     write_step_json (p, i, out);
   }
-  fputs (p->n_steps ? "\n  ]\n}\n" : "]\n}\n", out);
-  return ferror (out) ? PS_EIO : 0;
+  ps_outbuf_str (out, p->n_steps ? "\n  ]\n}\n" : "]\n}\n");
+  ps_outbuf_flush (out);
+  free (out);
+  return ferror (file) ? PS_EIO : 0;
 }
 
 /* ---- text ---- */
 
 static void
-put_bytes (FILE *out, uint64_t bytes)
+put_bytes (ps_outbuf *out, uint64_t bytes)
 {
   char buf[PS_FORMAT_MAX];
-  fputs (ps_format_bytes ((double) bytes, buf, sizeof buf), out);
+  ps_outbuf_str (out, ps_format_bytes ((double) bytes, buf, sizeof buf));
 }
 
 static void
-put_time (FILE *out, double ns)
+put_time (ps_outbuf *out, double ns)
 {
   char buf[PS_FORMAT_MAX];
-  fputs (ps_format_duration (ns, buf, sizeof buf), out);
+  ps_outbuf_str (out, ps_format_duration (ns, buf, sizeof buf));
 }
 
 /* Prints a list of names joined by sep, eliding the middle past `max`
  * names so that a line stays readable. */
 static void
-put_name_list (FILE *out, const ps_graph *g, const uint32_t *ids, uint32_t n, const char *sep,
+put_name_list (ps_outbuf *out, const ps_graph *g, const uint32_t *ids, uint32_t n, const char *sep,
                uint32_t max)
 {
   uint32_t head = n > max ? max / 2 : n, tail = n > max ? max - head - 1 : 0;
   for (uint32_t k = 0; k < head; k++) {
     if (k)
-      fputs (sep, out);
-    ps_put_printable (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
+      ps_outbuf_str (out, sep);
+    ps_outbuf_printable (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
   }
   if (n > max)
-    fprintf (out, "%s... (%u more) ...", sep, n - head - tail);
+    ps_outbuf_printf (out, "%s... (%u more) ...", sep, n - head - tail);
   for (uint32_t k = n - tail; k < n; k++) {
-    fputs (sep, out);
-    ps_put_printable (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
+    ps_outbuf_str (out, sep);
+    ps_outbuf_printable (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
   }
 }
 
@@ -193,14 +210,14 @@ critical_free (critical *c)
 }
 
 static void
-put_critical (FILE *out, const ps_plan *p, const critical *c)
+put_critical (ps_outbuf *out, const ps_plan *p, const critical *c)
 {
   const ps_figures *f = &c->f;
   if (c->ok && f->n_critical > 0) {
-    fputs ("  critical path   ", out);
+    ps_outbuf_str (out, "  critical path   ");
     put_name_list (out, p->graph, f->critical, f->n_critical, " -> ", 12);
     char text[160];
-    fprintf (out, " (%s)\n", ps_figures_critical_text (f, text, sizeof text));
+    ps_outbuf_printf (out, " (%s)\n", ps_figures_critical_text (f, text, sizeof text));
   }
   /* Durations the model guessed or cannot know are said once here. */
   uint32_t kernels = 0, by_source[PS_FIGURE__COUNT] = { 0 };
@@ -213,12 +230,14 @@ put_critical (FILE *out, const ps_plan *p, const critical *c)
                                             "measures them"
                                           : "";
   if (by_source[PS_FIGURE_ESTIMATED])
-    fprintf (out, "  durations       %u of %u kernels estimated from their launch alone%s\n",
-             by_source[PS_FIGURE_ESTIMATED], kernels, hint);
+    ps_outbuf_printf (out,
+                      "  durations       %u of %u kernels estimated from their launch alone%s\n",
+                      by_source[PS_FIGURE_ESTIMATED], kernels, hint);
   if (by_source[PS_FIGURE_UNKNOWN])
-    fprintf (out, "  durations       %u of %u kernels unknown (nothing says how long they "
-                  "take), counted as 0 ns%s\n",
-             by_source[PS_FIGURE_UNKNOWN], kernels, hint);
+    ps_outbuf_printf (out,
+                      "  durations       %u of %u kernels unknown (nothing says how long they "
+                      "take), counted as 0 ns%s\n",
+                      by_source[PS_FIGURE_UNKNOWN], kernels, hint);
 }
 
 /* ---- the peak, meanwhile ---- */
@@ -237,137 +256,141 @@ peak_start (struct ps__plan_peak *j, const ps_plan *p)
 /* What a step is called in a "after X" note: its fused kernel name, or its
  * last node. */
 static void
-put_step_label (FILE *out, const ps_plan *p, uint32_t s)
+put_step_label (ps_outbuf *out, const ps_plan *p, uint32_t s)
 {
   const ps_step *st = &p->steps[s];
   const char *fn = ps__plan_str (p, st->function);
   if (st->nodes_count > 1 && fn)
-    ps_put_printable (out, fn);
+    ps_outbuf_printable (out, fn);
   else if (st->nodes_count > 0)
     put_name_list (out, p->graph, p->step_nodes + st->nodes_begin + st->nodes_count - 1, 1, "",
                    1);
 }
 
 static void
-put_wait_source (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s)
+put_wait_source (ps_outbuf *out, const ps_plan *p, const uint32_t *link, uint32_t s)
 {
   uint32_t r = link[s];
   if (r == PS_NONE) {
-    fputs ("never recorded before", out);
+    ps_outbuf_str (out, "never recorded before");
     return;
   }
-  fprintf (out, "from stream %u: ", p->steps[r].stream);
+  ps_outbuf_printf (out, "from stream %u: ", p->steps[r].stream);
   if (link[r] == PS_NONE) {
-    fputs ("at its start", out);
+    ps_outbuf_str (out, "at its start");
   } else {
-    fputs ("after ", out);
+    ps_outbuf_str (out, "after ");
     put_step_label (out, p, link[r]);
   }
 }
 
 static void
-put_user_event (FILE *out, const ps_graph *g, uint32_t e)
+put_user_event (ps_outbuf *out, const ps_graph *g, uint32_t e)
 {
-  fputs ("event \"", out);
+  ps_outbuf_str (out, "event \"");
   if (e < g->n_events && g->event_names)
-    ps_put_printable (out, ps_graph_str (g, g->event_names[e]));
-  fprintf (out, "\" e%u", e);
+    ps_outbuf_printable (out, ps_graph_str (g, g->event_names[e]));
+  ps_outbuf_printf (out, "\" e%u", e);
 }
 
 static void
-write_step_text (FILE *out, const ps_plan *p, const uint32_t *link, uint32_t s, int width)
+write_step_text (ps_outbuf *out, const ps_plan *p, const uint32_t *link, uint32_t s, int width)
 {
   const ps_graph *g = p->graph;
   const ps_step *st = &p->steps[s];
   const uint32_t *nodes = p->step_nodes + st->nodes_begin;
   uint32_t v = st->nodes_count ? nodes[0] : PS_NONE;
   const ps_node *n = v < g->n_nodes ? &g->nodes[v] : NULL;
-  fprintf (out, "  #%-*u  %-7s ", width, s, ps_op_short_name ((ps_op) st->op));
+  ps_outbuf_str (out, "  #");
+  ps_outbuf_uint_left (out, s, width);
+  ps_outbuf_str (out, "  ");
+  ps_outbuf_str_left (out, ps_op_short_name ((ps_op) st->op), 7);
+  ps_outbuf_char (out, ' ');
   const char *fn = ps__plan_str (p, st->function);
 
   if (st->op == PS_OP_EVENT_RECORD || st->op == PS_OP_EVENT_WAIT) {
     bool wait = st->op == PS_OP_EVENT_WAIT;
     if (!n) {
-      fprintf (out, "e%u", st->event);
+      ps_outbuf_printf (out, "e%u", st->event);
       if (wait) {
-        fputs (" (", out);
+        ps_outbuf_str (out, " (");
         put_wait_source (out, p, link, s);
         if (st->wait == PS_WAIT_ORDER) {
-          fputs (st->wait == PS_WAIT_ORDER ? "; resource order" : "; pool reuse", out);
+          ps_outbuf_str (out, st->wait == PS_WAIT_ORDER ? "; resource order" : "; pool reuse");
           if (st->dep_node < g->n_nodes) {
-            fputs (", depends on ", out);
-            ps_put_printable (out, ps_node_name (g, st->dep_node));
+            ps_outbuf_str (out, ", depends on ");
+            ps_outbuf_printable (out, ps_node_name (g, st->dep_node));
           } else {
-            fputs (", no dependency", out);
+            ps_outbuf_str (out, ", no dependency");
           }
         }
-        fputc (')', out);
+        ps_outbuf_char (out, ')');
       }
     } else {
-      ps_put_printable (out, ps_node_name (g, v));
-      fputs (" (", out);
+      ps_outbuf_printable (out, ps_node_name (g, v));
+      ps_outbuf_str (out, " (");
       put_user_event (out, g, st->event);
       if (wait) {
-        fputs (", ", out);
+        ps_outbuf_str (out, ", ");
         put_wait_source (out, p, link, s);
       }
-      fputc (')', out);
+      ps_outbuf_char (out, ')');
     }
   } else if (st->nodes_count > 1) {
-    ps_put_printable (out, fn ? fn : "fused");
-    fputs (" = ", out);
+    ps_outbuf_printable (out, fn ? fn : "fused");
+    ps_outbuf_str (out, " = ");
     put_name_list (out, g, nodes, st->nodes_count, " + ", 12);
   } else if (n) {
-    ps_put_printable (out, ps_node_name (g, v));
+    ps_outbuf_printable (out, ps_node_name (g, v));
     switch ((ps_op) st->op) {
     case PS_OP_KERNEL:
       if (fn) {
-        fputs (" [", out);
-        ps_put_printable (out, fn);
-        fputc (']', out);
+        ps_outbuf_str (out, " [");
+        ps_outbuf_printable (out, fn);
+        ps_outbuf_char (out, ']');
       }
       break;
     case PS_OP_MEMCPY:
-      fprintf (out, " [%s", n->dir < PS_COPY__COUNT ? ps_copy_dir_name ((ps_copy_dir) n->dir)
-                                                      : "?");
+      ps_outbuf_printf (out, " [%s",
+                        n->dir < PS_COPY__COUNT ? ps_copy_dir_name ((ps_copy_dir) n->dir) : "?");
       if (n->bytes) {
-        fputc (' ', out);
+        ps_outbuf_char (out, ' ');
         put_bytes (out, n->bytes);
       }
-      fputc (']', out);
+      ps_outbuf_char (out, ']');
       break;
     case PS_OP_MEMSET:
       if (n->bytes) {
-        fputs (" [", out);
+        ps_outbuf_str (out, " [");
         put_bytes (out, n->bytes);
-        fputc (']', out);
+        ps_outbuf_char (out, ']');
       }
       break;
     case PS_OP_HOST:
       if (n->aux != PS_NONE && n->aux < g->strings_len) {
-        fputs (" [", out);
-        ps_put_printable (out, ps_graph_str (g, n->aux));
-        fputc (']', out);
+        ps_outbuf_str (out, " [");
+        ps_outbuf_printable (out, ps_graph_str (g, n->aux));
+        ps_outbuf_char (out, ']');
       }
       break;
     case PS_OP_CONDITIONAL: {
       char what[PS_MAX_NAME + 64];
-      fputs (" [", out);
-      ps_put_printable (out, ps_cond_text (g, v, what, sizeof what));
-      fputc (']', out);
+      ps_outbuf_str (out, " [");
+      ps_outbuf_printable (out, ps_cond_text (g, v, what, sizeof what));
+      ps_outbuf_char (out, ']');
       break;
     }
     default:
       break;
     }
   }
-  fputc ('\n', out);
+  ps_outbuf_char (out, '\n');
 }
 
 int
-ps_plan_write_text (const ps_plan *p, FILE *out)
+ps_plan_write_text (const ps_plan *p, FILE *file)
 {
-  if (!p || !p->graph || !out)
+  if (!p || !p->graph || !file)
     return PS_EINVAL;
   const ps_graph *g = p->graph;
   uint32_t N = p->n_steps, S = p->streams_used;
@@ -382,12 +405,15 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   uint32_t *start = calloc ((size_t) S + 1, sizeof *start);
   uint32_t *last_work = malloc ((S ? S : 1) * sizeof *last_work);
   uint32_t *last_rec = malloc ((p->n_events ? p->n_events : 1) * sizeof *last_rec);
+  ps_outbuf *out = malloc (sizeof *out);
+  if (out)
+    ps_outbuf_init (out, file);
   int rc = 0;
   struct ps__plan_peak peak;
   bool seeking = peak_start (&peak, p);
   critical crit;
   bool have_crit = false;
-  if (!link || !order || !start || !last_work || !last_rec) {
+  if (!link || !order || !start || !last_work || !last_rec || !out) {
     rc = PS_ENOMEM;
     goto out;
   }
@@ -420,46 +446,49 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   for (uint32_t x = N > 0 ? N - 1 : 0; x >= 10; x /= 10)
     width++;
 
-  fputs ("plan", out);
+  ps_outbuf_str (out, "plan");
   if (g->name && g->name[0]) {
-    fputs (" for \"", out);
-    ps_put_printable (out, g->name);
-    fputc ('"', out);
+    ps_outbuf_str (out, " for \"");
+    ps_outbuf_printable (out, g->name);
+    ps_outbuf_char (out, '"');
   }
-  fputs (": ", out);
-  fprintf (out, "%u nodes, %u buffers, %u steps (--streams %s%u, fusion %s)\n", g->n_nodes,
-           g->n_buffers, N, p->auto_streams_max ? "auto: " : "", p->options.streams,
-           !p->options.fusion ? "off" : p->options.fusion_all ? "on, every group" : "on");
+  ps_outbuf_str (out, ": ");
+  ps_outbuf_printf (out, "%u nodes, %u buffers, %u steps (--streams %s%u, fusion %s)\n", g->n_nodes,
+                    g->n_buffers, N, p->auto_streams_max ? "auto: " : "", p->options.streams,
+                    !p->options.fusion      ? "off"
+                    : p->options.fusion_all ? "on, every group"
+                                            : "on");
 
   for (uint32_t t = 0, i = 0; t < S; t++) {
     uint32_t end = start[t];
     if (i == end)
       continue;
-    fprintf (out, "\nstream %u (%u step%s)\n", t, end - i, end - i == 1 ? "" : "s");
+    ps_outbuf_printf (out, "\nstream %u (%u step%s)\n", t, end - i, end - i == 1 ? "" : "s");
     for (; i < end; i++)
       write_step_text (out, p, link, order[i], width);
   }
 
-  fputs ("\nsummary\n", out);
-  fprintf (out, "  streams used    %u of %u", p->streams_used, p->options.streams);
+  ps_outbuf_str (out, "\nsummary\n");
+  ps_outbuf_printf (out, "  streams used    %u of %u", p->streams_used, p->options.streams);
   if (p->auto_streams_max) {
     /* How --streams auto chose: the fastest plan on any count it weighed. */
-    fprintf (out, " (auto: the fewest streams within 1%% of the fastest plan on up to %u, ",
-             p->auto_streams_max);
+    ps_outbuf_printf (out,
+                      " (auto: the fewest streams within 1%% of the fastest plan on up to %u, ",
+                      p->auto_streams_max);
     put_time (out, p->auto_best_ns);
-    fputc (')', out);
+    ps_outbuf_char (out, ')');
   }
-  fprintf (out, "\n  kernels         %u -> %u %s", p->kernels_before, p->kernels_after,
-           p->options.fusion ? "after fusion" : "(fusion off)");
+  ps_outbuf_printf (out, "\n  kernels         %u -> %u %s", p->kernels_before, p->kernels_after,
+                    p->options.fusion ? "after fusion" : "(fusion off)");
   if (p->fusion_kept_back)
-    fprintf (out, " (%u fused group%s kept back: the plan simulates faster without %s)",
-             p->fusion_kept_back, p->fusion_kept_back == 1 ? "" : "s",
-             p->fusion_kept_back == 1 ? "it" : "them");
-  fputc ('\n', out);
+    ps_outbuf_printf (out, " (%u fused group%s kept back: the plan simulates faster without %s)",
+                      p->fusion_kept_back, p->fusion_kept_back == 1 ? "" : "s",
+                      p->fusion_kept_back == 1 ? "it" : "them");
+  ps_outbuf_char (out, '\n');
   uint32_t user = g->n_events < p->n_events ? g->n_events : p->n_events;
-  fprintf (out, "  events          %u (%u user, %u inserted; %u cross-stream wait%s)\n",
-           p->n_events, user, p->n_events - user, p->n_event_pairs,
-           p->n_event_pairs == 1 ? "" : "s");
+  ps_outbuf_printf (out, "  events          %u (%u user, %u inserted; %u cross-stream wait%s)\n",
+                    p->n_events, user, p->n_events - user, p->n_event_pairs,
+                    p->n_event_pairs == 1 ? "" : "s");
   /* Both from the device model the plan was scheduled for. */
   const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
   critical_find (&crit, p, dev);
@@ -470,35 +499,37 @@ ps_plan_write_text (const ps_plan *p, FILE *out)
   seeking = false;
   if (rc < 0)
     goto out;
-  fprintf (out, "  pool            %s\n", ps_pool_text (p, &pk, pool, sizeof pool));
+  ps_outbuf_printf (out, "  pool            %s\n", ps_pool_text (p, &pk, pool, sizeof pool));
   /* The memory pass adds no waits (ps-plan.h): say so; a memory budget
    * trades time for memory by streams instead, and says what it cost. */
-  fputs ("  pool waits      none (bytes are shared only between buffers whose uses the plan "
-         "already orders)\n", out);
+  ps_outbuf_str (
+      out, "  pool waits      none (bytes are shared only between buffers whose uses the plan "
+           "already orders)\n");
   if (p->options.memory_budget) {
     char b[PS_FORMAT_MAX], x[PS_FORMAT_MAX];
-    fprintf (out, "  memory budget   %s: ",
-             ps_format_bytes ((double) p->options.memory_budget, b, sizeof b));
+    ps_outbuf_printf (out, "  memory budget   %s: ",
+                      ps_format_bytes ((double) p->options.memory_budget, b, sizeof b));
     if (!p->budget_streams_from) {
-      fputs ("the pool fits\n", out);
+      ps_outbuf_str (out, "the pool fits\n");
     } else {
-      fprintf (out, "planned on %u stream%s instead of %u, pool %s instead of %s, makespan ",
-               p->options.streams, p->options.streams == 1 ? "" : "s", p->budget_streams_from,
-               ps_format_bytes ((double) p->pool_bytes, b, sizeof b),
-               ps_format_bytes ((double) p->budget_pool_from, x, sizeof x));
+      ps_outbuf_printf (
+          out, "planned on %u stream%s instead of %u, pool %s instead of %s, makespan ",
+          p->options.streams, p->options.streams == 1 ? "" : "s", p->budget_streams_from,
+          ps_format_bytes ((double) p->pool_bytes, b, sizeof b),
+          ps_format_bytes ((double) p->budget_pool_from, x, sizeof x));
       put_time (out, p->est_makespan_ns);
-      fputs (" instead of ", out);
+      ps_outbuf_str (out, " instead of ");
       put_time (out, p->budget_makespan_from_ns);
       double from = p->budget_makespan_from_ns;
       if (from > 0)
-        fprintf (out, " (%+.1f%%)", 100 * (p->est_makespan_ns - from) / from);
-      fputc ('\n', out);
+        ps_outbuf_printf (out, " (%+.1f%%)", 100 * (p->est_makespan_ns - from) / from);
+      ps_outbuf_char (out, '\n');
     }
   }
-  fputs ("  est. makespan   ", out);
+  ps_outbuf_str (out, "  est. makespan   ");
   put_time (out, p->est_makespan_ns);
-  fprintf (out, " on %s (%s)\n", dev->name,
-           p->est_simulated ? "simulated" : "list schedule; simulate refines it");
+  ps_outbuf_printf (out, " on %s (%s)\n", dev->name,
+                    p->est_simulated ? "simulated" : "list schedule; simulate refines it");
 
   put_critical (out, p, &crit);
 out:
@@ -511,7 +542,10 @@ out:
   free (start);
   free (last_work);
   free (last_rec);
-  if (rc == 0 && ferror (out))
+  if (out)
+    ps_outbuf_flush (out);
+  free (out);
+  if (rc == 0 && ferror (file))
     rc = PS_EIO;
   return rc;
 }

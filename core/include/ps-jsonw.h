@@ -16,4 +16,10 @@ void ps_jsonw_string (FILE *out, const char *s);
  * written if they do. */
 void ps_jsonw_number (FILE *out, double v);
 
+/* The same into a ps_outbuf (util/ps-outbuf.h), which core's long outputs
+ * are written through. */
+struct ps_outbuf;
+void ps_jsonw_string_buf (struct ps_outbuf *out, const char *s);
+void ps_jsonw_number_buf (struct ps_outbuf *out, double v);
+
 #endif

@@ -105,22 +105,29 @@ ps_diag_print (const ps_diag *d, FILE *stream)
              d->warnings - d->max_warnings);
 }
 
+size_t
+ps_printable_span (const char *s)
+{
+  const unsigned char *c = (const unsigned char *) s;
+  while (*c >= 0x20 && *c != 0x7f)
+    c++;
+  return (size_t) (c - (const unsigned char *) s);
+}
+
 void
 ps_put_printable (FILE *out, const char *s)
 {
   /* Runs of printable bytes go out whole: a name a byte at a time, each
    * through the stream's lock, cost a quarter of a second of a 1M-node
    * plan's text. */
-  const unsigned char *c = (const unsigned char *) s;
-  while (*c) {
-    const unsigned char *run = c;
-    while (*c >= 0x20 && *c != 0x7f)
-      c++;
-    if (c > run)
-      fwrite (run, 1, (size_t) (c - run), out);
-    if (*c) {
+  while (*s) {
+    size_t run = ps_printable_span (s);
+    if (run)
+      fwrite (s, 1, run, out);
+    s += run;
+    if (*s) {
       fputc ('?', out);
-      c++;
+      s++;
     }
   }
 }

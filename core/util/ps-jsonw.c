@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-outbuf.h"
+
 /* Length of the valid UTF-8 sequence at p (p[0] >= 0x80), or 0. */
 static size_t
 utf8_valid (const unsigned char *p)
@@ -46,14 +48,14 @@ utf8_valid (const unsigned char *p)
 }
 
 void
-ps_jsonw_string (FILE *out, const char *s)
+ps_jsonw_string_buf (ps_outbuf *out, const char *s)
 {
   if (!s) {
-    fputs ("null", out);
+    ps_outbuf_str (out, "null");
     return;
   }
   const unsigned char *p = (const unsigned char *) s, *run = p;
-  putc ('"', out);
+  ps_outbuf_char (out, '"');
   for (;;) {
     unsigned c = *p;
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
@@ -67,38 +69,40 @@ ps_jsonw_string (FILE *out, const char *s)
         continue;
       }
     }
-    fwrite (run, 1, (size_t) (p - run), out);
+    ps_outbuf_mem (out, (const char *) run, (size_t) (p - run));
     if (c == '\0')
       break;
     switch (c) {
-    case '"': fputs ("\\\"", out); break;
-    case '\\': fputs ("\\\\", out); break;
-    case '\b': fputs ("\\b", out); break;
-    case '\f': fputs ("\\f", out); break;
-    case '\n': fputs ("\\n", out); break;
-    case '\r': fputs ("\\r", out); break;
-    case '\t': fputs ("\\t", out); break;
+    case '"': ps_outbuf_str (out, "\\\""); break;
+    case '\\': ps_outbuf_str (out, "\\\\"); break;
+    case '\b': ps_outbuf_str (out, "\\b"); break;
+    case '\f': ps_outbuf_str (out, "\\f"); break;
+    case '\n': ps_outbuf_str (out, "\\n"); break;
+    case '\r': ps_outbuf_str (out, "\\r"); break;
+    case '\t': ps_outbuf_str (out, "\\t"); break;
     default:
       if (c < 0x20)
-        fprintf (out, "\\u%04x", c);
+        ps_outbuf_printf (out, "\\u%04x", c);
       else
-        fputs ("\\ufffd", out);
+        ps_outbuf_str (out, "\\ufffd");
       break;
     }
     run = ++p;
   }
-  putc ('"', out);
+  ps_outbuf_char (out, '"');
 }
 
 void
-ps_jsonw_number (FILE *out, double v)
+ps_jsonw_number_buf (ps_outbuf *out, double v)
 {
   if (!isfinite (v)) {
-    putc ('0', out);
+    ps_outbuf_char (out, '0');
     return;
   }
   if (v == trunc (v) && fabs (v) < 9007199254740992.0) {
-    fprintf (out, "%lld", (long long) v);
+    if (v < 0)
+      ps_outbuf_char (out, '-');
+    ps_outbuf_uint_left (out, (uint64_t) fabs (v), 0);
     return;
   }
   char buf[48];
@@ -112,10 +116,29 @@ ps_jsonw_number (FILE *out, double v)
   const char *dp = localeconv ()->decimal_point;
   char *at = dp && *dp && strcmp (dp, ".") != 0 ? strstr (buf, dp) : NULL;
   if (at) {
-    fwrite (buf, 1, (size_t) (at - buf), out);
-    putc ('.', out);
-    fputs (at + strlen (dp), out);
+    ps_outbuf_mem (out, buf, (size_t) (at - buf));
+    ps_outbuf_char (out, '.');
+    ps_outbuf_str (out, at + strlen (dp));
   } else {
-    fputs (buf, out);
+    ps_outbuf_str (out, buf);
   }
+}
+
+/* The FILE forms: the same text, handed over whole. */
+void
+ps_jsonw_string (FILE *out, const char *s)
+{
+  ps_outbuf o;
+  ps_outbuf_init (&o, out);
+  ps_jsonw_string_buf (&o, s);
+  ps_outbuf_flush (&o);
+}
+
+void
+ps_jsonw_number (FILE *out, double v)
+{
+  ps_outbuf o;
+  ps_outbuf_init (&o, out);
+  ps_jsonw_number_buf (&o, v);
+  ps_outbuf_flush (&o);
 }
