@@ -113,6 +113,33 @@ core_util_array_growth (void **state)
   free (a);
 }
 
+static int
+cmp_first (const void *a, const void *b)
+{
+  uint32_t x = ((const uint32_t *) a)[0], y = ((const uint32_t *) b)[0];
+  return x < y ? -1 : x > y;
+}
+
+/* Sorting: an array in order (ties included) is left exactly as it is;
+ * one out of order anywhere, even only at its end, is sorted, ties kept
+ * in their order as qsort's merge sort keeps them. */
+static void
+core_util_array_sort (void **state)
+{
+  uint32_t a[6][2] = { { 1, 0 }, { 2, 1 }, { 2, 2 }, { 3, 3 }, { 5, 4 }, { 7, 5 } };
+  ps_array_sort (a, 6, sizeof a[0], cmp_first);
+  for (uint32_t i = 0; i < 6; i++)
+    assert_int_equal (a[i][1], i);
+  a[5][0] = 4; /* 1 2 2 3 5 4 */
+  ps_array_sort (a, 6, sizeof a[0], cmp_first);
+  static const uint32_t keys[6] = { 1, 2, 2, 3, 4, 5 }, tags[6] = { 0, 1, 2, 3, 5, 4 };
+  for (uint32_t i = 0; i < 6; i++) {
+    assert_int_equal (a[i][0], keys[i]);
+    assert_int_equal (a[i][1], tags[i]);
+  }
+  ps_array_sort (NULL, 0, sizeof a[0], cmp_first);
+}
+
 /* Every name of every table parses back to its value, with its length,
  * and nothing else does. */
 static void
@@ -262,6 +289,7 @@ main (void)
     cmocka_unit_test (core_util_format_durations),
     cmocka_unit_test (core_util_format_bytes_and_counts),
     cmocka_unit_test (core_util_array_growth),
+    cmocka_unit_test (core_util_array_sort),
     cmocka_unit_test (core_util_name_tables),
     cmocka_unit_test (core_util_messages),
     cmocka_unit_test (core_util_timing),

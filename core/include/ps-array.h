@@ -34,7 +34,8 @@ ps__array_reserve (void *arrp, uint32_t *cap, uint64_t need, size_t elem, uint64
 
 /* qsort for arrays that may be empty: an empty array may have no storage
  * (NULL), which qsort must not be given even with a count of 0 (C11
- * 7.22.5; UBSan reports it).  Every sort of planscope's goes through
+ * 7.22.5; UBSan reports it).  An array already in order is left as it is
+ * (as a stable sort leaves it).  Every sort of planscope's goes through
  * this. */
 void ps_array_sort (void *base, size_t n, size_t elem, int (*cmp) (const void *, const void *));
 

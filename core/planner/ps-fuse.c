@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps-array.h"
 #include "util/ps-job.h"
 
 #define MAX_CANDIDATES 8
@@ -293,7 +294,7 @@ renumber (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np, uint32_t stam
   } else {
     for (uint32_t i = 0; i < n_moved; i++)
       f->sorted[i] = (numbered) { nd[moved[i]].t, moved[i] };
-    qsort (f->sorted, n_moved, sizeof *f->sorted, by_t);
+    ps_array_sort (f->sorted, n_moved, sizeof *f->sorted, by_t);
     for (uint32_t i = 0; i < n_moved; i++)
       moved[i] = f->sorted[i].r;
   }
