@@ -8,6 +8,7 @@
 #include "ps-array.h"
 #include "ps-file.h"
 #include "ps-jsonw.h"
+#include "util/ps-outbuf.h"
 
 /* Times are rounded to whole nanoseconds first, so that a slice's ts + dur
  * is exactly the next slice's ts when they touch. */
@@ -22,9 +23,16 @@ ins (double t)
 }
 
 static void
-us (FILE *out, long long ns)
+us (ps_outbuf *out, long long ns)
 {
-  fprintf (out, "%lld.%03lld", ns / 1000, ns % 1000);
+  if (ns < 0) {
+    ps_outbuf_printf (out, "%lld.%03lld", ns / 1000, ns % 1000);
+    return;
+  }
+  ps_outbuf_uint_left (out, (uint64_t) ns / 1000, 0);
+  char frac[4]
+      = { '.', (char) ('0' + ns / 100 % 10), (char) ('0' + ns / 10 % 10), (char) ('0' + ns % 10) };
+  ps_outbuf_mem (out, frac, sizeof frac);
 }
 
 static const char *
@@ -46,7 +54,7 @@ span_cat (uint8_t kind)
 
 typedef struct {
   const ps_timeline *tl;
-  FILE *out;
+  ps_outbuf *out;
   long long wait_base;
   long long *span_ts, *span_end; /* as written, after clamping */
   long long *stall_ts, *stall_end;
@@ -62,7 +70,7 @@ pid_of (const ps_timeline *tl, uint32_t q)
 static void
 sep (writer *w)
 {
-  fputs (w->first ? "\n" : ",\n", w->out);
+  ps_outbuf_str (w->out, w->first ? "\n" : ",\n");
   w->first = false;
 }
 
@@ -70,12 +78,16 @@ static void
 thread_meta (writer *w, int pid, long long tid, const char *name, long long sort)
 {
   sep (w);
-  fprintf (w->out, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %lld, "
-           "\"args\": {\"name\": ", pid, tid);
-  ps_jsonw_string (w->out, name);
-  fputs ("}},\n", w->out);
-  fprintf (w->out, "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %d, \"tid\": %lld, "
-           "\"args\": {\"sort_index\": %lld}}", pid, tid, sort);
+  ps_outbuf_printf (w->out,
+                    "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %lld, "
+                    "\"args\": {\"name\": ",
+                    pid, tid);
+  ps_jsonw_string_buf (w->out, name);
+  ps_outbuf_str (w->out, "}},\n");
+  ps_outbuf_printf (w->out,
+                    "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %d, \"tid\": %lld, "
+                    "\"args\": {\"sort_index\": %lld}}",
+                    pid, tid, sort);
 }
 
 typedef struct {
@@ -106,7 +118,14 @@ write_spans (writer *w, const uint8_t *critical)
   char label[1024];
   for (uint32_t q = 0; q < tl->n_streams; q++) {
     long long prev = 0;
-    int pid = pid_of (tl, q);
+    /* What every slice of the stream says alike, formatted once. */
+    char where[96], args[96];
+    snprintf (where, sizeof where, ", \"pid\": %d, \"tid\": %lld, \"ts\": ", pid_of (tl, q),
+              (long long) tl->streams[q].id);
+    int len = snprintf (args, sizeof args, ", \"args\": {\"stream\": %lld",
+                        (long long) tl->streams[q].id);
+    if (tl->streams[q].device >= 0)
+      snprintf (args + len, sizeof args - (size_t) len, ", \"device\": %d", tl->streams[q].device);
     for (uint32_t k = tl->stream_off[q]; k < tl->stream_off[q + 1]; k++) {
       uint32_t x = tl->by_stream[k];
       const ps_span *s = &tl->spans[x];
@@ -120,22 +139,26 @@ write_spans (writer *w, const uint8_t *critical)
       w->span_end[x] = b;
       sep (w);
       ps_timeline_span_label (tl, x, label, sizeof label);
-      fprintf (w->out, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", span_cat (s->kind));
-      ps_jsonw_string (w->out, label);
-      fprintf (w->out, ", \"pid\": %d, \"tid\": %lld, \"ts\": ", pid, (long long) tl->streams[q].id);
+      ps_outbuf_str (w->out, "{\"ph\": \"X\", \"cat\": \"");
+      ps_outbuf_str (w->out, span_cat (s->kind));
+      ps_outbuf_str (w->out, "\", \"name\": ");
+      ps_jsonw_string_buf (w->out, label);
+      ps_outbuf_str (w->out, where);
       us (w->out, a);
-      fputs (", \"dur\": ", w->out);
+      ps_outbuf_str (w->out, ", \"dur\": ");
       us (w->out, b - a);
-      fprintf (w->out, ", \"args\": {\"stream\": %lld", (long long) tl->streams[q].id);
-      if (tl->streams[q].device >= 0)
-        fprintf (w->out, ", \"device\": %d", tl->streams[q].device);
-      if (s->step != PS_NONE)
-        fprintf (w->out, ", \"step\": %u", s->step);
-      if (s->correlation)
-        fprintf (w->out, ", \"correlation\": %llu", (unsigned long long) s->correlation);
+      ps_outbuf_str (w->out, args);
+      if (s->step != PS_NONE) {
+        ps_outbuf_str (w->out, ", \"step\": ");
+        ps_outbuf_uint_left (w->out, s->step, 0);
+      }
+      if (s->correlation) {
+        ps_outbuf_str (w->out, ", \"correlation\": ");
+        ps_outbuf_uint_left (w->out, s->correlation, 0);
+      }
       if (critical && critical[x])
-        fputs (", \"critical\": 1", w->out);
-      fputs ("}}", w->out);
+        ps_outbuf_str (w->out, ", \"critical\": 1");
+      ps_outbuf_str (w->out, "}}");
     }
   }
 }
@@ -175,25 +198,26 @@ write_stalls (writer *w)
       ps_timeline_span_label (tl, sl->waiting_for, what, sizeof what);
     snprintf (label, sizeof label, "wait for %s", what);
     sep (w);
-    fputs ("{\"ph\": \"X\", \"cat\": \"stall\", \"name\": ", w->out);
-    ps_jsonw_string (w->out, label);
-    fprintf (w->out, ", \"pid\": %d, \"tid\": %lld, \"ts\": ", pid_of (tl, sl->stream),
-             w->wait_base + sl->stream);
+    ps_outbuf_str (w->out, "{\"ph\": \"X\", \"cat\": \"stall\", \"name\": ");
+    ps_jsonw_string_buf (w->out, label);
+    ps_outbuf_printf (w->out, ", \"pid\": %d, \"tid\": %lld, \"ts\": ", pid_of (tl, sl->stream),
+                      w->wait_base + sl->stream);
     us (w->out, a);
-    fputs (", \"dur\": ", w->out);
+    ps_outbuf_str (w->out, ", \"dur\": ");
     us (w->out, b - a);
-    fprintf (w->out, ", \"args\": {\"stream\": %lld", (long long) tl->streams[sl->stream].id);
+    ps_outbuf_printf (w->out, ", \"args\": {\"stream\": %lld",
+                      (long long) tl->streams[sl->stream].id);
     if (sl->on_stream < tl->n_streams)
-      fprintf (w->out, ", \"on_stream\": %lld", (long long) tl->streams[sl->on_stream].id);
+      ps_outbuf_printf (w->out, ", \"on_stream\": %lld", (long long) tl->streams[sl->on_stream].id);
     if (sl->waiting_for < tl->n_spans) {
-      fputs (", \"waiting_for\": ", w->out);
-      ps_jsonw_string (w->out, what);
+      ps_outbuf_str (w->out, ", \"waiting_for\": ");
+      ps_jsonw_string_buf (w->out, what);
     }
     if (sl->event >= 0)
-      fprintf (w->out, ", \"event\": %lld", (long long) sl->event);
+      ps_outbuf_printf (w->out, ", \"event\": %lld", (long long) sl->event);
     if (sl->step != PS_NONE)
-      fprintf (w->out, ", \"step\": %u", sl->step);
-    fputs ("}}", w->out);
+      ps_outbuf_printf (w->out, ", \"step\": %u", sl->step);
+    ps_outbuf_str (w->out, "}}");
   }
   free (prev);
   free (k);
@@ -234,25 +258,31 @@ write_flows (writer *w)
     else
       snprintf (name, sizeof name, "event");
     sep (w);
-    fprintf (w->out, "{\"ph\": \"s\", \"cat\": \"event\", \"name\": \"%s\", \"id\": %u, "
-             "\"pid\": %d, \"tid\": %lld, \"ts\": ", name, id, pid_of (tl, from_q),
-             (long long) tl->streams[from_q].id);
+    ps_outbuf_printf (w->out,
+                      "{\"ph\": \"s\", \"cat\": \"event\", \"name\": \"%s\", \"id\": %u, "
+                      "\"pid\": %d, \"tid\": %lld, \"ts\": ",
+                      name, id, pid_of (tl, from_q), (long long) tl->streams[from_q].id);
     us (w->out, from_ts);
-    fputs ("},\n", w->out);
-    fprintf (w->out, "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"event\", \"name\": \"%s\", "
-             "\"id\": %u, \"pid\": %d, \"tid\": %lld, \"ts\": ", name, id,
-             pid_of (tl, f->to_stream), to_tid);
+    ps_outbuf_str (w->out, "},\n");
+    ps_outbuf_printf (w->out,
+                      "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"event\", \"name\": \"%s\", "
+                      "\"id\": %u, \"pid\": %d, \"tid\": %lld, \"ts\": ",
+                      name, id, pid_of (tl, f->to_stream), to_tid);
     us (w->out, to_ts);
-    fputs ("}", w->out);
+    ps_outbuf_str (w->out, "}");
     id++;
   }
 }
 
 int
-ps_trace_write (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out)
+ps_trace_write (const ps_timeline *tl, const ps_diagnosis *dg, FILE *file)
 {
   if (!tl->stream_off)
     return PS_EINVAL;
+  ps_outbuf *out = malloc (sizeof *out);
+  if (!out)
+    return PS_ENOMEM;
+  ps_outbuf_init (out, file);
   writer w = { tl, out, 1000, NULL, NULL, NULL, NULL, true };
   size_t ns = (size_t) tl->n_spans + 1, nst = (size_t) tl->n_stalls + 1;
   w.span_ts = malloc (ns * sizeof *w.span_ts);
@@ -276,12 +306,12 @@ ps_trace_write (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out)
   if (max_id >= 1000)
     w.wait_base = (max_id / 1000 + 1) * 1000;
 
-  fputs ("{\"displayTimeUnit\": \"ns\", \"otherData\": {\"producer\": \"planscope\", "
-         "\"source\": ", out);
-  ps_jsonw_string (out, ps_timeline_source_name (tl->source));
-  fputs (", \"device\": ", out);
-  ps_jsonw_string (out, tl->device);
-  fputs ("},\n\"traceEvents\": [", out);
+  ps_outbuf_str (out, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"producer\": \"planscope\", "
+                      "\"source\": ");
+  ps_jsonw_string_buf (out, ps_timeline_source_name (tl->source));
+  ps_outbuf_str (out, ", \"device\": ");
+  ps_jsonw_string_buf (out, tl->device);
+  ps_outbuf_str (out, "},\n\"traceEvents\": [");
 
   /* One process per device. */
   int *pids = malloc (((size_t) tl->n_streams + 1) * sizeof *pids);
@@ -297,10 +327,12 @@ ps_trace_write (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out)
     snprintf (name, sizeof name, "%s GPU %d (%s)", ps_timeline_source_name (tl->source), pids[q],
               tl->device[0] ? tl->device : "?");
     sep (&w);
-    fprintf (out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, "
-             "\"args\": {\"name\": ", pids[q]);
-    ps_jsonw_string (out, name);
-    fputs ("}}", out);
+    ps_outbuf_printf (out,
+                      "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, "
+                      "\"args\": {\"name\": ",
+                      pids[q]);
+    ps_jsonw_string_buf (out, name);
+    ps_outbuf_str (out, "}}");
   }
   free (pids);
   for (uint32_t q = 0; q < tl->n_streams; q++) {
@@ -315,9 +347,12 @@ ps_trace_write (const ps_timeline *tl, const ps_diagnosis *dg, FILE *out)
   if (rc < 0)
     goto out;
   write_flows (&w);
-  fputs ("\n]}\n", out);
-  rc = ferror (out) ? PS_EIO : 0;
+  ps_outbuf_str (out, "\n]}\n");
 out:
+  ps_outbuf_flush (out);
+  free (out);
+  if (rc == 0 && ferror (file))
+    rc = PS_EIO;
   free (w.span_ts);
   free (w.span_end);
   free (w.stall_ts);
