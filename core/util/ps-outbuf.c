@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ps-error.h"
+#include "ps-format.h"
 
 void
 ps_outbuf_flush (ps_outbuf *o)
@@ -62,6 +63,19 @@ ps_outbuf_str_left (ps_outbuf *o, const char *s, int width)
   ps_outbuf_mem (o, s, len);
   if (width > 0 && (size_t) width > len)
     spaces (o, (size_t) width - len);
+}
+
+void
+ps_outbuf_column (ps_outbuf *o, const char *s, int width)
+{
+  size_t w = ps_format_width (s);
+  size_t want = (size_t) (width < 0 ? -(long) width : width);
+  size_t pad = w < want ? want - w : 0;
+  if (width > 0)
+    spaces (o, pad);
+  ps_outbuf_str (o, s);
+  if (width < 0)
+    spaces (o, pad);
 }
 
 void

@@ -44,6 +44,9 @@ void ps_outbuf_printable (ps_outbuf *o, const char *s);
 /* printf's "%-*s" and "%-*u": s or v, then spaces up to `width`. */
 void ps_outbuf_str_left (ps_outbuf *o, const char *s, int width);
 void ps_outbuf_uint_left (ps_outbuf *o, uint64_t v, int width);
+/* ps_format_column's: s padded to `width` characters, right-aligned when
+ * width > 0, left-aligned when < 0. */
+void ps_outbuf_column (ps_outbuf *o, const char *s, int width);
 void ps_outbuf_printf (ps_outbuf *o, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__ ((format (printf, 2, 3)))
