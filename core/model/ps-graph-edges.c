@@ -5,13 +5,16 @@
  * Every edge found while visiting node v ends at v, so the raw edge list
  * comes out grouped by destination in increasing order; parallel edges are
  * merged on the fly (a stamp per source).  One counting pass by source then
- * gives successor lists sorted by node id, and walking those in source
- * order gives sorted predecessor lists: no comparison sort anywhere. */
+ * gives successor lists sorted by node id, and each node's raw list,
+ * sorted where it stands (a few sources, by insertion; qsort past
+ * SHORT_LIST), is its predecessor list: the two are independent, so a
+ * large graph builds them on two threads. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ps-array.h"
 #include "ps-graph-private.h"
+#include "util/ps-job.h"
 
 typedef struct builder {
   uint32_t v;        /* the node being visited */
@@ -191,6 +194,54 @@ out:
   return ret;
 }
 
+/* Graphs of at least this many nodes build their successor lists on a
+ * second thread; predecessor lists longer than SHORT_LIST are sorted by
+ * qsort. */
+#define EDGES_THREAD_MIN 65536u
+#define SHORT_LIST 32u
+
+typedef struct src_kind {
+  uint32_t src;
+  uint8_t kind;
+} src_kind;
+
+static int
+cmp_src (const void *a, const void *b)
+{
+  uint32_t x = ((const src_kind *) a)->src, y = ((const src_kind *) b)->src;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct succ_job {
+  uint32_t n, m;
+  const uint32_t *raw_off, *src;
+  const uint8_t *kind;
+  uint32_t *fill; /* n entries of scratch */
+  uint32_t *succ_off, *succ;
+  uint8_t *succ_kind;
+  ps__job job;
+} succ_job;
+
+/* The successor lists from the raw ones: counted by source, then filled
+ * walking the destinations in order, so each list is sorted. */
+static void
+build_succ (void *arg)
+{
+  succ_job *j = arg;
+  uint32_t n = j->n;
+  for (uint32_t e = 0; e < j->m; e++)
+    j->succ_off[j->src[e] + 1]++;
+  for (uint32_t v = 0; v < n; v++)
+    j->succ_off[v + 1] += j->succ_off[v];
+  memcpy (j->fill, j->succ_off, (size_t) n * sizeof *j->fill);
+  for (uint32_t v = 0; v < n; v++)
+    for (uint32_t e = j->raw_off[v]; e < j->raw_off[v + 1]; e++) {
+      uint32_t p = j->fill[j->src[e]]++;
+      j->succ[p] = v;
+      j->succ_kind[p] = j->kind[e];
+    }
+}
+
 int
 ps__graph_build_edges (ps_graph *g, const uint32_t *after_pairs, uint32_t n_after,
                        ps_diag *diag)
@@ -220,48 +271,74 @@ ps__graph_build_edges (ps_graph *g, const uint32_t *after_pairs, uint32_t n_afte
     goto fail;
   }
 
-  /* Successors: count per source, then place in destination order. */
+  /* Successors: count per source, then place in destination order; on
+   * a second thread for a large graph while the predecessors are
+   * sorted here (1M nodes: 0.008 and 0.009 s). */
   uint32_t m = b.n;
-  uint32_t *succ_off = calloc ((size_t) n + 1, sizeof *succ_off);
-  uint32_t *succ = malloc (((size_t) m + 1) * sizeof *succ);
-  uint8_t *succ_kind = malloc ((size_t) m + 1);
-  if (!succ_off || !succ || !succ_kind) {
-    free (succ_off);
-    free (succ);
-    free (succ_kind);
+  succ_job sj
+      = { .n = n, .m = m, .raw_off = raw_off, .src = b.src, .kind = b.kind, .fill = b.stamp };
+  sj.succ_off = calloc ((size_t) n + 1, sizeof *sj.succ_off);
+  sj.succ = malloc (((size_t) m + 1) * sizeof *sj.succ);
+  sj.succ_kind = malloc ((size_t) m + 1);
+  uint32_t *pred = malloc (((size_t) m + 1) * sizeof *pred);
+  uint8_t *pred_kind = malloc ((size_t) m + 1);
+  if (!sj.succ_off || !sj.succ || !sj.succ_kind || !pred || !pred_kind) {
+    free (sj.succ_off);
+    free (sj.succ);
+    free (sj.succ_kind);
+    free (pred);
+    free (pred_kind);
     ret = PS_ENOMEM;
     goto fail;
   }
-  for (uint32_t e = 0; e < m; e++)
-    succ_off[b.src[e] + 1]++;
-  for (uint32_t v = 0; v < n; v++)
-    succ_off[v + 1] += succ_off[v];
-  uint32_t *fill = b.stamp; /* reused: n entries */
-  memcpy (fill, succ_off, (size_t) n * sizeof *fill);
-  for (uint32_t v = 0; v < n; v++)
-    for (uint32_t e = raw_off[v]; e < raw_off[v + 1]; e++) {
-      uint32_t p = fill[b.src[e]]++;
-      succ[p] = v;
-      succ_kind[p] = b.kind[e];
-    }
+  ps__job_start (&sj.job, build_succ, &sj, n >= EDGES_THREAD_MIN);
 
-  /* Predecessors: same counts as the raw lists; walking the successors in
-   * source order fills each list sorted.  The raw arrays are reused. */
-  uint32_t *pred = b.src, *pfill = b.pos;
-  uint8_t *pred_kind = b.kind;
-  memcpy (pfill, raw_off, (size_t) n * sizeof *pfill);
-  for (uint32_t u = 0; u < n; u++)
-    for (uint32_t i = succ_off[u]; i < succ_off[u + 1]; i++) {
-      uint32_t p = pfill[succ[i]]++;
-      pred[p] = u;
-      pred_kind[p] = succ_kind[i];
+  /* Predecessors: each node's raw list (its sources, distinct, in the
+   * order they were found) sorted by source: in place when short, by
+   * qsort when long (a write after many reads: n log n, not n^2). */
+  src_kind *tmp = NULL;
+  uint32_t tmp_cap = 0;
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t lo = raw_off[v], hi = raw_off[v + 1];
+    if (hi - lo > SHORT_LIST) {
+      if (PS_ARRAY_RESERVE (tmp, tmp_cap, hi - lo) < 0) {
+        ps__job_finish (&sj.job);
+        free (tmp);
+        free (sj.succ_off);
+        free (sj.succ);
+        free (sj.succ_kind);
+        free (pred);
+        free (pred_kind);
+        ret = PS_ENOMEM;
+        goto fail;
+      }
+      for (uint32_t e = lo; e < hi; e++)
+        tmp[e - lo] = (src_kind){ b.src[e], b.kind[e] };
+      ps_array_sort (tmp, hi - lo, sizeof *tmp, cmp_src);
+      for (uint32_t e = lo; e < hi; e++) {
+        pred[e] = tmp[e - lo].src;
+        pred_kind[e] = tmp[e - lo].kind;
+      }
+      continue;
     }
-  if (m > 0) {
-    uint32_t *np = realloc (pred, (size_t) m * sizeof *pred);
-    uint8_t *nk = realloc (pred_kind, m);
-    pred = np ? np : pred;
-    pred_kind = nk ? nk : pred_kind;
+    for (uint32_t e = lo; e < hi; e++) {
+      uint32_t u = b.src[e], at = e;
+      uint8_t k = b.kind[e];
+      for (; at > lo && pred[at - 1] > u; at--) {
+        pred[at] = pred[at - 1];
+        pred_kind[at] = pred_kind[at - 1];
+      }
+      pred[at] = u;
+      pred_kind[at] = k;
+    }
   }
+  free (tmp);
+  if (!ps__job_finish (&sj.job))
+    build_succ (&sj); /* a small graph's, here */
+  free (b.src);
+  free (b.kind);
+  uint32_t *succ_off = sj.succ_off, *succ = sj.succ;
+  uint8_t *succ_kind = sj.succ_kind;
 
   g->n_edges = m;
   g->succ_off = succ_off;
