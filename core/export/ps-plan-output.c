@@ -167,13 +167,13 @@ put_name_list (ps_outbuf *out, const ps_graph *g, const uint32_t *ids, uint32_t 
   for (uint32_t k = 0; k < head; k++) {
     if (k)
       ps_outbuf_str (out, sep);
-    ps_outbuf_printable (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
+    ps_put_printable_buf (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
   }
   if (n > max)
     ps_outbuf_printf (out, "%s... (%u more) ...", sep, n - head - tail);
   for (uint32_t k = n - tail; k < n; k++) {
     ps_outbuf_str (out, sep);
-    ps_outbuf_printable (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
+    ps_put_printable_buf (out, ids[k] < g->n_nodes ? ps_node_name (g, ids[k]) : "?");
   }
 }
 
@@ -261,7 +261,7 @@ put_step_label (ps_outbuf *out, const ps_plan *p, uint32_t s)
   const ps_step *st = &p->steps[s];
   const char *fn = ps__plan_str (p, st->function);
   if (st->nodes_count > 1 && fn)
-    ps_outbuf_printable (out, fn);
+    ps_put_printable_buf (out, fn);
   else if (st->nodes_count > 0)
     put_name_list (out, p->graph, p->step_nodes + st->nodes_begin + st->nodes_count - 1, 1, "",
                    1);
@@ -289,7 +289,7 @@ put_user_event (ps_outbuf *out, const ps_graph *g, uint32_t e)
 {
   ps_outbuf_str (out, "event \"");
   if (e < g->n_events && g->event_names)
-    ps_outbuf_printable (out, ps_graph_str (g, g->event_names[e]));
+    ps_put_printable_buf (out, ps_graph_str (g, g->event_names[e]));
   ps_outbuf_printf (out, "\" e%u", e);
 }
 
@@ -319,7 +319,7 @@ write_step_text (ps_outbuf *out, const ps_plan *p, const uint32_t *link, uint32_
           ps_outbuf_str (out, st->wait == PS_WAIT_ORDER ? "; resource order" : "; pool reuse");
           if (st->dep_node < g->n_nodes) {
             ps_outbuf_str (out, ", depends on ");
-            ps_outbuf_printable (out, ps_node_name (g, st->dep_node));
+            ps_put_printable_buf (out, ps_node_name (g, st->dep_node));
           } else {
             ps_outbuf_str (out, ", no dependency");
           }
@@ -327,7 +327,7 @@ write_step_text (ps_outbuf *out, const ps_plan *p, const uint32_t *link, uint32_
         ps_outbuf_char (out, ')');
       }
     } else {
-      ps_outbuf_printable (out, ps_node_name (g, v));
+      ps_put_printable_buf (out, ps_node_name (g, v));
       ps_outbuf_str (out, " (");
       put_user_event (out, g, st->event);
       if (wait) {
@@ -337,16 +337,16 @@ write_step_text (ps_outbuf *out, const ps_plan *p, const uint32_t *link, uint32_
       ps_outbuf_char (out, ')');
     }
   } else if (st->nodes_count > 1) {
-    ps_outbuf_printable (out, fn ? fn : "fused");
+    ps_put_printable_buf (out, fn ? fn : "fused");
     ps_outbuf_str (out, " = ");
     put_name_list (out, g, nodes, st->nodes_count, " + ", 12);
   } else if (n) {
-    ps_outbuf_printable (out, ps_node_name (g, v));
+    ps_put_printable_buf (out, ps_node_name (g, v));
     switch ((ps_op) st->op) {
     case PS_OP_KERNEL:
       if (fn) {
         ps_outbuf_str (out, " [");
-        ps_outbuf_printable (out, fn);
+        ps_put_printable_buf (out, fn);
         ps_outbuf_char (out, ']');
       }
       break;
@@ -369,14 +369,14 @@ write_step_text (ps_outbuf *out, const ps_plan *p, const uint32_t *link, uint32_
     case PS_OP_HOST:
       if (n->aux != PS_NONE && n->aux < g->strings_len) {
         ps_outbuf_str (out, " [");
-        ps_outbuf_printable (out, ps_graph_str (g, n->aux));
+        ps_put_printable_buf (out, ps_graph_str (g, n->aux));
         ps_outbuf_char (out, ']');
       }
       break;
     case PS_OP_CONDITIONAL: {
       char what[PS_MAX_NAME + 64];
       ps_outbuf_str (out, " [");
-      ps_outbuf_printable (out, ps_cond_text (g, v, what, sizeof what));
+      ps_put_printable_buf (out, ps_cond_text (g, v, what, sizeof what));
       ps_outbuf_char (out, ']');
       break;
     }
@@ -449,7 +449,7 @@ ps_plan_write_text (const ps_plan *p, FILE *file)
   ps_outbuf_str (out, "plan");
   if (g->name && g->name[0]) {
     ps_outbuf_str (out, " for \"");
-    ps_outbuf_printable (out, g->name);
+    ps_put_printable_buf (out, g->name);
     ps_outbuf_char (out, '"');
   }
   ps_outbuf_str (out, ": ");

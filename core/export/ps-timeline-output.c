@@ -321,7 +321,7 @@ print_span (ps_outbuf *out, const ps_timeline *tl, uint32_t x)
       cut--;
     strcpy (label + cut, "...");
   }
-  ps_outbuf_printable (out, label);
+  ps_put_printable_buf (out, label);
 }
 
 static void
@@ -329,7 +329,7 @@ timeline_text (const ps_timeline *tl, const ps_diagnosis *dg, ps_outbuf *out)
 {
   char a[PS_FORMAT_MAX], b[PS_FORMAT_MAX], c[PS_FORMAT_MAX], sl_[64], sl2[64];
   ps_outbuf_printf (out, "%s timeline on ", ps_timeline_source_name (tl->source));
-  ps_outbuf_printable (out, tl->device[0] ? tl->device : "?");
+  ps_put_printable_buf (out, tl->device[0] ? tl->device : "?");
   ps_outbuf_printf (out, ": makespan %s, %u spans on %u streams, %u event waits, %u stalls\n",
                     dur (a, sizeof a, tl->makespan_ns), tl->n_spans, tl->n_streams, tl->event_waits,
                     tl->n_stalls);
@@ -339,13 +339,13 @@ timeline_text (const ps_timeline *tl, const ps_diagnosis *dg, ps_outbuf *out)
     for (uint32_t q = 0; q < dg->n_streams; q++) {
       const ps_stream_stats *s = &dg->streams[q];
       ps_timeline_stream_label (tl, q, sl_, sizeof sl_);
-      ps_outbuf_column (out, sl_, -22);
+      ps_format_column_buf (out, sl_, -22);
       ps_outbuf_char (out, ' ');
-      ps_outbuf_column (out, dur (a, sizeof a, s->busy_ns), 12);
+      ps_format_column_buf (out, dur (a, sizeof a, s->busy_ns), 12);
       ps_outbuf_char (out, ' ');
-      ps_outbuf_column (out, dur (b, sizeof b, s->stalled_ns), 12);
+      ps_format_column_buf (out, dur (b, sizeof b, s->stalled_ns), 12);
       ps_outbuf_char (out, ' ');
-      ps_outbuf_column (out, dur (c, sizeof c, s->idle_ns), 12);
+      ps_format_column_buf (out, dur (c, sizeof c, s->idle_ns), 12);
       ps_outbuf_printf (out, " %8u\n", s->spans);
     }
   }
@@ -366,7 +366,7 @@ timeline_text (const ps_timeline *tl, const ps_diagnosis *dg, ps_outbuf *out)
       if (dg && i < dg->n_waits) {
         char text[1024];
         ps_outbuf_str (out, ": ");
-        ps_outbuf_printable (out, ps_diagnose_wait_text (tl, dg, i, text, sizeof text));
+        ps_put_printable_buf (out, ps_diagnose_wait_text (tl, dg, i, text, sizeof text));
       } else {
         ps_outbuf_printf (out, ": waits %s", dur (b, sizeof b, s->end_ns - s->start_ns));
         if (s->waiting_for < tl->n_spans) {
@@ -413,7 +413,7 @@ timeline_text (const ps_timeline *tl, const ps_diagnosis *dg, ps_outbuf *out)
       char text[1024];
       ps_timeline_stream_label (tl, w->stream, sl_, sizeof sl_);
       ps_outbuf_printf (out, "  %s at %s: ", sl_, dur (a, sizeof a, w->start_ns));
-      ps_outbuf_printable (out, ps_diagnose_wait_text (tl, dg, shown[k], text, sizeof text));
+      ps_put_printable_buf (out, ps_diagnose_wait_text (tl, dg, shown[k], text, sizeof text));
       ps_outbuf_char (out, '\n');
     }
   }
@@ -430,9 +430,9 @@ timeline_text (const ps_timeline *tl, const ps_diagnosis *dg, ps_outbuf *out)
       const ps_span *s = &tl->spans[x];
       ps_timeline_stream_label (tl, s->stream, sl_, sizeof sl_);
       ps_outbuf_str (out, "  ");
-      ps_outbuf_column (out, dur (a, sizeof a, s->start_ns), 10);
+      ps_format_column_buf (out, dur (a, sizeof a, s->start_ns), 10);
       ps_outbuf_str (out, "  ");
-      ps_outbuf_column (out, sl_, -12);
+      ps_format_column_buf (out, sl_, -12);
       ps_outbuf_char (out, ' ');
       print_span (out, tl, x);
       ps_outbuf_printf (out, "  [%s; %s]\n", ps_timeline_span_duration_text (tl, x, b, sizeof b),
@@ -449,7 +449,7 @@ timeline_text (const ps_timeline *tl, const ps_diagnosis *dg, ps_outbuf *out)
         const char *fn = ps_timeline_span_function (tl, h->span);
         if (h->count > 1 && fn) {
           ps_outbuf_str (out, "shorten kernel ");
-          ps_outbuf_printable (out, fn);
+          ps_put_printable_buf (out, fn);
         } else {
           ps_outbuf_str (out, "shorten ");
           print_span (out, tl, h->span);

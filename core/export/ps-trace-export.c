@@ -22,13 +22,11 @@ ins (double t)
   return llround (t);
 }
 
+/* ns >= 0: every time written went through ins (), and durations are
+ * clamped to be no shorter than 0. */
 static void
 us (ps_outbuf *out, long long ns)
 {
-  if (ns < 0) {
-    ps_outbuf_printf (out, "%lld.%03lld", ns / 1000, ns % 1000);
-    return;
-  }
   ps_outbuf_uint_left (out, (uint64_t) ns / 1000, 0);
   char frac[4]
       = { '.', (char) ('0' + ns / 100 % 10), (char) ('0' + ns / 10 % 10), (char) ('0' + ns % 10) };

@@ -80,9 +80,10 @@ void ps_diag_print(const ps_diag *d, FILE *stream);
  * control characters replaced by '?', so that it stays on its line and
  * cannot drive the terminal it is printed on. */
 void ps_put_printable (FILE *out, const char *s);
-/* The length of s's leading run of bytes ps_put_printable writes as they
- * are. */
-size_t ps_printable_span (const char *s);
+/* The same into a ps_outbuf (util/ps-outbuf.h), which core's long outputs
+ * are written through. */
+struct ps_outbuf;
+void ps_put_printable_buf (struct ps_outbuf *out, const char *s);
 
 /* Copies len bytes of s into out (cap bytes, NUL included) for a message:
  * control characters become '?', and text that does not fit is cut at a

@@ -38,5 +38,8 @@ size_t ps_format_width (const char *s);
 /* Writes s padded with spaces to `width` characters: right-aligned when
  * width > 0, left-aligned when width < 0.  Returns 0 or PS_EIO. */
 int ps_format_column (FILE *out, const char *s, int width);
+/* The same into a ps_outbuf (util/ps-outbuf.h). */
+struct ps_outbuf;
+void ps_format_column_buf (struct ps_outbuf *out, const char *s, int width);
 
 #endif

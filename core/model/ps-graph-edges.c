@@ -242,6 +242,46 @@ build_succ (void *arg)
     }
 }
 
+/* Predecessors: each node's raw list (its sources, distinct, in the order
+ * they were found) sorted by source into pred: by insertion when short,
+ * by qsort when long (a write after many reads: n log n, not n^2). */
+static int
+sort_preds (const builder *b, const uint32_t *raw_off, uint32_t n, uint32_t *pred,
+            uint8_t *pred_kind)
+{
+  src_kind *tmp = NULL;
+  uint32_t tmp_cap = 0;
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t lo = raw_off[v], hi = raw_off[v + 1];
+    if (hi - lo > SHORT_LIST) {
+      if (PS_ARRAY_RESERVE (tmp, tmp_cap, hi - lo) < 0) {
+        free (tmp);
+        return PS_ENOMEM;
+      }
+      for (uint32_t e = lo; e < hi; e++)
+        tmp[e - lo] = (src_kind){ b->src[e], b->kind[e] };
+      ps_array_sort (tmp, hi - lo, sizeof *tmp, cmp_src);
+      for (uint32_t e = lo; e < hi; e++) {
+        pred[e] = tmp[e - lo].src;
+        pred_kind[e] = tmp[e - lo].kind;
+      }
+      continue;
+    }
+    for (uint32_t e = lo; e < hi; e++) {
+      uint32_t u = b->src[e], at = e;
+      uint8_t k = b->kind[e];
+      for (; at > lo && pred[at - 1] > u; at--) {
+        pred[at] = pred[at - 1];
+        pred_kind[at] = pred_kind[at - 1];
+      }
+      pred[at] = u;
+      pred_kind[at] = k;
+    }
+  }
+  free (tmp);
+  return 0;
+}
+
 int
 ps__graph_build_edges (ps_graph *g, const uint32_t *after_pairs, uint32_t n_after,
                        ps_diag *diag)
@@ -283,67 +323,28 @@ ps__graph_build_edges (ps_graph *g, const uint32_t *after_pairs, uint32_t n_afte
   uint32_t *pred = malloc (((size_t) m + 1) * sizeof *pred);
   uint8_t *pred_kind = malloc ((size_t) m + 1);
   if (!sj.succ_off || !sj.succ || !sj.succ_kind || !pred || !pred_kind) {
+    ret = PS_ENOMEM;
+  } else {
+    ps__job_start (&sj.job, build_succ, &sj, n >= EDGES_THREAD_MIN);
+    ret = sort_preds (&b, raw_off, n, pred, pred_kind);
+    if (!ps__job_finish (&sj.job) && ret == 0)
+      build_succ (&sj); /* a small graph's, here */
+  }
+  if (ret < 0) {
     free (sj.succ_off);
     free (sj.succ);
     free (sj.succ_kind);
     free (pred);
     free (pred_kind);
-    ret = PS_ENOMEM;
     goto fail;
   }
-  ps__job_start (&sj.job, build_succ, &sj, n >= EDGES_THREAD_MIN);
-
-  /* Predecessors: each node's raw list (its sources, distinct, in the
-   * order they were found) sorted by source: in place when short, by
-   * qsort when long (a write after many reads: n log n, not n^2). */
-  src_kind *tmp = NULL;
-  uint32_t tmp_cap = 0;
-  for (uint32_t v = 0; v < n; v++) {
-    uint32_t lo = raw_off[v], hi = raw_off[v + 1];
-    if (hi - lo > SHORT_LIST) {
-      if (PS_ARRAY_RESERVE (tmp, tmp_cap, hi - lo) < 0) {
-        ps__job_finish (&sj.job);
-        free (tmp);
-        free (sj.succ_off);
-        free (sj.succ);
-        free (sj.succ_kind);
-        free (pred);
-        free (pred_kind);
-        ret = PS_ENOMEM;
-        goto fail;
-      }
-      for (uint32_t e = lo; e < hi; e++)
-        tmp[e - lo] = (src_kind){ b.src[e], b.kind[e] };
-      ps_array_sort (tmp, hi - lo, sizeof *tmp, cmp_src);
-      for (uint32_t e = lo; e < hi; e++) {
-        pred[e] = tmp[e - lo].src;
-        pred_kind[e] = tmp[e - lo].kind;
-      }
-      continue;
-    }
-    for (uint32_t e = lo; e < hi; e++) {
-      uint32_t u = b.src[e], at = e;
-      uint8_t k = b.kind[e];
-      for (; at > lo && pred[at - 1] > u; at--) {
-        pred[at] = pred[at - 1];
-        pred_kind[at] = pred_kind[at - 1];
-      }
-      pred[at] = u;
-      pred_kind[at] = k;
-    }
-  }
-  free (tmp);
-  if (!ps__job_finish (&sj.job))
-    build_succ (&sj); /* a small graph's, here */
   free (b.src);
   free (b.kind);
-  uint32_t *succ_off = sj.succ_off, *succ = sj.succ;
-  uint8_t *succ_kind = sj.succ_kind;
 
   g->n_edges = m;
-  g->succ_off = succ_off;
-  g->succ = succ;
-  g->succ_kind = succ_kind;
+  g->succ_off = sj.succ_off;
+  g->succ = sj.succ;
+  g->succ_kind = sj.succ_kind;
   g->pred_off = raw_off;
   g->pred = pred;
   g->pred_kind = pred_kind;

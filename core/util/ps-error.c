@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ps-array.h"
+#include "ps-outbuf.h"
 
 void
 ps_diag_init (ps_diag *d, const char *file)
@@ -105,31 +106,26 @@ ps_diag_print (const ps_diag *d, FILE *stream)
              d->warnings - d->max_warnings);
 }
 
-size_t
-ps_printable_span (const char *s)
+void
+ps_put_printable_buf (ps_outbuf *out, const char *s)
 {
-  const unsigned char *c = (const unsigned char *) s;
-  while (*c >= 0x20 && *c != 0x7f)
-    c++;
-  return (size_t) (c - (const unsigned char *) s);
+  /* Runs of printable bytes go out whole. */
+  while (*s) {
+    const char *run = s;
+    while ((unsigned char) *s >= 0x20 && *s != 0x7f)
+      s++;
+    ps_outbuf_mem (out, run, (size_t) (s - run));
+    if (*s) {
+      ps_outbuf_char (out, '?');
+      s++;
+    }
+  }
 }
 
 void
 ps_put_printable (FILE *out, const char *s)
 {
-  /* Runs of printable bytes go out whole: a name a byte at a time, each
-   * through the stream's lock, cost a quarter of a second of a 1M-node
-   * plan's text. */
-  while (*s) {
-    size_t run = ps_printable_span (s);
-    if (run)
-      fwrite (s, 1, run, out);
-    s += run;
-    if (*s) {
-      fputc ('?', out);
-      s++;
-    }
-  }
+  ps_outbuf_put (out, ps_put_printable_buf, s);
 }
 
 void

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ps-outbuf.h"
 #include "ps-status.h"
 
 #define MINUS "\xe2\x88\x92" /* U+2212 */
@@ -127,19 +128,27 @@ ps_format_width (const char *s)
   return n;
 }
 
+void
+ps_format_column_buf (ps_outbuf *out, const char *s, int width)
+{
+  size_t w = ps_format_width (s);
+  size_t want = (size_t) (width < 0 ? -(long) width : width);
+  size_t pad = w < want ? want - w : 0;
+  if (width > 0)
+    ps_outbuf_spaces (out, pad);
+  ps_outbuf_str (out, s);
+  if (width < 0)
+    ps_outbuf_spaces (out, pad);
+}
+
 int
 ps_format_column (FILE *out, const char *s, int width)
 {
-  size_t w = ps_format_width (s);
-  size_t want = (size_t) (width < 0 ? -width : width);
-  int pad = w < want ? (int) (want - w) : 0;
-  if (width > 0 && fprintf (out, "%*s", pad, "") < 0)
-    return PS_EIO;
-  if (fputs (s, out) < 0)
-    return PS_EIO;
-  if (width < 0 && fprintf (out, "%*s", pad, "") < 0)
-    return PS_EIO;
-  return 0;
+  ps_outbuf o;
+  ps_outbuf_init (&o, out);
+  ps_format_column_buf (&o, s, width);
+  ps_outbuf_flush (&o);
+  return ferror (out) ? PS_EIO : 0;
 }
 
 const char *

@@ -128,10 +128,7 @@ ps_jsonw_number_buf (ps_outbuf *out, double v)
 void
 ps_jsonw_string (FILE *out, const char *s)
 {
-  ps_outbuf o;
-  ps_outbuf_init (&o, out);
-  ps_jsonw_string_buf (&o, s);
-  ps_outbuf_flush (&o);
+  ps_outbuf_put (out, ps_jsonw_string_buf, s);
 }
 
 void

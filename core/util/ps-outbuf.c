@@ -4,9 +4,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "ps-error.h"
-#include "ps-format.h"
-
 void
 ps_outbuf_flush (ps_outbuf *o)
 {
@@ -36,21 +33,7 @@ ps_outbuf_str (ps_outbuf *o, const char *s)
 }
 
 void
-ps_outbuf_printable (ps_outbuf *o, const char *s)
-{
-  while (*s) {
-    size_t run = ps_printable_span (s);
-    ps_outbuf_mem (o, s, run);
-    s += run;
-    if (*s) {
-      ps_outbuf_char (o, '?');
-      s++;
-    }
-  }
-}
-
-static void
-spaces (ps_outbuf *o, size_t n)
+ps_outbuf_spaces (ps_outbuf *o, size_t n)
 {
   while (n-- > 0)
     ps_outbuf_char (o, ' ');
@@ -62,20 +45,7 @@ ps_outbuf_str_left (ps_outbuf *o, const char *s, int width)
   size_t len = strlen (s);
   ps_outbuf_mem (o, s, len);
   if (width > 0 && (size_t) width > len)
-    spaces (o, (size_t) width - len);
-}
-
-void
-ps_outbuf_column (ps_outbuf *o, const char *s, int width)
-{
-  size_t w = ps_format_width (s);
-  size_t want = (size_t) (width < 0 ? -(long) width : width);
-  size_t pad = w < want ? want - w : 0;
-  if (width > 0)
-    spaces (o, pad);
-  ps_outbuf_str (o, s);
-  if (width < 0)
-    spaces (o, pad);
+    ps_outbuf_spaces (o, (size_t) width - len);
 }
 
 void
@@ -89,7 +59,16 @@ ps_outbuf_uint_left (ps_outbuf *o, uint64_t v, int width)
   } while (v);
   ps_outbuf_mem (o, d + sizeof d - len, len);
   if (width > 0 && (size_t) width > len)
-    spaces (o, (size_t) width - len);
+    ps_outbuf_spaces (o, (size_t) width - len);
+}
+
+void
+ps_outbuf_put (FILE *out, void (*write) (ps_outbuf *o, const char *s), const char *s)
+{
+  ps_outbuf o;
+  ps_outbuf_init (&o, out);
+  write (&o, s);
+  ps_outbuf_flush (&o);
 }
 
 void

@@ -38,15 +38,15 @@ ps_outbuf_char (ps_outbuf *o, char c)
   o->b[o->n++] = c;
 }
 
-/* Text from an input file, as ps_put_printable writes it (control
- * characters as '?'). */
-void ps_outbuf_printable (ps_outbuf *o, const char *s);
-/* printf's "%-*s" and "%-*u": s or v, then spaces up to `width`. */
+void ps_outbuf_spaces (ps_outbuf *o, size_t n);
+/* printf's "%-*s" and "%-*u": s or v, then spaces up to `width`.  (Text
+ * from an input file: ps_put_printable_buf, ps-error.h; a column of text
+ * for people: ps_format_column_buf, ps-format.h; JSON: ps-jsonw.h.) */
 void ps_outbuf_str_left (ps_outbuf *o, const char *s, int width);
 void ps_outbuf_uint_left (ps_outbuf *o, uint64_t v, int width);
-/* ps_format_column's: s padded to `width` characters, right-aligned when
- * width > 0, left-aligned when < 0. */
-void ps_outbuf_column (ps_outbuf *o, const char *s, int width);
+/* write (o, s) straight to the FILE out, through a buffer on the stack:
+ * the FILE forms of the _buf writers of text (one stdio call for s). */
+void ps_outbuf_put (FILE *out, void (*write) (ps_outbuf *o, const char *s), const char *s);
 void ps_outbuf_printf (ps_outbuf *o, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__ ((format (printf, 2, 3)))
