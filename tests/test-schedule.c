@@ -169,6 +169,91 @@ core_schedule_monotone_large (void **state)
   ps_graph_free (&g);
 }
 
+/* The blend's list schedule alone on k streams without fusion, its
+ * simulated makespan (the search's candidate on that count). */
+static double
+blend_on (const ps_graph *g, uint32_t k)
+{
+  static const ps__planner_variant blend
+      = { PS__KEY_BLEND, PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 };
+  ps_plan_options o;
+  sq_options (&o, k);
+  ps_plan p;
+  if (ps__plan_build_variant (&p, g, &o, &blend, NULL) < 0)
+    return INFINITY; /* fewer streams than the pins need */
+  double ms = p.est_makespan_ns;
+  ps_plan_free (&p);
+  return ms;
+}
+
+/* Past the groups the search simulates three schedules per count on
+ * (ps__sim_max_groups, lowered here from 262,144 so that the graphs stay
+ * small), only the blend's list schedule, from the most streams down
+ * until a count cannot beat the fastest: every shape, with and without
+ * events, barriers, conditionals and pins, fused and not, on 1 to 8
+ * streams.  Without fusion the plan is the fastest of the blend's
+ * schedules on every count up to S, though the counts whose least
+ * makespan is above the fastest are not tried; more streams are never
+ * slower, fusion never slower than none, and --streams auto picks the
+ * fewest streams within 1% of the fastest.  (A 1M-node fanout took
+ * 3.65 s on 5 streams and 3.66 s on 6 when only the top count was
+ * scheduled.) */
+static void
+core_schedule_monotone_past_sim (void **state)
+{
+  (void) state;
+  uint32_t was = ps__sim_max_groups;
+  ps__sim_max_groups = 200;
+  static const ps_gen_shape shapes[]
+      = { PS_GEN_CHAIN, PS_GEN_FANOUT, PS_GEN_LAYERED, PS_GEN_TRANSFORMER };
+  for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+    for (int extras = 0; extras < 2; extras++) {
+      ps_gen_options go;
+      pt_gen_options (&go, shapes[sh], 1200, 3 + sh, extras);
+      ps_graph g;
+      assert_int_equal (pt_gen_graph (&g, &go), 0);
+      double ms[2][9], blend[9], fastest = INFINITY;
+      uint32_t need = ps_graph_pinned_streams (&g) > 1 ? ps_graph_pinned_streams (&g) : 1;
+      for (uint32_t S = 1; S <= 8; S++) {
+        blend[S] = blend_on (&g, S);
+        if (blend[S] < fastest)
+          fastest = blend[S];
+        assert_true (isfinite (blend[S]) == (S >= need));
+        ms[0][S] = ms[1][S] = INFINITY;
+        if (S < need)
+          continue;
+        for (int f = 0; f < 2; f++)
+          assert_int_equal (sq_planner_makespan (&g, S, f == 1, &ms[f][S]), 0);
+        const char *name = ps_gen_shape_name (shapes[sh]);
+        if (ms[0][S] != fastest)
+          fail_msg ("%s%s, %u streams: %.0f ns, the blend's fastest on up to %u %.0f ns", name,
+                    extras ? " with extras" : "", S, ms[0][S], S, fastest);
+        for (int f = 0; f < 2; f++)
+          if (S > need && ms[f][S] > ms[f][S - 1] * (1 + 1e-9))
+            fail_msg ("%s%s, %s: %u streams %.0f ns, %u streams %.0f ns", name,
+                      extras ? " with extras" : "", f ? "fused" : "unfused", S - 1, ms[f][S - 1], S,
+                      ms[f][S]);
+        if (ms[1][S] > ms[0][S] * (1 + 1e-9))
+          fail_msg ("%s%s, %u streams: fused %.0f ns, unfused %.0f ns", name,
+                    extras ? " with extras" : "", S, ms[1][S], ms[0][S]);
+      }
+      ps_plan_options o;
+      sq_options (&o, 8);
+      o.streams_auto = true;
+      ps_plan p;
+      assert_int_equal (ps_plan_build (&p, &g, &o, NULL), 0);
+      uint32_t c = p.options.streams;
+      assert_true (p.auto_best_ns == fastest);
+      assert_true (p.est_makespan_ns == ms[0][c]);
+      assert_true (ms[0][c] <= 1.01 * fastest);
+      if (c > 1)
+        assert_true (ms[0][c - 1] > 1.01 * fastest);
+      ps_plan_free (&p);
+      ps_graph_free (&g);
+    }
+  ps__sim_max_groups = was;
+}
+
 /* Graphs past those the full search takes still get HEFT and round-robin
  * among their candidates: never slower than either (a 10,000-node
  * transformer on 4 streams was 0.28% slower than both when the search
@@ -389,49 +474,55 @@ plan_text (const ps_plan *p)
 /* Candidates tried two at a time, on two threads, give the plan that
  * trying them one at a time gives: the same steps, streams, waits, pool
  * and makespan, on every shape, with and without events, barriers,
- * conditionals and pins, fused and not, on 1 to 5 streams and auto. */
+ * conditionals and pins, fused and not, on 1 to 5 streams and auto; also
+ * past the groups the search simulates three schedules per count on
+ * (ps__sim_max_groups lowered), where the lower count of a pair is tried
+ * before it is known to be needed. */
 static void
 core_schedule_pairs_same_plan (void **state)
 {
   (void) state;
-  uint32_t pair_groups = ps__search_pair_groups;
+  uint32_t pair_groups = ps__search_pair_groups, sim_max = ps__sim_max_groups;
   size_t taken = ps__search_pairs_taken;
   static const ps_gen_shape shapes[] = { PS_GEN_CHAIN, PS_GEN_FANOUT, PS_GEN_LAYERED,
                                          PS_GEN_TRANSFORMER };
-  for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
-    for (int extras = 0; extras < 2; extras++) {
-      ps_gen_options go;
-      pt_gen_options (&go, shapes[sh], 400, 7 + sh, extras);
-      ps_graph g;
-      assert_int_equal (pt_gen_graph (&g, &go), 0);
-      for (int fused = 0; fused < 2; fused++)
-        for (uint32_t S = 1; S <= 6; S++) {
-          ps_plan_options o;
-          ps_plan_options_init (&o);
-          o.fusion = fused;
-          o.streams = S <= 5 ? S : 4;
-          o.streams_auto = S == 6;
-          char *text[2];
-          int rc[2];
-          for (int two = 0; two < 2; two++) {
-            ps__search_pair_groups = two ? 0 : UINT32_MAX;
-            ps_plan p;
-            rc[two] = ps_plan_build (&p, &g, &o, NULL);
-            text[two] = rc[two] == 0 ? plan_text (&p) : NULL;
-            if (rc[two] == 0)
-              ps_plan_free (&p);
+  for (int past = 0; past < 2; past++)
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+      for (int extras = 0; extras < 2; extras++) {
+        ps__sim_max_groups = past ? 100 : sim_max;
+        ps_gen_options go;
+        pt_gen_options (&go, shapes[sh], 400, 7 + sh, extras);
+        ps_graph g;
+        assert_int_equal (pt_gen_graph (&g, &go), 0);
+        for (int fused = 0; fused < 2; fused++)
+          for (uint32_t S = 1; S <= 6; S++) {
+            ps_plan_options o;
+            ps_plan_options_init (&o);
+            o.fusion = fused;
+            o.streams = S <= 5 ? S : 4;
+            o.streams_auto = S == 6;
+            char *text[2];
+            int rc[2];
+            for (int two = 0; two < 2; two++) {
+              ps__search_pair_groups = two ? 0 : UINT32_MAX;
+              ps_plan p;
+              rc[two] = ps_plan_build (&p, &g, &o, NULL);
+              text[two] = rc[two] == 0 ? plan_text (&p) : NULL;
+              if (rc[two] == 0)
+                ps_plan_free (&p);
+            }
+            assert_int_equal (rc[0], rc[1]);
+            if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
+              fail_msg ("shape %zu%s, %s, %u streams%s%s: the plans differ", sh,
+                        extras ? " with extras" : "", fused ? "fused" : "unfused", o.streams,
+                        o.streams_auto ? " (auto)" : "", past ? ", past the search" : "");
+            free (text[0]);
+            free (text[1]);
           }
-          assert_int_equal (rc[0], rc[1]);
-          if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
-            fail_msg ("shape %zu%s, %s, %u streams%s: the plans differ", sh,
-                      extras ? " with extras" : "", fused ? "fused" : "unfused", o.streams,
-                      o.streams_auto ? " (auto)" : "");
-          free (text[0]);
-          free (text[1]);
-        }
-      ps_graph_free (&g);
-    }
+        ps_graph_free (&g);
+      }
   ps__search_pair_groups = pair_groups;
+  ps__sim_max_groups = sim_max;
   assert_true (ps__search_pairs_taken > taken);
 }
 
@@ -443,6 +534,7 @@ main (void)
     cmocka_unit_test (core_schedule_optimum_checks_itself),
     cmocka_unit_test (core_schedule_monotone),
     cmocka_unit_test (core_schedule_monotone_large),
+    cmocka_unit_test (core_schedule_monotone_past_sim),
     cmocka_unit_test (core_schedule_baselines_large),
     cmocka_unit_test (core_schedule_fusion_kept_back),
     cmocka_unit_test (core_schedule_fusion_kept_back_large),

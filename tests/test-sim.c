@@ -666,7 +666,7 @@ expect_same_run (const ps_timeline *a, const ps_timeline *b)
 /* The run a plan keeps from planning is the one the simulator gives it:
  * the views that read it (the plan's critical path, the app's timeline,
  * `simulate`, `profile`) show what a simulation would.  Graphs the search
- * simulates and one past it (PS__SIM_MAX_GROUPS groups), which the
+ * simulates and one past it (ps__sim_max_groups groups), which the
  * planner simulates once it is final. */
 static void
 core_sim_plan_keeps_its_run (void **state)
@@ -706,7 +706,7 @@ core_sim_plan_keeps_its_run (void **state)
   /* Past the search: a chain of more groups than it simulates. */
   ps_graph g;
   ps_plan p;
-  ts_gen (&g, PS_GEN_CHAIN, PS__SIM_MAX_GROUPS + 2000, 3, 0);
+  ts_gen (&g, PS_GEN_CHAIN, ps__sim_max_groups + 2000, 3, 0);
   ts_plan (&p, &g, 2, false);
   assert_non_null (p.run);
   ps_timeline fresh;

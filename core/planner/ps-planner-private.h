@@ -80,14 +80,15 @@ typedef struct ps__planner_variant {
  * kept; small ones are then improved move by move.  What a count tries
  * never depends on the counts above it, so that a plan for more streams
  * has every plan for fewer to choose from and is never slower.  Graphs
- * of up to PS__SIM_MAX_GROUPS groups get three schedules per count (the
- * blend's list schedule, HEFT, round-robin), each simulated, the fastest
- * kept (the same promise, and fusion auto weighs
- * the fused plan against the unfused one); larger graphs get one list
- * schedule, simulated once when it is final (for its makespan and for
- * fusion auto). */
+ * of up to ps__sim_max_groups groups (262,144; tests lower it) get three
+ * schedules per count (the blend's list schedule, HEFT, round-robin), each
+ * simulated, the fastest kept (the same promise, and fusion auto weighs
+ * the fused plan against the unfused one); larger graphs get the blend's
+ * list schedule on each count from the most down, each simulated, until
+ * a count cannot beat the fastest (the same promise, but for HEFT and
+ * round-robin), and their final run is made beside the memory pass. */
 #define PS__SEARCH_MAX_GROUPS 32768u
-#define PS__SIM_MAX_GROUPS 262144u
+extern uint32_t ps__sim_max_groups;
 /* Graphs of at least this many groups (2,048; tests change it) that the
  * local search leaves alone have their candidates tried two at a time,
  * on two threads (ps-search.c); ps__search_pairs_taken counts the pairs
@@ -120,6 +121,10 @@ typedef struct ps__planner {
   /* The search tries its candidates one at a time (the plan is made on
    * a second thread already, or one is made beside it). */
   bool one_thread;
+  /* Only a plan faster than this matters (the plan without fusion, weighed
+   * against the fused plan's makespan): the search on a graph past
+   * ps__sim_max_groups tries no count that cannot beat it; 0: none. */
+  double cutoff;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */

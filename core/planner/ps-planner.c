@@ -45,12 +45,12 @@
  * makes the plan without fusion on a second thread while it makes the
  * fused one (the two take about as long: 100k-node layered 1.3 s in turn,
  * 0.9 s side by side).  Smaller graphs plan in a few hundredths of a
- * second.  On graphs of more than PS__SIM_MAX_GROUPS nodes it is the
+ * second.  On graphs of more than ps__sim_max_groups nodes it is the
  * largest piece of work of the plan, and seldom needed: it starts once
  * the fused plan's streams are chosen, unless the least time the nodes
- * need unfused (ps_cost_unfused_bound) is well above that plan's
- * estimate (AHEAD_SLACK), and is let go, stopped between passes, when the
- * fused plan's simulated makespan is no more than that least time. */
+ * need unfused (ps_cost_unfused_bound) is no less than that plan's
+ * simulated makespan, and its search tries no stream count that cannot
+ * beat that makespan (ps__planner.cutoff). */
 #define AHEAD_MIN 4096u
 
 static void
@@ -270,6 +270,8 @@ typedef struct run_opts {
   /* Only weighed (--streams auto's other counts): its makespan is all
    * that is read, so no memory pass (which changes no step). */
   bool weigh;
+  /* Only a plan faster than this matters (ps__planner.cutoff); 0: none. */
+  double cutoff;
 } run_opts;
 
 static void ahead_after_streams (struct ahead *a, double bound, double estimate, bool exact);
@@ -323,6 +325,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   pl.quick_k = ro->quick_k;
   pl.only = ro->only;
   pl.cancel = ro->cancel;
+  pl.cutoff = ro->cutoff;
   /* The search's second thread only where no plan is made beside it
    * (three threads on two cores: 100k-node fanout 0.91 s against 1.02 s). */
   pl.one_thread = ro->beside || (ro->un && ahead_running (ro->un));
@@ -369,7 +372,11 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * transformer's `plan` from 2.15 to 2.05 s and from 713 to 834-923 MiB,
    * 982 MiB with --streams auto). */
   bool final = ro->final && !(ro->un && ahead_running (ro->un));
-  if (sim_ms >= 0 && (rc = simulate_final (&pl, final, &sim_ms)) < 0)
+  /* A plan past ps__sim_max_groups was simulated by the search, but its
+   * final run (kept, and for `simulate`) is made beside the memory pass,
+   * which then places buffers by the list schedule's times. */
+  bool late = sim_ms >= 0 && pl.ng > ps__sim_max_groups;
+  if (sim_ms >= 0 && !late && !ro->weigh && (rc = simulate_final (&pl, final, &sim_ms)) < 0)
     goto out;
   ps_timing_mark (timing, "sync", &t);
   if (ps__planner_cancelled (&pl)) {
@@ -385,7 +392,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * 2.92 s). */
   final_sim fs = { .p = pl.p, .dev = &pl.dev, .gsim = pl.gsim, .node_group = pl.node_group,
                    .keep = final, .ms = INFINITY };
-  bool sim_now = sim_ms < 0;
+  bool sim_now = sim_ms < 0 || (late && !ro->weigh);
   ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak && !ro->weigh);
   rc = ro->weigh ? 0 : ps__planner_pool (&pl);
   ps_timing_mark (timing, "memory", &t);
@@ -473,6 +480,8 @@ typedef struct ahead {
    * least time is no less than the fused plan's simulated makespan. */
   bool may_skip, deferred, bounded, made;
   double bound;
+  /* The fused plan's simulated makespan, for a deferred one (run_opts.cutoff). */
+  double cutoff;
   atomic_bool cancel;
   ps__job job;
 } ahead;
@@ -496,7 +505,11 @@ ahead_main (void *arg)
   ahead *a = arg;
   run_opts ro = UNFUSED_WEIGHED;
   ro.cancel = &a->cancel;
-  ro.beside = true;
+  /* A deferred one starts once the fused plan's search is done, which
+   * then has only its sync and memory passes left before it waits for
+   * this one: its search may take a second thread. */
+  ro.beside = !a->deferred;
+  ro.cutoff = a->cutoff;
   a->rc = run (&a->plan, a->g, a->o, &ro, NULL, &a->timing, &a->res);
   a->made = true;
 }
@@ -526,18 +539,20 @@ ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o, bool need_at
   atomic_init (&a->cancel, false);
   ps_timing_reset (&a->timing);
   bool wanted = o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN && any_fusible_pair (g);
-  a->deferred = wanted && g->n_nodes > PS__SIM_MAX_GROUPS;
+  a->deferred = wanted && g->n_nodes > ps__sim_max_groups;
   a->may_skip = wanted && (a->deferred || !need_at_most);
   ps__job_start (&a->job, ahead_main, a, wanted && !a->deferred);
 }
 
 /* The plan without fusion, once the fused plan's makespan is estimated
  * (`exact`: simulated): a deferred one started unless its least time is
- * well above the estimate (which the simulation may exceed by a few
- * percent: 1M-node fanout, 3.38 s estimated, 3.70 s simulated, 3.46 s at
- * least unfused); one made beside stopped when its least time is no less
- * than the simulated makespan (100k-node layered: 1.49 s fused, 1.54 s at
- * least unfused). */
+ * no less than the simulated makespan, which its search is then told to
+ * beat (run_opts.cutoff), or, when the fused plan could not be simulated,
+ * well above the list schedule's estimate (which the simulation may
+ * exceed by a few percent: 1M-node fanout, 3.38 s estimated, 3.70 s
+ * simulated, 3.46 s at least unfused); one made beside stopped when its
+ * least time is no less than the simulated makespan (100k-node layered:
+ * 1.49 s fused, 1.54 s at least unfused). */
 #define AHEAD_SLACK 0.03
 static void
 ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
@@ -546,8 +561,9 @@ ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
     return;
   a->bound = bound;
   a->bounded = true;
+  a->cutoff = exact ? estimate : 0;
   if (a->deferred)
-    ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + AHEAD_SLACK));
+    ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + (exact ? 0 : AHEAD_SLACK)));
   else if (exact && a->bound >= estimate)
     atomic_store (&a->cancel, true);
 }
@@ -578,8 +594,11 @@ ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
   ahead_wait (a, timing);
   if (a->made && a->rc == PS_ECANCELED) /* stopped, yet needed (run let it go) */
     a->made = false;
-  if (!a->made)
-    return run (p, a->g, a->o, &UNFUSED_WEIGHED, NULL, timing, r);
+  if (!a->made) {
+    run_opts ro = UNFUSED_WEIGHED;
+    ro.cutoff = a->cutoff;
+    return run (p, a->g, a->o, &ro, NULL, timing, r);
+  }
   a->made = false;
   *p = a->plan;
   *r = a->res;

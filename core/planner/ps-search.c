@@ -35,10 +35,11 @@
  * more than PS__SEARCH_MAX_GROUPS groups get three generators (the blend,
  * HEFT, round-robin), still on every count and simulated, so the
  * promises hold (more streams never slower, never slower than HEFT or
- * round-robin); above
- * PS__SIM_MAX_GROUPS one list schedule,
- * not simulated here (the planner simulates it once, when it is
- * final), and none of these promises. */
+ * round-robin); above ps__sim_max_groups only the blend, from the most
+ * streams down, stopping at the first count whose least makespan (any
+ * schedule's: least_on) cannot beat the fastest found (search_down): more
+ * streams are still never slower, but HEFT and round-robin are not
+ * tried. */
 #include "ps-planner-private.h"
 
 #include <math.h>
@@ -90,8 +91,9 @@ static const generator generators[] = {
 #define N_GEN (sizeof generators / sizeof generators[0])
 
 /* The generators of graphs past the full search, on every count: the
- * blend's list schedule (above PS__SIM_MAX_GROUPS, and when nothing could
- * be simulated, the one schedule, on all streams), HEFT, round-robin. */
+ * blend's list schedule (the only one above ps__sim_max_groups, and when
+ * nothing could be simulated the one schedule, on all streams), HEFT,
+ * round-robin. */
 static const generator generators_large[] = {
   { GEN_LIST, { PS__KEY_BLEND, PS__ORDER_SHORTER, PS__RANK_BOUND, 0, 0 }, PS_MAX_STREAMS, false },
   { GEN_HEFT, { 0, 0, 0, 0, 0 }, PS_MAX_STREAMS, true },
@@ -324,6 +326,7 @@ generate (search *se, const generator *gen, uint32_t k, double *ms)
  * taken in the candidates' order, so the plan is the one the candidates
  * tried one after the other give. */
 uint32_t ps__search_pair_groups = 2048u;
+uint32_t ps__sim_max_groups = 262144u;
 atomic_size_t ps__search_pairs_taken;
 
 typedef struct second {
@@ -746,14 +749,153 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
   return rc;
 }
 
+/* What bounds any schedule's makespan from below, whatever its count. */
+typedef struct least {
+  double total;                 /* the groups' solo times */
+  double cp;                    /* the longest chain of solo times */
+  double busy[PS_RES__COUNT];   /* share x solo time on each resource */
+  double widest[PS_RES__COUNT]; /* the largest share asked for on it */
+} least;
+
+/* The least makespan of any schedule on k streams: each stream runs its
+ * groups one at a time, and the simulator never runs a group faster than
+ * its solo time (it slows work down when it shares the device), so
+ * total / k and the critical path; and a resource gives out at most its
+ * whole, and no more than k groups' shares at once (on a graph of
+ * estimated costs: measured durations already hold their sharing). */
+static double
+least_on (const least *b, uint32_t k, bool measured)
+{
+  double m = b->total / k > b->cp ? b->total / k : b->cp;
+  for (int r = 0; r < PS_RES__COUNT && !measured; r++) {
+    double width = k * b->widest[r] < 1 ? k * b->widest[r] : 1;
+    if (width > 0 && b->busy[r] / width > m)
+      m = b->busy[r] / width;
+  }
+  return m;
+}
+
+/* The bounds of the groups' costs (pl->order, a schedule's issue order,
+ * is topological). */
+static int
+least_find (ps__planner *pl, least *b)
+{
+  double *fin = malloc (((size_t) pl->ng + 1) * sizeof *fin);
+  if (!fin)
+    return ps__planner_nomem (pl);
+  memset (b, 0, sizeof *b);
+  for (uint32_t i = 0; i < pl->ng; i++) {
+    uint32_t gi = pl->order[i];
+    double ready = 0;
+    for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++)
+      if (fin[pl->gpred[e]] > ready)
+        ready = fin[pl->gpred[e]];
+    fin[gi] = ready + pl->gcost[gi];
+    b->total += pl->gcost[gi];
+    if (fin[gi] > b->cp)
+      b->cp = fin[gi];
+    const ps_cost *c = &pl->gsim[gi];
+    ps_cost_share_time (c, b->busy);
+    if (c->resource < PS_RES__COUNT && c->ns > 0 && ps_cost_share (c) > b->widest[c->resource])
+      b->widest[c->resource] = ps_cost_share (c);
+  }
+  free (fin);
+  return 0;
+}
+
+/* Keeps generator i's candidate in pl (se->pl or a clone), of makespan
+ * ms, tried after those of more streams: it is kept on a tie, as the
+ * fewer streams are when the counts are tried upwards. */
+static void
+take_lower (search *se, const ps__planner *pl, double ms)
+{
+  if (ms <= se->best * (1 + 1e-12) && isfinite (ms))
+    save_best_of (se, pl, ms);
+}
+
+/* Graphs past ps__sim_max_groups: the blend's list schedule on counts hi,
+ * hi - 1, ... down to lo, each simulated, the fastest kept (ties to fewer
+ * streams), stopping at the first count whose least makespan (least_on)
+ * is above the fastest found: so the plan is the fastest of the blend's
+ * schedules on every count up to hi, as on smaller graphs, and more
+ * streams are never slower.  Two counts at a time on two threads, the
+ * lower one tried before its bound is known (when it turns out not
+ * needed, its result, never below the bound, changes nothing).
+ * pl->at_most gets the fastest on at most k streams where the counts
+ * tried tell it. */
+static int
+search_down (search *se, uint32_t lo, uint32_t hi)
+{
+  ps__planner *pl = se->pl;
+  const generator *gen = &generators_large[0];
+  least b;
+  memset (&b, 0, sizeof b);
+  bool measured = pl->g->measured;
+  double tried[PS_MAX_STREAMS + 1];
+  for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
+    tried[k] = INFINITY;
+  second c;
+  memset (&c, 0, sizeof c);
+  bool two = pl->ng >= ps__search_pair_groups && !pl->one_thread && second_init (&c, se) == 0;
+  int rc = 0;
+  uint32_t k = hi;
+  for (; k >= lo; k--) {
+    double beat = pl->cutoff > 0 && pl->cutoff < se->best ? pl->cutoff : se->best;
+    if (k < hi && least_on (&b, k, measured) > beat * (1 + 1e-12))
+      break;
+    if (ps__planner_cancelled (pl)) {
+      rc = PS_ECANCELED;
+      break;
+    }
+    bool pair = two && k > lo && (k == hi || least_on (&b, k - 1, measured) <= beat * (1 + 1e-12));
+    if (pair) {
+      c.gen = gen;
+      c.k = k - 1;
+      ps__job_start (&c.job, second_main, &c, true);
+      ps__search_pairs_taken++;
+    }
+    uint64_t h;
+    bool known;
+    rc = try_candidate (pl, se, gen, k, &h, &known, &tried[k]);
+    if (rc == 0 && k == hi)
+      rc = least_find (pl, &b);
+    if (pair && !ps__job_finish (&c.job))
+      second_main (&c);
+    if (rc < 0)
+      break;
+    take_lower (se, pl, tried[k]);
+    if (!pair)
+      continue;
+    if (c.rc < 0) { /* tried again in line, where its failure is said */
+      two = false;
+      continue;
+    }
+    beat = pl->cutoff > 0 && pl->cutoff < se->best ? pl->cutoff : se->best;
+    if (least_on (&b, k - 1, measured) > beat * (1 + 1e-12))
+      continue; /* not needed after all: as if never tried */
+    tried[k - 1] = c.ms;
+    take_lower (se, &c.w, c.ms);
+    k--;
+  }
+  second_free (&c);
+  if (rc < 0 || !pl->at_most)
+    return rc;
+  /* Counts from the lowest tried: the fastest of those up to k is the
+   * fastest on at most k streams when no count below could beat it. */
+  uint32_t low = k + 1;
+  double below = low > lo ? least_on (&b, low - 1, measured) : INFINITY, run = INFINITY;
+  for (uint32_t j = low; j <= pl->S; j++) {
+    if (j <= hi && tried[j] < run)
+      run = tried[j];
+    pl->at_most[j] = run <= below ? run : INFINITY;
+  }
+  return 0;
+}
+
 int
 ps__planner_search (ps__planner *pl, double *sim_ms)
 {
   *sim_ms = -1;
-  if (pl->ng > PS__SIM_MAX_GROUPS) {
-    pl->var = generators_large[0].var;
-    return ps__planner_schedule (pl);
-  }
   uint32_t ng = pl->ng, n1 = ng ? ng : 1;
   search se;
   memset (&se, 0, sizeof se);
@@ -769,13 +911,6 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
     rc = ps__planner_nomem (pl);
     goto out;
   }
-  /* The schedule arrays: the list scheduler allocates its own, the other
-   * generators fill them; one run gives them their size. */
-  pl->var = generators[0].var;
-  pl->var.streams = 1;
-  if ((rc = ps__planner_schedule (pl)) < 0)
-    goto out;
-
   /* Counts from what the pins need (a pinned group needs its stream) up
    * to the streams allowed, never more than there are groups. */
   uint32_t lo = 1, hi = pl->S < ng ? pl->S : ng;
@@ -784,6 +919,17 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
       lo = (uint32_t) pl->gpin[gi] + 1;
   if (hi < lo)
     hi = lo;
+  if (ng > ps__sim_max_groups && !pl->only) {
+    if ((rc = search_down (&se, lo, hi)) < 0)
+      goto out;
+    goto chosen;
+  }
+  /* The schedule arrays: the list scheduler allocates its own, the other
+   * generators fill them; one run gives them their size. */
+  pl->var = generators[0].var;
+  pl->var.streams = 1;
+  if ((rc = ps__planner_schedule (pl)) < 0)
+    goto out;
   const generator *gens = generators;
   uint32_t n_gen = ng <= FEW_GROUPS ? N_GEN : N_FEW;
   if (ng > PS__SEARCH_MAX_GROUPS) {
@@ -841,6 +987,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
     for (uint32_t j = k; pl->at_most && j <= (k == hi ? pl->S : k); j++)
       pl->at_most[j] = se.best;
   }
+chosen:
   if (!isfinite (se.best)) {
     /* Nothing could be simulated: the first list schedule, as planned. */
     pl->var = generators_large[0].var;
