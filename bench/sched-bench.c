@@ -159,7 +159,7 @@ optimum (uint32_t graphs)
 }
 
 /* The graphs of the streams and fusion sweeps. */
-static const uint32_t sizes[] = { 100, 300, 1000, 3000, 10000, 30000, 100000 };
+static const uint32_t sizes[] = { 100, 300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000 };
 
 static int
 gen_graph (ps_graph *g, ps_gen_shape shape, uint32_t n, uint64_t seed)
