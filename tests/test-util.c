@@ -255,7 +255,7 @@ core_util_outbuf (void **state)
     ps_outbuf_str (o, "  #");
     ps_outbuf_uint_left (o, i * 7919u, 6);
     ps_outbuf_char (o, ' ');
-    ps_outbuf_str_left (o, i % 2 ? "kernel" : "wait", 7);
+    ps_format_column_buf (o, i % 2 ? "kernel" : "wait", -7);
     ps_put_printable_buf (o, "name\twith\x1b[31mcontrols\x7f");
     ps_outbuf_printf (o, " %s=%.3f\n", "ms", i / 3.0);
     fprintf (w, "  #%-6u %-7sname?with?[31mcontrols? %s=%.3f\n", i * 7919u,

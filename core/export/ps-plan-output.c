@@ -304,7 +304,7 @@ write_step_text (ps_outbuf *out, const ps_plan *p, const uint32_t *link, uint32_
   ps_outbuf_str (out, "  #");
   ps_outbuf_uint_left (out, s, width);
   ps_outbuf_str (out, "  ");
-  ps_outbuf_str_left (out, ps_op_short_name ((ps_op) st->op), 7);
+  ps_format_column_buf (out, ps_op_short_name ((ps_op) st->op), -7);
   ps_outbuf_char (out, ' ');
   const char *fn = ps__plan_str (p, st->function);
 

@@ -752,9 +752,10 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
 /* What bounds any schedule's makespan from below, whatever its count. */
 typedef struct least {
   double total;                 /* the groups' solo times */
-  double cp;                    /* the longest chain of solo times */
+  double cp;                    /* the critical path of solo times: the largest upward rank */
   double busy[PS_RES__COUNT];   /* share x solo time on each resource */
   double widest[PS_RES__COUNT]; /* the largest share asked for on it */
+  bool measured;                /* measured durations, which already hold their sharing */
 } least;
 
 /* The least makespan of any schedule on k streams: each stream runs its
@@ -762,12 +763,12 @@ typedef struct least {
  * its solo time (it slows work down when it shares the device), so
  * total / k and the critical path; and a resource gives out at most its
  * whole, and no more than k groups' shares at once (on a graph of
- * estimated costs: measured durations already hold their sharing). */
+ * estimated costs). */
 static double
-least_on (const least *b, uint32_t k, bool measured)
+least_on (const least *b, uint32_t k)
 {
   double m = b->total / k > b->cp ? b->total / k : b->cp;
-  for (int r = 0; r < PS_RES__COUNT && !measured; r++) {
+  for (int r = 0; r < PS_RES__COUNT && !b->measured; r++) {
     double width = k * b->widest[r] < 1 ? k * b->widest[r] : 1;
     if (width > 0 && b->busy[r] / width > m)
       m = b->busy[r] / width;
@@ -775,32 +776,27 @@ least_on (const least *b, uint32_t k, bool measured)
   return m;
 }
 
-/* The bounds of the groups' costs (pl->order, a schedule's issue order,
- * is topological). */
 static int
 least_find (ps__planner *pl, least *b)
 {
-  double *fin = malloc (((size_t) pl->ng + 1) * sizeof *fin);
-  if (!fin)
-    return ps__planner_nomem (pl);
+  uint32_t n1 = pl->ng ? pl->ng : 1;
+  double *rank = malloc (n1 * sizeof *rank);
+  uint32_t *tmp = malloc (n1 * sizeof *tmp);
+  int rc = rank && tmp ? ps__planner_upward_ranks (pl, rank, tmp) : ps__planner_nomem (pl);
   memset (b, 0, sizeof *b);
-  for (uint32_t i = 0; i < pl->ng; i++) {
-    uint32_t gi = pl->order[i];
-    double ready = 0;
-    for (uint32_t e = pl->gpred_off[gi]; e < pl->gpred_off[gi + 1]; e++)
-      if (fin[pl->gpred[e]] > ready)
-        ready = fin[pl->gpred[e]];
-    fin[gi] = ready + pl->gcost[gi];
+  b->measured = pl->g->measured;
+  for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
     b->total += pl->gcost[gi];
-    if (fin[gi] > b->cp)
-      b->cp = fin[gi];
+    if (rank[gi] > b->cp)
+      b->cp = rank[gi];
     const ps_cost *c = &pl->gsim[gi];
     ps_cost_share_time (c, b->busy);
     if (c->resource < PS_RES__COUNT && c->ns > 0 && ps_cost_share (c) > b->widest[c->resource])
       b->widest[c->resource] = ps_cost_share (c);
   }
-  free (fin);
-  return 0;
+  free (rank);
+  free (tmp);
+  return rc;
 }
 
 /* Keeps generator i's candidate in pl (se->pl or a clone), of makespan
@@ -811,6 +807,17 @@ take_lower (search *se, const ps__planner *pl, double ms)
 {
   if (ms <= se->best * (1 + 1e-12) && isfinite (ms))
     save_best_of (se, pl, ms);
+}
+
+/* Whether a schedule on k streams may beat what the search must: the
+ * fastest found, or the plan it is weighed against (pl->cutoff) when
+ * that is faster. */
+static bool
+may_beat (const search *se, const least *b, uint32_t k)
+{
+  double cut = se->pl->cutoff;
+  double beat = cut > 0 && cut < se->best ? cut : se->best;
+  return least_on (b, k) <= beat * (1 + 1e-12);
 }
 
 /* Graphs past ps__sim_max_groups: the blend's list schedule on counts hi,
@@ -829,25 +836,23 @@ search_down (search *se, uint32_t lo, uint32_t hi)
   ps__planner *pl = se->pl;
   const generator *gen = &generators_large[0];
   least b;
-  memset (&b, 0, sizeof b);
-  bool measured = pl->g->measured;
+  int rc = least_find (pl, &b);
   double tried[PS_MAX_STREAMS + 1];
   for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
     tried[k] = INFINITY;
   second c;
   memset (&c, 0, sizeof c);
-  bool two = pl->ng >= ps__search_pair_groups && !pl->one_thread && second_init (&c, se) == 0;
-  int rc = 0;
+  bool two
+      = rc == 0 && pl->ng >= ps__search_pair_groups && !pl->one_thread && second_init (&c, se) == 0;
   uint32_t k = hi;
-  for (; k >= lo; k--) {
-    double beat = pl->cutoff > 0 && pl->cutoff < se->best ? pl->cutoff : se->best;
-    if (k < hi && least_on (&b, k, measured) > beat * (1 + 1e-12))
+  for (; rc == 0 && k >= lo; k--) {
+    if (k < hi && !may_beat (se, &b, k))
       break;
     if (ps__planner_cancelled (pl)) {
       rc = PS_ECANCELED;
       break;
     }
-    bool pair = two && k > lo && (k == hi || least_on (&b, k - 1, measured) <= beat * (1 + 1e-12));
+    bool pair = two && k > lo && may_beat (se, &b, k - 1);
     if (pair) {
       c.gen = gen;
       c.k = k - 1;
@@ -857,8 +862,6 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     uint64_t h;
     bool known;
     rc = try_candidate (pl, se, gen, k, &h, &known, &tried[k]);
-    if (rc == 0 && k == hi)
-      rc = least_find (pl, &b);
     if (pair && !ps__job_finish (&c.job))
       second_main (&c);
     if (rc < 0)
@@ -870,8 +873,7 @@ search_down (search *se, uint32_t lo, uint32_t hi)
       two = false;
       continue;
     }
-    beat = pl->cutoff > 0 && pl->cutoff < se->best ? pl->cutoff : se->best;
-    if (least_on (&b, k - 1, measured) > beat * (1 + 1e-12))
+    if (!may_beat (se, &b, k - 1))
       continue; /* not needed after all: as if never tried */
     tried[k - 1] = c.ms;
     take_lower (se, &c.w, c.ms);
@@ -883,7 +885,7 @@ search_down (search *se, uint32_t lo, uint32_t hi)
   /* Counts from the lowest tried: the fastest of those up to k is the
    * fastest on at most k streams when no count below could beat it. */
   uint32_t low = k + 1;
-  double below = low > lo ? least_on (&b, low - 1, measured) : INFINITY, run = INFINITY;
+  double below = low > lo ? least_on (&b, low - 1) : INFINITY, run = INFINITY;
   for (uint32_t j = low; j <= pl->S; j++) {
     if (j <= hi && tried[j] < run)
       run = tried[j];

@@ -40,15 +40,6 @@ ps_outbuf_spaces (ps_outbuf *o, size_t n)
 }
 
 void
-ps_outbuf_str_left (ps_outbuf *o, const char *s, int width)
-{
-  size_t len = strlen (s);
-  ps_outbuf_mem (o, s, len);
-  if (width > 0 && (size_t) width > len)
-    ps_outbuf_spaces (o, (size_t) width - len);
-}
-
-void
 ps_outbuf_uint_left (ps_outbuf *o, uint64_t v, int width)
 {
   char d[20];

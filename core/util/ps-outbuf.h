@@ -39,10 +39,9 @@ ps_outbuf_char (ps_outbuf *o, char c)
 }
 
 void ps_outbuf_spaces (ps_outbuf *o, size_t n);
-/* printf's "%-*s" and "%-*u": s or v, then spaces up to `width`.  (Text
- * from an input file: ps_put_printable_buf, ps-error.h; a column of text
- * for people: ps_format_column_buf, ps-format.h; JSON: ps-jsonw.h.) */
-void ps_outbuf_str_left (ps_outbuf *o, const char *s, int width);
+/* printf's "%-*u": v, then spaces up to `width`.  (Text from an input
+ * file: ps_put_printable_buf, ps-error.h; text padded to a column:
+ * ps_format_column_buf, ps-format.h; JSON: ps-jsonw.h.) */
 void ps_outbuf_uint_left (ps_outbuf *o, uint64_t v, int width);
 /* write (o, s) straight to the FILE out, through a buffer on the stack:
  * the FILE forms of the _buf writers of text (one stdio call for s). */
