@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "planner/ps-planner-private.h"
+#include "ps-pool-peak.h"
 #include "ps-gen.h"
 #include "ps-plan-output.h"
 #include "ps-test-gen.h"
@@ -483,7 +484,9 @@ core_schedule_pairs_same_plan (void **state)
 {
   (void) state;
   uint32_t pair_groups = ps__search_pair_groups, sim_max = ps__sim_max_groups;
-  size_t taken = ps__search_pairs_taken;
+  size_t taken = ps__search_pairs_taken, left = ps__search_tails_left;
+  size_t won = ps__search_tails_won;
+  uint32_t early = ps__peak_early_min;
   static const ps_gen_shape shapes[] = { PS_GEN_CHAIN, PS_GEN_FANOUT, PS_GEN_LAYERED,
                                          PS_GEN_TRANSFORMER };
   for (int past = 0; past < 2; past++)
@@ -501,29 +504,45 @@ core_schedule_pairs_same_plan (void **state)
             o.fusion = fused;
             o.streams = S <= 5 ? S : 4;
             o.streams_auto = S == 6;
-            char *text[2];
-            int rc[2];
-            for (int two = 0; two < 2; two++) {
+            o.find_peak = true;
+            /* One thread; two; two, and past the search the last count
+             * always left running while the later passes are made (so
+             * that it often wins, and they are made again) and the pool's
+             * peak sought on a thread from the first sync pass on (so
+             * that it is sought again). */
+            char *text[3];
+            int rc[3];
+            for (int two = 0; two < 3; two++) {
               ps__search_pair_groups = two ? 0 : UINT32_MAX;
+              ps__search_leave_always = two == 2;
+              ps__peak_early_min = two == 2 ? 0 : early;
               ps_plan p;
               rc[two] = ps_plan_build (&p, &g, &o, NULL);
               text[two] = rc[two] == 0 ? plan_text (&p) : NULL;
               if (rc[two] == 0)
                 ps_plan_free (&p);
             }
-            assert_int_equal (rc[0], rc[1]);
-            if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
-              fail_msg ("shape %zu%s, %s, %u streams%s%s: the plans differ", sh,
-                        extras ? " with extras" : "", fused ? "fused" : "unfused", o.streams,
-                        o.streams_auto ? " (auto)" : "", past ? ", past the search" : "");
-            free (text[0]);
-            free (text[1]);
+            ps__search_leave_always = false;
+            ps__peak_early_min = early;
+            for (int two = 1; two < 3; two++) {
+              assert_int_equal (rc[0], rc[two]);
+              if (rc[0] == 0 && strcmp (text[0], text[two]) != 0)
+                fail_msg ("shape %zu%s, %s, %u streams%s%s%s: the plans differ", sh,
+                          extras ? " with extras" : "", fused ? "fused" : "unfused", o.streams,
+                          o.streams_auto ? " (auto)" : "", past ? ", past the search" : "",
+                          two == 2 ? ", the last count left running" : "");
+            }
+            for (int two = 0; two < 3; two++)
+              free (text[two]);
           }
         ps_graph_free (&g);
       }
   ps__search_pair_groups = pair_groups;
   ps__sim_max_groups = sim_max;
   assert_true (ps__search_pairs_taken > taken);
+  /* Past the search, last counts were left running, and some won. */
+  assert_true (ps__search_tails_left > left);
+  assert_true (ps__search_tails_won > won);
 }
 
 int

@@ -95,6 +95,12 @@ extern uint32_t ps__sim_max_groups;
  * (tests read it). */
 extern uint32_t ps__search_pair_groups;
 extern atomic_size_t ps__search_pairs_taken;
+/* The last counts search_down left running (ps__planner_search_settle),
+ * and of those, the ones that won (the passes after the search made
+ * again); tests set ps__search_leave_always to leave one even where it
+ * likely ties the fastest plan and wins. */
+extern atomic_size_t ps__search_tails_left, ps__search_tails_won;
+extern bool ps__search_leave_always;
 
 typedef struct ps__planner {
   const ps_graph *g;
@@ -125,6 +131,11 @@ typedef struct ps__planner {
    * against the fused plan's makespan): the search on a graph past
    * ps__sim_max_groups tries no count that cannot beat it; 0: none. */
   double cutoff;
+  /* The search may leave the last stream count it tries running on a
+   * second thread while the caller goes on with the fastest plan found
+   * before it (pl->tail, ps__planner_search_settle). */
+  bool may_leave;
+  struct ps__search_tail *tail;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */
@@ -193,6 +204,14 @@ ps__planner_cancelled (const ps__planner *pl)
   return pl->cancel && atomic_load_explicit (pl->cancel, memory_order_relaxed);
 }
 int ps__planner_search (ps__planner *pl, double *sim_ms);
+/* When the search left its last count running (pl->tail, only with
+ * pl->may_leave): waits for it, and when it is the fastest (or ties the
+ * fastest: fewer streams) loads its schedule into pl, *sim_ms its
+ * makespan, and sets *changed (the sync and memory passes made since are
+ * then to be made again); fills pl->at_most.  Nothing when none was left. */
+int ps__planner_search_settle (ps__planner *pl, double *sim_ms, bool *changed);
+/* The count left running, no longer wanted: waited for and let go. */
+void ps__planner_search_drop (ps__planner *pl);
 /* Baseline schedules (ps-baseline.c) on `streams` streams, pins
  * honoured: round-robin (groups in program order, one stream after the
  * other) and HEFT (groups by decreasing upward rank, each where it would

@@ -56,6 +56,7 @@
 static void
 planner_free (ps__planner *pl)
 {
+  ps__planner_search_drop (pl);
   free (pl->topo);
   free (pl->tpos);
   free (pl->node_group);
@@ -276,6 +277,7 @@ typedef struct run_opts {
 
 static void ahead_after_streams (struct ahead *a, double bound, double estimate, bool exact);
 static bool ahead_running (struct ahead *a);
+static bool ahead_needs (struct ahead *a, double bound, double estimate);
 
 /* What a run found. */
 typedef struct run_result {
@@ -344,10 +346,23 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     rc = PS_ECANCELED;
     goto out;
   }
+  /* A last stream count left running while the sync and memory passes
+   * are made for the fastest plan found before it (ps__planner_search
+   * settles it after them; they are made again when it wins, which a
+   * count using fewer streams than the fastest plan seldom does): not for
+   * plans only weighed or trials (no memory pass to go beside), and not
+   * when the plan without fusion might be started from the search's
+   * result, which must then be final. */
+  pl.may_leave = !ro->quick_k && !ro->weigh;
   double sim_ms;
   if ((rc = ps__planner_search (&pl, &sim_ms)) < 0)
     goto out;
-  if (ro->un)
+  bool changed;
+  if (pl.tail && ro->un && ahead_needs (ro->un, pl.unfused_bound, sim_ms)
+      && (rc = ps__planner_search_settle (&pl, &sim_ms, &changed)) < 0)
+    goto out;
+  bool held = pl.tail != NULL;
+  if (ro->un && !held)
     ahead_after_streams (ro->un, pl.unfused_bound, sim_ms >= 0 ? sim_ms : pl.makespan,
                          sim_ms >= 0);
   ps_timing_mark (timing, "streams", &t);
@@ -360,6 +375,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     res->simulated = sim_ms >= 0;
     goto out;
   }
+  uint32_t strings0 = p->strings_len;
   if ((rc = ps__planner_sync (&pl)) < 0)
     goto out;
   /* The steps are final.  A plan that will be kept (unless the plan
@@ -370,7 +386,10 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * 1M-node runs kept at once cost 120 MiB more at the peak (keeping the
    * run while the plan without fusion is made beside took the 1M-node
    * transformer's `plan` from 2.15 to 2.05 s and from 713 to 834-923 MiB,
-   * 982 MiB with --streams auto). */
+   * 982 MiB with --streams auto).  With a count held, they are final
+   * unless it wins: the peak is sought all the same (three threads on two
+   * cores for a while: 1M-node layered `plan`, 3.22 s against 3.32 s when
+   * it is sought once the count is settled), and sought again then. */
   bool final = ro->final && !(ro->un && ahead_running (ro->un));
   /* A plan past ps__sim_max_groups was simulated by the search, but its
    * final run (kept, and for `simulate`) is made beside the memory pass,
@@ -389,13 +408,34 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * thread while the memory pass runs (which neither reads nor changes
    * what the simulation does), or after it when that thread seeks the
    * peak (three threads on two cores: 1M-node layered, 3.29 s against
-   * 2.92 s). */
+   * 2.92 s) or a count is held. */
   final_sim fs = { .p = pl.p, .dev = &pl.dev, .gsim = pl.gsim, .node_group = pl.node_group,
                    .keep = final, .ms = INFINITY };
   bool sim_now = sim_ms < 0 || (late && !ro->weigh);
-  ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak && !ro->weigh);
+  ps__job_start (&fs.job, final_sim_main, &fs, sim_now && !peak && !held && !ro->weigh);
   rc = ro->weigh ? 0 : ps__planner_pool (&pl);
   ps_timing_mark (timing, "memory", &t);
+  if (held && rc == 0) {
+    rc = ps__planner_search_settle (&pl, &sim_ms, &changed);
+    ps_timing_mark (timing, "streams", &t);
+    if (rc == 0 && changed) {
+      if (peak) {
+        ps__plan_peak_stop (p->peak);
+        free (p->peak);
+        p->peak = NULL;
+      }
+      ps__planner_sync_undo (&pl, strings0);
+      rc = ps__planner_sync (&pl);
+      ps_timing_mark (timing, "sync", &t);
+      if (rc == 0) {
+        peak = final && o->find_peak && ps__plan_peak_start (p);
+        rc = ps__planner_pool (&pl);
+      }
+      ps_timing_mark (timing, "memory", &t);
+    }
+    if (ro->un)
+      ahead_after_streams (ro->un, pl.unfused_bound, sim_ms, true);
+  }
   if (sim_now) {
     if (!ps__job_finish (&fs.job) && rc == 0)
       final_sim_main (&fs);
@@ -566,6 +606,15 @@ ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
     ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + (exact ? 0 : AHEAD_SLACK)));
   else if (exact && a->bound >= estimate)
     atomic_store (&a->cancel, true);
+}
+
+/* Whether ahead_after_streams may start or stop the plan without fusion
+ * on this makespan of the fused plan (a lower one can only make it do
+ * so): the makespan must then be the search's last word. */
+static bool
+ahead_needs (ahead *a, double bound, double estimate)
+{
+  return a->may_skip && !a->bounded && bound < estimate;
 }
 
 /* Whether the plan without fusion is being made and not told to stop. */
