@@ -131,13 +131,17 @@ sq_random_graph (ps_graph *g, uint32_t n, uint64_t seed)
 
 /* ---- schedules and their plans ---- */
 
+/* The device the helpers plan for: the first built-in one unless a test
+ * sets another. */
+static const ps_device *sq_device;
+
 static inline void
 sq_options (ps_plan_options *o, uint32_t streams)
 {
   ps_plan_options_init (o);
   o->streams = streams;
   o->fusion = false;
-  o->device = ps_device_builtin (0);
+  o->device = sq_device ? sq_device : ps_device_builtin (0);
 }
 
 /* The simulated makespan of the plan of a schedule (see the top). */

@@ -101,6 +101,10 @@ extern atomic_size_t ps__search_pairs_taken;
  * likely ties the fastest plan and wins. */
 extern atomic_size_t ps__search_tails_left, ps__search_tails_won;
 extern bool ps__search_leave_always;
+/* When tests set it: search_down writes there, for k = 1 ..
+ * PS_MAX_STREAMS, the least makespan it holds any schedule on k streams
+ * to (so that they can check it against schedules' simulations). */
+extern double *ps__search_least_out;
 
 typedef struct ps__planner {
   const ps_graph *g;
@@ -244,6 +248,19 @@ void ps__planner_sync_undo (ps__planner *pl, uint32_t strings_len);
  * waits (planner waits, then a user wait's own record) to the clock of its
  * stream, c = clk + stream * S.  Used by ps__planner_sync and ps__planner_pool alike. */
 void ps__planner_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk);
+
+/* True for a group that is a user event_record or event_wait: the host
+ * issues it as an event call, and it takes no device time nor dispatch
+ * gap. */
+static inline bool
+ps__planner_event_op (const ps__planner *pl, uint32_t gi)
+{
+  uint32_t b0 = pl->gm_off[gi];
+  if (pl->gm_off[gi + 1] - b0 != 1)
+    return false;
+  uint8_t op = pl->g->nodes[pl->gm[b0]].op;
+  return op == PS_OP_EVENT_RECORD || op == PS_OP_EVENT_WAIT;
+}
 
 /* What every pass does when an allocation fails: says so, once, and
  * returns PS_ENOMEM. */

@@ -323,7 +323,7 @@ typedef struct sched {
   uint32_t count[PS_MAX_STREAMS];
   uint32_t *known;          /* [s * S + t]: latest position of stream t that s waited for */
   uint8_t *recorded;        /* per group: has an event record after it */
-  uint8_t *evop;            /* per group: is_event_op */
+  uint8_t *evop;            /* per group: ps__planner_event_op */
   profile prof[PS_RES__COUNT];
   uint64_t version[PS_RES__COUNT]; /* changes whenever its profile does */
   double last_arr[PS_RES__COUNT];
@@ -334,18 +334,6 @@ typedef struct sched {
   uint32_t lat_pos[PS_MAX_STREAMS]; /* gpos and recorded of lat_on */
   uint8_t lat_rec[PS_MAX_STREAMS];
 } sched;
-
-/* True for a user event_record or event_wait: the host issues it as an
- * event call, and it takes no device time nor dispatch gap. */
-static bool
-is_event_op (const ps__planner *pl, uint32_t gi)
-{
-  uint32_t b0 = pl->gm_off[gi];
-  if (pl->gm_off[gi + 1] - b0 != 1)
-    return false;
-  uint8_t op = pl->g->nodes[pl->gm[b0]].op;
-  return op == PS_OP_EVENT_RECORD || op == PS_OP_EVENT_WAIT;
-}
 
 /* Host time the waits (and the records they need) on stream s cost, and
  * their count. */
@@ -796,7 +784,7 @@ ps__planner_schedule (ps__planner *pl)
   if (!sc->known || !sc->recorded || !sc->evop)
     goto nomem;
   for (uint32_t gi = 0; gi < ng; gi++)
-    sc->evop[gi] = is_event_op (pl, gi);
+    sc->evop[gi] = ps__planner_event_op (pl, gi);
   for (int k = 0; k < PS_RES__COUNT; k++)
     if (profile_init (&sc->prof[k]) < 0)
       goto nomem;

@@ -339,6 +339,7 @@ uint32_t ps__sim_max_groups = 262144u;
 atomic_size_t ps__search_pairs_taken;
 atomic_size_t ps__search_tails_left, ps__search_tails_won;
 bool ps__search_leave_always;
+double *ps__search_least_out;
 
 typedef struct second {
   ps__planner w;
@@ -763,6 +764,8 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
 /* What bounds any schedule's makespan from below, whatever its count. */
 typedef struct least {
   double total;                 /* the groups' solo times */
+  double gap;                   /* the device's dispatch gap (0 on measured graphs) */
+  uint32_t n_work;              /* groups that are work (not a user event's call) */
   double cp;                    /* the critical path of solo times: the largest upward rank */
   double busy[PS_RES__COUNT];   /* share x solo time on each resource */
   double widest[PS_RES__COUNT]; /* the largest share asked for on it */
@@ -772,13 +775,19 @@ typedef struct least {
 /* The least makespan of any schedule on k streams: each stream runs its
  * groups one at a time, and the simulator never runs a group faster than
  * its solo time (it slows work down when it shares the device), so
- * total / k and the critical path; and a resource gives out at most its
- * whole, and no more than k groups' shares at once (on a graph of
- * estimated costs). */
+ * total / k and the critical path; work on a stream starts no earlier
+ * than the dispatch gap after the end of the work before it there, so
+ * the k' <= k streams used are busy at least total plus (n_work - k') gaps
+ * among them, and some stream at least that over k' (no less than over k);
+ * and a resource gives out at most its whole, and no more than k groups'
+ * shares at once (on a graph of estimated costs). */
 static double
 least_on (const least *b, uint32_t k)
 {
   double m = b->total / k > b->cp ? b->total / k : b->cp;
+  double busy = (b->total + (b->n_work > k ? b->n_work - k : 0) * b->gap) / k;
+  if (busy > m)
+    m = busy;
   for (int r = 0; r < PS_RES__COUNT && !b->measured; r++) {
     double width = k * b->widest[r] < 1 ? k * b->widest[r] : 1;
     if (width > 0 && b->busy[r] / width > m)
@@ -796,8 +805,10 @@ least_find (ps__planner *pl, least *b)
   int rc = rank && tmp ? ps__planner_upward_ranks (pl, rank, tmp) : ps__planner_nomem (pl);
   memset (b, 0, sizeof *b);
   b->measured = pl->g->measured;
+  b->gap = b->measured ? 0 : pl->dev.dispatch_gap_ns;
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
     b->total += pl->gcost[gi];
+    b->n_work += !ps__planner_event_op (pl, gi);
     if (rank[gi] > b->cp)
       b->cp = rank[gi];
     const ps_cost *c = &pl->gsim[gi];
@@ -892,6 +903,8 @@ search_down (search *se, uint32_t lo, uint32_t hi)
   int rc = least_find (pl, b);
   for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
     tried[k] = INFINITY;
+  for (uint32_t k = 1; k <= PS_MAX_STREAMS && rc == 0 && ps__search_least_out; k++)
+    ps__search_least_out[k] = least_on (b, k);
   second *c = &t->c;
   bool two
       = rc == 0 && pl->ng >= ps__search_pair_groups && !pl->one_thread && second_init (c, se) == 0;
