@@ -320,9 +320,19 @@ core_cost_unfused_bound_holds (void **state)
   ps_graph_free (&g);
 }
 
+static bool
+same_cost (const ps_cost *a, const ps_cost *b)
+{
+  return a->ns == b->ns && a->sm_fraction == b->sm_fraction && a->flops == b->flops
+         && a->bytes == b->bytes && a->resource == b->resource && a->skipped == b->skipped
+         && a->unknown == b->unknown && a->estimated == b->estimated;
+}
+
 /* The planner sums the bound from the costs its fusion pass finds (a
  * node alone, or the members of a fused group as ps_cost_group costs
- * them): over the steps of any fused plan, the same bound. */
+ * them): over the steps of any fused plan, the same bound.  And a group
+ * costed from its members' parts computed ahead (ps_cost_node_part, as
+ * the fusion pass does on large graphs) costs exactly the same. */
 static void
 core_cost_bound_from_group_costs (void **state)
 {
@@ -333,8 +343,14 @@ core_cost_bound_from_group_costs (void **state)
       ps_plan p;
       ts_gen (&g, (ps_gen_shape) shape, 900, seed, 0);
       ts_plan (&p, &g, 3, true);
-      ps_cost_scratch sc;
+      ps_cost_scratch sc, pre;
       assert_int_equal (ps_cost_scratch_init (&sc, &g), 0);
+      assert_int_equal (ps_cost_scratch_init (&pre, &g), 0);
+      ps_cost_part *parts = malloc (g.n_nodes * sizeof *parts);
+      assert_non_null (parts);
+      for (uint32_t v = 0; v < g.n_nodes; v++)
+        ps_cost_node_part (ts_h200 (), &g, v, &parts[v]);
+      pre.parts = parts;
       double busy[PS_RES__COUNT] = { 0 };
       uint32_t fused = 0;
       for (uint32_t s = 0; s < p.n_steps; s++) {
@@ -344,11 +360,16 @@ core_cost_bound_from_group_costs (void **state)
         if (st->nodes_count == 1) {
           ps_cost_node (ts_h200 (), &g, nodes[0], &c);
           ps_cost_share_time (&c, busy);
+          assert_true (same_cost (&c, &parts[nodes[0]].c));
         } else if (st->nodes_count > 1) {
           ps_cost_group (ts_h200 (), &g, nodes, st->nodes_count, &sc, &c);
+          ps_cost from_parts;
+          ps_cost_group (ts_h200 (), &g, nodes, st->nodes_count, &pre, &from_parts);
+          assert_true (same_cost (&c, &from_parts));
           fused++;
         }
       }
+      assert_memory_equal (sc.busy, pre.busy, sizeof sc.busy);
       for (int r = 0; r < PS_RES__COUNT; r++)
         busy[r] += sc.busy[r];
       double want = ps_cost_unfused_bound (ts_h200 (), &g), got = ps_cost_busiest (busy);
@@ -357,6 +378,8 @@ core_cost_bound_from_group_costs (void **state)
                   (unsigned long long) seed, got, want);
       assert_true (fused > 0 || shape == PS_GEN_CHAIN);
       ps_cost_scratch_free (&sc);
+      ps_cost_scratch_free (&pre);
+      free (parts);
       ps_plan_free (&p);
       ps_graph_free (&g);
     }

@@ -239,6 +239,12 @@ ps_cost_node (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost *out)
   node_cost (d, g, v, out, &c, &e);
 }
 
+void
+ps_cost_node_part (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost_part *out)
+{
+  node_cost (d, g, v, &out->c, &out->compute_ns, &out->efficiency);
+}
+
 double
 ps_cost_share (const ps_cost *c)
 {
@@ -296,7 +302,7 @@ ps_cost_nodes (const ps_device *d, const ps_graph *g, double *ns)
 static void
 group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
             const uint32_t *readers, uint32_t *local, uint8_t *written, double *busy,
-            ps_cost *out)
+            const ps_cost_part *parts, ps_cost *out)
 {
   double sum = 0, compute = 0, flops = 0, bytes = 0, saved = 0, frac = 0, eff = 1;
   bool any_eff = false, unknown = false, estimated = false, all_skipped = count > 0;
@@ -307,7 +313,13 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
     const ps_node *n = &g->nodes[v];
     ps_cost c;
     double cc, e;
-    node_cost (d, g, v, &c, &cc, &e);
+    if (parts) {
+      c = parts[v].c;
+      cc = parts[v].compute_ns;
+      e = parts[v].efficiency;
+    } else {
+      node_cost (d, g, v, &c, &cc, &e);
+    }
     ps_cost_share_time (&c, busy);
     if (c.skipped)
       continue;
@@ -391,6 +403,7 @@ ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g)
 {
   uint32_t nb = g->n_buffers;
   memset (s->busy, 0, sizeof s->busy);
+  s->parts = NULL;
   s->readers = calloc ((size_t) nb + 1, sizeof *s->readers);
   s->local = calloc ((size_t) nb + 1, sizeof *s->local);
   s->written = calloc ((size_t) nb + 1, 1);
@@ -422,7 +435,7 @@ void
 ps_cost_group (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32_t count,
                ps_cost_scratch *s, ps_cost *out)
 {
-  group_cost (d, g, nodes, count, s->readers, s->local, s->written, s->busy, out);
+  group_cost (d, g, nodes, count, s->readers, s->local, s->written, s->busy, s->parts, out);
 }
 
 int

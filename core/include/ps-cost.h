@@ -66,11 +66,26 @@ void ps_cost_nodes (const ps_device *d, const ps_graph *g, double *ns);
  * as described above.  Returns 0 or PS_ENOMEM. */
 int ps_cost_plan (const ps_device *d, const ps_plan *p, ps_cost *out);
 
+/* A node's cost and what ps_cost_group takes of it besides, computed
+ * ahead of the groups (ps_cost_scratch.parts). */
+typedef struct ps_cost_part {
+  ps_cost c;
+  double compute_ns; /* its compute alone (0 with a given duration) */
+  double efficiency; /* of the rate it runs at */
+} ps_cost_part;
+
+/* The cost of node v into *out, as ps_cost_node costs it. */
+void ps_cost_node_part (const ps_device *d, const ps_graph *g, uint32_t v, ps_cost_part *out);
+
 /* Per-graph scratch for ps_cost_group: how many nodes read each buffer,
  * and work arrays that ps_cost_group leaves zeroed. */
 typedef struct ps_cost_scratch {
   uint32_t *readers, *local;
   uint8_t *written;
+  /* Per node id, its part (ps_cost_node_part on the same device), which
+   * ps_cost_group then reads instead of costing the node; NULL (as
+   * ps_cost_scratch_init leaves it): costed there. */
+  const ps_cost_part *parts;
   /* Every node ps_cost_group costs adds its share-time here
    * (ps_cost_share_time): with the nodes costed alone, the terms of
    * ps_cost_unfused_bound, had without costing a node twice. */

@@ -463,6 +463,7 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
 
 typedef struct cost_range {
   ps__planner *pl;
+  const ps_cost_part *parts; /* by node, costed ahead; or NULL */
   uint32_t from, to;
   bool unpinned;
   int rc;
@@ -487,7 +488,10 @@ cost_groups (void *arg)
     pl->gpin[gi] = cr->unpinned ? -1 : g->nodes[pl->gm[b0]].stream;
     ps_cost c;
     if (b1 - b0 == 1) {
-      ps_cost_node (&pl->dev, g, pl->gm[b0], &c);
+      if (cr->parts)
+        c = cr->parts[pl->gm[b0]].c;
+      else
+        ps_cost_node (&pl->dev, g, pl->gm[b0], &c);
       ps_cost_share_time (&c, cr->busy);
       pl->gres[gi] = c.ns > 0 && c.resource < PS_RES__COUNT ? c.resource : PS_RES_NONE;
     } else {
@@ -495,6 +499,7 @@ cost_groups (void *arg)
         cr->rc = PS_ENOMEM;
         break;
       }
+      sc.parts = cr->parts;
       ps_cost_group (&pl->dev, g, pl->gm + b0, b1 - b0, &sc, &c);
       pl->gres[gi] = c.ns > 0 ? PS_RES_SM : PS_RES_NONE;
     }
@@ -508,7 +513,7 @@ cost_groups (void *arg)
 }
 
 static int
-group_costs (ps__planner *pl, bool unpinned)
+group_costs (ps__planner *pl, bool unpinned, const ps_cost_part *parts)
 {
   /* Every simulation of the plan's schedules reads these costs: the
    * search's, and the one simulation of a plan too large for the search,
@@ -519,9 +524,10 @@ group_costs (ps__planner *pl, bool unpinned)
   if (!(pl->gsim = malloc (((size_t) pl->ng + 1) * sizeof *pl->gsim)))
     return ps__planner_nomem (pl);
   uint32_t half = pl->ng >= COSTS_THREAD_MIN ? pl->ng / 2 : pl->ng;
-  cost_range second = { .pl = pl, .from = half, .to = pl->ng, .unpinned = unpinned };
+  cost_range second
+      = { .pl = pl, .parts = parts, .from = half, .to = pl->ng, .unpinned = unpinned };
   ps__job_start (&second.job, cost_groups, &second, half < pl->ng);
-  cost_range first = { .pl = pl, .from = 0, .to = half, .unpinned = unpinned };
+  cost_range first = { .pl = pl, .parts = parts, .from = 0, .to = half, .unpinned = unpinned };
   cost_groups (&first);
   ps__job_finish (&second.job);
   int rc = first.rc < 0 ? first.rc : second.rc;
@@ -537,6 +543,24 @@ group_costs (ps__planner *pl, bool unpinned)
       rc = group_name (pl, gi, &pl->gfunc[gi]);
     }
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
+}
+
+/* Every node's cost, ahead of the groups: on a second thread while the
+ * pass groups the nodes of a large graph, which reads none of it
+ * (1M-node layered: the pass 0.51 -> 0.47 s, `plan` 2.96 -> 2.91 s,
+ * medians of 5; the group costs then read each node's, ps_cost_scratch.parts). */
+typedef struct parts_job {
+  const ps__planner *pl;
+  ps_cost_part *parts;
+  ps__job job;
+} parts_job;
+
+static void
+parts_main (void *arg)
+{
+  parts_job *j = arg;
+  for (uint32_t v = 0; v < j->pl->n; v++)
+    ps_cost_node_part (&j->pl->dev, j->pl->g, v, &j->parts[v]);
 }
 
 /* Contracted edges (deduplicated, without self loops) and the issue-order
@@ -646,6 +670,9 @@ ps__planner_fuse (ps__planner *pl)
       any |= f.key[v].elems > 0;
     }
   }
+  parts_job pj = { .pl = pl };
+  if (any && n >= COSTS_THREAD_MIN && (pj.parts = malloc (nn * sizeof *pj.parts)))
+    ps__job_start (&pj.job, parts_main, &pj, true);
   if (any) {
     f.nd = malloc (nn * sizeof *f.nd);
     f.moved = malloc (RENUMBER_VISITS_MAX * sizeof *f.moved);
@@ -697,10 +724,14 @@ ps__planner_fuse (ps__planner *pl)
   }
   /* A measured run on more streams than asked for: its recorded streams
    * are no pins then, only their order (ps__plan_check_options). */
-  if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S))) < 0)
+  if (pj.parts && !ps__job_finish (&pj.job))
+    parts_main (&pj);
+  if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S), pj.parts)) < 0)
     goto out;
   rc = contract (pl, gid);
 out:
+  ps__job_drop (&pj.job);
+  free (pj.parts);
   free (f.key);
   free (f.nd);
   free (f.moved);
