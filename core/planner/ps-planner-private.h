@@ -140,6 +140,10 @@ typedef struct ps__planner {
    * before it (pl->tail, ps__planner_search_settle). */
   bool may_leave;
   struct ps__search_tail *tail;
+  /* The sync pass of the schedule in the arrays below is made already
+   * (the search kept it), from strings_len synced_strings. */
+  bool synced;
+  uint32_t synced_strings;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */

@@ -375,8 +375,8 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     res->simulated = sim_ms >= 0;
     goto out;
   }
-  uint32_t strings0 = p->strings_len;
-  if ((rc = ps__planner_sync (&pl)) < 0)
+  uint32_t strings0 = pl.synced ? pl.synced_strings : p->strings_len;
+  if (!pl.synced && (rc = ps__planner_sync (&pl)) < 0)
     goto out;
   /* The steps are final.  A plan that will be kept (unless the plan
    * without fusion, still being made, replaces it) keeps the run it is

@@ -120,6 +120,7 @@ typedef struct search {
   uint16_t *b_stream;
   double best;
   uint32_t best_sc; /* the streams it uses */
+  bool best_synced; /* it is the one in pl, its sync pass kept (search_down) */
   /* Scratch for the local search: gafter before a move. */
   uint32_t *after_was;
 } search;
@@ -223,12 +224,17 @@ seen_lookup (const search *se, uint64_t h, double *ms)
  * pass's costs and taken back (the plan's strings back to strings_len):
  * *ms, INFINITY when it cannot be simulated. */
 static int
-simulate_schedule (ps__planner *pl, uint32_t strings_len, double *ms)
+simulate_schedule (ps__planner *pl, uint32_t strings_len, bool keep, double *ms)
 {
   int rc = ps__planner_sync (pl);
   if (rc < 0)
     return rc;
   rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, NULL, ms);
+  if (keep && rc == 0) {
+    pl->synced = true;
+    pl->synced_strings = strings_len;
+    return 0;
+  }
   ps__planner_sync_undo (pl, strings_len);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
 }
@@ -247,7 +253,7 @@ evaluate (search *se, double *ms)
   *ms = se->seen_ms[slot];
   if (!added)
     return 0;
-  int rc = simulate_schedule (pl, se->strings_len, ms);
+  int rc = simulate_schedule (pl, se->strings_len, false, ms);
   if (rc < 0)
     return rc;
   se->seen_ms[slot] = *ms;
@@ -412,7 +418,7 @@ second_free (second *c)
  * its hash, and its makespan: the one seen (*known), else simulated.
  * Reads se only. */
 static int
-try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t k,
+try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t k, bool keep,
                uint64_t *hash, bool *known, double *ms)
 {
   *known = false;
@@ -423,14 +429,14 @@ try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t
   *hash = schedule_hash (pl);
   if ((*known = seen_lookup (se, *hash, ms)))
     return 0;
-  return simulate_schedule (pl, se->strings_len, ms);
+  return simulate_schedule (pl, se->strings_len, keep, ms);
 }
 
 static void
 second_main (void *arg)
 {
   second *c = arg;
-  c->rc = try_candidate (&c->w, c->se, c->gen, c->k, &c->hash, &c->known, &c->ms);
+  c->rc = try_candidate (&c->w, c->se, c->gen, c->k, false, &c->hash, &c->known, &c->ms);
 }
 
 /* True when group b depends on group a directly or follows it in a
@@ -730,7 +736,7 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
     double ms1;
     uint64_t h1 = 0;
     bool known1;
-    rc = try_candidate (pl, se, &gens[i1], k1, &h1, &known1, &ms1);
+    rc = try_candidate (pl, se, &gens[i1], k1, false, &h1, &known1, &ms1);
     if (pair && !ps__job_finish (&c.job))
       second_main (&c);
     if (rc < 0)
@@ -824,11 +830,13 @@ least_find (ps__planner *pl, least *b)
 /* Keeps generator i's candidate in pl (se->pl or a clone), of makespan
  * ms, tried after those of more streams: it is kept on a tie, as the
  * fewer streams are when the counts are tried upwards. */
-static void
+static bool
 take_lower (search *se, const ps__planner *pl, double ms)
 {
-  if (ms <= se->best * (1 + 1e-12) && isfinite (ms))
-    save_best_of (se, pl, ms);
+  if (!(ms <= se->best * (1 + 1e-12) && isfinite (ms)))
+    return false;
+  save_best_of (se, pl, ms);
+  return true;
 }
 
 /* Whether a schedule on k streams may beat what the search must: the
@@ -840,6 +848,21 @@ may_beat (const search *se, const least *b, uint32_t k)
   double cut = se->pl->cutoff;
   double beat = cut > 0 && cut < se->best ? cut : se->best;
   return least_on (b, k) <= beat * (1 + 1e-12);
+}
+
+/* search_down keeps the sync pass of the candidate last tried in se->pl
+ * (ps__planner.synced), so that when it is the plan, that pass is not
+ * made again.  Forgets it (the plan's steps emptied) when `always`, or
+ * when it is not the fastest found. */
+static void
+forget_sync (search *se, bool always)
+{
+  ps__planner *pl = se->pl;
+  if (!pl->synced || (!always && se->best_synced))
+    return;
+  ps__planner_sync_undo (pl, pl->synced_strings);
+  pl->synced = false;
+  se->best_synced = false;
 }
 
 /* The fastest on at most j streams, for the counts from `low` (the lowest
@@ -918,6 +941,7 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     }
     bool pair = two && k > lo && may_beat (se, b, k - 1);
     if (two && !pair && may_leave (se, k)) {
+      forget_sync (se, false);
       /* The last count (none below it can beat what is found): on the
        * second thread, while the caller goes on. */
       t->se = *se;
@@ -943,12 +967,14 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     }
     uint64_t h;
     bool known;
-    rc = try_candidate (pl, se, gen, k, &h, &known, &tried[k]);
+    forget_sync (se, true);
+    rc = try_candidate (pl, se, gen, k, true, &h, &known, &tried[k]);
     if (pair && !ps__job_finish (&c->job))
       second_main (c);
     if (rc < 0)
       break;
-    take_lower (se, pl, tried[k]);
+    if (take_lower (se, pl, tried[k]))
+      se->best_synced = pl->synced;
     if (!pair)
       continue;
     if (c->rc < 0) { /* tried again in line, where its failure is said */
@@ -958,9 +984,11 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     if (!may_beat (se, b, k - 1))
       continue; /* not needed after all: as if never tried */
     tried[k - 1] = c->ms;
-    take_lower (se, &c->w, c->ms);
+    if (take_lower (se, &c->w, c->ms))
+      se->best_synced = false;
     k--;
   }
+  forget_sync (se, rc < 0);
   if (rc == 0 && pl->at_most)
     fill_at_most_down (pl, b, tried, k + 1, lo, hi);
   second_free (c);
