@@ -647,6 +647,7 @@ ps__planner_fuse (ps__planner *pl)
   memset (&f, 0, sizeof f);
   f.pl = pl;
   f.g = g;
+  parts_job pj = { .pl = pl };
   /* Group ids by representative, then contract()'s marks by group. */
   uint32_t *gid = malloc (nn * sizeof *gid);
   pl->node_group = malloc (nn * sizeof *pl->node_group);
@@ -670,7 +671,6 @@ ps__planner_fuse (ps__planner *pl)
       any |= f.key[v].elems > 0;
     }
   }
-  parts_job pj = { .pl = pl };
   if (any && n >= COSTS_THREAD_MIN && (pj.parts = malloc (nn * sizeof *pj.parts)))
     ps__job_start (&pj.job, parts_main, &pj, true);
   if (any) {
