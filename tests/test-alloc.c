@@ -37,6 +37,7 @@
 #include "ps-sim.h"
 #include "ps-timeline-output.h"
 #include "ps-trace-import.h"
+#include "planner/ps-planner-private.h"
 
 #ifndef PS_TEST_SOURCE_ROOT
 #define PS_TEST_SOURCE_ROOT "."
@@ -547,6 +548,32 @@ core_alloc_plan (void **state)
   n_made = 0;
 }
 
+/* The same past the groups the search simulates every generator on
+ * (ps__sim_max_groups lowered to 1): the blend's schedule on each count
+ * from the most down, the sync pass of the count tried last kept when it
+ * is the plan (one thread: the examples are too small for the second). */
+static void
+core_alloc_plan_past_search (void **state)
+{
+  (void) state;
+  uint32_t was = ps__sim_max_groups;
+  ps__sim_max_groups = 1;
+  char dir[600];
+  snprintf (dir, sizeof dir, "%s/data/examples", source_root ());
+  size_t n = list_inputs (dir, ".json", paths, 64);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    ps_graph g;
+    load_example (paths[i], &g);
+    total += sweep_spread (paths[i], plan_graph, &g, false, PLAN_SPREAD);
+    ps_graph_free (&g);
+  }
+  ps__sim_max_groups = was;
+  print_message ("%llu allocations made to fail one at a time (of %llu made)\n",
+                 (unsigned long long) total, (unsigned long long) n_made);
+  n_made = 0;
+}
+
 static void
 core_alloc_simulate (void **state)
 {
@@ -578,11 +605,9 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test (core_alloc_load_graphs),
-    cmocka_unit_test (core_alloc_load_traces),
-    cmocka_unit_test (core_alloc_device_profiles),
-    cmocka_unit_test (core_alloc_plan),
-    cmocka_unit_test (core_alloc_simulate),
+    cmocka_unit_test (core_alloc_load_graphs),      cmocka_unit_test (core_alloc_load_traces),
+    cmocka_unit_test (core_alloc_device_profiles),  cmocka_unit_test (core_alloc_plan),
+    cmocka_unit_test (core_alloc_plan_past_search), cmocka_unit_test (core_alloc_simulate),
   };
   /* PS_ALLOC_TEST_FILTER=core_alloc_plan runs one test (cmocka's glob). */
   if (getenv ("PS_ALLOC_TEST_FILTER"))
