@@ -529,10 +529,10 @@ core_alloc_device_profiles (void **state)
   n_made = 0;
 }
 
+/* Plans every example, each allocation made to fail in turn. */
 static void
-core_alloc_plan (void **state)
+plan_examples (void)
 {
-  (void) state;
   char dir[600];
   snprintf (dir, sizeof dir, "%s/data/examples", source_root ());
   size_t n = list_inputs (dir, ".json", paths, 64);
@@ -548,6 +548,13 @@ core_alloc_plan (void **state)
   n_made = 0;
 }
 
+static void
+core_alloc_plan (void **state)
+{
+  (void) state;
+  plan_examples ();
+}
+
 /* The same past the groups the search simulates every generator on
  * (ps__sim_max_groups lowered to 1): the blend's schedule on each count
  * from the most down, the sync pass of the count tried last kept when it
@@ -558,20 +565,8 @@ core_alloc_plan_past_search (void **state)
   (void) state;
   uint32_t was = ps__sim_max_groups;
   ps__sim_max_groups = 1;
-  char dir[600];
-  snprintf (dir, sizeof dir, "%s/data/examples", source_root ());
-  size_t n = list_inputs (dir, ".json", paths, 64);
-  uint64_t total = 0;
-  for (size_t i = 0; i < n; i++) {
-    ps_graph g;
-    load_example (paths[i], &g);
-    total += sweep_spread (paths[i], plan_graph, &g, false, PLAN_SPREAD);
-    ps_graph_free (&g);
-  }
+  plan_examples ();
   ps__sim_max_groups = was;
-  print_message ("%llu allocations made to fail one at a time (of %llu made)\n",
-                 (unsigned long long) total, (unsigned long long) n_made);
-  n_made = 0;
 }
 
 static void

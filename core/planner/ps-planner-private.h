@@ -140,8 +140,9 @@ typedef struct ps__planner {
    * before it (pl->tail, ps__planner_search_settle). */
   bool may_leave;
   struct ps__search_tail *tail;
-  /* The sync pass of the schedule in the arrays below is made already
-   * (the search kept it), from strings_len synced_strings. */
+  /* The sync pass of the schedule in the arrays below is made (by
+   * ps__planner_sync, until ps__planner_sync_undo), the plan's strings
+   * having been synced_strings long before it. */
   bool synced;
   uint32_t synced_strings;
 
@@ -245,8 +246,9 @@ int ps__planner_sync (ps__planner *pl);
 int ps__planner_pool (ps__planner *pl);
 
 /* Undoes ps__planner_sync: frees its arrays and empties the plan's steps and
- * events, and its strings back to strings_len, for another schedule. */
-void ps__planner_sync_undo (ps__planner *pl, uint32_t strings_len);
+ * events, and its strings back to what they were before it, for another
+ * schedule. */
+void ps__planner_sync_undo (ps__planner *pl);
 
 /* Replays the vector clock of the group at issue index i: applies its
  * waits (planner waits, then a user wait's own record) to the clock of its

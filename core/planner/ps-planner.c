@@ -357,10 +357,12 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   double sim_ms;
   if ((rc = ps__planner_search (&pl, &sim_ms)) < 0)
     goto out;
-  bool changed;
+  bool changed = false;
   if (pl.tail && ro->un && ahead_needs (ro->un, pl.unfused_bound, sim_ms)
       && (rc = ps__planner_search_settle (&pl, &sim_ms, &changed)) < 0)
     goto out;
+  if (changed && pl.synced) /* the sync pass the search kept was the plan it replaced */
+    ps__planner_sync_undo (&pl);
   bool held = pl.tail != NULL;
   if (ro->un && !held)
     ahead_after_streams (ro->un, pl.unfused_bound, sim_ms >= 0 ? sim_ms : pl.makespan,
@@ -375,7 +377,6 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     res->simulated = sim_ms >= 0;
     goto out;
   }
-  uint32_t strings0 = pl.synced ? pl.synced_strings : p->strings_len;
   if (!pl.synced && (rc = ps__planner_sync (&pl)) < 0)
     goto out;
   /* The steps are final.  A plan that will be kept (unless the plan
@@ -424,7 +425,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
         free (p->peak);
         p->peak = NULL;
       }
-      ps__planner_sync_undo (&pl, strings0);
+      ps__planner_sync_undo (&pl);
       rc = ps__planner_sync (&pl);
       ps_timing_mark (timing, "sync", &t);
       if (rc == 0) {

@@ -109,7 +109,6 @@ static const generator generators_large[] = {
 
 typedef struct search {
   ps__planner *pl;
-  uint32_t strings_len;
   /* The schedules simulated: hashes (open addressing, 0 is empty) and
    * their makespans. */
   uint64_t *seen;
@@ -221,21 +220,18 @@ seen_lookup (const search *se, uint64_t h, double *ms)
 }
 
 /* The schedule in pl emitted by the sync pass, simulated with the fusion
- * pass's costs and taken back (the plan's strings back to strings_len):
+ * pass's costs and taken back unless `keep` (and it could be simulated):
  * *ms, INFINITY when it cannot be simulated. */
 static int
-simulate_schedule (ps__planner *pl, uint32_t strings_len, bool keep, double *ms)
+simulate_schedule (ps__planner *pl, bool keep, double *ms)
 {
   int rc = ps__planner_sync (pl);
   if (rc < 0)
     return rc;
   rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, NULL, ms);
-  if (keep && rc == 0) {
-    pl->synced = true;
-    pl->synced_strings = strings_len;
+  if (keep && rc == 0)
     return 0;
-  }
-  ps__planner_sync_undo (pl, strings_len);
+  ps__planner_sync_undo (pl);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : 0;
 }
 
@@ -253,7 +249,7 @@ evaluate (search *se, double *ms)
   *ms = se->seen_ms[slot];
   if (!added)
     return 0;
-  int rc = simulate_schedule (pl, se->strings_len, false, ms);
+  int rc = simulate_schedule (pl, false, ms);
   if (rc < 0)
     return rc;
   se->seen_ms[slot] = *ms;
@@ -289,14 +285,21 @@ take (search *se, const ps__planner *pl, uint32_t i, uint32_t *used, double ms)
     save_best_of (se, pl, ms);
 }
 
+/* Schedule (order, stream, after) into pl, positions and all. */
+static void
+load_schedule (ps__planner *pl, const uint32_t *order, const uint16_t *stream,
+               const uint32_t *after)
+{
+  memcpy (pl->order, order, pl->ng * sizeof *pl->order);
+  memcpy (pl->gstream, stream, pl->ng * sizeof *pl->gstream);
+  memcpy (pl->gafter, after, pl->ng * sizeof *pl->gafter);
+  ps__planner_positions (pl);
+}
+
 static void
 load_best (search *se)
 {
-  ps__planner *pl = se->pl;
-  memcpy (pl->order, se->b_order, pl->ng * sizeof *pl->order);
-  memcpy (pl->gstream, se->b_stream, pl->ng * sizeof *pl->gstream);
-  memcpy (pl->gafter, se->b_after, pl->ng * sizeof *pl->gafter);
-  ps__planner_positions (pl);
+  load_schedule (se->pl, se->b_order, se->b_stream, se->b_after);
 }
 
 /* Whether generator gen is not run on k streams: past its cap, or, when
@@ -429,7 +432,7 @@ try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t
   *hash = schedule_hash (pl);
   if ((*known = seen_lookup (se, *hash, ms)))
     return 0;
-  return simulate_schedule (pl, se->strings_len, keep, ms);
+  return simulate_schedule (pl, keep, ms);
 }
 
 static void
@@ -830,10 +833,18 @@ least_find (ps__planner *pl, least *b)
 /* Keeps generator i's candidate in pl (se->pl or a clone), of makespan
  * ms, tried after those of more streams: it is kept on a tie, as the
  * fewer streams are when the counts are tried upwards. */
+/* Whether a count of makespan ms, tried after the fastest found (best),
+ * takes its place: ties go to it, the fewer streams. */
+static bool
+takes_over (double ms, double best)
+{
+  return ms <= best * (1 + 1e-12) && isfinite (ms);
+}
+
 static bool
 take_lower (search *se, const ps__planner *pl, double ms)
 {
-  if (!(ms <= se->best * (1 + 1e-12) && isfinite (ms)))
+  if (!takes_over (ms, se->best))
     return false;
   save_best_of (se, pl, ms);
   return true;
@@ -860,8 +871,7 @@ forget_sync (search *se, bool always)
   ps__planner *pl = se->pl;
   if (!pl->synced || (!always && se->best_synced))
     return;
-  ps__planner_sync_undo (pl, pl->synced_strings);
-  pl->synced = false;
+  ps__planner_sync_undo (pl);
   se->best_synced = false;
 }
 
@@ -1015,6 +1025,8 @@ ps__planner_search_settle (ps__planner *pl, double *sim_ms, bool *changed)
   if (!ps__job_finish (&c->job))
     second_main (c);
   if (c->rc < 0) { /* again, where its failure is said */
+    if (c->w.synced)
+      ps__planner_sync_undo (&c->w);
     c->w.diag = pl->diag;
     second_main (c);
   }
@@ -1022,12 +1034,8 @@ ps__planner_search_settle (ps__planner *pl, double *sim_ms, bool *changed)
   if (rc == 0) {
     uint32_t k = c->k;
     t->tried[k] = c->ms;
-    /* Ties to the fewer streams, as take_lower. */
-    if (c->ms <= t->best * (1 + 1e-12) && isfinite (c->ms)) {
-      memcpy (pl->order, c->w.order, pl->ng * sizeof *pl->order);
-      memcpy (pl->gstream, c->w.gstream, pl->ng * sizeof *pl->gstream);
-      memcpy (pl->gafter, c->w.gafter, pl->ng * sizeof *pl->gafter);
-      ps__planner_positions (pl);
+    if (takes_over (c->ms, t->best)) {
+      load_schedule (pl, c->w.order, c->w.gstream, c->w.gafter);
       pl->makespan = *sim_ms = c->ms;
       *changed = true;
       ps__search_tails_won++;
@@ -1057,7 +1065,6 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   search se;
   memset (&se, 0, sizeof se);
   se.pl = pl;
-  se.strings_len = pl->p->strings_len;
   se.best = INFINITY;
   se.b_order = malloc (n1 * sizeof *se.b_order);
   se.b_after = malloc (n1 * sizeof *se.b_after);

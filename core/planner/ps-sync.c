@@ -209,13 +209,19 @@ emit (ps__planner *pl)
 int
 ps__planner_sync (ps__planner *pl)
 {
+  pl->synced_strings = pl->p->strings_len;
   int rc = decide (pl);
-  return rc < 0 ? rc : emit (pl);
+  if (rc == 0)
+    rc = emit (pl);
+  pl->synced = true; /* in part, on a failure: undone all the same */
+  return rc;
 }
 
 void
-ps__planner_sync_undo (ps__planner *pl, uint32_t strings_len)
+ps__planner_sync_undo (ps__planner *pl)
 {
+  uint32_t strings_len = pl->synced_strings;
+  pl->synced = false;
   free (pl->gevent);
   free (pl->snap_of);
   free (pl->wait_off);
