@@ -94,15 +94,13 @@ ps__planner_heft (ps__planner *pl, uint32_t streams)
 {
   const ps_device *d = &pl->dev;
   uint32_t ng = pl->ng;
-  double *rank = calloc (ng ? ng : 1, sizeof *rank);
+  double *rank = malloc ((ng ? ng : 1) * sizeof *rank);
   if (!rank)
     return ps__planner_nomem (pl);
   /* The largest upward rank first: the heap takes the smallest key. */
-  int rc = ps__planner_upward_ranks (pl, rank, pl->gissue);
-  for (uint32_t gi = 0; gi < ng && rc == 0; gi++)
-    rank[gi] = -rank[gi];
-  if (rc == 0)
-    rc = list_order (pl, rank, pl->gpos);
+  for (uint32_t gi = 0; gi < ng; gi++)
+    rank[gi] = -pl->grank[gi];
+  int rc = list_order (pl, rank, pl->gpos);
   if (rc < 0) {
     free (rank);
     return rc;

@@ -6,8 +6,8 @@
  *   analyse  (ps-planner.c)   a topological order;
  *   fuse     (ps-fuse.c)      convex element-wise groups, contracted into a
  *                             graph of groups with deduplicated CSR edges,
- *                             and each group's duration and resource on
- *                             the device;
+ *                             each group's duration and resource on the
+ *                             device, and its upward rank;
  *   streams  (ps-search.c)    the schedule of the groups on at most
  *                             options.streams streams, pins honoured: for
  *                             graphs that are not too large, candidates of
@@ -164,6 +164,12 @@ typedef struct ps__planner {
   uint32_t n_fused;            /* groups with more than one member */
   uint32_t *gsucc_off, *gsucc; /* contracted edges, deduplicated */
   uint32_t *gpred_off, *gpred;
+  /* Each group's upward rank: its cost plus the largest rank of its
+   * successors (the length of the critical path it starts), which the
+   * list schedule's priorities, HEFT and the search's least makespan all
+   * read; grank_max: the largest (the critical path of the graph). */
+  double *grank;
+  double grank_max;
   /* Issue-order-only constraints: the user event nodes of one event are
    * issued in program order, so that a wait always refers to the record it
    * was paired with.  chain_next: the next group of the chain or PS_NONE. */
@@ -228,11 +234,6 @@ void ps__planner_search_drop (ps__planner *pl);
  * and gafter (no resource-order waits); ps__planner_positions the rest. */
 int ps__planner_round_robin (ps__planner *pl, uint32_t streams);
 int ps__planner_heft (ps__planner *pl, uint32_t streams);
-/* Each group's upward rank into rank[ng] (its cost plus the largest rank
- * of its successors: the length of the critical path it starts), which
- * the list scheduler's priorities and HEFT both order by; tmp: ng
- * entries of scratch. */
-int ps__planner_upward_ranks (ps__planner *pl, double *rank, uint32_t *tmp);
 /* From pl->order and gstream: gissue, gpos and SC, as the streams pass
  * leaves them for the sync pass. */
 void ps__planner_positions (ps__planner *pl);

@@ -72,6 +72,7 @@ planner_free (ps__planner *pl)
   free (pl->gsucc);
   free (pl->gpred_off);
   free (pl->gpred);
+  free (pl->grank);
   free (pl->chain_next);
   free (pl->chain_in);
   free (pl->order);

@@ -39,43 +39,6 @@
 #include "ps-array.h"
 #include "ps-heap.h"
 
-
-int
-ps__planner_upward_ranks (ps__planner *pl, double *rank, uint32_t *tmp)
-{
-  uint32_t ng = pl->ng, head = 0, tail = 0;
-  uint32_t *indeg = malloc ((ng ? ng : 1) * sizeof *indeg);
-  if (!indeg)
-    return ps__planner_nomem (pl);
-  for (uint32_t gi = 0; gi < ng; gi++) {
-    indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi];
-    if (indeg[gi] == 0)
-      tmp[tail++] = gi;
-  }
-  while (head < tail) {
-    uint32_t gi = tmp[head++];
-    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
-      if (--indeg[pl->gsucc[e]] == 0)
-        tmp[tail++] = pl->gsucc[e];
-  }
-  free (indeg);
-  if (tail != ng)
-    goto cycle;
-  for (uint32_t i = ng; i-- > 0;) {
-    uint32_t gi = tmp[i];
-    double best = 0;
-    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
-      if (rank[pl->gsucc[e]] > best)
-        best = rank[pl->gsucc[e]];
-    rank[gi] = pl->gcost[gi] + best;
-  }
-  return 0;
-cycle:
-  if (pl->diag)
-    ps_diag_error (pl->diag, 0, 0, "internal error: the contracted graph has a cycle");
-  return PS_ECYCLE;
-}
-
 /* The priority of a group (smaller first).  PS__KEY_RANK: the upward
  * rank alone, so that the group with the longest path to the end goes
  * first, as HEFT orders its list.  PS__KEY_BLEND: the earlier of its
@@ -94,12 +57,9 @@ priorities (const ps__planner *pl, uint32_t S, const double *rank, double m, dou
       key[gi] = -rank[gi];
     return;
   }
-  double total = 0, cp = 0;
-  for (uint32_t gi = 0; gi < pl->ng; gi++) {
+  double total = 0, cp = pl->grank_max;
+  for (uint32_t gi = 0; gi < pl->ng; gi++)
     total += pl->gcost[gi];
-    if (rank[gi] > cp)
-      cp = rank[gi];
-  }
   if (m <= 0)
     m = total / S > cp ? total / S : cp;
   double prefix = 0;
@@ -754,7 +714,7 @@ ps__planner_schedule (ps__planner *pl)
   sched *sc = calloc (1, sizeof *sc);
   queues q;
   memset (&q, 0, sizeof q);
-  double *rank = malloc (n1 * sizeof *rank);
+  const double *rank = pl->grank;
   double *key = malloc (n1 * sizeof *key);
   uint32_t *indeg = malloc (n1 * sizeof *indeg);
   q.ready_at = malloc (n1 * sizeof *q.ready_at);
@@ -772,8 +732,8 @@ ps__planner_schedule (ps__planner *pl)
   pl->gstart = malloc (n1 * sizeof *pl->gstart);
   pl->gfinish = malloc (n1 * sizeof *pl->gfinish);
   pl->gafter = malloc (n1 * sizeof *pl->gafter);
-  if (!sc || !rank || !key || !indeg || !q.ready_at || !pl->order || !pl->gissue
-      || !pl->gstream || !pl->gpos || !pl->gstart || !pl->gfinish || !pl->gafter)
+  if (!sc || !key || !indeg || !q.ready_at || !pl->order || !pl->gissue || !pl->gstream || !pl->gpos
+      || !pl->gstart || !pl->gfinish || !pl->gafter)
     goto nomem;
   sc->pl = pl;
   sc->d = &pl->dev;
@@ -788,9 +748,6 @@ ps__planner_schedule (ps__planner *pl)
   for (int k = 0; k < PS_RES__COUNT; k++)
     if (profile_init (&sc->prof[k]) < 0)
       goto nomem;
-  if ((rc = ps__planner_upward_ranks (pl, rank, pl->order)) < 0)
-    goto out;
-
   double m1, m2;
   priorities (pl, S, rank, 0, key);
   if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
@@ -822,7 +779,6 @@ out:
   for (int k = 0; k < PS_RES__COUNT; k++)
     free (q.ready[k].a);
   free (q.ready_at);
-  free (rank);
   free (key);
   free (indeg);
   return rc;

@@ -805,29 +805,21 @@ least_on (const least *b, uint32_t k)
   return m;
 }
 
-static int
-least_find (ps__planner *pl, least *b)
+static void
+least_find (const ps__planner *pl, least *b)
 {
-  uint32_t n1 = pl->ng ? pl->ng : 1;
-  double *rank = malloc (n1 * sizeof *rank);
-  uint32_t *tmp = malloc (n1 * sizeof *tmp);
-  int rc = rank && tmp ? ps__planner_upward_ranks (pl, rank, tmp) : ps__planner_nomem (pl);
   memset (b, 0, sizeof *b);
   b->measured = pl->g->measured;
   b->gap = b->measured ? 0 : pl->dev.dispatch_gap_ns;
-  for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
+  b->cp = pl->grank_max;
+  for (uint32_t gi = 0; gi < pl->ng; gi++) {
     b->total += pl->gcost[gi];
     b->n_work += !ps__planner_event_op (pl, gi);
-    if (rank[gi] > b->cp)
-      b->cp = rank[gi];
     const ps_cost *c = &pl->gsim[gi];
     ps_cost_share_time (c, b->busy);
     if (c->resource < PS_RES__COUNT && c->ns > 0 && ps_cost_share (c) > b->widest[c->resource])
       b->widest[c->resource] = ps_cost_share (c);
   }
-  free (rank);
-  free (tmp);
-  return rc;
 }
 
 /* Keeps generator i's candidate in pl (se->pl or a clone), of makespan
@@ -933,7 +925,8 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     return ps__planner_nomem (pl);
   least *b = &t->b;
   double *tried = t->tried;
-  int rc = least_find (pl, b);
+  int rc = 0;
+  least_find (pl, b);
   for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
     tried[k] = INFINITY;
   for (uint32_t k = 1; k <= PS_MAX_STREAMS && rc == 0 && ps__search_least_out; k++)
