@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/ps-heap.h"
 #include "planner/ps-planner-private.h"
 #include "ps-pool-peak.h"
 #include "ps-gen.h"
@@ -570,6 +571,66 @@ core_schedule_pairs_same_plan (void **state)
   assert_true (ps__search_tails_won > won);
 }
 
+/* The list schedules' heap pops by key, ties to the lower group id, with
+ * pushes and pops interleaved: many equal keys (and 0.0 against -0.0,
+ * which are equal), heaps of every size from empty to a few thousand, so
+ * that full and partial nodes of four children are both met. */
+static int
+by_key_then_id (const void *a, const void *b)
+{
+  const ps__hent *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void
+core_heap_pops_in_order (void **state)
+{
+  (void) state;
+  enum { N = 4000 };
+  double *key = malloc (N * sizeof *key);
+  ps__hent *live = malloc (N * sizeof *live);
+  assert_non_null (key);
+  assert_non_null (live);
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (uint32_t round = 0; round < 8; round++) {
+    uint32_t levels = round < 4 ? 7 : 1000; /* few keys: many ties */
+    for (uint32_t i = 0; i < N; i++) {
+      x = x * 6364136223846793005u + 1442695040888963407u;
+      uint32_t r = (uint32_t) (x >> 33);
+      key[i] = (double) (r % levels) - (double) (levels / 2);
+      if (key[i] == 0 && (r & 1))
+        key[i] = -0.0;
+    }
+    ps__heap h = { NULL, 0, 0, key };
+    uint32_t n_live = 0, next = 0, popped = 0;
+    while (popped < N) {
+      x = x * 6364136223846793005u + 1442695040888963407u;
+      bool push = next < N && (n_live == 0 || (x >> 40) % 3 != 0);
+      if (push) {
+        /* ids pushed out of order: every other one from the top */
+        uint32_t id = next % 2 ? N - 1 - next / 2 : next / 2;
+        assert_int_equal (ps__heap_push (&h, id), 0);
+        live[n_live++] = (ps__hent){ key[id], id };
+        next++;
+        continue;
+      }
+      qsort (live, n_live, sizeof *live, by_key_then_id);
+      assert_int_equal (h.n, n_live);
+      uint32_t id = ps__heap_pop (&h);
+      assert_int_equal (id, live[0].id);
+      memmove (live, live + 1, (n_live - 1) * sizeof *live);
+      n_live--;
+      popped++;
+    }
+    assert_int_equal (h.n, 0);
+    free (h.a);
+  }
+  free (key);
+  free (live);
+}
+
 int
 main (void)
 {
@@ -584,6 +645,7 @@ main (void)
     cmocka_unit_test (core_schedule_fusion_kept_back_large),
     cmocka_unit_test (core_schedule_streams_auto),
     cmocka_unit_test (core_schedule_pairs_same_plan),
+    cmocka_unit_test (core_heap_pops_in_order),
   };
   return cmocka_run_group_tests_name ("/core/schedule", tests, NULL, NULL);
 }

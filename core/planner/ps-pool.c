@@ -776,12 +776,16 @@ typedef struct uses {
   uint32_t *need, *rel;   /* B x S clocks */
   uint32_t *acc_off, *acc; /* per group: the pooled buffers its nodes touch (CSR) */
   uint64_t *bytes;         /* size of each buffer (dense, for the sweeps) */
+  /* Per buffer, whether it is pooled (not external): a megabyte per
+   * million buffers, read for every access in place of the buffer
+   * records, which are scattered over many more. */
+  uint8_t *pooled;
 } uses;
 
 static inline bool
-pooled (const ps_graph *g, uint32_t b)
+pooled (const ps_graph *g, const uses *u, uint32_t b)
 {
-  return b < g->n_buffers && !(g->buffers[b].flags & PS_BUF_EXTERNAL);
+  return b < g->n_buffers && u->pooled[b];
 }
 
 /* The pooled buffers each group touches (reads, writes, a conditional's
@@ -813,11 +817,11 @@ group_accesses (const ps__planner *pl, uses *u)
                         ? g->conds[n->aux].condition : PS_NONE;
       for (uint64_t j = n->reads_begin; j <= r_end; j++) {
         uint32_t b = j < r_end ? (j < g->n_access ? g->access[j] : PS_NONE) : cond;
-        if (pooled (g, b) && at < cap)
+        if (pooled (g, u, b) && at < cap)
           u->acc[at++] = b;
       }
       for (uint64_t j = n->writes_begin; j < w_end && j < g->n_access; j++)
-        if (pooled (g, g->access[j]) && at < cap)
+        if (pooled (g, u, g->access[j]) && at < cap)
           u->acc[at++] = g->access[j];
     }
     u->acc_off[gi + 1] = at;
@@ -940,6 +944,7 @@ ps__planner_pool (ps__planner *pl)
   uses u;
   u.acc_off = u.acc = NULL;
   u.bytes = malloc (b1 * sizeof *u.bytes);
+  u.pooled = malloc (b1);
   uint32_t *clk = calloc ((size_t) S * S, sizeof *clk);
   u.first = malloc (b1 * sizeof *u.first);
   u.last = malloc (b1 * sizeof *u.last);
@@ -960,8 +965,8 @@ ps__planner_pool (ps__planner *pl)
   po.b = malloc ((size_t) po.cap * sizeof *po.b);
   po.spare = malloc ((size_t) po.cap * sizeof *po.spare);
   po.brel = malloc ((size_t) po.cap * (S ? S : 1) * sizeof *po.brel);
-  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.bytes || !f_off
-      || !l_off || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
+  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.bytes || !u.pooled || !f_off || !l_off
+      || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
       || !po.spare || !po.brel) {
     rc = PS_ENOMEM;
     goto out;
@@ -969,6 +974,7 @@ ps__planner_pool (ps__planner *pl)
   for (uint32_t b = 0; b < B; b++) {
     u.first[b] = u.last[b] = where[b] = PS_NONE;
     u.bytes[b] = g->buffers[b].bytes;
+    u.pooled[b] = !(g->buffers[b].flags & PS_BUF_EXTERNAL);
   }
   if ((rc = group_accesses (pl, &u)) < 0)
     goto out;
@@ -1062,6 +1068,7 @@ out:
   free (u.need);
   free (u.rel);
   free (u.bytes);
+  free (u.pooled);
   free (u.acc_off);
   free (u.acc);
   free (f_off);
