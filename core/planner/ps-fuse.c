@@ -468,17 +468,10 @@ typedef struct cost_range {
   bool unpinned;
   int rc;
   double busy[PS_RES__COUNT]; /* the share-time of the range's nodes (ps_cost_share_time) */
-  /* When not NULL: the contracted graph is made after the costs
-   * (contract(), with these marks), its result in contract_rc. */
-  uint32_t *mark;
-  int contract_rc;
   ps__job job;
 } cost_range;
 
-static int contract (ps__planner *pl, uint32_t *mark);
-
-/* The costs of groups [from, to): 0 or PS_ENOMEM; then the contracted
- * graph when cr->mark is set. */
+/* The costs of groups [from, to): 0 or PS_ENOMEM. */
 static void
 cost_groups (void *arg)
 {
@@ -491,6 +484,7 @@ cost_groups (void *arg)
   memset (cr->busy, 0, sizeof cr->busy);
   for (uint32_t gi = cr->from; gi < cr->to; gi++) {
     uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];
+    pl->gfunc[gi] = PS_NONE;
     pl->gpin[gi] = cr->unpinned ? -1 : g->nodes[pl->gm[b0]].stream;
     ps_cost c;
     if (b1 - b0 == 1) {
@@ -516,18 +510,10 @@ cost_groups (void *arg)
   for (int r = 0; r < PS_RES__COUNT; r++)
     cr->busy[r] += sc.busy[r]; /* the members of fused groups */
   ps_cost_scratch_free (&sc);
-  if (cr->mark)
-    cr->contract_rc = contract (pl, cr->mark);
 }
 
-/* The groups' costs and fused names, then the contracted graph (contract(),
- * with the marks in mark).  On plans of COSTS_THREAD_MIN groups or more
- * the second thread costs the second half of the groups and then
- * contracts the graph, while this one costs the first half and names the
- * fused groups (1M-node layered: the pass 0.451 -> 0.438 s, medians of
- * 5). */
 static int
-group_costs (ps__planner *pl, bool unpinned, const ps_cost_part *parts, uint32_t *mark)
+group_costs (ps__planner *pl, bool unpinned, const ps_cost_part *parts)
 {
   /* Every simulation of the plan's schedules reads these costs: the
    * search's, and the one simulation of a plan too large for the search,
@@ -538,35 +524,24 @@ group_costs (ps__planner *pl, bool unpinned, const ps_cost_part *parts, uint32_t
   if (!(pl->gsim = malloc (((size_t) pl->ng + 1) * sizeof *pl->gsim)))
     return ps__planner_nomem (pl);
   uint32_t half = pl->ng >= COSTS_THREAD_MIN ? pl->ng / 2 : pl->ng;
-  bool two = half < pl->ng;
-  cost_range second = { .pl = pl,
-                        .parts = parts,
-                        .from = half,
-                        .to = pl->ng,
-                        .unpinned = unpinned,
-                        .mark = two ? mark : NULL };
-  ps__job_start (&second.job, cost_groups, &second, two);
+  cost_range second
+      = { .pl = pl, .parts = parts, .from = half, .to = pl->ng, .unpinned = unpinned };
+  ps__job_start (&second.job, cost_groups, &second, half < pl->ng);
   cost_range first = { .pl = pl, .parts = parts, .from = 0, .to = half, .unpinned = unpinned };
   cost_groups (&first);
-  int rc = first.rc;
-  for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
-    pl->gfunc[gi] = PS_NONE;
-    if (pl->gm_off[gi + 1] - pl->gm_off[gi] > 1) {
-      pl->n_fused++;
-      rc = group_name (pl, gi, &pl->gfunc[gi]);
-    }
-  }
   ps__job_finish (&second.job);
-  if (rc == 0)
-    rc = second.rc < 0 ? second.rc : second.contract_rc;
+  int rc = first.rc < 0 ? first.rc : second.rc;
   /* Every node was costed once, alone or in its group: the least time
    * the graph needs without fusion (ps_cost_unfused_bound), for fusion
    * auto. */
   for (int r = 0; r < PS_RES__COUNT; r++)
     first.busy[r] += second.busy[r];
   pl->unfused_bound = pl->g->measured ? 0 : ps_cost_busiest (first.busy);
-  if (rc == 0 && !two)
-    rc = contract (pl, mark);
+  for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++)
+    if (pl->gm_off[gi + 1] - pl->gm_off[gi] > 1) {
+      pl->n_fused++;
+      rc = group_name (pl, gi, &pl->gfunc[gi]);
+    }
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
 }
 
@@ -589,8 +564,7 @@ parts_main (void *arg)
 }
 
 /* Contracted edges (deduplicated, without self loops) and the issue-order
- * chains of user events: 0 or PS_ENOMEM (not reported: it may run on the
- * second thread, group_costs()). */
+ * chains of user events. */
 static int
 contract (ps__planner *pl, uint32_t *mark)
 {
@@ -602,7 +576,7 @@ contract (ps__planner *pl, uint32_t *mark)
   pl->chain_next = malloc ((ng ? ng : 1) * sizeof *pl->chain_next);
   pl->chain_in = calloc (ng ? ng : 1, 1);
   if (!pl->gsucc_off || !pl->gpred_off || !pl->gsucc || !pl->chain_next || !pl->chain_in)
-    return PS_ENOMEM;
+    return ps__planner_nomem (pl);
   for (uint32_t gi = 0; gi < ng; gi++)
     mark[gi] = PS_NONE;
   uint32_t cnt = 0;
@@ -623,7 +597,7 @@ contract (ps__planner *pl, uint32_t *mark)
   pl->gsucc_off[ng] = cnt;
   pl->gpred = malloc ((cnt ? cnt : 1) * sizeof *pl->gpred);
   if (!pl->gpred)
-    return PS_ENOMEM;
+    return ps__planner_nomem (pl);
   for (uint32_t gi = 0; gi < ng; gi++)
     pl->gpred_off[gi + 2] += pl->gpred_off[gi + 1];
   for (uint32_t gi = 0; gi < ng; gi++)
@@ -636,7 +610,7 @@ contract (ps__planner *pl, uint32_t *mark)
   pl->uwait_of = malloc ((ng ? ng : 1) * sizeof *pl->uwait_of);
   if (!last || !pl->uwait_of) {
     free (last);
-    return PS_ENOMEM;
+    return ps__planner_nomem (pl);
   }
   uint32_t *last_rec = last + ne;
   for (uint32_t e = 0; e < 2 * ne; e++)
@@ -674,7 +648,7 @@ upward_ranks (ps__planner *pl, uint32_t *order)
   pl->grank = malloc ((ng ? ng : 1) * sizeof *pl->grank);
   if (!indeg || !pl->grank) {
     free (indeg);
-    return PS_ENOMEM;
+    return ps__planner_nomem (pl);
   }
   for (uint32_t gi = 0; gi < ng; gi++) {
     indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi];
@@ -797,7 +771,9 @@ ps__planner_fuse (ps__planner *pl)
    * are no pins then, only their order (ps__plan_check_options). */
   if (pj.parts && !ps__job_finish (&pj.job))
     parts_main (&pj);
-  if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S), pj.parts, gid)) == 0)
+  if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S), pj.parts)) < 0)
+    goto out;
+  if ((rc = contract (pl, gid)) == 0)
     rc = upward_ranks (pl, gid);
 out:
   ps__job_drop (&pj.job);
