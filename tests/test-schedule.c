@@ -631,6 +631,46 @@ core_heap_pops_in_order (void **state)
   free (live);
 }
 
+/* Past the search, a count whose schedule a count tried before gave is
+ * not synced and simulated again: on a transformer every count gives the
+ * one schedule (on one stream: its kernels take all the SMs), so four
+ * counts tried one at a time simulate one, two at a time two (the first
+ * pair, side by side), and the plan is the same either way. */
+static void
+core_schedule_past_sim_same_schedule_once (void **state)
+{
+  (void) state;
+  uint32_t pair_groups = ps__search_pair_groups, sim_max = ps__sim_max_groups;
+  ps__sim_max_groups = 100;
+  ps_gen_options go;
+  pt_gen_options (&go, PS_GEN_TRANSFORMER, 400, 3, false);
+  ps_graph g;
+  assert_int_equal (pt_gen_graph (&g, &go), 0);
+  ps_plan_options o;
+  ps_plan_options_init (&o);
+  o.fusion = false;
+  o.streams = 4;
+  char *text[2];
+  size_t sims[2];
+  for (int two = 0; two < 2; two++) {
+    ps__search_pair_groups = two ? 0 : UINT32_MAX;
+    size_t before = ps__search_simulated;
+    ps_plan p;
+    assert_int_equal (ps_plan_build (&p, &g, &o, NULL), 0);
+    sims[two] = ps__search_simulated - before;
+    text[two] = plan_text (&p);
+    ps_plan_free (&p);
+  }
+  ps__search_pair_groups = pair_groups;
+  ps__sim_max_groups = sim_max;
+  assert_string_equal (text[0], text[1]);
+  assert_int_equal (sims[0], 1); /* one at a time: the first count alone */
+  assert_int_equal (sims[1], 2);
+  free (text[0]);
+  free (text[1]);
+  ps_graph_free (&g);
+}
+
 int
 main (void)
 {
@@ -645,6 +685,7 @@ main (void)
     cmocka_unit_test (core_schedule_fusion_kept_back_large),
     cmocka_unit_test (core_schedule_streams_auto),
     cmocka_unit_test (core_schedule_pairs_same_plan),
+    cmocka_unit_test (core_schedule_past_sim_same_schedule_once),
     cmocka_unit_test (core_heap_pops_in_order),
   };
   return cmocka_run_group_tests_name ("/core/schedule", tests, NULL, NULL);

@@ -95,6 +95,8 @@ extern uint32_t ps__sim_max_groups;
  * (tests read it). */
 extern uint32_t ps__search_pair_groups;
 extern atomic_size_t ps__search_pairs_taken;
+/* The candidates the search synced and simulated (tests read it). */
+extern atomic_size_t ps__search_simulated;
 /* The last counts search_down left running (ps__planner_search_settle),
  * and of those, the ones that won (the passes after the search made
  * again); tests set ps__search_leave_always to leave one even where it
