@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ps-topo.h"
+
 /* The default cost model.  It is deliberately crude: a roofline for
  * kernels and a bandwidth per copy direction, plus a fixed launch overhead.
  * The planner and the simulator use the device model (ps-cost.h); for
@@ -122,27 +124,12 @@ clamp_cost (double c)
   return c > MAX_COST_NS ? MAX_COST_NS : c;
 }
 
-/* Kahn's algorithm with a FIFO queue seeded with the sources in id order,
- * so the order is deterministic.  Returns PS_ECYCLE if some node is never
- * freed. */
+/* Kahn's order (ps-topo.h); PS_ECYCLE if some node is never freed. */
 static int
 topo_sort (const ps_graph *g, uint32_t *topo, uint32_t *indeg)
 {
-  uint32_t n = g->n_nodes, head = 0, tail = 0;
-  for (uint32_t v = 0; v < n; v++) {
-    indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
-    if (indeg[v] == 0)
-      topo[tail++] = v;
-  }
-  while (head < tail) {
-    uint32_t u = topo[head++];
-    for (uint32_t e = g->succ_off[u]; e < g->succ_off[u + 1]; e++) {
-      uint32_t w = g->succ[e];
-      if (--indeg[w] == 0)
-        topo[tail++] = w;
-    }
-  }
-  return tail == n ? 0 : PS_ECYCLE;
+  uint32_t n = g->n_nodes;
+  return ps__topo_order (n, g->pred_off, g->succ_off, g->succ, topo, indeg) == n ? 0 : PS_ECYCLE;
 }
 
 /* Checks that the CSR arrays are consistent so that the passes below never

@@ -31,6 +31,7 @@
 
 #include "ps-array.h"
 #include "util/ps-job.h"
+#include "util/ps-topo.h"
 
 #define MAX_CANDIDATES 8
 /* Groups renumber() may move, and edges it may scan, for one merge; a
@@ -638,31 +639,21 @@ contract (ps__planner *pl, uint32_t *mark)
 }
 
 /* Each group's upward rank (pl->grank) and the largest (grank_max), by
- * the groups in reverse topological order of the contracted graph (Kahn's
- * order; order: ng entries of scratch). */
+ * the groups in reverse topological order of the contracted graph
+ * (ps-topo.h; order: ng entries of scratch). */
 static int
 upward_ranks (ps__planner *pl, uint32_t *order)
 {
-  uint32_t ng = pl->ng, head = 0, tail = 0;
+  uint32_t ng = pl->ng;
   uint32_t *indeg = malloc ((ng ? ng : 1) * sizeof *indeg);
   pl->grank = malloc ((ng ? ng : 1) * sizeof *pl->grank);
   if (!indeg || !pl->grank) {
     free (indeg);
     return ps__planner_nomem (pl);
   }
-  for (uint32_t gi = 0; gi < ng; gi++) {
-    indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi];
-    if (indeg[gi] == 0)
-      order[tail++] = gi;
-  }
-  while (head < tail) {
-    uint32_t gi = order[head++];
-    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
-      if (--indeg[pl->gsucc[e]] == 0)
-        order[tail++] = pl->gsucc[e];
-  }
+  uint32_t placed = ps__topo_order (ng, pl->gpred_off, pl->gsucc_off, pl->gsucc, order, indeg);
   free (indeg);
-  if (tail != ng) {
+  if (placed != ng) {
     if (pl->diag)
       ps_diag_error (pl->diag, 0, 0, "internal error: the contracted graph has a cycle");
     return PS_ECYCLE;

@@ -32,6 +32,7 @@
 #include "ps-pool-peak.h"
 #include "ps-sim.h"
 #include "util/ps-job.h"
+#include "util/ps-topo.h"
 
 /* Groups kept back one at a time when a plan has at most TRIAL_GROUPS
  * fused groups among at most TRIAL_MAX groups, each trial judged on
@@ -137,19 +138,7 @@ analyse (ps__planner *pl)
       pl->topo[v] = pl->tpos[v] = v;
   } else {
     /* tpos doubles as the in-degree counter until a node is placed. */
-    uint32_t head = 0, tail = 0;
-    for (uint32_t v = 0; v < n; v++) {
-      pl->tpos[v] = g->pred_off[v + 1] - g->pred_off[v];
-      if (pl->tpos[v] == 0)
-        pl->topo[tail++] = v;
-    }
-    while (head < tail) {
-      uint32_t v = pl->topo[head++];
-      for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-        if (--pl->tpos[g->succ[e]] == 0)
-          pl->topo[tail++] = g->succ[e];
-    }
-    if (tail != n) {
+    if (ps__topo_order (n, g->pred_off, g->succ_off, g->succ, pl->topo, pl->tpos) != n) {
       if (pl->diag)
         ps_diag_error (pl->diag, 0, 0, "cannot plan: the graph has a cycle");
       return PS_ECYCLE;
