@@ -600,9 +600,12 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test (core_alloc_load_graphs),      cmocka_unit_test (core_alloc_load_traces),
-    cmocka_unit_test (core_alloc_device_profiles),  cmocka_unit_test (core_alloc_plan),
-    cmocka_unit_test (core_alloc_plan_past_search), cmocka_unit_test (core_alloc_simulate),
+    cmocka_unit_test (core_alloc_load_graphs),
+    cmocka_unit_test (core_alloc_load_traces),
+    cmocka_unit_test (core_alloc_device_profiles),
+    cmocka_unit_test (core_alloc_plan),
+    cmocka_unit_test (core_alloc_plan_past_search),
+    cmocka_unit_test (core_alloc_simulate),
   };
   /* PS_ALLOC_TEST_FILTER=core_alloc_plan runs one test (cmocka's glob). */
   if (getenv ("PS_ALLOC_TEST_FILTER"))

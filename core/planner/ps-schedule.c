@@ -50,8 +50,9 @@
  * now and then (the search weighs both).  m <= 0 stands for the lower
  * bound max (total work / S, critical path). */
 static void
-priorities (const ps__planner *pl, uint32_t S, const double *rank, double m, double *key)
+priorities (const ps__planner *pl, uint32_t S, double m, double *key)
 {
+  const double *rank = pl->grank;
   if (pl->var.key == PS__KEY_RANK) {
     for (uint32_t gi = 0; gi < pl->ng; gi++)
       key[gi] = -rank[gi];
@@ -714,7 +715,6 @@ ps__planner_schedule (ps__planner *pl)
   sched *sc = calloc (1, sizeof *sc);
   queues q;
   memset (&q, 0, sizeof q);
-  const double *rank = pl->grank;
   double *key = malloc (n1 * sizeof *key);
   uint32_t *indeg = malloc (n1 * sizeof *indeg);
   q.ready_at = malloc (n1 * sizeof *q.ready_at);
@@ -749,12 +749,12 @@ ps__planner_schedule (ps__planner *pl)
     if (profile_init (&sc->prof[k]) < 0)
       goto nomem;
   double m1, m2;
-  priorities (pl, S, rank, 0, key);
+  priorities (pl, S, 0, key);
   if ((rc = run_pass (pl, sc, &q, key, indeg, &m1)) < 0)
     goto out;
   pl->makespan = m1;
   if (pl->var.rank == PS__RANK_PASS && pl->var.key == PS__KEY_BLEND) {
-    priorities (pl, S, rank, m1, key);
+    priorities (pl, S, m1, key);
     if ((rc = run_pass (pl, sc, &q, key, indeg, &m2)) < 0)
       goto out;
     pl->makespan = m2;

@@ -824,9 +824,6 @@ least_find (const ps__planner *pl, least *b)
   }
 }
 
-/* Keeps generator i's candidate in pl (se->pl or a clone), of makespan
- * ms, tried after those of more streams: it is kept on a tie, as the
- * fewer streams are when the counts are tried upwards. */
 /* Whether a count of makespan ms, tried after the fastest found (best),
  * takes its place: ties go to it, the fewer streams. */
 static bool
@@ -835,6 +832,8 @@ takes_over (double ms, double best)
   return ms <= best * (1 + 1e-12) && isfinite (ms);
 }
 
+/* Keeps the candidate in pl (se->pl or a clone), of makespan ms, tried
+ * after those of more streams, when it takes over (takes_over). */
 static bool
 take_lower (search *se, const ps__planner *pl, double ms)
 {
@@ -917,8 +916,8 @@ may_leave (const search *se, uint32_t k)
  * whose schedule a count before it gave is not synced and simulated
  * again (the 1M-node transformer's counts all give one schedule: its
  * streams pass 0.52 -> 0.41 s).  A last count left alone may be left
- * running on the second thread (ps__planner_search_settle).  pl->at_most gets the fastest on at
- * most k streams where the counts tried tell it. */
+ * running on the second thread (ps__planner_search_settle).  pl->at_most
+ * gets the fastest on at most k streams where the counts tried tell it. */
 static int
 search_down (search *se, uint32_t lo, uint32_t hi)
 {
@@ -933,11 +932,10 @@ search_down (search *se, uint32_t lo, uint32_t hi)
   least_find (pl, b);
   for (uint32_t k = 0; k <= PS_MAX_STREAMS; k++)
     tried[k] = INFINITY;
-  for (uint32_t k = 1; k <= PS_MAX_STREAMS && rc == 0 && ps__search_least_out; k++)
+  for (uint32_t k = 1; k <= PS_MAX_STREAMS && ps__search_least_out; k++)
     ps__search_least_out[k] = least_on (b, k);
   second *c = &t->c;
-  bool two
-      = rc == 0 && pl->ng >= ps__search_pair_groups && !pl->one_thread && second_init (c, se) == 0;
+  bool two = pl->ng >= ps__search_pair_groups && !pl->one_thread && second_init (c, se) == 0;
   uint32_t k = hi;
   for (; rc == 0 && k >= lo; k--) {
     if (k < hi && !may_beat (se, b, k))
