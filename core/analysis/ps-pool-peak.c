@@ -23,7 +23,9 @@
  * network (an arc can carry more forward, or give back what it carries
  * above its lower bound), by blocking flows along shortest paths where
  * only give-backs count as length: forward arcs are free, so the search
- * is not slowed by the length of a stream.  When no path is left, the
+ * is not slowed by the length of a stream.  Each blocking flow walks only
+ * the nodes on those paths, found backwards from the source (a few
+ * hundred where the levels span millions).  When no path is left, the
  * nodes the sink still reaches cut the network, and the buffers cut (out
  * reached, in not) are the antichain, whose bytes equal the flow. */
 #include "ps-pool-peak.h"
@@ -457,16 +459,48 @@ levels (const net *k, uint32_t *dist, uint32_t *qa, uint32_t *qb)
   return false;
 }
 
-/* A blocking flow from the sink to the source along shortest paths:
- * depth-first, each node's next arc remembered, dead ends dropped.  The
- * admissible arcs form no cycle (free arcs follow the plan's order, and
- * every other arc is one longer), so the path never meets itself. */
-static void
-block (net *k, uint32_t *dist, uint32_t *it, uint32_t *path, ps__adj *via, uint64_t *total)
+/* The nodes on some shortest path from the sink to the source: from the
+ * source backwards over the level graph's arcs, marked in on with stamp
+ * and listed in list (room for every node).  Returns how many.  Levels
+ * flood the network (a free arc leads on to everything after it in the
+ * plan's order), but the paths keep to a few hundred of its millions of
+ * nodes: the blocking flow walks those alone. */
+static uint32_t
+on_paths (const net *k, const uint32_t *dist, uint32_t *on, uint32_t stamp, uint32_t *list)
 {
-  uint32_t N = k->nn + 2, D = dist[k->source], d = 0;
-  for (uint32_t v = 0; v < N; v++)
-    it[v] = k->adj_off[v];
+  uint32_t D = dist[k->source], n = 0, head = 0;
+  on[k->source] = stamp;
+  list[n++] = k->source;
+  while (head < n) {
+    uint32_t v = list[head++];
+    for (uint32_t i = k->adj_off[v]; i < k->adj_off[v + 1]; i++) {
+      /* The arc from u into v: free when v is the arc's head, else it
+       * gives back flow of the arc out of v (one longer). */
+      uint32_t u = k->adj[i].to, len = !(k->adj[i].e & 1), a = k->adj[i].e >> 1;
+      if (on[u] == stamp || dist[u] >= D || dist[u] + len != dist[v])
+        continue;
+      if (len && k->flow[a] == (a < k->h.nb ? k->h.w[a] : 0))
+        continue;
+      on[u] = stamp;
+      list[n++] = u;
+    }
+  }
+  return n;
+}
+
+/* A blocking flow from the sink to the source along shortest paths, over
+ * the n_on nodes of on_paths (list, marked stamp in on): depth-first, each
+ * node's next arc remembered, dead ends dropped.  The admissible arcs form
+ * no cycle (free arcs follow the plan's order, and every other arc is one
+ * longer), so the path never meets itself. */
+static void
+block (net *k, uint32_t *dist, const uint32_t *on, uint32_t stamp, const uint32_t *list,
+       uint32_t n_on, uint32_t *it, uint32_t *path, ps__adj *via, uint64_t *total)
+{
+  uint32_t d = 0;
+  for (uint32_t i = 0; i < n_on; i++)
+    it[list[i]] = k->adj_off[list[i]];
+  it[k->sink] = k->adj_off[k->sink];
   path[0] = k->sink;
   for (;;) {
     uint32_t u = path[d];
@@ -496,8 +530,7 @@ block (net *k, uint32_t *dist, uint32_t *it, uint32_t *path, ps__adj *via, uint6
     bool moved = false;
     for (; it[u] < k->adj_off[u + 1]; it[u]++) {
       uint32_t v = k->adj[it[u]].to, len = k->adj[it[u]].e & 1;
-      if (dist[v] != dist[u] + len || (v != k->source && dist[v] >= D)
-          || residual (k, k->adj[it[u]], &len) == 0)
+      if (on[v] != stamp || dist[v] != dist[u] + len || residual (k, k->adj[it[u]], &len) == 0)
         continue;
       via[d] = k->adj[it[u]];
       path[++d] = v;
@@ -578,11 +611,14 @@ search (net *k, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
   uint32_t *qb = malloc ((size_t) N * sizeof *qb), *it = malloc ((size_t) N * sizeof *it);
   uint32_t *path = malloc (((size_t) N + 1) * sizeof *path);
   ps__adj *via = malloc (((size_t) N + 1) * sizeof *via);
+  uint32_t *on = calloc (N, sizeof *on);
   rc = PS_ENOMEM;
-  if (!dist || !qa || !qb || !it || !path || !via)
+  if (!dist || !qa || !qb || !it || !path || !via || !on)
     goto out;
-  while (!stopped (cancel) && levels (k, dist, qa, qb))
-    block (k, dist, it, path, via, &total);
+  for (uint32_t stamp = 1; !stopped (cancel) && levels (k, dist, qa, qb); stamp++) {
+    uint32_t n_on = on_paths (k, dist, on, stamp, qa);
+    block (k, dist, on, stamp, qa, n_on, it, path, via, &total);
+  }
   if (stopped (cancel)) {
     rc = PS_ECANCELED;
     goto out;
@@ -608,6 +644,7 @@ out:
   free (it);
   free (path);
   free (via);
+  free (on);
   return rc;
 }
 
