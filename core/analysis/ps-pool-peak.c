@@ -617,7 +617,10 @@ search (net *k, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
     goto out;
   for (uint32_t stamp = 1; !stopped (cancel) && levels (k, dist, qa, qb); stamp++) {
     uint32_t n_on = on_paths (k, dist, on, stamp, qa);
+    uint64_t before = total;
     block (k, dist, on, stamp, qa, n_on, it, path, via, &total);
+    if (total == before)
+      break; /* a path the blocking flow cannot take: the cut below says so */
   }
   if (stopped (cancel)) {
     rc = PS_ECANCELED;
