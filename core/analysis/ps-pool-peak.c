@@ -500,7 +500,7 @@ block (net *k, uint32_t *dist, const uint32_t *on, uint32_t stamp, const uint32_
   uint32_t d = 0;
   for (uint32_t i = 0; i < n_on; i++)
     it[list[i]] = k->adj_off[list[i]];
-  it[k->sink] = k->adj_off[k->sink];
+  it[k->sink] = k->adj_off[k->sink]; /* listed whenever a path is */
   path[0] = k->sink;
   for (;;) {
     uint32_t u = path[d];

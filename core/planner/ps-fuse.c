@@ -406,7 +406,10 @@ fuse_node (fuse *f, uint32_t v)
 }
 
 /* The name of a fused kernel: "fused_" and the first distinct function
- * names of its members, then "_x<members>" when some are not listed. */
+ * names of its members, then "_x<members>" when some are not listed; at
+ * most NAME_MAX_BYTES with its NUL. */
+#define NAME_MAX_BYTES (5 + PS__FUSE_NAME_PARTS * (PS__FUSE_NAME_PART + 1) + 2 + 10 + 1)
+
 static int
 group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
 {
@@ -424,7 +427,7 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
     if (!seen)
       names[nn++] = fn;
   }
-  char buf[16 + PS__FUSE_NAME_PARTS * (PS__FUSE_NAME_PART + 1) + 16];
+  char buf[NAME_MAX_BYTES];
   size_t at = 5;
   memcpy (buf, "fused", 5);
   for (uint32_t j = 0; j < nn; j++) {
@@ -548,8 +551,6 @@ group_costs (ps__planner *pl, bool unpinned, const ps_cost_part *parts)
  * that the thread allocates nothing: a table grown there moved to the
  * thread's own heap, and the 1M-node layered `plan` peaked 50 MiB
  * higher. */
-#define NAME_MAX_BYTES (5 + PS__FUSE_NAME_PARTS * (PS__FUSE_NAME_PART + 1) + 2 + 10 + 1)
-
 static int
 names_reserve (ps__planner *pl)
 {
@@ -799,8 +800,8 @@ ps__planner_fuse (ps__planner *pl)
   if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S), pj.parts)) < 0)
     goto out;
   names_job nj = { .pl = pl };
-  ps__job_start (&nj.job, names_main, &nj,
-                 ng >= COSTS_THREAD_MIN && ng < n && names_reserve (pl) == 0);
+  bool beside = ng >= COSTS_THREAD_MIN && ng < n && names_reserve (pl) == 0;
+  ps__job_start (&nj.job, names_main, &nj, beside);
   if ((rc = contract (pl, gid)) == 0)
     rc = upward_ranks (pl, gid);
   if (!ps__job_finish (&nj.job))
