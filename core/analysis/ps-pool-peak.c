@@ -474,12 +474,11 @@ on_paths (const net *k, const uint32_t *dist, uint32_t *on, uint32_t stamp, uint
   while (head < n) {
     uint32_t v = list[head++];
     for (uint32_t i = k->adj_off[v]; i < k->adj_off[v + 1]; i++) {
-      /* The arc from u into v: free when v is the arc's head, else it
-       * gives back flow of the arc out of v (one longer). */
-      uint32_t u = k->adj[i].to, len = !(k->adj[i].e & 1), a = k->adj[i].e >> 1;
-      if (on[u] == stamp || dist[u] >= D || dist[u] + len != dist[v])
-        continue;
-      if (len && k->flow[a] == (a < k->h.nb ? k->h.w[a] : 0))
+      /* The arc from u into v, as u's adjacency sees it: v's entry with
+       * its direction turned. */
+      uint32_t u = k->adj[i].to, len;
+      if (on[u] == stamp || dist[u] >= D || residual (k, (ps__adj){ v, k->adj[i].e ^ 1 }, &len) == 0
+          || dist[u] + len != dist[v])
         continue;
       on[u] = stamp;
       list[n++] = u;

@@ -555,11 +555,8 @@ static int
 names_reserve (ps__planner *pl)
 {
   ps_plan *p = pl->p;
-  uint64_t fused = 0;
-  for (uint32_t gi = 0; gi < pl->ng; gi++)
-    fused += pl->gm_off[gi + 1] - pl->gm_off[gi] > 1;
   return PS_ARRAY_RESERVE (p->strings, p->strings_cap,
-                           (uint64_t) p->strings_len + fused * NAME_MAX_BYTES);
+                           (uint64_t) p->strings_len + (uint64_t) pl->n_fused * NAME_MAX_BYTES);
 }
 
 typedef struct names_job {
@@ -575,10 +572,8 @@ names_main (void *arg)
   ps__planner *pl = j->pl;
   j->rc = 0;
   for (uint32_t gi = 0; gi < pl->ng && j->rc == 0; gi++)
-    if (pl->gm_off[gi + 1] - pl->gm_off[gi] > 1) {
-      pl->n_fused++;
+    if (pl->gm_off[gi + 1] - pl->gm_off[gi] > 1)
       j->rc = group_name (pl, gi, &pl->gfunc[gi]);
-    }
 }
 
 /* Every node's cost, ahead of the groups: on a second thread while the
@@ -787,8 +782,10 @@ ps__planner_fuse (ps__planner *pl)
   }
   for (uint32_t v = 0; v < n; v++)
     pl->gm_off[pl->node_group[v] + 2]++;
-  for (uint32_t gi = 0; gi < ng; gi++)
+  for (uint32_t gi = 0; gi < ng; gi++) {
+    pl->n_fused += pl->gm_off[gi + 2] > 1; /* group gi's members, still */
     pl->gm_off[gi + 2] += pl->gm_off[gi + 1];
+  }
   for (uint32_t i = 0; i < n; i++) {
     uint32_t v = pl->topo[i];
     pl->gm[pl->gm_off[pl->node_group[v] + 1]++] = v;
@@ -800,7 +797,7 @@ ps__planner_fuse (ps__planner *pl)
   if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S), pj.parts)) < 0)
     goto out;
   names_job nj = { .pl = pl };
-  bool beside = ng >= COSTS_THREAD_MIN && ng < n && names_reserve (pl) == 0;
+  bool beside = ng >= COSTS_THREAD_MIN && pl->n_fused > 0 && names_reserve (pl) == 0;
   ps__job_start (&nj.job, names_main, &nj, beside);
   if ((rc = contract (pl, gid)) == 0)
     rc = upward_ranks (pl, gid);
