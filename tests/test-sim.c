@@ -666,42 +666,58 @@ expect_same_run (const ps_timeline *a, const ps_timeline *b)
 /* The run a plan keeps from planning is the one the simulator gives it:
  * the views that read it (the plan's critical path, the app's timeline,
  * `simulate`, `profile`) show what a simulation would.  Graphs the search
- * simulates and one past it (ps__sim_max_groups groups), which the
- * planner simulates once it is final. */
+ * simulates, and past it (ps__sim_max_groups lowered, and one chain of
+ * more groups than it), where the run is the one the search recorded for
+ * the schedule it kept synced, or simulated once the plan is final when
+ * another won (a count on the second thread; one left running while the
+ * later passes are made, which often wins with leave_always). */
 static void
 core_sim_plan_keeps_its_run (void **state)
 {
   (void) state;
   static const uint32_t sizes[] = { 40, 600, 3000 };
-  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
-    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
-      for (uint32_t streams = 1; streams <= 4; streams += 3)
-        for (int fusion = 0; fusion <= 1; fusion++) {
-          ps_graph g;
-          ps_plan p;
-          ts_gen (&g, (ps_gen_shape) shape, sizes[z], 7 + z, 0);
-          ts_plan (&p, &g, streams, fusion);
-          assert_non_null (p.run);
-          assert_true (p.est_simulated);
-          ps_timeline fresh, kept;
-          ps_timeline_init (&fresh, PS_TL_SIMULATED);
-          assert_int_equal (ps_simulate (&p, &p.device, &fresh), 0);
-          assert_true (fresh.makespan_ns == p.est_makespan_ns);
-          ps_timeline_init (&kept, PS_TL_SIMULATED);
-          assert_int_equal (ps_plan_take_run (&p, &kept), 0);
-          assert_null (p.run);
-          assert_ptr_equal (kept.plan, &p);
-          expect_same_run (&kept, &fresh);
-          ps_timeline_free (&kept);
-          /* Taken: the next one is simulated. */
-          ps_timeline_init (&kept, PS_TL_SIMULATED);
-          assert_int_equal (ps_plan_take_run (&p, &kept), 0);
-          expect_same_run (&kept, &fresh);
-          ps_timeline_free (&kept);
-          ps_timeline_free (&fresh);
-          ps_plan_free (&p);
-          ps_graph_free (&g);
-        }
+  uint32_t sim_max = ps__sim_max_groups, pair_groups = ps__search_pair_groups;
+  size_t kept_before = ps__search_runs_kept;
+  for (int past = 0; past < 3; past++)
+    for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+      for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+        for (uint32_t streams = 1; streams <= 4; streams += 3)
+          for (int fusion = 0; fusion <= 1; fusion++) {
+            ps__sim_max_groups = past ? 100 : sim_max;
+            ps__search_pair_groups = past ? 0 : pair_groups;
+            ps__search_leave_always = past == 2;
+            ps_graph g;
+            ps_plan p;
+            ts_gen (&g, (ps_gen_shape) shape, sizes[z], 7 + z, 0);
+            ts_plan (&p, &g, streams, fusion);
+            ps__sim_max_groups = sim_max;
+            ps__search_pair_groups = pair_groups;
+            ps__search_leave_always = false;
+            assert_non_null (p.run);
+            assert_true (p.est_simulated);
+            ps_timeline fresh, kept;
+            ps_timeline_init (&fresh, PS_TL_SIMULATED);
+            assert_int_equal (ps_simulate (&p, &p.device, &fresh), 0);
+            assert_true (fresh.makespan_ns == p.est_makespan_ns);
+            ps_timeline_init (&kept, PS_TL_SIMULATED);
+            assert_int_equal (ps_plan_take_run (&p, &kept), 0);
+            assert_null (p.run);
+            assert_ptr_equal (kept.plan, &p);
+            expect_same_run (&kept, &fresh);
+            ps_timeline_free (&kept);
+            /* Taken: the next one is simulated. */
+            ps_timeline_init (&kept, PS_TL_SIMULATED);
+            assert_int_equal (ps_plan_take_run (&p, &kept), 0);
+            expect_same_run (&kept, &fresh);
+            ps_timeline_free (&kept);
+            ps_timeline_free (&fresh);
+            ps_plan_free (&p);
+            ps_graph_free (&g);
+          }
+
+  /* Most runs past the search (50 of its 64 plans) were the ones it
+   * recorded. */
+  assert_true (ps__search_runs_kept >= kept_before + 40);
 
   /* Past the search: a chain of more groups than it simulates. */
   ps_graph g;

@@ -102,6 +102,9 @@ extern atomic_size_t ps__search_simulated;
  * again); tests set ps__search_leave_always to leave one even where it
  * likely ties the fastest plan and wins. */
 extern atomic_size_t ps__search_tails_left, ps__search_tails_won;
+/* The plans that kept the run the search recorded (ps__planner.want_run)
+ * instead of simulating it again. */
+extern atomic_size_t ps__search_runs_kept;
 extern bool ps__search_leave_always;
 /* When tests set it: search_down writes there, for k = 1 ..
  * PS_MAX_STREAMS, the least makespan it holds any schedule on k streams
@@ -147,6 +150,13 @@ typedef struct ps__planner {
    * having been synced_strings long before it. */
   bool synced;
   uint32_t synced_strings;
+  /* Set by the caller: the search records the run of the schedule it
+   * syncs and keeps (a graph past ps__sim_max_groups, whose plan is final
+   * with its run), into `run`, which holds while the sync pass does (the
+   * memory pass changes no step, so it is the plan's run then: no final
+   * simulation).  NULL when none was recorded. */
+  bool want_run;
+  struct ps_timeline *run;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */

@@ -120,6 +120,7 @@ typedef struct search {
   double best;
   uint32_t best_sc; /* the streams it uses */
   bool best_synced; /* it is the one in pl, its sync pass kept (search_down) */
+  uint64_t synced_hash; /* the schedule_hash of the one synced in pl, while pl->synced */
   /* Scratch for the local search: gafter before a move. */
   uint32_t *after_was;
 } search;
@@ -221,7 +222,8 @@ seen_lookup (const search *se, uint64_t h, double *ms)
 
 /* The schedule in pl emitted by the sync pass, simulated with the fusion
  * pass's costs and taken back unless `keep` (and it could be simulated):
- * *ms, INFINITY when it cannot be simulated. */
+ * *ms, INFINITY when it cannot be simulated.  Kept, its run is kept too
+ * where pl->want_run asks (pl->run). */
 static int
 simulate_schedule (ps__planner *pl, bool keep, double *ms)
 {
@@ -229,7 +231,16 @@ simulate_schedule (ps__planner *pl, bool keep, double *ms)
   int rc = ps__planner_sync (pl);
   if (rc < 0)
     return rc;
-  rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, NULL, ms);
+  ps_timeline *tl = keep && pl->want_run ? malloc (sizeof *tl) : NULL;
+  if (tl)
+    ps_timeline_init (tl, PS_TL_SIMULATED);
+  rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, tl, ms);
+  if (tl && (rc != 0 || !isfinite (*ms))) {
+    ps_timeline_free (tl);
+    free (tl);
+    tl = NULL;
+  }
+  pl->run = tl; /* NULL before: the sync pass frees it when undone, and is made once */
   if (keep && rc == 0)
     return 0;
   ps__planner_sync_undo (pl);
@@ -349,6 +360,7 @@ uint32_t ps__sim_max_groups = 262144u;
 atomic_size_t ps__search_pairs_taken;
 atomic_size_t ps__search_simulated;
 atomic_size_t ps__search_tails_left, ps__search_tails_won;
+atomic_size_t ps__search_runs_kept;
 bool ps__search_leave_always;
 double *ps__search_least_out;
 
@@ -374,6 +386,8 @@ second_init (second *c, const search *se)
   c->w = *pl;
   c->w.diag = NULL; /* a failure is tried again in line, where it is said */
   c->w.at_most = NULL;
+  c->w.want_run = false;
+  c->w.run = NULL;
   c->w.p = &c->p;
   c->w.gevent = c->w.snap_of = c->w.wait_off = c->w.waits = c->w.wait_dep = c->w.snaps = NULL;
   /* The schedule arrays: the baselines fill them, the list scheduler
@@ -434,6 +448,8 @@ try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t
   *hash = schedule_hash (pl);
   if ((*known = seen_lookup (se, *hash, ms)))
     return 0;
+  if (pl->synced) /* an earlier schedule's, kept (search_down) */
+    ps__planner_sync_undo (pl);
   return simulate_schedule (pl, keep, ms);
 }
 
@@ -972,8 +988,13 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     }
     uint64_t h;
     bool known;
-    forget_sync (se, true);
+    /* The sync pass kept stays when the schedule is one seen (it may be
+     * the one synced: the transformer's counts all give one). */
     rc = try_candidate (pl, se, gen, k, true, &h, &known, &tried[k]);
+    if (!known) {
+      se->best_synced = false;
+      se->synced_hash = h;
+    }
     if (pair && !ps__job_finish (&c->job))
       second_main (c);
     /* The schedules simulated, so that a count giving one of them again
@@ -986,7 +1007,7 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     if (rc < 0)
       break;
     if (take_lower (se, pl, tried[k]))
-      se->best_synced = pl->synced;
+      se->best_synced = pl->synced && h == se->synced_hash;
     if (!pair)
       continue;
     if (c->rc < 0) { /* tried again in line, where its failure is said */
@@ -997,7 +1018,7 @@ search_down (search *se, uint32_t lo, uint32_t hi)
       continue; /* not needed after all: as if never tried */
     tried[k - 1] = c->ms;
     if (take_lower (se, &c->w, c->ms))
-      se->best_synced = false;
+      se->best_synced = pl->synced && c->hash == se->synced_hash;
     k--;
   }
   forget_sync (se, rc < 0);

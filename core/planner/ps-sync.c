@@ -222,6 +222,11 @@ ps__planner_sync_undo (ps__planner *pl)
 {
   uint32_t strings_len = pl->synced_strings;
   pl->synced = false;
+  if (pl->run) {
+    ps_timeline_free (pl->run);
+    free (pl->run);
+    pl->run = NULL;
+  }
   free (pl->gevent);
   free (pl->snap_of);
   free (pl->wait_off);
