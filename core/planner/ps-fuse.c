@@ -488,8 +488,14 @@ cost_groups (void *arg)
   memset (cr->busy, 0, sizeof cr->busy);
   for (uint32_t gi = cr->from; gi < cr->to; gi++) {
     uint32_t b0 = pl->gm_off[gi], b1 = pl->gm_off[gi + 1];
+    const ps_node *first = &g->nodes[pl->gm[b0]];
     pl->gfunc[gi] = PS_NONE;
-    pl->gpin[gi] = cr->unpinned ? -1 : g->nodes[pl->gm[b0]].stream;
+    pl->gop[gi] = b1 - b0 == 1 ? first->op : PS_OP_KERNEL;
+    pl->gpin[gi] = cr->unpinned ? -1 : first->stream;
+    /* A lone kernel's function, as the graph's string offset for now
+     * (kernel_names). */
+    if (b1 - b0 == 1 && first->op == PS_OP_KERNEL && first->aux < g->n_kernels)
+      pl->gfunc[gi] = g->kernels[first->aux].function;
     ps_cost c;
     if (b1 - b0 == 1) {
       if (cr->parts)
@@ -541,6 +547,66 @@ group_costs (ps__planner *pl, bool unpinned, const ps_cost_part *parts)
   for (int r = 0; r < PS_RES__COUNT; r++)
     first.busy[r] += second.busy[r];
   pl->unfused_bound = pl->g->measured ? 0 : ps_cost_busiest (first.busy);
+  return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
+}
+
+/* The lone kernels' functions in the plan's strings, once per name:
+ * cost_groups left each one's offset in the graph's strings in gfunc,
+ * which becomes the plan's.  The sync pass emits them for every stream
+ * count the search tries; reading each kernel's record and copying its
+ * name there took 0.05 s per count at 1M nodes. */
+static int
+kernel_names (ps__planner *pl)
+{
+  const ps_graph *g = pl->g;
+  /* Graph offsets to plan offsets: open addressing, at most half full. */
+  uint32_t cap = 64, used = 0;
+  uint32_t *key = malloc (cap * sizeof *key), *val = malloc (cap * sizeof *val);
+  int rc = key && val ? 0 : PS_ENOMEM;
+  for (uint32_t j = 0; rc == 0 && j < cap; j++)
+    key[j] = PS_NONE;
+  for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
+    uint32_t off = pl->gfunc[gi];
+    if (off == PS_NONE || pl->gm_off[gi + 1] - pl->gm_off[gi] != 1)
+      continue;
+    uint32_t j = (off * 2654435761u) & (cap - 1);
+    while (key[j] != PS_NONE && key[j] != off)
+      j = (j + 1) & (cap - 1);
+    if (key[j] == off) {
+      pl->gfunc[gi] = val[j];
+      continue;
+    }
+    if ((rc = ps__plan_add_string (pl->p, ps_graph_str (g, off), &val[j])) < 0)
+      break;
+    key[j] = off;
+    pl->gfunc[gi] = val[j];
+    if (++used * 2 > cap) {
+      uint32_t ncap = cap * 2, *nk = malloc (ncap * sizeof *nk), *nv = malloc (ncap * sizeof *nv);
+      if (!nk || !nv) {
+        free (nk);
+        free (nv);
+        rc = PS_ENOMEM;
+        break;
+      }
+      for (uint32_t i = 0; i < ncap; i++)
+        nk[i] = PS_NONE;
+      for (uint32_t i = 0; i < cap; i++)
+        if (key[i] != PS_NONE) {
+          uint32_t t = (key[i] * 2654435761u) & (ncap - 1);
+          while (nk[t] != PS_NONE)
+            t = (t + 1) & (ncap - 1);
+          nk[t] = key[i];
+          nv[t] = val[i];
+        }
+      free (key);
+      free (val);
+      key = nk;
+      val = nv;
+      cap = ncap;
+    }
+  }
+  free (key);
+  free (val);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
 }
 
@@ -772,10 +838,11 @@ ps__planner_fuse (ps__planner *pl)
   pl->gm = malloc (nn * sizeof *pl->gm);
   pl->gcost = malloc ((ng ? ng : 1) * sizeof *pl->gcost);
   pl->gfunc = malloc ((ng ? ng : 1) * sizeof *pl->gfunc);
+  pl->gop = malloc (ng ? ng : 1);
   pl->gpin = malloc ((ng ? ng : 1) * sizeof *pl->gpin);
   pl->gres = malloc (ng ? ng : 1);
   pl->gfrac = malloc ((ng ? ng : 1) * sizeof *pl->gfrac);
-  if (!pl->gm_off || !pl->gm || !pl->gcost || !pl->gfunc || !pl->gpin || !pl->gres
+  if (!pl->gm_off || !pl->gm || !pl->gcost || !pl->gfunc || !pl->gop || !pl->gpin || !pl->gres
       || !pl->gfrac) {
     rc = ps__planner_nomem (pl);
     goto out;
@@ -805,6 +872,8 @@ ps__planner_fuse (ps__planner *pl)
     names_main (&nj);
   if (rc == 0 && nj.rc < 0)
     rc = nj.rc == PS_ENOMEM ? ps__planner_nomem (pl) : nj.rc;
+  if (rc == 0)
+    rc = kernel_names (pl);
 out:
   ps__job_drop (&pj.job);
   free (pj.parts);

@@ -172,7 +172,14 @@ typedef struct ps__planner {
   uint8_t *gres;               /* ps_resource, PS_RES_NONE for no device time */
   float *gfrac;                /* share of the resource requested, (0, 1] */
   int32_t *gpin;               /* the stream every member is pinned to, or -1 */
-  uint32_t *gfunc;             /* plan string offset of a fused group's name, else PS_NONE */
+  /* The plan string offset of its step's function: a fused group's name,
+   * a lone kernel's function (as ps__plan_add_node_step gives it, in the
+   * plan's strings once per name), else PS_NONE; and its step's op (a
+   * lone node's, PS_OP_KERNEL for a fused group).  The sync pass emits
+   * steps from these without reading the nodes. */
+  uint32_t *gfunc;
+  uint8_t *gop;
+  uint32_t n_kernel_nodes;     /* the graph's kernel nodes (ps_plan.kernels_before) */
   uint32_t n_fused;            /* groups with more than one member */
   uint32_t *gsucc_off, *gsucc; /* contracted edges, deduplicated */
   uint32_t *gpred_off, *gpred;

@@ -73,6 +73,7 @@ planner_free (ps__planner *pl)
   free (pl->gfrac);
   free (pl->gpin);
   free (pl->gfunc);
+  free (pl->gop);
   free (pl->gsucc_off);
   free (pl->gsucc);
   free (pl->gpred_off);
@@ -130,6 +131,8 @@ analyse (ps__planner *pl)
   if (!pl->topo || !pl->tpos)
     return ps__planner_nomem (pl);
 
+  for (uint32_t v = 0; v < n; v++)
+    pl->n_kernel_nodes += g->nodes[v].op == PS_OP_KERNEL;
   bool forward = true;
   for (uint32_t v = 0; v < n && forward; v++)
     for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)

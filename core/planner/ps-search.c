@@ -986,12 +986,12 @@ search_down (search *se, uint32_t lo, uint32_t hi)
       ps__job_start (&c->job, second_main, c, true);
       ps__search_pairs_taken++;
     }
-    uint64_t h;
-    bool known;
+    uint64_t h = 0;
+    bool known = false;
     /* The sync pass kept stays when the schedule is one seen (it may be
      * the one synced: the transformer's counts all give one). */
     rc = try_candidate (pl, se, gen, k, true, &h, &known, &tried[k]);
-    if (!known) {
+    if (!known) { /* synced, or (on a failure) undone */
       se->best_synced = false;
       se->synced_hash = h;
     }

@@ -175,8 +175,12 @@ emit (ps__planner *pl)
     if (rc < 0)
       break;
     uint32_t b0 = pl->gm_off[gi], count = pl->gm_off[gi + 1] - b0;
-    if (count == 1)
-      rc = ps__plan_add_node_step (p, pl->gm[b0], s, NULL);
+    uint8_t op = pl->gop[gi];
+    if (count == 1 && (op == PS_OP_EVENT_RECORD || op == PS_OP_EVENT_WAIT))
+      rc = ps__plan_add_node_step (p, pl->gm[b0], s, NULL); /* with its event */
+    else if (count == 1)
+      rc = ps__plan_add_step (p, (ps_op) op, s, pl->gm + b0, 1, PS_NONE, PS_NONE, pl->gfunc[gi],
+                              NULL);
     else
       rc = ps__plan_add_step (p, PS_OP_KERNEL, s, pl->gm + b0, count, PS_NONE, fused++,
                               pl->gfunc[gi], NULL);
@@ -193,16 +197,13 @@ emit (ps__planner *pl)
   /* The counts a plan reports (as ps__plan_finish computes them). */
   p->streams_used = 0;
   p->kernels_after = 0;
-  p->kernels_before = 0;
   for (uint32_t i = 0; i < p->n_steps; i++) {
     if (p->steps[i].stream + 1u > p->streams_used)
       p->streams_used = p->steps[i].stream + 1u;
     if (p->steps[i].op == PS_OP_KERNEL)
       p->kernels_after++;
   }
-  for (uint32_t v = 0; v < pl->n; v++)
-    if (pl->g->nodes[v].op == PS_OP_KERNEL)
-      p->kernels_before++;
+  p->kernels_before = pl->n_kernel_nodes;
   return 0;
 }
 
