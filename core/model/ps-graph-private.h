@@ -8,6 +8,8 @@
 
 /* Copies a string into the pool.  Returns 0, PS_ENOMEM or PS_ELIMIT. */
 int ps__graph_intern (ps_graph *g, const char *s, size_t len, uint32_t *off);
+/* Its kernel nodes (ps_plan.kernels_before). */
+uint32_t ps__graph_kernel_nodes (const ps_graph *g);
 
 /* Edges and CSR from the loaded, resolved nodes (ps-graph-edges.c):
  * after_pairs holds n_after (from, to) pairs of `after` edges. */

@@ -296,6 +296,15 @@ ps_node_title (const ps_graph *g, uint32_t v, char *buf, size_t cap)
 }
 
 uint32_t
+ps__graph_kernel_nodes (const ps_graph *g)
+{
+  uint32_t n = 0;
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    n += g->nodes[v].op == PS_OP_KERNEL;
+  return n;
+}
+
+uint32_t
 ps_graph_pinned_streams (const ps_graph *g)
 {
   int32_t most = -1;

@@ -72,6 +72,10 @@ int ps__plan_pool_end_to_end (ps_plan *p, ps_diag *diag);
  * nodes), kernels_after (kernel steps).  (The pool's peak is the
  * planner's to compute, with ps-pool-peak.h.) */
 int ps__plan_finish (ps_plan *p);
+/* The same, with the graph's kernel nodes counted by the caller
+ * (ps__graph_kernel_nodes): the planner counts them once for the plans
+ * of every stream count its search emits. */
+void ps__plan_count (ps_plan *p, uint32_t kernel_nodes);
 
 /* Checks 1 <= o->streams <= PS_MAX_STREAMS (PS_EUSAGE) and that every pin
  * of g is below o->streams (PS_EPIN, naming the first offending node at its

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ps-array.h"
+#include "ps-graph-private.h"
 #include "ps-plan-private.h"
 #include "ps-timeline.h"
 
@@ -236,23 +237,25 @@ too_big:
   return PS_ELIMIT;
 }
 
-int
-ps__plan_finish (ps_plan *p)
+void
+ps__plan_count (ps_plan *p, uint32_t kernel_nodes)
 {
-  const ps_graph *g = p->graph;
-  uint32_t max_stream = 0, kernel_steps = 0, kernel_nodes = 0;
+  uint32_t max_stream = 0, kernel_steps = 0;
   for (uint32_t s = 0; s < p->n_steps; s++) {
     if (p->steps[s].stream + 1u > max_stream)
       max_stream = p->steps[s].stream + 1u;
     if (p->steps[s].op == PS_OP_KERNEL)
       kernel_steps++;
   }
-  for (uint32_t v = 0; v < g->n_nodes; v++)
-    if (g->nodes[v].op == PS_OP_KERNEL)
-      kernel_nodes++;
   p->streams_used = max_stream;
   p->kernels_before = kernel_nodes;
   p->kernels_after = kernel_steps;
+}
+
+int
+ps__plan_finish (ps_plan *p)
+{
+  ps__plan_count (p, ps__graph_kernel_nodes (p->graph));
   return 0;
 }
 

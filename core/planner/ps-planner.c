@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ps-graph-private.h"
 #include "ps-format.h"
 #include "ps-pool-peak.h"
 #include "ps-sim.h"
@@ -131,8 +132,7 @@ analyse (ps__planner *pl)
   if (!pl->topo || !pl->tpos)
     return ps__planner_nomem (pl);
 
-  for (uint32_t v = 0; v < n; v++)
-    pl->n_kernel_nodes += g->nodes[v].op == PS_OP_KERNEL;
+  pl->n_kernel_nodes = ps__graph_kernel_nodes (g);
   bool forward = true;
   for (uint32_t v = 0; v < n && forward; v++)
     for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)

@@ -194,16 +194,7 @@ emit (ps__planner *pl)
       ps_diag_error (pl->diag, 0, 0, "the plan exceeds a documented limit");
     return rc;
   }
-  /* The counts a plan reports (as ps__plan_finish computes them). */
-  p->streams_used = 0;
-  p->kernels_after = 0;
-  for (uint32_t i = 0; i < p->n_steps; i++) {
-    if (p->steps[i].stream + 1u > p->streams_used)
-      p->streams_used = p->steps[i].stream + 1u;
-    if (p->steps[i].op == PS_OP_KERNEL)
-      p->kernels_after++;
-  }
-  p->kernels_before = pl->n_kernel_nodes;
+  ps__plan_count (p, pl->n_kernel_nodes);
   return 0;
 }
 
