@@ -31,6 +31,7 @@
 
 #include "ps-array.h"
 #include "util/ps-job.h"
+#include "util/ps-strmap.h"
 #include "util/ps-topo.h"
 
 #define MAX_CANDIDATES 8
@@ -559,54 +560,20 @@ static int
 kernel_names (ps__planner *pl)
 {
   const ps_graph *g = pl->g;
-  /* Graph offsets to plan offsets: open addressing, at most half full. */
-  uint32_t cap = 64, used = 0;
-  uint32_t *key = malloc (cap * sizeof *key), *val = malloc (cap * sizeof *val);
-  int rc = key && val ? 0 : PS_ENOMEM;
-  for (uint32_t j = 0; rc == 0 && j < cap; j++)
-    key[j] = PS_NONE;
+  ps_plan *p = pl->p;
+  ps_strmap names; /* the plan's copies, by name */
+  int rc = ps__strmap_init (&names, 64);
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
-    uint32_t off = pl->gfunc[gi];
-    if (off == PS_NONE || pl->gm_off[gi + 1] - pl->gm_off[gi] != 1)
+    if (pl->gfunc[gi] == PS_NONE || pl->gm_off[gi + 1] - pl->gm_off[gi] != 1)
       continue;
-    uint32_t j = (off * 2654435761u) & (cap - 1);
-    while (key[j] != PS_NONE && key[j] != off)
-      j = (j + 1) & (cap - 1);
-    if (key[j] == off) {
-      pl->gfunc[gi] = val[j];
-      continue;
-    }
-    if ((rc = ps__plan_add_string (pl->p, ps_graph_str (g, off), &val[j])) < 0)
-      break;
-    key[j] = off;
-    pl->gfunc[gi] = val[j];
-    if (++used * 2 > cap) {
-      uint32_t ncap = cap * 2, *nk = malloc (ncap * sizeof *nk), *nv = malloc (ncap * sizeof *nv);
-      if (!nk || !nv) {
-        free (nk);
-        free (nv);
-        rc = PS_ENOMEM;
-        break;
-      }
-      for (uint32_t i = 0; i < ncap; i++)
-        nk[i] = PS_NONE;
-      for (uint32_t i = 0; i < cap; i++)
-        if (key[i] != PS_NONE) {
-          uint32_t t = (key[i] * 2654435761u) & (ncap - 1);
-          while (nk[t] != PS_NONE)
-            t = (t + 1) & (ncap - 1);
-          nk[t] = key[i];
-          nv[t] = val[i];
-        }
-      free (key);
-      free (val);
-      key = nk;
-      val = nv;
-      cap = ncap;
-    }
+    const char *fn = ps_graph_str (g, pl->gfunc[gi]);
+    size_t len = strlen (fn);
+    uint32_t h = ps__strmap_hash (fn, len), at = ps__strmap_find (&names, p->strings, fn, len, h);
+    if (at == UINT32_MAX && (rc = ps__plan_add_string (p, fn, &at)) == 0)
+      rc = ps__strmap_insert (&names, at, h, at);
+    pl->gfunc[gi] = at;
   }
-  free (key);
-  free (val);
+  ps__strmap_free (&names);
   return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
 }
 

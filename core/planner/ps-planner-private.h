@@ -176,7 +176,8 @@ typedef struct ps__planner {
    * a lone kernel's function (as ps__plan_add_node_step gives it, in the
    * plan's strings once per name), else PS_NONE; and its step's op (a
    * lone node's, PS_OP_KERNEL for a fused group).  The sync pass emits
-   * steps from these without reading the nodes. */
+   * steps from these, and ps__planner_event_op reads gop, without reading
+   * the nodes. */
   uint32_t *gfunc;
   uint8_t *gop;
   uint32_t n_kernel_nodes;     /* the graph's kernel nodes (ps_plan.kernels_before) */
@@ -281,11 +282,7 @@ void ps__planner_apply_waits (const ps__planner *pl, uint32_t i, uint32_t *clk);
 static inline bool
 ps__planner_event_op (const ps__planner *pl, uint32_t gi)
 {
-  uint32_t b0 = pl->gm_off[gi];
-  if (pl->gm_off[gi + 1] - b0 != 1)
-    return false;
-  uint8_t op = pl->g->nodes[pl->gm[b0]].op;
-  return op == PS_OP_EVENT_RECORD || op == PS_OP_EVENT_WAIT;
+  return pl->gop[gi] == PS_OP_EVENT_RECORD || pl->gop[gi] == PS_OP_EVENT_WAIT;
 }
 
 /* What every pass does when an allocation fails: says so, once, and

@@ -276,6 +276,14 @@ static void ahead_after_streams (struct ahead *a, double bound, double estimate,
 static bool ahead_running (struct ahead *a);
 static bool ahead_needs (struct ahead *a, double bound, double estimate);
 
+/* Whether the plan without fusion is being made beside this one (and
+ * may replace it). */
+static bool
+unfused_running (const run_opts *ro)
+{
+  return ro->un && ahead_running (ro->un);
+}
+
 /* What a run found. */
 typedef struct run_result {
   double ms;      /* the plan's makespan: simulated when `simulated`, else the estimate */
@@ -327,7 +335,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   pl.cutoff = ro->cutoff;
   /* The search's second thread only where no plan is made beside it
    * (three threads on two cores: 100k-node fanout 0.91 s against 1.02 s). */
-  pl.one_thread = ro->beside || (ro->un && ahead_running (ro->un));
+  pl.one_thread = ro->beside || unfused_running (ro);
   pl.at_most = res->at_most;
   if ((rc = planner_start (&pl, p, g, o, diag)) < 0)
     goto out;
@@ -357,7 +365,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * run in the search about 0.06 s (1M-node fanout: the plan without
    * fusion is started after the search, so the run is recorded for
    * nothing). */
-  pl.want_run = ro->final && !(ro->un && ahead_running (ro->un)) && !ro->quick_k && !ro->weigh
+  pl.want_run = ro->final && !unfused_running (ro) && !ro->quick_k && !ro->weigh
                 && pl.ng > ps__sim_max_groups;
   double sim_ms;
   if ((rc = ps__planner_search (&pl, &sim_ms)) < 0)
@@ -396,7 +404,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * unless it wins: the peak is sought all the same (three threads on two
    * cores for a while: 1M-node layered `plan`, 3.22 s against 3.32 s when
    * it is sought once the count is settled), and sought again then. */
-  bool final = ro->final && !(ro->un && ahead_running (ro->un));
+  bool final = ro->final && !unfused_running (ro);
   /* A plan past ps__sim_max_groups was simulated by the search, but its
    * final run (kept, and for `simulate`) is made beside the memory pass,
    * which then places buffers by the list schedule's times. */

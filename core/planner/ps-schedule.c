@@ -284,7 +284,6 @@ typedef struct sched {
   uint32_t count[PS_MAX_STREAMS];
   uint32_t *known;          /* [s * S + t]: latest position of stream t that s waited for */
   uint8_t *recorded;        /* per group: has an event record after it */
-  uint8_t *evop;            /* per group: ps__planner_event_op */
   profile prof[PS_RES__COUNT];
   uint64_t version[PS_RES__COUNT]; /* changes whenever its profile does */
   double last_arr[PS_RES__COUNT];
@@ -321,7 +320,7 @@ arrive (const sched *sc, uint32_t gi, uint32_t s, double b1, uint32_t s1, double
         double *submit_out)
 {
   const ps_device *d = sc->d;
-  bool evop = sc->evop[gi];
+  bool evop = ps__planner_event_op (sc->pl, gi);
   uint32_t recs, waits = count_waits (sc, s, &recs);
   double ready = sc->free_at[s], other = s1 != s ? b1 : b2;
   if (other >= 0 && other + d->event_wait_ns > ready)
@@ -375,8 +374,9 @@ finish (const sched *sc, uint32_t gi, double submit, eval_cache *ec, place *c)
   const ps_device *d = sc->d;
   uint8_t r = pl->gres[gi];
   double cost = pl->gcost[gi], a = c->arrive;
-  if (sc->evop[gi] || r == PS_RES_NONE || r >= PS_RES__COUNT || !(cost > 0) || pl->var.untimed) {
-    c->finish = a + (cost > 0 && !sc->evop[gi] ? cost : 0);
+  bool evop = ps__planner_event_op (pl, gi);
+  if (evop || r == PS_RES_NONE || r >= PS_RES__COUNT || !(cost > 0) || pl->var.untimed) {
+    c->finish = a + (cost > 0 && !evop ? cost : 0);
     return;
   }
   const profile *pr = &sc->prof[r];
@@ -409,7 +409,7 @@ commit (sched *sc, uint32_t gi, const place *c)
   ps__planner *pl = sc->pl;
   const ps_device *d = sc->d;
   uint32_t s = c->stream, S = sc->S;
-  bool evop = sc->evop[gi];
+  bool evop = ps__planner_event_op (pl, gi);
   for (uint32_t i = 0; i < sc->nt; i++) {
     uint32_t t = sc->touched[i], u = sc->lat_on[t];
     if (t == s || pl->gpos[u] <= sc->known[(size_t) s * S + t])
@@ -530,8 +530,9 @@ place_group (sched *sc, uint32_t gi)
   /* When the host is behind (a stream sits idle waiting for it), the
    * event calls a stream's waits add delay all later work, not just this
    * group: they count against the stream. */
-  double cost = sc->evop[gi] || !(pl->gcost[gi] > 0) ? 0 : pl->gcost[gi];
-  double base = sc->host + (sc->evop[gi] ? sc->d->event_record_ns : sc->d->host_launch_ns);
+  bool evop = ps__planner_event_op (pl, gi);
+  double cost = evop || !(pl->gcost[gi] > 0) ? 0 : pl->gcost[gi];
+  double base = sc->host + (evop ? sc->d->event_record_ns : sc->d->host_launch_ns);
   bool host_bound = false;
   for (uint32_t s = 0; s < S && !host_bound; s++)
     host_bound = sc->free_at[s] <= base + sc->d->launch_latency_ns;
@@ -740,11 +741,8 @@ ps__planner_schedule (ps__planner *pl)
   sc->S = S;
   sc->known = calloc ((size_t) S * S, sizeof *sc->known);
   sc->recorded = calloc (n1, 1);
-  sc->evop = malloc (n1);
-  if (!sc->known || !sc->recorded || !sc->evop)
+  if (!sc->known || !sc->recorded)
     goto nomem;
-  for (uint32_t gi = 0; gi < ng; gi++)
-    sc->evop[gi] = ps__planner_event_op (pl, gi);
   for (int k = 0; k < PS_RES__COUNT; k++)
     if (profile_init (&sc->prof[k]) < 0)
       goto nomem;
@@ -772,7 +770,6 @@ out:
       free (sc->prof[k].v);
     free (sc->known);
     free (sc->recorded);
-    free (sc->evop);
     free (sc);
   }
   free (q.pending.a);

@@ -175,12 +175,11 @@ emit (ps__planner *pl)
     if (rc < 0)
       break;
     uint32_t b0 = pl->gm_off[gi], count = pl->gm_off[gi + 1] - b0;
-    uint8_t op = pl->gop[gi];
-    if (count == 1 && (op == PS_OP_EVENT_RECORD || op == PS_OP_EVENT_WAIT))
+    if (ps__planner_event_op (pl, gi))
       rc = ps__plan_add_node_step (p, pl->gm[b0], s, NULL); /* with its event */
     else if (count == 1)
-      rc = ps__plan_add_step (p, (ps_op) op, s, pl->gm + b0, 1, PS_NONE, PS_NONE, pl->gfunc[gi],
-                              NULL);
+      rc = ps__plan_add_step (p, (ps_op) pl->gop[gi], s, pl->gm + b0, 1, PS_NONE, PS_NONE,
+                              pl->gfunc[gi], NULL);
     else
       rc = ps__plan_add_step (p, PS_OP_KERNEL, s, pl->gm + b0, count, PS_NONE, fused++,
                               pl->gfunc[gi], NULL);

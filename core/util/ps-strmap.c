@@ -98,6 +98,8 @@ capacity_for (uint32_t expected)
 int
 ps__strmap_init (ps_strmap *m, uint32_t expected)
 {
+  m->slots = NULL; /* freeable when the table cannot be made */
+  m->mask = 0;
   m->count = 0;
   return alloc_slots (m, capacity_for (expected));
 }

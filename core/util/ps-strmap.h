@@ -29,7 +29,8 @@ typedef struct ps_strmap {
 /* The hash of a string, for find and insert. */
 uint32_t ps__strmap_hash (const char *s, size_t len);
 
-/* Sizes the table for about `expected` keys (it grows as needed). */
+/* Sizes the table for about `expected` keys (it grows as needed); on
+ * PS_ENOMEM m is empty, and ps__strmap_free may still be called. */
 int ps__strmap_init (ps_strmap *m, uint32_t expected);
 /* Empties m (all zero, or a map) for about `expected` keys, in the table
  * it has when that is large enough: a table used again costs less than
