@@ -489,6 +489,20 @@ ps__hb_build (ps__hb *h, const ps_plan *p)
   return 0;
 }
 
+void
+ps__hb_epoch_at (const ps__hb *h, uint32_t *ep)
+{
+  for (uint32_t t = 0; t < h->S; t++) {
+    uint32_t now = 0;
+    for (uint32_t i = h->ch_off[t]; i < h->ch_off[t + 1]; i++) {
+      uint32_t s = h->chain[i];
+      if (h->st_epoch[s] != PS_NONE)
+        now = h->st_epoch[s];
+      ep[s] = now;
+    }
+  }
+}
+
 bool
 ps__hb_before (const ps__hb *h, uint32_t a, uint32_t c)
 {

@@ -81,6 +81,12 @@ ps__hb_clock_before (const ps__hb *h, uint32_t w, uint32_t x)
   return x == h->wk_stream[w] ? h->wk_pos[w] - 1 : h->epochs[(size_t) h->wk_epoch[w] * h->S + x];
 }
 
+/* Per state, the epoch of its stream's clock there (that of the latest
+ * wait state up to it; 0, nothing known, before any): ns entries in ep.
+ * A state knows work step p of stream x (and every state up to the one
+ * right after it) exactly when epochs[ep[state] * S + x] >= p. */
+void ps__hb_epoch_at (const ps__hb *h, uint32_t *ep);
+
 /* Whether every use of buffer a happens-before every use of buffer c
  * (dense indices, a != c).  O(1) when c's uses meet, else O(c's uses). */
 bool ps__hb_before (const ps__hb *h, uint32_t a, uint32_t c);
