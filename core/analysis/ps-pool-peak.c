@@ -23,9 +23,11 @@
  * network (an arc can carry more forward, or give back what it carries
  * above its lower bound), by blocking flows along shortest paths where
  * only give-backs count as length: forward arcs are free, so the search
- * is not slowed by the length of a stream.  Each blocking flow walks only
- * the nodes on those paths, found backwards from the source (a few
- * hundred where the levels span millions).  When no path is left, the
+ * is not slowed by the length of a stream.  The first level, most of the
+ * network, is known from each stream's frontier without walking it
+ * (`lengths`), and the levels past it are walked.  Each blocking flow
+ * walks only the nodes on those paths, found backwards from the source (a
+ * few hundred where the levels span millions).  When no path is left, the
  * nodes the sink still reaches cut the network, and the buffers cut (out
  * reached, in not) are the antichain, whose bytes equal the flow. */
 #include "ps-pool-peak.h"
@@ -500,27 +502,174 @@ residual (const net *k, ps__adj e, uint32_t *len)
   return INF;
 }
 
+/* Lengths from the sink (one per give-back on the way: ps-pool-peak.c's
+ * top), kept in `len` for the nodes a phase touched and found from the
+ * network's shape for the rest.
+ *
+ * Level one floods: the sink gives back to the out nodes of the buffers
+ * that still send bytes to it (the seeds), and free arcs lead on from
+ * there to everything after them in the plan's order, 87% of the 1M-node
+ * layered plan's network.  That set is known without walking it.  An out
+ * node reaches, on each stream, its buffer's release state there and
+ * nothing earlier (every state it reaches follows all the buffer's uses,
+ * and the release is the earliest such; implied release arcs included),
+ * and every state after it on that stream; so level one holds, on each
+ * stream, the states from the earliest release of a seed there on (the
+ * frontier: a state the frontier of one stream reaches on another follows
+ * that seed's uses too, so it lies past the frontier there), the in node
+ * of every buffer acquired at such a state, and the out node of every
+ * such buffer and every seed.  What gives back from level one to a node
+ * outside it is then few arcs (the frontier states' chain arcs, the waits
+ * and releases that carry flow into it, seeds' own arcs, fresh bytes into
+ * it), and the levels past one are walked as before from those.  Feeding
+ * nodes (buffers with no earliest use state) are not in that picture:
+ * with any, every level is walked (`implicit` off). */
+#define UNSET (FAR - 1)
+
+bool ps__peak_level_one_implicit = true;
+uint64_t ps__peak_phases;
+
+typedef struct lengths {
+  uint32_t *len;     /* per node: its length, or UNSET (implicit) */
+  uint32_t *touched; /* the nodes whose len is set, when implicit */
+  uint32_t n_touched;
+  bool implicit;
+  uint32_t *front; /* per stream: the first chain position at level one */
+  uint64_t *seed;  /* per buffer, a bit: a seed this phase */
+} lengths;
+
+static bool
+level_one (const net *k, const lengths *lv, uint32_t v)
+{
+  const ps__hb *h = &k->h;
+  if (v < h->ns)
+    return h->st_seq[v] >= lv->front[h->st_stream[v]];
+  if (v >= h->ns + 2 * h->nb)
+    return false; /* the sink (level 0) and the source */
+  uint32_t j = (v - h->ns) / 2;
+  if (((v - h->ns) & 1) && bit (lv->seed, j))
+    return true;
+  uint32_t a = h->wk_before[h->first[j]];
+  return h->st_seq[a] >= lv->front[h->st_stream[a]];
+}
+
+static inline uint32_t
+dist_of (const net *k, const lengths *lv, uint32_t v)
+{
+  uint32_t d = lv->len[v];
+  if (d != UNSET)
+    return d;
+  return level_one (k, lv, v) ? 1 : FAR;
+}
+
+static inline void
+dist_set (lengths *lv, uint32_t v, uint32_t d)
+{
+  if (lv->implicit && lv->len[v] == UNSET)
+    lv->touched[lv->n_touched++] = v;
+  lv->len[v] = d;
+}
+
+/* Level one and the nodes one give-back past it (queued in qb, their
+ * length set to 2); whether the source is among them. */
+static bool
+level_one_find (const net *k, lengths *lv, uint32_t *qb, uint32_t *nbq)
+{
+  const ps__hb *h = &k->h;
+  uint32_t S = h->S, nb = h->nb, ns = h->ns;
+  for (uint32_t t = 0; t < S; t++)
+    lv->front[t] = FAR;
+  memset (lv->seed, 0, ((size_t) nb / 64 + 1) * sizeof *lv->seed);
+  for (uint32_t j = 0; j < nb; j++) {
+    if (k->flow[k->a_snk + j] == 0)
+      continue;
+    lv->seed[j >> 6] |= (uint64_t) 1 << (j & 63);
+    for (uint32_t t = 0; t < S; t++) {
+      uint32_t r = h->release[(size_t) j * S + t];
+      if (r != PS_NONE && h->st_seq[r] < lv->front[t])
+        lv->front[t] = h->st_seq[r];
+    }
+  }
+  uint32_t n = 0;
+  bool source = false;
+#define REACH(v)                                                                                   \
+  do {                                                                                             \
+    uint32_t v_ = (v);                                                                             \
+    if (lv->len[v_] == UNSET && !level_one (k, lv, v_)) {                                          \
+      dist_set (lv, v_, 2);                                                                        \
+      qb[n++] = v_;                                                                                \
+    }                                                                                              \
+  } while (0)
+  /* Each frontier state's chain arc, and the waits into level one. */
+  for (uint32_t t = 0; t < S; t++)
+    if (lv->front[t] != FAR && lv->front[t] > 0) {
+      uint32_t s = h->chain[h->ch_off[t] + lv->front[t]];
+      if (bit (k->give, k->a_chain + s))
+        REACH (h->st_prev[s]);
+    }
+  for (uint32_t a = k->a_chain + ns; a < k->a_rel; a++)
+    if (bit (k->give, a) && level_one (k, lv, k->head[a]))
+      REACH (k->tail[a]);
+  /* Releases into level one from buffers outside it, seeds' own arcs,
+   * and fresh bytes into it. */
+  for (uint32_t j = 0; j < nb; j++) {
+    uint32_t in = node_in (k, j), out = node_out (k, j);
+    bool in_one = level_one (k, lv, in);
+    if (in_one) {
+      source |= bit (k->give, k->a_src + j);
+      continue;
+    }
+    if (bit (lv->seed, j)) {
+      if (bit (k->give, j))
+        REACH (in);
+      continue;
+    }
+    for (uint32_t r = k->rel_off[j]; r < k->rel_off[j + 1]; r++) {
+      uint32_t a = k->a_rel + r;
+      if (bit (k->give, a) && level_one (k, lv, k->head[a])) {
+        REACH (out);
+        break;
+      }
+    }
+  }
+#undef REACH
+  *nbq = n;
+  return source;
+}
+
 /* Lengths from the sink by 0-1 breadth-first search, level by level; stops
  * at the source's level.  Returns whether the source was reached. */
 static bool
-levels (const net *k, uint32_t *dist, uint32_t *qa, uint32_t *qb)
+levels (const net *k, lengths *lv, uint32_t *qa, uint32_t *qb)
 {
-  uint32_t N = k->nn + 2;
-  for (uint32_t v = 0; v < N; v++)
-    dist[v] = FAR;
-  dist[k->sink] = 0;
-  uint32_t na = 0, nbq = 0, L = 0;
-  qa[na++] = k->sink;
-  while (na > 0) {
+  uint32_t N = k->nn + 2, na = 0, nbq = 0, L = 0;
+  uint32_t *dist = lv->len;
+  if (lv->implicit) {
+    for (uint32_t i = 0; i < lv->n_touched; i++)
+      dist[lv->touched[i]] = UNSET;
+    lv->n_touched = 0;
+    dist_set (lv, k->sink, 0);
+    if (level_one_find (k, lv, qb, &nbq)) {
+      dist_set (lv, k->source, 2);
+      return true;
+    }
+    L = 1;
+  } else {
+    for (uint32_t v = 0; v < N; v++)
+      dist[v] = FAR;
+    dist[k->sink] = 0;
+    qa[na++] = k->sink;
+  }
+  for (;;) {
     while (na > 0) {
       uint32_t u = qa[--na];
       if (dist[u] != L)
         continue;
       for (uint32_t i = k->adj_off[u]; i < k->adj_off[u + 1]; i++) {
         uint32_t v = k->adj[i].to, e = k->adj[i].e, len = e & 1;
-        if (dist[v] <= L + len || (len && !bit (k->give, e >> 1)))
+        if ((len && !bit (k->give, e >> 1)) || dist_of (k, lv, v) <= L + len)
           continue;
-        dist[v] = L + len;
+        dist_set (lv, v, L + len);
         if (len == 0)
           qa[na++] = v;
         else
@@ -534,8 +683,9 @@ levels (const net *k, uint32_t *dist, uint32_t *qa, uint32_t *qb)
         qa[na++] = qb[i];
     nbq = 0;
     L++;
+    if (na == 0)
+      return false;
   }
-  return false;
 }
 
 /* The nodes on some shortest path from the sink to the source: from the
@@ -545,19 +695,21 @@ levels (const net *k, uint32_t *dist, uint32_t *qa, uint32_t *qb)
  * plan's order), but the paths keep to a few hundred of its millions of
  * nodes: the blocking flow walks those alone. */
 static uint32_t
-on_paths (const net *k, const uint32_t *dist, uint32_t *on, uint32_t stamp, uint32_t *list)
+on_paths (const net *k, const lengths *lv, uint32_t *on, uint32_t stamp, uint32_t *list)
 {
-  uint32_t D = dist[k->source], n = 0, head = 0;
+  uint32_t D = dist_of (k, lv, k->source), n = 0, head = 0;
   on[k->source] = stamp;
   list[n++] = k->source;
   while (head < n) {
-    uint32_t v = list[head++];
+    uint32_t v = list[head++], dv = dist_of (k, lv, v);
     for (uint32_t i = k->adj_off[v]; i < k->adj_off[v + 1]; i++) {
       /* The arc from u into v, as u's adjacency sees it: v's entry with
        * its direction turned. */
       uint32_t u = k->adj[i].to, len;
-      if (on[u] == stamp || dist[u] >= D || residual (k, (ps__adj){ v, k->adj[i].e ^ 1 }, &len) == 0
-          || dist[u] + len != dist[v])
+      if (on[u] == stamp || residual (k, (ps__adj){ v, k->adj[i].e ^ 1 }, &len) == 0)
+        continue;
+      uint32_t du = dist_of (k, lv, u);
+      if (du >= D || du + len != dv)
         continue;
       on[u] = stamp;
       list[n++] = u;
@@ -572,8 +724,8 @@ on_paths (const net *k, const uint32_t *dist, uint32_t *on, uint32_t stamp, uint
  * no cycle (free arcs follow the plan's order, and every other arc is one
  * longer), so the path never meets itself. */
 static void
-block (net *k, uint32_t *dist, const uint32_t *on, uint32_t stamp, const uint32_t *list,
-       uint32_t n_on, uint32_t *it, uint32_t *path, ps__adj *via, uint64_t *total)
+block (net *k, lengths *lv, const uint32_t *on, uint32_t stamp, const uint32_t *list, uint32_t n_on,
+       uint32_t *it, uint32_t *path, ps__adj *via, uint64_t *total)
 {
   uint32_t d = 0;
   for (uint32_t i = 0; i < n_on; i++)
@@ -607,9 +759,11 @@ block (net *k, uint32_t *dist, const uint32_t *on, uint32_t stamp, const uint32_
       continue;
     }
     bool moved = false;
+    uint32_t du = dist_of (k, lv, u);
     for (; it[u] < k->adj_off[u + 1]; it[u]++) {
       uint32_t v = k->adj[it[u]].to, len = k->adj[it[u]].e & 1;
-      if (on[v] != stamp || dist[v] != dist[u] + len || residual (k, k->adj[it[u]], &len) == 0)
+      if (on[v] != stamp || dist_of (k, lv, v) != du + len
+          || residual (k, k->adj[it[u]], &len) == 0)
         continue;
       via[d] = k->adj[it[u]];
       path[++d] = v;
@@ -620,7 +774,7 @@ block (net *k, uint32_t *dist, const uint32_t *on, uint32_t stamp, const uint32_
       continue;
     if (d == 0)
       return;
-    dist[u] = FAR;
+    dist_set (lv, u, FAR);
     d--;
     it[path[d]]++;
   }
@@ -686,18 +840,28 @@ search (net *k, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
     total += k->flow[k->a_src + j];
 
   uint32_t N = k->nn + 2;
-  uint32_t *dist = malloc ((size_t) N * sizeof *dist), *qa = malloc ((size_t) N * sizeof *qa);
+  lengths lv = { .implicit = ps__peak_level_one_implicit && k->nk == 0 };
+  lv.len = malloc ((size_t) N * sizeof *lv.len);
+  lv.touched = lv.implicit ? malloc ((size_t) N * sizeof *lv.touched) : NULL;
+  lv.front = malloc ((size_t) h->S * sizeof *lv.front);
+  lv.seed = malloc (((size_t) h->nb / 64 + 1) * sizeof *lv.seed);
+  uint32_t *qa = malloc ((size_t) N * sizeof *qa);
   uint32_t *qb = malloc ((size_t) N * sizeof *qb), *it = malloc ((size_t) N * sizeof *it);
   uint32_t *path = malloc (((size_t) N + 1) * sizeof *path);
   ps__adj *via = malloc (((size_t) N + 1) * sizeof *via);
   uint32_t *on = calloc (N, sizeof *on);
   rc = PS_ENOMEM;
-  if (!dist || !qa || !qb || !it || !path || !via || !on)
+  if (!lv.len || (lv.implicit && !lv.touched) || !lv.front || !lv.seed || !qa || !qb || !it || !path
+      || !via || !on)
     goto out;
-  for (uint32_t stamp = 1; !stopped (cancel) && levels (k, dist, qa, qb); stamp++) {
-    uint32_t n_on = on_paths (k, dist, on, stamp, qa);
+  if (lv.implicit)
+    for (uint32_t v = 0; v < N; v++)
+      lv.len[v] = UNSET;
+  for (uint32_t stamp = 1; !stopped (cancel) && levels (k, &lv, qa, qb); stamp++) {
+    ps__peak_phases++;
+    uint32_t n_on = on_paths (k, &lv, on, stamp, qa);
     uint64_t before = total;
-    block (k, dist, on, stamp, qa, n_on, it, path, via, &total);
+    block (k, &lv, on, stamp, qa, n_on, it, path, via, &total);
     if (total == before)
       break; /* a path the blocking flow cannot take: the cut below says so */
   }
@@ -709,7 +873,7 @@ search (net *k, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
   /* The cut: buffers whose out node the sink reaches and in node not. */
   uint64_t cut = 0;
   for (uint32_t j = 0; j < h->nb; j++)
-    if (dist[node_out (k, j)] != FAR && dist[node_in (k, j)] == FAR) {
+    if (dist_of (k, &lv, node_out (k, j)) != FAR && dist_of (k, &lv, node_in (k, j)) == FAR) {
       cut += h->w[j];
       out->n_buffers++;
       if (live)
@@ -720,7 +884,10 @@ search (net *k, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
   rc = cut == total ? 0 : PS_EINVAL;
   out->bytes = cut;
 out:
-  free (dist);
+  free (lv.len);
+  free (lv.touched);
+  free (lv.front);
+  free (lv.seed);
   free (qa);
   free (qb);
   free (it);

@@ -80,6 +80,11 @@ int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
  * known or being sought, or no thread starts). */
 #define PS__PEAK_THREAD_MIN 50000u
 extern uint32_t ps__peak_early_min; /* 262,144; tests lower it */
+/* Whether the minimum flow finds its first level from the network's
+ * shape instead of walking it (ps-pool-peak.c `lengths`; true), and how
+ * many of its phases found a path (for tests). */
+extern bool ps__peak_level_one_implicit;
+extern uint64_t ps__peak_phases;
 struct ps__plan_peak;
 bool ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p);
 int ps__peak_seek_wait (struct ps__plan_peak *j, ps_pool_peak *out);
