@@ -960,6 +960,10 @@ seek_main (void *arg)
 {
   struct ps__plan_peak *j = arg;
   ps_pool_peak pk;
+  /* Sought beside the memory pass, the count the search left running and
+   * the writing of the plan, and wanted last (the summary's pool line):
+   * it takes the cores they leave. */
+  ps__job_lower_priority ();
   j->rc = compute (&j->snap, &pk, NULL, &j->cancel);
   j->bytes = pk.bytes;
   j->n_buffers = pk.n_buffers;

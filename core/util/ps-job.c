@@ -2,6 +2,9 @@
 #include "ps-job.h"
 
 #include <stddef.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#endif
 
 static void *
 job_main (void *arg)
@@ -41,4 +44,15 @@ ps__job_drop (ps__job *j)
     pthread_join (j->thread, NULL);
   j->pending = j->threaded = false;
   return ran;
+}
+
+void
+ps__job_lower_priority (void)
+{
+#ifdef __linux__
+  /* Linux keeps a nice value per thread, and who 0 is the calling one
+   * (setpriority(2)); raising it needs no privilege.  A failure leaves the
+   * thread as it was. */
+  (void) setpriority (PRIO_PROCESS, 0, 19);
+#endif
 }

@@ -23,6 +23,12 @@ typedef struct ps__job {
 /* Starts fn (arg) on a second thread when `wanted`, else only records
  * that there is no job (finish and drop are then no-ops). */
 void ps__job_start (ps__job *j, void (*fn) (void *arg), void *arg, bool wanted);
+/* Called on a job's thread: its work may wait while the caller's threads
+ * have work (on Linux, the thread's nice value is raised to 19; elsewhere
+ * nothing, as the nice value there is the whole process's).  For work
+ * whose result is wanted late and that would otherwise take a core from
+ * work the caller waits for first. */
+void ps__job_lower_priority (void);
 /* Whether j was wanted and is not finished or dropped yet. */
 static inline bool
 ps__job_pending (const ps__job *j)
