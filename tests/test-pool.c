@@ -435,6 +435,52 @@ core_pool_peak_level_one (void **state)
   assert_true (ps__peak_phases - phases >= 10);
 }
 
+/* Past the search's simulations, a pair's second thread makes the memory
+ * pass's lists of pooled buffers while the first count finishes: the
+ * plan (steps and every buffer's offset) is the one the memory pass makes
+ * with lists of its own, one count at a time, on every shape. */
+static void
+core_pool_accesses_beside_search (void **state)
+{
+  (void) state;
+  uint32_t sim_max = ps__sim_max_groups, pair_groups = ps__search_pair_groups;
+  size_t beside = ps__pool_accesses_beside;
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (int extras = 0; extras < 2; extras++) {
+      ps_graph g;
+      ps_graph_init (&g);
+      load_generated (&g, (ps_gen_shape) shape, 1500, 5, extras);
+      for (uint32_t streams = 2; streams <= 4; streams += 2) {
+        ps_plan a, b;
+        ps__sim_max_groups = 100;
+        ps__search_pair_groups = 0;
+        int rc = plan_with (&a, &g, streams, true);
+        ps__search_pair_groups = UINT32_MAX;
+        int rc2 = plan_with (&b, &g, streams, true);
+        ps__sim_max_groups = sim_max;
+        ps__search_pair_groups = pair_groups;
+        assert_int_equal (rc, rc2);
+        if (rc == PS_EPIN)
+          continue;
+        assert_int_equal (rc, 0);
+        assert_int_equal (a.n_steps, b.n_steps);
+        for (uint32_t i = 0; i < a.n_steps; i++) {
+          const ps_step *x = &a.steps[i], *y = &b.steps[i];
+          assert_true (x->op == y->op && x->stream == y->stream && x->event == y->event
+                       && x->nodes_count == y->nodes_count && x->nodes_begin == y->nodes_begin);
+        }
+        assert_int_equal (a.n_step_nodes, b.n_step_nodes);
+        assert_memory_equal (a.step_nodes, b.step_nodes, a.n_step_nodes * sizeof *a.step_nodes);
+        assert_int_equal (a.pool_bytes, b.pool_bytes);
+        assert_memory_equal (a.offsets, b.offsets, g.n_buffers * sizeof *a.offsets);
+        ps_plan_free (&a);
+        ps_plan_free (&b);
+      }
+      ps_graph_free (&g);
+    }
+  assert_true (ps__pool_accesses_beside >= beside + 8);
+}
+
 /* Buffers read first by two unordered steps have no earliest use: the
  * peak still counts exactly which buffers can share bytes. */
 static void
@@ -721,6 +767,7 @@ main (void)
     cmocka_unit_test (core_pool_peak_oracle),
     cmocka_unit_test (core_pool_peak_examples),
     cmocka_unit_test (core_pool_peak_level_one),
+    cmocka_unit_test (core_pool_accesses_beside_search),
     cmocka_unit_test (core_pool_peak_no_earliest_use),
     cmocka_unit_test (core_pool_within_peak),
     cmocka_unit_test (core_pool_layered_online),

@@ -105,6 +105,9 @@ extern atomic_size_t ps__search_tails_left, ps__search_tails_won;
 /* The plans that kept the run the search recorded (ps__planner.want_run)
  * instead of simulating it again. */
 extern atomic_size_t ps__search_runs_kept;
+/* The memory passes that took the lists of pooled buffers a pair's
+ * second thread made (ps__planner.acc_off; tests read it). */
+extern atomic_size_t ps__pool_accesses_beside;
 extern bool ps__search_leave_always;
 /* When tests set it: search_down writes there, for k = 1 ..
  * PS_MAX_STREAMS, the least makespan it holds any schedule on k streams
@@ -157,6 +160,12 @@ typedef struct ps__planner {
    * simulation).  NULL when none was recorded. */
   bool want_run;
   struct ps_timeline *run;
+  /* Set by the caller: the plan gets a memory pass, whose per-group lists
+   * of pooled buffers (ps__planner_pool_accesses) the search's second
+   * thread may make while it waits for the first (acc_off and acc, or
+   * NULL when not made). */
+  bool will_pool;
+  uint32_t *acc_off, *acc;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */
@@ -265,6 +274,11 @@ bool ps__fuse_key (const ps_graph *g, uint32_t v, uint64_t *elems, uint64_t *sig
 int ps__planner_schedule (ps__planner *pl);
 int ps__planner_sync (ps__planner *pl);
 int ps__planner_pool (ps__planner *pl);
+/* The pooled buffers each group touches, for the memory pass, into
+ * pl->acc_off and pl->acc: they depend on the groups alone.  Reads pl's
+ * graph and groups only, so it may run beside the search.  0, PS_ENOMEM
+ * or PS_ELIMIT (too many accesses; nothing set either way). */
+int ps__planner_pool_accesses (ps__planner *pl);
 
 /* Undoes ps__planner_sync: frees its arrays and empties the plan's steps and
  * events, and its strings back to what they were before it, for another

@@ -63,6 +63,8 @@ planner_free (ps__planner *pl)
     ps_timeline_free (pl->run);
     free (pl->run);
   }
+  free (pl->acc_off);
+  free (pl->acc);
   free (pl->topo);
   free (pl->tpos);
   free (pl->node_group);
@@ -359,6 +361,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * when the plan without fusion might be started from the search's
    * result, which must then be final. */
   pl.may_leave = !ro->quick_k && !ro->weigh;
+  pl.will_pool = !ro->quick_k && !ro->weigh;
   /* A plan past ps__sim_max_groups that will be final (as far as can be
    * told now: below) keeps the run the search simulated; the final
    * simulation it spares is 0.09-0.11 s of a 1M-node plan, recording the

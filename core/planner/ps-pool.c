@@ -783,16 +783,18 @@ typedef struct uses {
 } uses;
 
 static inline bool
-pooled (const ps_graph *g, const uses *u, uint32_t b)
+is_pooled (const ps_graph *g, const uint8_t *pooled, uint32_t b)
 {
-  return b < g->n_buffers && u->pooled[b];
+  return b < g->n_buffers && pooled[b];
 }
 
 /* The pooled buffers each group touches (reads, writes, a conditional's
  * condition), gathered in one sequential pass so that the sweep in issue
- * order reads compact lists instead of node records. */
+ * order reads compact lists instead of node records.  pooled: per buffer,
+ * whether it is pooled. */
 static int
-group_accesses (const ps__planner *pl, uses *u)
+group_accesses (const ps__planner *pl, const uint8_t *pooled, uint32_t **acc_off_out,
+                uint32_t **acc_out)
 {
   const ps_graph *g = pl->g;
   uint32_t ng = pl->ng;
@@ -802,12 +804,15 @@ group_accesses (const ps__planner *pl, uses *u)
   uint64_t cap = (uint64_t) g->n_access + pl->n + 1;
   if (cap > UINT32_MAX)
     return PS_ELIMIT;
-  u->acc_off = malloc (((size_t) ng + 1) * sizeof *u->acc_off);
-  u->acc = malloc ((size_t) cap * sizeof *u->acc);
-  if (!u->acc_off || !u->acc)
+  uint32_t *acc_off = malloc (((size_t) ng + 1) * sizeof *acc_off);
+  uint32_t *acc = malloc ((size_t) cap * sizeof *acc);
+  if (!acc_off || !acc) {
+    free (acc_off);
+    free (acc);
     return PS_ENOMEM;
+  }
   uint32_t at = 0;
-  u->acc_off[0] = 0;
+  acc_off[0] = 0;
   for (uint32_t gi = 0; gi < ng; gi++) {
     for (uint32_t k = pl->gm_off[gi]; k < pl->gm_off[gi + 1]; k++) {
       const ps_node *n = &g->nodes[pl->gm[k]];
@@ -817,16 +822,34 @@ group_accesses (const ps__planner *pl, uses *u)
                         ? g->conds[n->aux].condition : PS_NONE;
       for (uint64_t j = n->reads_begin; j <= r_end; j++) {
         uint32_t b = j < r_end ? (j < g->n_access ? g->access[j] : PS_NONE) : cond;
-        if (pooled (g, u, b) && at < cap)
-          u->acc[at++] = b;
+        if (is_pooled (g, pooled, b) && at < cap)
+          acc[at++] = b;
       }
       for (uint64_t j = n->writes_begin; j < w_end && j < g->n_access; j++)
-        if (pooled (g, u, g->access[j]) && at < cap)
-          u->acc[at++] = g->access[j];
+        if (is_pooled (g, pooled, g->access[j]) && at < cap)
+          acc[at++] = g->access[j];
     }
-    u->acc_off[gi + 1] = at;
+    acc_off[gi + 1] = at;
   }
+  *acc_off_out = acc_off;
+  *acc_out = acc;
   return 0;
+}
+
+atomic_size_t ps__pool_accesses_beside;
+
+int
+ps__planner_pool_accesses (ps__planner *pl)
+{
+  const ps_graph *g = pl->g;
+  uint8_t *pooled = malloc (g->n_buffers ? g->n_buffers : 1);
+  if (!pooled)
+    return PS_ENOMEM;
+  for (uint32_t b = 0; b < g->n_buffers; b++)
+    pooled[b] = !(g->buffers[b].flags & PS_BUF_EXTERNAL);
+  int rc = group_accesses (pl, pooled, &pl->acc_off, &pl->acc);
+  free (pooled);
+  return rc;
 }
 
 /* Replays the clocks in issue order and records every pooled buffer's
@@ -976,8 +999,14 @@ ps__planner_pool (ps__planner *pl)
     u.bytes[b] = g->buffers[b].bytes;
     u.pooled[b] = !(g->buffers[b].flags & PS_BUF_EXTERNAL);
   }
-  if ((rc = group_accesses (pl, &u)) < 0)
+  if (pl->acc) { /* made beside the search */
+    ps__pool_accesses_beside++;
+    u.acc_off = pl->acc_off;
+    u.acc = pl->acc;
+    pl->acc_off = pl->acc = NULL;
+  } else if ((rc = group_accesses (pl, u.pooled, &u.acc_off, &u.acc)) < 0) {
     goto out;
+  }
   collect_uses (pl, clk, &u);
 
   uint32_t n_used = 0;

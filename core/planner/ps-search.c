@@ -374,6 +374,9 @@ typedef struct second {
   bool known; /* simulated before: ms is the one seen */
   double ms;
   int rc;
+  /* After its count: the memory pass's lists of pooled buffers for this
+   * planner (ps__planner_pool_accesses), or NULL. */
+  ps__planner *accesses;
   ps__job job;
 } second;
 
@@ -458,6 +461,11 @@ second_main (void *arg)
 {
   second *c = arg;
   c->rc = try_candidate (&c->w, c->se, c->gen, c->k, false, &c->hash, &c->known, &c->ms);
+  if (c->accesses) {
+    /* Left unmade when it fails: the memory pass makes them and says so. */
+    (void) ps__planner_pool_accesses (c->accesses);
+    c->accesses = NULL;
+  }
 }
 
 /* True when group b depends on group a directly or follows it in a
@@ -983,6 +991,11 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     if (pair) {
       c->gen = gen;
       c->k = k - 1;
+      /* The first pair's second count is done well before the first (which
+       * uses more streams, and records its run): the thread then makes
+       * the memory pass's lists of pooled buffers, which depend on the
+       * groups alone (1M-node layered: 0.05 s off the memory pass). */
+      c->accesses = pl->will_pool && !pl->acc ? pl : NULL;
       ps__job_start (&c->job, second_main, c, true);
       ps__search_pairs_taken++;
     }
