@@ -42,10 +42,13 @@ typedef struct ps_pool_peak {
  * found by blocking flows along the shortest augmenting paths, counted in
  * flow reductions: O(phases x arcs), where phases is the longest chain of
  * re-routings needed (0 to 4 on generated graphs), plus one search that
- * proves no path is left.  Measured on generated layered graphs: 0.005 s
- * at 10k nodes, 0.07 s at 100k, 1.1 s at 1M (the order 0.2 s, the
- * network 0.25 s, the greedy start 0.18 s, then three phases, each a
- * search over all 8.4M arcs); chain and transformer at 1M: 0.2 s.  Plans
+ * proves no path is left; the first level of each search, most of the
+ * network, is known from the streams' frontiers without walking it, and
+ * release arcs that free arcs imply are left out.  Measured on generated
+ * layered graphs: 0.005 s at 10k nodes, 0.04 s at 100k, 0.5 s at 1M (the
+ * order 0.21 s, the network 0.07 s, the greedy start 0.16 s, its
+ * adjacency 0.1 s, then three phases, 0.04 s in all); fanout 0.25 s and
+ * transformer 0.15 s at 1M.  Plans
  * with more than PS_POOL_PEAK_MAX_ARCS arcs get the issue-order bound
  * instead (exact = false). */
 #define PS_POOL_PEAK_MAX_ARCS ((uint64_t) 1 << 30)
@@ -71,8 +74,9 @@ int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
  * ps__peak_early_min buffers, asked for it (ps_plan_options.find_peak),
  * by the planner from the moment their steps are final, when it expects
  * to keep the plan (ps__plan_peak_start: ps_plan.peak, a job that
- * outlives ps_plan_build).  At 1M nodes the peak takes about a second,
- * which then runs beside the memory pass and the writing of the plan;
+ * outlives ps_plan_build).  At 1M nodes the peak takes about half a
+ * second, which then runs beside the memory pass and the writing of the
+ * plan, at the lowest priority (ps__job_lower_priority);
  * below 262,144 buffers it takes under 0.2 s, which the writing hides,
  * and seeking it early would only hold its memory beside the planner's
  * (100k-node layered: 37 MiB more for no time).  ps__plan_peak_start
