@@ -79,7 +79,7 @@ typedef struct net {
    * doubles (implied), and an arc that carries flow above its lower
    * bound, so that going it backwards gives some back (give). */
   uint64_t *implied, *give;
-  uint64_t n_implied; /* release arcs from a_rel the implied bits cover */
+  uint32_t n_implied; /* the arcs from a_rel the implied bits cover */
 } net;
 
 static void
@@ -241,34 +241,12 @@ build_network (net *k)
     if (h->st_wait[s] != PS_NONE && (rc = add_arc (k, h->st_wait[s], s)) < 0)
       return rc;
   k->a_rel = k->na;
-  /* Release arcs a path of free arcs doubles are marked, for as many arcs
-   * as were counted (gap arcs may push some past them: those stay). */
-  uint64_t implied_cap = (want < PS_POOL_PEAK_MAX_ARCS ? want : PS_POOL_PEAK_MAX_ARCS) / 64 + 1;
-  uint32_t *ep_at = malloc ((ns ? ns : 1) * sizeof *ep_at);
-  k->implied = calloc (implied_cap, sizeof *k->implied);
-  if (!ep_at || !k->implied) {
-    free (ep_at);
-    return PS_ENOMEM;
-  }
-  k->n_implied = implied_cap * 64;
-  ps__hb_epoch_at (h, ep_at);
   for (uint32_t j = 0; j < nb; j++) {
     k->rel_off[j] = k->na - k->a_rel;
-    /* The release on the stream of the last use, when it is the state
-     * right after that use: its position there. */
-    uint32_t lw = h->last[j], u = h->wk_stream[lw];
-    uint32_t at = h->release[(size_t) j * S + u] == h->wk_after[lw] ? h->wk_pos[lw] : 0;
     for (uint32_t t = 0; t < S; t++) {
       uint32_t s = h->release[(size_t) j * S + t];
-      if (s == PS_NONE)
-        continue;
-      uint32_t r = k->na - k->a_rel;
-      if (t != u && at > 0 && r < k->n_implied && h->epochs[(size_t) ep_at[s] * S + u] >= at)
-        k->implied[r >> 6] |= (uint64_t) 1 << (r & 63);
-      if ((rc = add_arc (k, node_out (k, j), s)) < 0) {
-        free (ep_at);
+      if (s != PS_NONE && (rc = add_arc (k, node_out (k, j), s)) < 0)
         return rc;
-      }
     }
     if (k->nk > 0 && h->join[j] && (rc = add_arc (k, node_out (k, j), h->wk_after[h->last[j]])) < 0)
       return rc;
@@ -278,7 +256,6 @@ build_network (net *k)
             && (rc = add_arc (k, node_out (k, j), ns + 2 * nb + q)) < 0)
           return rc;
   }
-  free (ep_at);
   k->rel_off[nb] = k->na - k->a_rel;
   for (uint32_t q = 0; q < k->nk; q++)
     for (uint32_t x = 0; x < S; x++) {
@@ -292,6 +269,48 @@ build_network (net *k)
   return k->flow ? 0 : PS_ENOMEM;
 }
 
+/* Marks the release arcs that a path of free arcs doubles: buffer j's arc
+ * into stream t's release state, when j's release on the stream u of its
+ * last use is the state right after that use and t's state knows that
+ * use (ps__hb_epoch_at), is doubled by the arc into u's release and the
+ * chain and waits from there.  The feeding nodes' arcs among j's (no
+ * state) and the join arc (on u) are not marked. */
+static int
+mark_implied (net *k)
+{
+  const ps__hb *h = &k->h;
+  const uint32_t S = h->S, ns = h->ns;
+  k->n_implied = k->rel_off[h->nb];
+  k->implied = calloc ((size_t) k->n_implied / 64 + 1, sizeof *k->implied);
+  uint32_t *ep_at = malloc ((ns ? ns : 1) * sizeof *ep_at);
+  if (!k->implied || !ep_at) {
+    free (ep_at);
+    return PS_ENOMEM;
+  }
+  ps__hb_epoch_at (h, ep_at);
+  for (uint32_t j = 0; j < h->nb; j++) {
+    uint32_t lw = h->last[j], u = h->wk_stream[lw];
+    if (h->release[(size_t) j * S + u] != h->wk_after[lw])
+      continue;
+    uint32_t at = h->wk_pos[lw];
+    for (uint32_t r = k->rel_off[j]; r < k->rel_off[j + 1]; r++) {
+      uint32_t s = k->head[k->a_rel + r];
+      if (s < ns && h->st_stream[s] != u && h->epochs[(size_t) ep_at[s] * S + u] >= at)
+        k->implied[r >> 6] |= (uint64_t) 1 << (r & 63);
+    }
+  }
+  free (ep_at);
+  return 0;
+}
+
+/* The least flow arc a must carry: a buffer's bytes on its own arc, else
+ * nothing. */
+static inline uint64_t
+lower (const net *k, uint32_t a)
+{
+  return a < k->h.nb ? k->h.w[a] : 0;
+}
+
 static inline bool
 bit (const uint64_t *m, uint32_t a)
 {
@@ -302,15 +321,14 @@ bit (const uint64_t *m, uint32_t a)
 static inline bool
 gives (const net *k, uint32_t a)
 {
-  return k->flow[a] > (a < k->h.nb ? k->h.w[a] : 0);
+  return k->flow[a] > lower (k, a);
 }
 
 /* Whether arc a is an implied release arc. */
 static inline bool
 implied (const net *k, uint32_t a)
 {
-  uint64_t r = (uint64_t) a - k->a_rel;
-  return a >= k->a_rel && r < k->n_implied && bit (k->implied, (uint32_t) r);
+  return a >= k->a_rel && a - k->a_rel < k->n_implied && bit (k->implied, a - k->a_rel);
 }
 
 /* Arc a's give bit, after its flow changed. */
@@ -510,7 +528,7 @@ residual (const net *k, ps__adj e, uint32_t *len)
   uint32_t a = e.e >> 1;
   if (e.e & 1) {
     *len = 1;
-    return k->flow[a] - (a < k->h.nb ? k->h.w[a] : 0);
+    return k->flow[a] - lower (k, a);
   }
   *len = 0;
   return INF;
@@ -767,7 +785,7 @@ block (net *k, lengths *lv, const uint32_t *on, uint32_t stamp, const uint32_t *
         uint32_t a = via[i].e >> 1;
         if (via[i].e & 1) {
           k->flow[a] -= delta;
-          if (cut == d && k->flow[a] == (a < k->h.nb ? k->h.w[a] : 0))
+          if (cut == d && !gives (k, a))
             cut = i;
         } else {
           k->flow[a] += delta;
@@ -849,7 +867,7 @@ search (net *k, ps_pool_peak *out, uint8_t *live, const atomic_bool *cancel)
   if (!h->release)
     return PS_ELIMIT;
   int rc;
-  if ((rc = build_network (k)) < 0)
+  if ((rc = build_network (k)) < 0 || (rc = mark_implied (k)) < 0)
     return rc;
   if (stopped (cancel))
     return PS_ECANCELED;

@@ -143,10 +143,14 @@ typedef struct ps__planner {
    * against the fused plan's makespan): the search on a graph past
    * ps__sim_max_groups tries no count that cannot beat it; 0: none. */
   double cutoff;
-  /* The search may leave the last stream count it tries running on a
-   * second thread while the caller goes on with the fastest plan found
-   * before it (pl->tail, ps__planner_search_settle). */
-  bool may_leave;
+  /* Set by the caller: the plan gets a memory pass.  The search may then
+   * leave the last stream count it tries running on a second thread while
+   * the caller goes on with the fastest plan found before it (pl->tail,
+   * ps__planner_search_settle), and its second thread may make the pass's
+   * per-group lists of pooled buffers (ps__planner_pool_accesses: acc_off
+   * and acc, or NULL when not made) while it waits for the first. */
+  bool will_pool;
+  uint32_t *acc_off, *acc;
   struct ps__search_tail *tail;
   /* The sync pass of the schedule in the arrays below is made (by
    * ps__planner_sync, until ps__planner_sync_undo), the plan's strings
@@ -160,12 +164,6 @@ typedef struct ps__planner {
    * simulation).  NULL when none was recorded. */
   bool want_run;
   struct ps_timeline *run;
-  /* Set by the caller: the plan gets a memory pass, whose per-group lists
-   * of pooled buffers (ps__planner_pool_accesses) the search's second
-   * thread may make while it waits for the first (acc_off and acc, or
-   * NULL when not made). */
-  bool will_pool;
-  uint32_t *acc_off, *acc;
 
   /* analyse */
   uint32_t *topo; /* node ids in topological order */
@@ -249,7 +247,7 @@ ps__planner_cancelled (const ps__planner *pl)
 }
 int ps__planner_search (ps__planner *pl, double *sim_ms);
 /* When the search left its last count running (pl->tail, only with
- * pl->may_leave): waits for it, and when it is the fastest (or ties the
+ * pl->will_pool): waits for it, and when it is the fastest (or ties the
  * fastest: fewer streams) loads its schedule into pl, *sim_ms its
  * makespan, and sets *changed (the sync and memory passes made since are
  * then to be made again); fills pl->at_most.  Nothing when none was left. */

@@ -359,8 +359,8 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
    * count using fewer streams than the fastest plan seldom does): not for
    * plans only weighed or trials (no memory pass to go beside), and not
    * when the plan without fusion might be started from the search's
-   * result, which must then be final. */
-  pl.may_leave = !ro->quick_k && !ro->weigh;
+   * result, which must then be final.  The search's second thread may
+   * also make the memory pass's lists of pooled buffers. */
   pl.will_pool = !ro->quick_k && !ro->weigh;
   /* A plan past ps__sim_max_groups that will be final (as far as can be
    * told now: below) keeps the run the search simulated; the final

@@ -776,10 +776,6 @@ typedef struct uses {
   uint32_t *need, *rel;   /* B x S clocks */
   uint32_t *acc_off, *acc; /* per group: the pooled buffers its nodes touch (CSR) */
   uint64_t *bytes;         /* size of each buffer (dense, for the sweeps) */
-  /* Per buffer, whether it is pooled (not external): a megabyte per
-   * million buffers, read for every access in place of the buffer
-   * records, which are scattered over many more. */
-  uint8_t *pooled;
 } uses;
 
 static inline bool
@@ -842,6 +838,9 @@ int
 ps__planner_pool_accesses (ps__planner *pl)
 {
   const ps_graph *g = pl->g;
+  /* Per buffer, whether it is pooled (not external): a megabyte per
+   * million buffers, read for every access in place of the buffer
+   * records, which are scattered over many more. */
   uint8_t *pooled = malloc (g->n_buffers ? g->n_buffers : 1);
   if (!pooled)
     return PS_ENOMEM;
@@ -967,7 +966,6 @@ ps__planner_pool (ps__planner *pl)
   uses u;
   u.acc_off = u.acc = NULL;
   u.bytes = malloc (b1 * sizeof *u.bytes);
-  u.pooled = malloc (b1);
   uint32_t *clk = calloc ((size_t) S * S, sizeof *clk);
   u.first = malloc (b1 * sizeof *u.first);
   u.last = malloc (b1 * sizeof *u.last);
@@ -988,25 +986,23 @@ ps__planner_pool (ps__planner *pl)
   po.b = malloc ((size_t) po.cap * sizeof *po.b);
   po.spare = malloc ((size_t) po.cap * sizeof *po.spare);
   po.brel = malloc ((size_t) po.cap * (S ? S : 1) * sizeof *po.brel);
-  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.bytes || !u.pooled || !f_off || !l_off
-      || !f_list || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b
-      || !po.spare || !po.brel) {
+  if (!clk || !u.first || !u.last || !u.need || !u.rel || !u.bytes || !f_off || !l_off || !f_list
+      || !l_list || !where || !home || !po.head || !po.tail || !po.occupied || !po.b || !po.spare
+      || !po.brel) {
     rc = PS_ENOMEM;
     goto out;
   }
   for (uint32_t b = 0; b < B; b++) {
     u.first[b] = u.last[b] = where[b] = PS_NONE;
     u.bytes[b] = g->buffers[b].bytes;
-    u.pooled[b] = !(g->buffers[b].flags & PS_BUF_EXTERNAL);
   }
-  if (pl->acc) { /* made beside the search */
+  if (pl->acc) /* made beside the search */
     ps__pool_accesses_beside++;
-    u.acc_off = pl->acc_off;
-    u.acc = pl->acc;
-    pl->acc_off = pl->acc = NULL;
-  } else if ((rc = group_accesses (pl, u.pooled, &u.acc_off, &u.acc)) < 0) {
+  else if ((rc = ps__planner_pool_accesses (pl)) < 0)
     goto out;
-  }
+  u.acc_off = pl->acc_off;
+  u.acc = pl->acc;
+  pl->acc_off = pl->acc = NULL;
   collect_uses (pl, clk, &u);
 
   uint32_t n_used = 0;
@@ -1097,7 +1093,6 @@ out:
   free (u.need);
   free (u.rel);
   free (u.bytes);
-  free (u.pooled);
   free (u.acc_off);
   free (u.acc);
   free (f_off);

@@ -920,13 +920,13 @@ struct ps__search_tail {
 };
 
 /* Whether search_down may leave count k, the last it will try, running
- * while its caller goes on (ps__planner.may_leave): a count that cannot
+ * while its caller goes on (ps__planner.will_pool): a count that cannot
  * use more streams than the fastest plan found uses would likely tie it,
  * and win (ties go to fewer streams), so it is waited for. */
 static bool
 may_leave (const search *se, uint32_t k)
 {
-  return se->pl->may_leave && isfinite (se->best) && (se->best_sc > k || ps__search_leave_always);
+  return se->pl->will_pool && isfinite (se->best) && (se->best_sc > k || ps__search_leave_always);
 }
 
 /* Graphs past ps__sim_max_groups: the blend's list schedule on counts hi,
