@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,7 +31,10 @@
 
 #include "ps-device.h"
 #include "ps-file.h"
+#include "ps-gen.h"
+#include "ps-graph.h"
 #include "ps-import.h"
+#include "import/json/ps-json-load.h"
 #include "util/ps-file-private.h"
 
 #ifndef PS_TEST_SOURCE_ROOT
@@ -293,6 +297,215 @@ core_file_read_halves (void **state)
     free (want);
     ps_diag_free (&d);
   }
+}
+
+/* A large input mapped: its bytes, then zeros (a size of whole pages
+ * too); cut short while mapped, the bytes it lost read as zeros instead
+ * of raising SIGBUS, and the mapping says it was cut. */
+static void
+core_file_map_cut (void **state)
+{
+  (void) state;
+  char path[256];
+  path_in (path, sizeof path, "mapped.bin");
+  size_t saved_min = ps__file_map_min;
+  ps__file_map_min = (size_t) 1 << 20;
+  size_t sizes[] = { (size_t) 3 << 20, ((size_t) 3 << 20) + 5 };
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    size_t size = sizes[k];
+    unsigned char *want = malloc (size);
+    assert_non_null (want);
+    for (size_t i = 0; i < size; i++)
+      want[i] = (unsigned char) (1 + (i * 31 + i / 4096) % 251);
+    FILE *f = fopen (path, "wb");
+    assert_non_null (f);
+    assert_int_equal (fwrite (want, 1, size, f), size);
+    assert_int_equal (fclose (f), 0);
+    ps_diag d;
+    ps_diag_init (&d, path);
+    ps_file_input in;
+    assert_int_equal (ps_file_input_open (&in, path, (size_t) 1 << 30, &d), 0);
+    const char *data;
+    size_t len;
+    ps_file_mapping *m;
+    assert_int_equal (ps_file_input_map (&in, &data, &len, &m), 1);
+    assert_int_equal (len, size);
+    assert_memory_equal (data, want, size);
+    assert_int_equal (data[len], '\0');
+    assert_false (ps_file_mapping_cut (m));
+    /* Another process (here: this one) cuts it to a third. */
+    assert_int_equal (truncate (path, (off_t) (size / 3)), 0);
+    volatile const char *v = data;
+    assert_int_equal (v[size / 3 - 1], (char) want[size / 3 - 1]);
+    assert_int_equal (v[size - 1], 0);
+    assert_int_equal (v[size / 2], 0);
+    assert_true (ps_file_mapping_cut (m));
+    ps_file_mapping_free (m);
+    ps_file_input_close (&in);
+
+    /* The slot is taken again, uncut. */
+    assert_int_equal (ps_file_input_open (&in, path, (size_t) 1 << 30, &d), 0);
+    assert_int_equal (ps_file_input_map (&in, &data, &len, &m), 1);
+    assert_int_equal (len, size / 3);
+    assert_memory_equal (data, want, len);
+    assert_false (ps_file_mapping_cut (m));
+    ps_file_mapping_free (m);
+    ps_file_input_close (&in);
+    free (want);
+    ps_diag_free (&d);
+  }
+  /* Small files and pipes are read, not mapped. */
+  ps__file_map_min = saved_min;
+  FILE *f = fopen (path, "wb");
+  assert_non_null (f);
+  fputs ("small", f);
+  assert_int_equal (fclose (f), 0);
+  ps_diag d;
+  ps_diag_init (&d, path);
+  ps_file_input in;
+  assert_int_equal (ps_file_input_open (&in, path, 1 << 20, &d), 0);
+  const char *data;
+  size_t len;
+  ps_file_mapping *m;
+  assert_int_equal (ps_file_input_map (&in, &data, &len, &m), 0);
+  assert_null (m);
+  ps_file_input_close (&in);
+  ps_file_whole w;
+  assert_int_equal (ps_file_read_whole (path, 1 << 20, &w, &d), 0);
+  assert_non_null (w.buf);
+  assert_null (w.map);
+  assert_int_equal (w.len, 5);
+  assert_string_equal (w.data, "small");
+  ps_file_whole_free (&w);
+  /* Large, it is mapped. */
+  int fd = open (path, O_WRONLY | O_TRUNC);
+  assert_true (fd >= 0);
+  assert_int_equal (ftruncate (fd, (off_t) ps__file_map_min), 0);
+  close (fd);
+  assert_int_equal (ps_file_read_whole (path, (size_t) 1 << 30, &w, &d), 0);
+  assert_null (w.buf);
+  assert_non_null (w.map);
+  assert_int_equal (w.len, ps__file_map_min);
+  assert_int_equal (w.data[0], 0);
+  assert_int_equal (w.data[w.len], 0);
+  ps_file_whole_free (&w);
+  ps_diag_free (&d);
+}
+
+/* A SIGBUS that is no mapped input's still ends the process: it is
+ * passed on to what handled it before (here the default action), not
+ * swallowed.  In a child, whose SIGBUS is the default's (the test
+ * runner's own handler would go on with the tests there). */
+static void
+core_file_map_other_sigbus (void **state)
+{
+  (void) state;
+  char path[256], other[256];
+  path_in (path, sizeof path, "mapped.bin");
+  path_in (other, sizeof other, "other.bin");
+  for (int k = 0; k < 2; k++) {
+    int fd = open (k ? other : path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true (fd >= 0);
+    assert_int_equal (ftruncate (fd, 1 << 20), 0);
+    close (fd);
+  }
+  fflush (NULL);
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0) {
+    struct sigaction dfl;
+    memset (&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset (&dfl.sa_mask);
+    sigaction (SIGBUS, &dfl, NULL);
+    ps__file_map_min = 1;
+    ps_diag d;
+    ps_diag_init (&d, path);
+    ps_file_input in;
+    const char *data;
+    size_t len;
+    ps_file_mapping *m;
+    if (ps_file_input_open (&in, path, (size_t) 1 << 30, &d) != 0
+        || ps_file_input_map (&in, &data, &len, &m) != 1)
+      _exit (3);
+    int fd = open (other, O_RDONLY);
+    volatile const char *o = fd >= 0 ? mmap (NULL, 1 << 20, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    if (!o || o == MAP_FAILED || truncate (other, 0) != 0)
+      _exit (3);
+    char c = o[1 << 19]; /* past the end now: SIGBUS */
+    _exit (c == 0 ? 0 : 4);
+  }
+  int status;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  /* Killed by the signal, or ended by whatever handles it under a
+   * sanitizer (which reports it and exits with 1): never on as if
+   * nothing had happened. */
+  assert_false (WIFEXITED (status) && (WEXITSTATUS (status) == 0 || WEXITSTATUS (status) == 3));
+  if (WIFSIGNALED (status))
+    assert_int_equal (WTERMSIG (status), SIGBUS);
+}
+
+/* A graph file cut short while it is loaded from its mapping: one error
+ * that says so, no graph, whatever the zeros made the loader say; the
+ * same file whole loads as its bytes do from memory. */
+static bool
+cut_at_first_parse (void *ctx, const char *stage, double fraction)
+{
+  (void) fraction;
+  const char *path = ctx;
+  struct stat st;
+  if (strcmp (stage, "parse") == 0 && stat (path, &st) == 0 && st.st_size > 4096)
+    assert_int_equal (truncate (path, st.st_size / 3), 0);
+  return true;
+}
+
+static void
+core_file_map_graph_cut (void **state)
+{
+  (void) state;
+  char path[256];
+  path_in (path, sizeof path, "mapped.json");
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  ps_gen_options o;
+  ps_gen_options_init (&o);
+  o.nodes = 30000;
+  assert_int_equal (ps_gen_write (&o, f), 0);
+  assert_int_equal (fclose (f), 0);
+  size_t saved_min = ps__file_map_min, saved_split = ps__json_split_min;
+  ps__file_map_min = ps__json_split_min = (size_t) 1 << 20;
+
+  char *text;
+  size_t len;
+  ps_diag d;
+  ps_diag_init (&d, path);
+  assert_int_equal (ps_file_read_all (path, (size_t) 1 << 30, &text, &len, &d), 0);
+  assert_true (len > ((size_t) 2 << 20));
+  ps_graph want, g;
+  assert_int_equal (ps_import_graph_mem (&want, text, len, path, &d), 0);
+  assert_int_equal (ps_import_graph_file (&g, path, NULL, &d), 0);
+  assert_int_equal (g.n_nodes, want.n_nodes);
+  assert_int_equal (g.n_buffers, want.n_buffers);
+  assert_int_equal (g.n_edges, want.n_edges);
+  for (uint32_t v = 0; v < g.n_nodes; v += 997)
+    assert_string_equal (ps_graph_str (&g, g.nodes[v].name),
+                         ps_graph_str (&want, want.nodes[v].name));
+  assert_int_equal (d.errors, 0);
+  ps_graph_free (&g);
+  ps_graph_free (&want);
+  free (text);
+
+  d.progress = cut_at_first_parse;
+  d.progress_ctx = path;
+  assert_true (ps_import_graph_file (&g, path, NULL, &d) < 0);
+  assert_int_equal (d.errors, 1);
+  assert_int_equal (d.count, 1);
+  assert_true (diag_says (&d, "was cut short while it was read"));
+  assert_int_equal (g.n_nodes, 0);
+  ps_graph_free (&g);
+  ps_diag_free (&d);
+  ps__file_map_min = saved_min;
+  ps__json_split_min = saved_split;
 }
 
 /* A read asks whether to go on: a pipe whose writer never comes is given
@@ -638,6 +851,9 @@ main (void)
     cmocka_unit_test_setup_teardown (core_file_pipe_read_once, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_read_cancelled, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_read_halves, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_map_cut, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_map_other_sigbus, setup, teardown),
+    cmocka_unit_test_setup_teardown (core_file_map_graph_cut, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_inputs_never_forgotten, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_input_identity, setup, teardown),
     cmocka_unit_test_setup_teardown (core_file_write_modes, setup, teardown),

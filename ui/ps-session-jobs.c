@@ -183,19 +183,20 @@ ps__job_load (GFile *file, GCancellable *cancellable, PsJobProgress progress, gp
   LoadProgress lp = { cancellable, progress, ctx };
   diag.progress = load_progress;
   diag.progress_ctx = &lp;
-  char *data = NULL;
-  size_t len = 0;
-  int r = ps_file_read_all (path, (size_t) PS_MAX_FILE_BYTES, &data, &len, &diag);
-  if (r == 0 && ps_import_detect (data, len) == PS_GRAPH_FORMAT_TRACE)
+  ps_file_whole w;
+  int r = ps_file_read_whole (path, (size_t) PS_MAX_FILE_BYTES, &w, &diag);
+  ps_diag_mark before = ps_diag_mark_now (&diag);
+  if (r == 0 && ps_import_detect (w.data, w.len) == PS_GRAPH_FORMAT_TRACE)
     {
       /* A trace: kept beside its graph, for its measured run. */
-      r = ps_import_trace_graph (&doc->graph, data, len, path, NULL, &doc->trace,
+      r = ps_import_trace_graph (&doc->graph, w.data, w.len, path, NULL, &doc->trace,
                                  &doc->trace_info, &diag);
       doc->has_trace = r == 0;
     }
   else if (r == 0)
-    r = ps_import_graph_mem (&doc->graph, data, len, path, &diag);
-  free (data);
+    r = ps_import_graph_mem (&doc->graph, w.data, w.len, path, &diag);
+  r = ps_file_whole_check (&w, &diag, before, r); /* cut short meanwhile: not loaded */
+  ps_file_whole_free (&w);
   if (r == PS_ECANCELED || (r < 0 && g_cancellable_is_cancelled (cancellable)))
     {
       ps_diag_free (&diag);

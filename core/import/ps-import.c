@@ -318,15 +318,21 @@ ps_import_graph_file (ps_graph *g, const char *path, ps_timing *timing, ps_diag 
                                                     diag));
     ps_timing_mark (timing, "parse", &t);
   } else {
+    ps_file_whole w = { 0 };
     if (ret == 0)
-      ret = ps_file_input_read_rest (&in, &data, &len);
+      ret = ps_file_input_whole (&in, data, len, &w);
     else
       free (data);
-    if (ret < 0)
-      data = NULL;
+    data = NULL;
     ps_timing_mark (timing, "read", &t);
-    if (ret == 0)
-      ret = ps_import_graph_mem (g, data, len, shown, diag);
+    if (ret == 0) {
+      ps_diag_mark before = ps_diag_mark_now (diag);
+      ret = ps_import_graph_mem (g, w.data, w.len, shown, diag);
+      if (ps_file_mapping_cut (w.map))
+        ps_graph_free (g); /* made of zeros that were not the file's */
+      ret = ps_file_whole_check (&w, diag, before, ret);
+    }
+    ps_file_whole_free (&w);
     ps_timing_mark (timing, "parse", &t);
   }
   ps_file_input_close (&in);

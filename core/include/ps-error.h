@@ -66,6 +66,14 @@ int ps_diag_add(ps_diag *d, ps_severity sev, uint32_t line, uint32_t col,
  * is "cannot WHAT: REASON" (ps_strerror). */
 int ps_diag_result (ps_diag *d, size_t errors_before, int rc, const char *what);
 
+/* A point in d's list, and d taken back to it: what was added since is
+ * dropped (messages about input that turned out not to be the file's). */
+typedef struct ps_diag_mark {
+  size_t count, errors, warnings;
+} ps_diag_mark;
+ps_diag_mark ps_diag_mark_now(const ps_diag *d);
+void ps_diag_rewind(ps_diag *d, ps_diag_mark m);
+
 /* Asks d's progress hook (when there is one) whether to go on: 0, or
  * PS_ECANCELED when the caller stopped the load. */
 int ps_diag_progress (ps_diag *d, const char *stage, double fraction);

@@ -54,6 +54,40 @@ long ps_file_input_read (ps_file_input *in, char *buf, size_t cap);
 int ps_file_input_read_rest (ps_file_input *in, char **data, size_t *len);
 void ps_file_input_close (ps_file_input *in);
 
+/* A large regular input mapped rather than copied (ps-file-map.c), from
+ * its first byte whatever was read of it: 1 with *data its *len bytes
+ * (its size when opened) followed by zero bytes, until
+ * ps_file_mapping_free (*m); 0 when it is not mapped (too small, not
+ * regular, or the system would not), and it is to be read.  Should
+ * another process cut the file short meanwhile, the bytes it lost read as
+ * zeros and ps_file_mapping_cut says so: whatever was made of them is to
+ * be thrown away. */
+typedef struct ps_file_mapping ps_file_mapping;
+int ps_file_input_map (ps_file_input *in, const char **data, size_t *len, ps_file_mapping **m);
+bool ps_file_mapping_cut (const ps_file_mapping *m);
+void ps_file_mapping_free (ps_file_mapping *m);
+
+/* A whole input, NUL-terminated: mapped where ps_file_input_map maps it,
+ * else read into a buffer of its own. */
+typedef struct ps_file_whole {
+  const char *data;
+  size_t len;
+  char *buf;            /* read: the buffer */
+  ps_file_mapping *map; /* mapped */
+} ps_file_whole;
+/* The whole of in, of which the len bytes of head (a malloc'd block that
+ * it takes, or NULL) were read already.  0, or a negative code after an
+ * error in in's diag (and *w holds nothing). */
+int ps_file_input_whole (ps_file_input *in, char *head, size_t len, ps_file_whole *w);
+/* The same for a file the user named (as ps_file_read_all reads it). */
+int ps_file_read_whole (const char *path, size_t max_bytes, ps_file_whole *w, ps_diag *diag);
+/* rc, the result of reading w into something, unless the file was cut
+ * short under its mapping meanwhile: then the messages added to diag
+ * since `before` (about bytes that were not the file's) give way to one
+ * that says so, and the result is PS_EIO. */
+int ps_file_whole_check (const ps_file_whole *w, ps_diag *diag, ps_diag_mark before, int rc);
+void ps_file_whole_free (ps_file_whole *w);
+
 /* Reads a whole file the user named (as ps_file_open_input takes it; at
  * most max_bytes) into a NUL-terminated buffer the caller frees: the one
  * whole-file reader of planscope.  A long read asks diag's progress hook

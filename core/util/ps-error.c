@@ -59,6 +59,23 @@ ps_diag_add (ps_diag *d, ps_severity sev, uint32_t line, uint32_t col, const cha
   return ret;
 }
 
+ps_diag_mark
+ps_diag_mark_now (const ps_diag *d)
+{
+  return (ps_diag_mark){ d->count, d->errors, d->warnings };
+}
+
+void
+ps_diag_rewind (ps_diag *d, ps_diag_mark m)
+{
+  for (size_t i = m.count; i < d->count; i++)
+    free (d->entries[i].message);
+  if (m.count < d->count)
+    d->count = m.count;
+  d->errors = m.errors;
+  d->warnings = m.warnings;
+}
+
 int
 ps_diag_result (ps_diag *d, size_t errors_before, int rc, const char *what)
 {

@@ -9,6 +9,7 @@
 #define PS_FILE_PRIVATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct ps__file_id {
@@ -29,5 +30,9 @@ bool ps__file_id_same (const ps__file_id *a, const ps__file_id *b);
  * tests can take that way on any file system.  False unless a test sets
  * it. */
 extern bool ps__file_named_temporaries;
+
+/* Inputs of at least this many bytes are mapped (ps_file_input_map):
+ * 8 MiB unless a test lowers it. */
+extern size_t ps__file_map_min;
 
 #endif
