@@ -265,10 +265,6 @@ ps_style_span_fill (const ps_style *s, const ps_timeline *tl, const ps_plan *p,
       return (sp->flags & PS_SPAN_F_UNKNOWN) || !f
                ? s->pal->unknown
                : ps_style_duration_color (s, sp->end_ns - sp->start_ns, f->max_node_ns);
-    if (0)
-      return (sp->flags & PS_SPAN_F_UNKNOWN)
-               ? s->pal->unknown
-               : ps_style_duration_color (s, sp->end_ns - sp->start_ns, f->max_node_ns);
     return ps_style_node_fill (s, tl->graph, p, f, v);
   }
   switch (s->color) {

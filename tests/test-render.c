@@ -755,6 +755,85 @@ render_memory_merges_small_buffers (void **state)
   ps_graph_free (&g);
 }
 
+/* Spans too short to draw alone are merged into runs, one row's each.
+ * Coloured by stream, a run has its stream's colour (each row's runs one
+ * colour, no two rows alike), never a colour of its own that reads as
+ * another stream's; coloured by kind, where a run's spans may differ, the
+ * runs have the merged colour, which the legend names. */
+static void
+render_timeline_merged_runs (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ps_plan p;
+  gen_plan (PS_GEN_LAYERED, 10000, true, &g, &p);
+  ps_style light;
+  ps_style_init (&light, PS_THEME_LIGHT, PS_COLOR_BY_STREAM);
+  for (int mode = 0; mode < 2; mode++) {
+    char path[600], err[256];
+    snprintf (path, sizeof path, "%s/timeline.svg", tmp_dir);
+    ps_export_options eo;
+    ps_export_options_init (&eo);
+    eo.view = PS_EXPORT_TIMELINE;
+    eo.format = PS_EXPORT_SVG;
+    eo.view_options.color = mode == 0 ? PS_COLOR_BY_STREAM : PS_COLOR_BY_KIND;
+    assert_int_equal (ps_export_write (&p, &eo, path, NULL, err, sizeof err), 0);
+    size_t len;
+    char *svg = read_file (path, &len);
+    check_xml (svg, len, "timeline.svg");
+    /* Each run: its row (the rect's y) and fill. */
+    struct {
+      int y;
+      unsigned fill;
+    } rows[64];
+    uint32_t n_rows = 0, runs = 0;
+    for (const char *q = svg; (q = strstr (q, "<title>")); q++) {
+      unsigned n;
+      int used = 0;
+      if (sscanf (q, "<title>%u short span%n", &n, &used) != 1 || used == 0)
+        continue;
+      const char *r = strstr (q, "<rect");
+      assert_non_null (r);
+      int y;
+      unsigned fill;
+      const char *ys = strstr (r, " y=\""), *fs = strstr (r, " fill=\"#");
+      assert_non_null (ys);
+      assert_non_null (fs);
+      assert_int_equal (sscanf (ys, " y=\"%d", &y), 1);
+      assert_int_equal (sscanf (fs, " fill=\"#%x", &fill), 1);
+      runs++;
+      uint32_t k = 0;
+      while (k < n_rows && rows[k].y != y)
+        k++;
+      if (k == n_rows) {
+        assert_true (n_rows < 64);
+        rows[n_rows].y = y;
+        rows[n_rows++].fill = fill;
+      }
+      if (mode == 0)
+        assert_int_equal (rows[k].fill, fill); /* one colour a row */
+      else
+        assert_int_equal (fill, light.pal->merged_fill);
+    }
+    fprintf (stderr, "  timeline by %s: %u merged runs on %u rows\n", mode ? "kind" : "stream",
+             runs, n_rows);
+    assert_true (runs > 10 && n_rows >= 2);
+    for (uint32_t a = 0; mode == 0 && a < n_rows; a++) {
+      bool a_stream = false;
+      for (int32_t k = 0; k < (int32_t) p.streams_used; k++)
+        a_stream |= rows[a].fill == ps_style_stream_color (&light, k);
+      assert_true (a_stream);
+      for (uint32_t b = a + 1; b < n_rows; b++)
+        assert_true (rows[a].fill != rows[b].fill);
+    }
+    assert_true ((strstr (svg, "merged short spans") != NULL) == (mode == 1));
+    free (svg);
+    unlink (path);
+  }
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
+
 /* ---- text, names and escaping ---------------------------------------------- */
 
 static void
@@ -911,6 +990,7 @@ main (int argc, char **argv)
     cmocka_unit_test (render_dag_structure),
     cmocka_unit_test (render_large_graphs),
     cmocka_unit_test (render_memory_merges_small_buffers),
+    cmocka_unit_test (render_timeline_merged_runs),
     cmocka_unit_test (render_text_and_names),
     cmocka_unit_test (render_hostile_names),
     cmocka_unit_test (render_write_failures),
