@@ -716,6 +716,26 @@ render_large_graphs (void **state)
   }
 }
 
+/* The SVG export of plan p's `view` coloured by `color`, checked as XML
+ * (the file, tmp_dir/name, removed again). */
+static char *
+export_svg (const ps_plan *p, ps_export_view view, ps_color_by color, const char *name)
+{
+  char path[600], err[256];
+  snprintf (path, sizeof path, "%s/%s", tmp_dir, name);
+  ps_export_options eo;
+  ps_export_options_init (&eo);
+  eo.view = view;
+  eo.format = PS_EXPORT_SVG;
+  eo.view_options.color = color;
+  assert_int_equal (ps_export_write (p, &eo, path, NULL, err, sizeof err), 0);
+  size_t len;
+  char *svg = read_file (path, &len);
+  check_xml (svg, len, name);
+  unlink (path);
+  return svg;
+}
+
 /* A memory map of thousands of buffers draws those under two points as
  * merged runs: far fewer shapes than buffers, a legend that says so, and
  * still every buffer large enough to see on its own. */
@@ -726,16 +746,9 @@ render_memory_merges_small_buffers (void **state)
   ps_graph g;
   ps_plan p;
   gen_plan (PS_GEN_LAYERED, 10000, true, &g, &p);
-  char path[600], err[256];
-  snprintf (path, sizeof path, "%s/memory.svg", tmp_dir);
-  ps_export_options eo;
-  ps_export_options_init (&eo);
-  eo.view = PS_EXPORT_MEMORY;
-  eo.format = PS_EXPORT_SVG;
-  assert_int_equal (ps_export_write (&p, &eo, path, NULL, err, sizeof err), 0);
-  size_t len;
-  char *svg = read_file (path, &len);
-  check_xml (svg, len, "memory.svg");
+  ps_view_options vo;
+  ps_view_options_init (&vo);
+  char *svg = export_svg (&p, PS_EXPORT_MEMORY, vo.color, "memory.svg");
   size_t rects = 0, groups = 0;
   for (const char *q = svg; (q = strstr (q, "<rect")); q++)
     rects++;
@@ -750,7 +763,6 @@ render_memory_merges_small_buffers (void **state)
   assert_non_null (strstr (svg, "small buffers, merged"));
   assert_non_null (strstr (svg, "drawn merged"));
   free (svg);
-  unlink (path);
   ps_plan_free (&p);
   ps_graph_free (&g);
 }
@@ -770,17 +782,8 @@ render_timeline_merged_runs (void **state)
   ps_style light;
   ps_style_init (&light, PS_THEME_LIGHT, PS_COLOR_BY_STREAM);
   for (int mode = 0; mode < 2; mode++) {
-    char path[600], err[256];
-    snprintf (path, sizeof path, "%s/timeline.svg", tmp_dir);
-    ps_export_options eo;
-    ps_export_options_init (&eo);
-    eo.view = PS_EXPORT_TIMELINE;
-    eo.format = PS_EXPORT_SVG;
-    eo.view_options.color = mode == 0 ? PS_COLOR_BY_STREAM : PS_COLOR_BY_KIND;
-    assert_int_equal (ps_export_write (&p, &eo, path, NULL, err, sizeof err), 0);
-    size_t len;
-    char *svg = read_file (path, &len);
-    check_xml (svg, len, "timeline.svg");
+    char *svg = export_svg (&p, PS_EXPORT_TIMELINE,
+                            mode == 0 ? PS_COLOR_BY_STREAM : PS_COLOR_BY_KIND, "timeline.svg");
     /* Each run: its row (the rect's y) and fill. */
     struct {
       int y;
@@ -828,7 +831,6 @@ render_timeline_merged_runs (void **state)
     }
     assert_true ((strstr (svg, "merged short spans") != NULL) == (mode == 1));
     free (svg);
-    unlink (path);
   }
   ps_plan_free (&p);
   ps_graph_free (&g);
