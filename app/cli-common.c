@@ -372,13 +372,14 @@ cli_load_exec_trace (ps_exec_trace *et, const char *file)
 {
   ps_diag diag;
   ps_diag_init (&diag, shown (file));
-  char *data = NULL;
-  size_t len = 0;
   memset (et, 0, sizeof *et);
-  int r = ps_file_read_all (file, (size_t) PS_MAX_FILE_BYTES, &data, &len, &diag);
+  ps_file_whole w;
+  int r = ps_file_read_whole (file, (size_t) PS_MAX_FILE_BYTES, &w, &diag);
+  ps_diag_mark before = ps_diag_mark_now (&diag);
   if (r == 0)
-    r = ps_exec_trace_read (et, data, len, &diag);
-  free (data);
+    r = ps_exec_trace_read (et, w.data, w.len, &diag);
+  r = ps_file_whole_check (&w, &diag, before, r);
+  ps_file_whole_free (&w);
   return report (&diag, r) == 0 ? CLI_OK : CLI_FAILED;
 }
 

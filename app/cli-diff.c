@@ -46,26 +46,25 @@ load_run (const char *file, cli_plan_args *a, run *r)
   ps_graph_init (&r->g);
   ps_diag diag;
   ps_diag_init (&diag, file);
-  char *data = NULL;
-  size_t len = 0;
-  int rc = ps_file_read_all (file, (size_t) 4 << 30, &data, &len, &diag);
-  if (rc == 0 && ps_import_detect (data, len) == PS_GRAPH_FORMAT_TRACE) {
-    r->trace = true;
-    ps_timeline_init (&r->tl, PS_TL_IMPORTED);
-    rc = ps_trace_import_mem (&r->tl, data, len, &r->st, &diag);
-  } else if (rc == 0) {
-    rc = ps_import_graph_mem (&r->g, data, len, file, &diag);
-    if (rc == 0) {
-      a->file = file;
-      rc = cli_plan_device (a, &r->g) == CLI_OK ? 0 : PS_EINVAL;
-    }
+  ps_file_whole w;
+  int rc = ps_file_read_whole (file, (size_t) 4 << 30, &w, &diag);
+  ps_diag_mark before = ps_diag_mark_now (&diag);
+  r->trace = rc == 0 && ps_import_detect (w.data, w.len) == PS_GRAPH_FORMAT_TRACE;
+  ps_timeline_init (&r->tl, r->trace ? PS_TL_IMPORTED : PS_TL_SIMULATED);
+  if (rc == 0 && r->trace)
+    rc = ps_trace_import_mem (&r->tl, w.data, w.len, &r->st, &diag);
+  else if (rc == 0)
+    rc = ps_import_graph_mem (&r->g, w.data, w.len, file, &diag);
+  rc = ps_file_whole_check (&w, &diag, before, rc);
+  ps_file_whole_free (&w);
+  if (rc == 0 && !r->trace) {
+    a->file = file;
+    rc = cli_plan_device (a, &r->g) == CLI_OK ? 0 : PS_EINVAL;
     if (rc == 0)
       rc = ps_plan_build (&r->p, &r->g, &a->options, &diag);
-    ps_timeline_init (&r->tl, PS_TL_SIMULATED);
     if (rc == 0) /* the planner's own run, on the plan's device */
       rc = ps_plan_take_run (&r->p, &r->tl);
   }
-  free (data);
   if (rc == 0)
     rc = ps_diagnose (&r->dg, &r->tl);
   ps_diag_print (&diag, stderr);

@@ -65,12 +65,13 @@ take_durations (ps_graph *g, const char *file, const char *trace)
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_IMPORTED);
   ps_durations_info di;
-  char *data = NULL;
-  size_t len = 0;
-  int rc = ps_file_read_all (trace, (size_t) 4 << 30, &data, &len, &diag);
+  ps_file_whole w;
+  int rc = ps_file_read_whole (trace, (size_t) 4 << 30, &w, &diag);
+  ps_diag_mark before = ps_diag_mark_now (&diag);
   if (rc == 0)
-    rc = ps_trace_import_mem (&tl, data, len, NULL, &diag);
-  free (data);
+    rc = ps_trace_import_mem (&tl, w.data, w.len, NULL, &diag);
+  rc = ps_file_whole_check (&w, &diag, before, rc);
+  ps_file_whole_free (&w);
   if (rc == 0)
     rc = ps_graph_take_durations (g, &tl, &di, &diag);
   ps_diag_print (&diag, stderr);
@@ -125,30 +126,31 @@ cli_import_main (int argc, char **argv)
   memset (&info, 0, sizeof info);
   ps_diag diag;
   ps_diag_init (&diag, file);
-  char *data = NULL;
-  size_t len = 0;
   ps_graph g;
   ps_graph_init (&g);
-  int rc = ps_file_read_all (file, (size_t) 4 << 30, &data, &len, &diag);
-  bool dump = rc == 0 && ps_import_detect (data, len) == PS_GRAPH_FORMAT_DOT;
+  ps_file_whole in;
+  int rc = ps_file_read_whole (file, (size_t) 4 << 30, &in, &diag);
+  ps_diag_mark before = ps_diag_mark_now (&diag);
+  bool dump = rc == 0 && ps_import_detect (in.data, in.len) == PS_GRAPH_FORMAT_DOT;
   if (rc == 0 && !dump && durations) {
-    free (data);
+    ps_file_whole_free (&in);
     ps_diag_free (&diag);
     ps_exec_trace_free (&exec);
     return cli_usage_error (cmd, "--durations is for a CUDA-graph dump; %s is not one", file);
   }
   if (rc == 0 && dump && (et || o.free_streams || gpu)) {
-    free (data);
+    ps_file_whole_free (&in);
     ps_diag_free (&diag);
     ps_exec_trace_free (&exec);
     return cli_usage_error (cmd, "%s is for a trace; %s is a CUDA-graph dump",
                             et ? "--et" : o.free_streams ? "--free-streams" : "--gpu", file);
   }
   if (rc == 0 && dump)
-    rc = ps_import_graph_mem (&g, data, len, file, &diag);
+    rc = ps_import_graph_mem (&g, in.data, in.len, file, &diag);
   else if (rc == 0)
-    rc = ps_import_trace_graph (&g, data, len, file, &o, NULL, &info, &diag);
-  free (data);
+    rc = ps_import_trace_graph (&g, in.data, in.len, file, &o, NULL, &info, &diag);
+  rc = ps_file_whole_check (&in, &diag, before, rc);
+  ps_file_whole_free (&in);
   if (rc == 0 && durations)
     rc = take_durations (&g, file, durations);
   if (rc == 0 && et)

@@ -216,15 +216,16 @@ cli_replay_main (int argc, char **argv)
 
   ps_diag diag;
   ps_diag_init (&diag, file);
-  char *data = NULL;
-  size_t len = 0;
   double t0 = ps_clock_now ();
-  int rc = ps_file_read_all (file, (size_t) 4 << 30, &data, &len, &diag);
+  ps_file_whole w;
+  int rc = ps_file_read_whole (file, (size_t) 4 << 30, &w, &diag);
+  ps_diag_mark before = ps_diag_mark_now (&diag);
   ps_replay r;
   memset (&r, 0, sizeof r);
   if (rc == 0)
-    rc = ps_replay_trace (data, len, file, &o, ps_device_builtin (0), &r, &diag);
-  free (data);
+    rc = ps_replay_trace (w.data, w.len, file, &o, ps_device_builtin (0), &r, &diag);
+  rc = ps_file_whole_check (&w, &diag, before, rc);
+  ps_file_whole_free (&w);
   if (rc == 0 && et)
     cli_et_summary (et, r.gpu_ops, &r.et, &exec);
   ps_exec_trace_free (&exec);

@@ -343,8 +343,19 @@ core_file_map_cut (void **state)
     ps_file_mapping_free (m);
     ps_file_input_close (&in);
 
-    /* The slot is taken again, uncut. */
+    /* An input read into before it came (standard input) is not mapped:
+     * its bytes start where it stood. */
     assert_int_equal (ps_file_input_open (&in, path, (size_t) 1 << 30, &d), 0);
+    assert_int_equal (lseek (in.fd, 5, SEEK_SET), 5);
+    assert_int_equal (ps_file_input_map (&in, &data, &len, &m), 0);
+    assert_null (m);
+    ps_file_input_close (&in);
+
+    /* The slot is taken again, uncut; mapped from the first byte after
+     * a head was read. */
+    assert_int_equal (ps_file_input_open (&in, path, (size_t) 1 << 30, &d), 0);
+    char head[100];
+    assert_int_equal (ps_file_input_read (&in, head, sizeof head), (long) sizeof head);
     assert_int_equal (ps_file_input_map (&in, &data, &len, &m), 1);
     assert_int_equal (len, size / 3);
     assert_memory_equal (data, want, len);

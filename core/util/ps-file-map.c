@@ -146,7 +146,10 @@ ps_file_input_map (ps_file_input *in, const char **data, size_t *len, ps_file_ma
   *len = 0;
   *out = NULL;
 #ifdef HAVE_MAP
-  if (!in->regular || in->size < ps__file_map_min || in->size < 1)
+  /* Only an input read from its first byte (standard input may have been
+   * read into before it came). */
+  if (!in->regular || in->size < ps__file_map_min || in->size < 1
+      || lseek (in->fd, 0, SEEK_CUR) != (off_t) in->got)
     return 0;
   if (!install_handler ())
     return 0;
