@@ -375,11 +375,9 @@ cli_load_exec_trace (ps_exec_trace *et, const char *file)
   memset (et, 0, sizeof *et);
   ps_file_whole w;
   int r = ps_file_read_whole (file, (size_t) PS_MAX_FILE_BYTES, &w, &diag);
-  ps_diag_mark before = ps_diag_mark_now (&diag);
   if (r == 0)
     r = ps_exec_trace_read (et, w.data, w.len, &diag);
-  r = ps_file_whole_check (&w, &diag, before, r);
-  ps_file_whole_free (&w);
+  r = ps_file_whole_end (&w, r);
   return report (&diag, r) == 0 ? CLI_OK : CLI_FAILED;
 }
 

@@ -48,15 +48,13 @@ load_run (const char *file, cli_plan_args *a, run *r)
   ps_diag_init (&diag, file);
   ps_file_whole w;
   int rc = ps_file_read_whole (file, (size_t) 4 << 30, &w, &diag);
-  ps_diag_mark before = ps_diag_mark_now (&diag);
   r->trace = rc == 0 && ps_import_detect (w.data, w.len) == PS_GRAPH_FORMAT_TRACE;
   ps_timeline_init (&r->tl, r->trace ? PS_TL_IMPORTED : PS_TL_SIMULATED);
   if (rc == 0 && r->trace)
     rc = ps_trace_import_mem (&r->tl, w.data, w.len, &r->st, &diag);
   else if (rc == 0)
     rc = ps_import_graph_mem (&r->g, w.data, w.len, file, &diag);
-  rc = ps_file_whole_check (&w, &diag, before, rc);
-  ps_file_whole_free (&w);
+  rc = ps_file_whole_end (&w, rc);
   if (rc == 0 && !r->trace) {
     a->file = file;
     rc = cli_plan_device (a, &r->g) == CLI_OK ? 0 : PS_EINVAL;

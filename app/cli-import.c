@@ -67,11 +67,9 @@ take_durations (ps_graph *g, const char *file, const char *trace)
   ps_durations_info di;
   ps_file_whole w;
   int rc = ps_file_read_whole (trace, (size_t) 4 << 30, &w, &diag);
-  ps_diag_mark before = ps_diag_mark_now (&diag);
   if (rc == 0)
     rc = ps_trace_import_mem (&tl, w.data, w.len, NULL, &diag);
-  rc = ps_file_whole_check (&w, &diag, before, rc);
-  ps_file_whole_free (&w);
+  rc = ps_file_whole_end (&w, rc);
   if (rc == 0)
     rc = ps_graph_take_durations (g, &tl, &di, &diag);
   ps_diag_print (&diag, stderr);
@@ -130,7 +128,6 @@ cli_import_main (int argc, char **argv)
   ps_graph_init (&g);
   ps_file_whole in;
   int rc = ps_file_read_whole (file, (size_t) 4 << 30, &in, &diag);
-  ps_diag_mark before = ps_diag_mark_now (&diag);
   bool dump = rc == 0 && ps_import_detect (in.data, in.len) == PS_GRAPH_FORMAT_DOT;
   if (rc == 0 && !dump && durations) {
     ps_file_whole_free (&in);
@@ -149,8 +146,7 @@ cli_import_main (int argc, char **argv)
     rc = ps_import_graph_mem (&g, in.data, in.len, file, &diag);
   else if (rc == 0)
     rc = ps_import_trace_graph (&g, in.data, in.len, file, &o, NULL, &info, &diag);
-  rc = ps_file_whole_check (&in, &diag, before, rc);
-  ps_file_whole_free (&in);
+  rc = ps_file_whole_end (&in, rc);
   if (rc == 0 && durations)
     rc = take_durations (&g, file, durations);
   if (rc == 0 && et)

@@ -219,13 +219,11 @@ cli_replay_main (int argc, char **argv)
   double t0 = ps_clock_now ();
   ps_file_whole w;
   int rc = ps_file_read_whole (file, (size_t) 4 << 30, &w, &diag);
-  ps_diag_mark before = ps_diag_mark_now (&diag);
   ps_replay r;
   memset (&r, 0, sizeof r);
   if (rc == 0)
     rc = ps_replay_trace (w.data, w.len, file, &o, ps_device_builtin (0), &r, &diag);
-  rc = ps_file_whole_check (&w, &diag, before, rc);
-  ps_file_whole_free (&w);
+  rc = ps_file_whole_end (&w, rc);
   if (rc == 0 && et)
     cli_et_summary (et, r.gpu_ops, &r.et, &exec);
   ps_exec_trace_free (&exec);

@@ -560,6 +560,17 @@ draw_span_item (void *ctx, uint32_t pos, double x0, double x1)
   ps_canvas_end_group (d->c);
 }
 
+/* Whether a run of merged spans has a colour of its own (the legend's
+ * "merged short spans"): not when coloured by stream, where a run is of
+ * its row's stream and has its colour (the merged colour there read as
+ * another stream's: stream 0's is all but the same); else its spans'
+ * colours may differ. */
+static bool
+run_colored (const ps_style *st)
+{
+  return st->color != PS_COLOR_BY_STREAM;
+}
+
 static void
 draw_span_run (void *ctx, uint32_t pos0, uint32_t pos1, double x0, double x1)
 {
@@ -570,14 +581,10 @@ draw_span_run (void *ctx, uint32_t pos0, uint32_t pos1, double x0, double x1)
   uint32_t base = tl->stream_off[d->stream] + d->stream, off = tl->stream_off[d->stream];
   bool crit = d->layer != PS_TL_LAYER_GHOST && st->show_critical
               && ly->pcrit[base + (pos1 - off)] > ly->pcrit[base + (pos0 - off)];
-  /* Coloured by stream, a run is of its row's stream and has its colour
-   * (the merged colour there read as another stream's: stream 0's is all
-   * but the same); else its spans' colours may differ, and it has its
-   * own. */
   uint32_t fill = d->layer == PS_TL_LAYER_GHOST ? st->pal->ghost
-                  : st->color == PS_COLOR_BY_STREAM
-                      ? ps_style_stream_color (st, (int32_t) tl->streams[d->stream].id)
-                      : st->pal->merged_fill;
+                  : run_colored (st)
+                      ? st->pal->merged_fill
+                      : ps_style_stream_color (st, (int32_t) tl->streams[d->stream].id);
   ps_paint pt = ps_paint_both (fill, d->layer == PS_TL_LAYER_GHOST ? fill : st->pal->merged_stroke,
                                0.4);
   pt.fill_alpha = d->alpha;
@@ -1022,7 +1029,7 @@ picture_legend (tl_pic *p)
     ret = add_swatch (s, st, "duration unknown", pal->unknown, 0);
   if (ret == 0 && not_run)
     ret = add_swatch (s, st, "not run", pal->not_run, 0);
-  if (ret == 0 && merged && st->color != PS_COLOR_BY_STREAM)
+  if (ret == 0 && merged && run_colored (st))
     ret = add_swatch (s, st, "merged short spans", pal->merged_fill, 0);
   if (ret == 0 && l->measured)
     ret = add_swatch (s, st, "measured (top), predicted (below)", pal->surface, 0);

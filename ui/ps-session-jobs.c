@@ -185,7 +185,6 @@ ps__job_load (GFile *file, GCancellable *cancellable, PsJobProgress progress, gp
   diag.progress_ctx = &lp;
   ps_file_whole w;
   int r = ps_file_read_whole (path, (size_t) PS_MAX_FILE_BYTES, &w, &diag);
-  ps_diag_mark before = ps_diag_mark_now (&diag);
   if (r == 0 && ps_import_detect (w.data, w.len) == PS_GRAPH_FORMAT_TRACE)
     {
       /* A trace: kept beside its graph, for its measured run. */
@@ -195,8 +194,7 @@ ps__job_load (GFile *file, GCancellable *cancellable, PsJobProgress progress, gp
     }
   else if (r == 0)
     r = ps_import_graph_mem (&doc->graph, w.data, w.len, path, &diag);
-  r = ps_file_whole_check (&w, &diag, before, r); /* cut short meanwhile: not loaded */
-  ps_file_whole_free (&w);
+  r = ps_file_whole_end (&w, r); /* cut short meanwhile: not loaded */
   if (r == PS_ECANCELED || (r < 0 && g_cancellable_is_cancelled (cancellable)))
     {
       ps_diag_free (&diag);

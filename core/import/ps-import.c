@@ -325,14 +325,10 @@ ps_import_graph_file (ps_graph *g, const char *path, ps_timing *timing, ps_diag 
       free (data);
     data = NULL;
     ps_timing_mark (timing, "read", &t);
-    if (ret == 0) {
-      ps_diag_mark before = ps_diag_mark_now (diag);
+    if (ret == 0)
       ret = ps_import_graph_mem (g, w.data, w.len, shown, diag);
-      if (ps_file_mapping_cut (w.map))
-        ps_graph_free (g); /* made of zeros that were not the file's */
-      ret = ps_file_whole_check (&w, diag, before, ret);
-    }
-    ps_file_whole_free (&w);
+    if ((ret = ps_file_whole_end (&w, ret)) < 0)
+      ps_graph_free (g); /* cut short: made of zeros that were not the file's */
     ps_timing_mark (timing, "parse", &t);
   }
   ps_file_input_close (&in);

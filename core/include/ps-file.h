@@ -68,12 +68,15 @@ bool ps_file_mapping_cut (const ps_file_mapping *m);
 void ps_file_mapping_free (ps_file_mapping *m);
 
 /* A whole input, NUL-terminated: mapped where ps_file_input_map maps it,
- * else read into a buffer of its own. */
+ * else read into a buffer of its own; for a reader that is done with it
+ * once it has made something of it. */
 typedef struct ps_file_whole {
   const char *data;
   size_t len;
   char *buf;            /* read: the buffer */
   ps_file_mapping *map; /* mapped */
+  ps_diag *diag;        /* the input's, and its messages up to the reading */
+  ps_diag_mark read;
 } ps_file_whole;
 /* The whole of in, of which the len bytes of head (a malloc'd block that
  * it takes, or NULL) were read already.  0, or a negative code after an
@@ -81,16 +84,19 @@ typedef struct ps_file_whole {
 int ps_file_input_whole (ps_file_input *in, char *head, size_t len, ps_file_whole *w);
 /* The same for a file the user named (as ps_file_read_all reads it). */
 int ps_file_read_whole (const char *path, size_t max_bytes, ps_file_whole *w, ps_diag *diag);
-/* rc, the result of reading w into something, unless the file was cut
- * short under its mapping meanwhile: then the messages added to diag
- * since `before` (about bytes that were not the file's) give way to one
- * that says so, and the result is PS_EIO. */
-int ps_file_whole_check (const ps_file_whole *w, ps_diag *diag, ps_diag_mark before, int rc);
+/* Frees w and returns rc, the result of reading it into something, unless
+ * the file was cut short under its mapping meanwhile: then the messages
+ * added to its diag since it was read (about bytes that were not the
+ * file's) give way to one that says so, and the result is PS_EIO, and
+ * what was made of it is to be thrown away. */
+int ps_file_whole_end (ps_file_whole *w, int rc);
+/* Frees w, whatever became of the file. */
 void ps_file_whole_free (ps_file_whole *w);
 
 /* Reads a whole file the user named (as ps_file_open_input takes it; at
- * most max_bytes) into a NUL-terminated buffer the caller frees: the one
- * whole-file reader of planscope.  A long read asks diag's progress hook
+ * most max_bytes) into a NUL-terminated buffer the caller frees and may
+ * keep (a reader done with it once it is parsed takes ps_file_read_whole,
+ * which maps a large file instead).  A long read asks diag's progress hook
  * (stage "read") whether to go on.  Errors go to diag (without
  * position). */
 int ps_file_read_all (const char *path, size_t max_bytes, char **data, size_t *len, ps_diag *diag);

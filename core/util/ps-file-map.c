@@ -18,7 +18,7 @@
  * maps zero pages over the rest of that mapping and marks it cut, and the
  * read goes on over zeros (no graph format has them: the loaders stop at
  * the first with an error).  The caller then throws away what it made of
- * them and reports that the file was cut short (ps_file_whole_check).
+ * them and reports that the file was cut short (ps_file_whole_end).
  * Any other SIGBUS goes where it went before (the previous handler, or
  * the default action: the fault comes again with the handler reset).
  * mmap is not on POSIX's list of async-signal-safe functions, but on
@@ -60,6 +60,7 @@ struct ps_file_mapping {
 static _Atomic (ps_file_mapping *) mappings;
 static struct sigaction previous;
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t page_size; /* set before the handler is installed */
 
 static void
 on_sigbus (int sig, siginfo_t *info, void *uc)
@@ -71,7 +72,7 @@ on_sigbus (int sig, siginfo_t *info, void *uc)
       if (b <= 1 || a < b || a >= e)
         continue;
       int saved = errno;
-      uintptr_t page = a & ~((uintptr_t) sysconf (_SC_PAGESIZE) - 1);
+      uintptr_t page = a & ~(page_size - 1);
       void *z = mmap ((void *) page, e - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
                       -1, 0);
       errno = saved;
@@ -102,6 +103,8 @@ static bool
 install_handler (void)
 {
   pthread_mutex_lock (&handler_lock);
+  if (!page_size)
+    page_size = (uintptr_t) sysconf (_SC_PAGESIZE);
   struct sigaction cur;
   bool ok = sigaction (SIGBUS, NULL, &cur) == 0;
   if (ok && !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus)) {
@@ -158,8 +161,7 @@ ps_file_input_map (ps_file_input *in, const char **data, size_t *len, ps_file_ma
     return 0;
   /* The file's pages, then at least one page of zeros: the bytes after
    * its end read as NUL, as a buffer read whole is terminated. */
-  size_t page = (size_t) sysconf (_SC_PAGESIZE);
-  size_t span = (in->size / page + 2) * page;
+  size_t span = (in->size / page_size + 2) * page_size;
   char *base = mmap (NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) {
     atomic_store (&m->start, 0);
@@ -215,13 +217,15 @@ ps_file_input_whole (ps_file_input *in, char *head, size_t len, ps_file_whole *w
   memset (w, 0, sizeof *w);
   if (in->status == 0 && ps_file_input_map (in, &w->data, &w->len, &w->map) > 0) {
     free (head); /* read again where it lies */
-    return 0;
+  } else {
+    int rc = ps_file_input_read_rest (in, &head, &len);
+    if (rc < 0)
+      return rc;
+    w->data = w->buf = head;
+    w->len = len;
   }
-  int rc = ps_file_input_read_rest (in, &head, &len);
-  if (rc < 0)
-    return rc;
-  w->data = w->buf = head;
-  w->len = len;
+  w->diag = in->diag;
+  w->read = ps_diag_mark_now (in->diag);
   return 0;
 }
 
@@ -239,13 +243,16 @@ ps_file_read_whole (const char *path, size_t max_bytes, ps_file_whole *w, ps_dia
 }
 
 int
-ps_file_whole_check (const ps_file_whole *w, ps_diag *diag, ps_diag_mark before, int rc)
+ps_file_whole_end (ps_file_whole *w, int rc)
 {
-  if (!ps_file_mapping_cut (w->map))
-    return rc;
-  ps_diag_rewind (diag, before);
-  ps_diag_error (diag, 0, 0, "the file was cut short while it was read (it had %zu bytes)", w->len);
-  return PS_EIO;
+  if (ps_file_mapping_cut (w->map)) {
+    ps_diag_rewind (w->diag, w->read);
+    ps_diag_error (w->diag, 0, 0, "the file was cut short while it was read (it had %zu bytes)",
+                   w->len);
+    rc = PS_EIO;
+  }
+  ps_file_whole_free (w);
+  return rc;
 }
 
 void
