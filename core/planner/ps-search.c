@@ -364,14 +364,36 @@ atomic_size_t ps__search_runs_kept;
 bool ps__search_leave_always;
 double *ps__search_least_out;
 
+struct least;
+static bool may_beat (const search *se, const struct least *b, uint32_t k);
+
+/* The schedule hash of the count the caller tries beside the second (0
+ * when its list schedule failed), handed over once it is known. */
+typedef struct post {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool ready, posted;
+  uint64_t hash;
+} post;
+
 typedef struct second {
   ps__planner w;
   ps_plan p;
   const search *se; /* its schedules seen (read only while it runs) */
   const generator *gen;
   uint32_t k;
+  /* search_down: when count k's list schedule leaves a stream unused and
+   * is the one the caller's count gives (`first`), it is not synced and
+   * simulated again, and the second goes on to the counts below while
+   * that holds, down to `floor` (0: it does not), those that may beat
+   * the fastest found (least_on `b`).  k_last: the last count it tried,
+   * whose schedule is in w (the ones above it are the caller's). */
+  uint32_t floor, k_last;
+  const struct least *b;
+  post first;
+  bool same; /* count k_last's schedule is the caller's count's */
   uint64_t hash;
-  bool known; /* simulated before: ms is the one seen */
+  bool known; /* simulated before, or the caller's: ms is the one seen */
   double ms;
   int rc;
   /* After its count: the memory pass's lists of pooled buffers for this
@@ -380,11 +402,43 @@ typedef struct second {
   ps__job job;
 } second;
 
+/* Hands the caller's schedule hash h to the second (0: none). */
+static void
+post_hash (post *f, uint64_t h)
+{
+  if (!f->ready)
+    return;
+  pthread_mutex_lock (&f->mu);
+  f->hash = h;
+  f->posted = true;
+  pthread_cond_signal (&f->cv);
+  pthread_mutex_unlock (&f->mu);
+}
+
+/* The caller's schedule hash, once it is posted. */
+static uint64_t
+posted_hash (post *f)
+{
+  pthread_mutex_lock (&f->mu);
+  while (!f->posted)
+    pthread_cond_wait (&f->cv, &f->mu);
+  uint64_t h = f->hash;
+  pthread_mutex_unlock (&f->mu);
+  return h;
+}
+
 static int
 second_init (second *c, const search *se)
 {
   const ps__planner *pl = se->pl;
   memset (c, 0, sizeof *c);
+  if (pthread_mutex_init (&c->first.mu, NULL) != 0)
+    return PS_ENOMEM;
+  if (pthread_cond_init (&c->first.cv, NULL) != 0) {
+    pthread_mutex_destroy (&c->first.mu);
+    return PS_ENOMEM;
+  }
+  c->first.ready = true;
   c->se = se;
   c->w = *pl;
   c->w.diag = NULL; /* a failure is tried again in line, where it is said */
@@ -434,6 +488,11 @@ second_free (second *c)
   free (w->wait_dep);
   free (w->snaps);
   ps_plan_free (&c->p);
+  if (c->first.ready) {
+    pthread_cond_destroy (&c->first.cv);
+    pthread_mutex_destroy (&c->first.mu);
+    c->first.ready = false;
+  }
 }
 
 /* Generator gen's schedule on k streams into pl (se->pl or a clone),
@@ -441,14 +500,19 @@ second_free (second *c)
  * Reads se only. */
 static int
 try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t k, bool keep,
-               uint64_t *hash, bool *known, double *ms)
+               uint64_t *hash, bool *known, double *ms, post *to)
 {
   *known = false;
   *ms = INFINITY;
   int rc = schedule_by (pl, gen, k);
-  if (rc < 0)
+  if (rc < 0) {
+    if (to)
+      post_hash (to, 0);
     return rc;
+  }
   *hash = schedule_hash (pl);
+  if (to)
+    post_hash (to, *hash);
   if ((*known = seen_lookup (se, *hash, ms)))
     return 0;
   if (pl->synced) /* an earlier schedule's, kept (search_down) */
@@ -456,11 +520,40 @@ try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t
   return simulate_schedule (pl, keep, ms);
 }
 
+/* The second's counts from c->k down (see `second`). */
+static int
+second_counts (second *c)
+{
+  ps__planner *w = &c->w;
+  for (uint32_t k = c->k;; k--) {
+    c->k_last = k;
+    c->same = c->known = false;
+    c->ms = INFINITY;
+    int rc = schedule_by (w, c->gen, k);
+    if (rc < 0)
+      return rc;
+    c->hash = schedule_hash (w);
+    /* A schedule that leaves streams of the second's first count unused
+     * is likely the same on the counts around it (the 1M-node
+     * transformer's four counts all give one); others are not waited
+     * for. */
+    if (c->floor && w->SC < c->k && posted_hash (&c->first) == c->hash) {
+      c->same = c->known = true;
+      if (k > c->floor && may_beat (c->se, c->b, k - 1))
+        continue;
+      return 0;
+    }
+    if ((c->known = seen_lookup (c->se, c->hash, &c->ms)))
+      return 0;
+    return simulate_schedule (w, false, &c->ms);
+  }
+}
+
 static void
 second_main (void *arg)
 {
   second *c = arg;
-  c->rc = try_candidate (&c->w, c->se, c->gen, c->k, false, &c->hash, &c->known, &c->ms);
+  c->rc = second_counts (c);
   if (c->accesses) {
     /* Left unmade when it fails: the memory pass makes them and says so. */
     (void) ps__planner_pool_accesses (c->accesses);
@@ -765,7 +858,7 @@ search_pairs (search *se, const generator *gens, uint32_t n_gen, uint32_t lo, ui
     double ms1;
     uint64_t h1 = 0;
     bool known1;
-    rc = try_candidate (pl, se, &gens[i1], k1, false, &h1, &known1, &ms1);
+    rc = try_candidate (pl, se, &gens[i1], k1, false, &h1, &known1, &ms1, NULL);
     if (pair && !ps__job_finish (&c.job))
       second_main (&c);
     if (rc < 0)
@@ -939,7 +1032,10 @@ may_leave (const search *se, uint32_t k)
  * needed, its result, never below the bound, changes nothing); a count
  * whose schedule a count before it gave is not synced and simulated
  * again (the 1M-node transformer's counts all give one schedule: its
- * streams pass 0.52 -> 0.41 s).  A last count left alone may be left
+ * streams pass 0.52 -> 0.41 s), nor the second of a pair whose schedule
+ * is the first's, which then goes on to the counts below it while that
+ * holds (see `second`: the transformer's load + compile 1.17 -> 1.12 s,
+ * medians of 11).  A last count left alone may be left
  * running on the second thread (ps__planner_search_settle).  pl->at_most
  * gets the fastest on at most k streams where the counts tried tell it. */
 static int
@@ -980,6 +1076,7 @@ search_down (search *se, uint32_t lo, uint32_t hi)
       c->se = &t->se;
       c->gen = gen;
       c->k = k;
+      c->floor = 0;
       t->lo = lo;
       t->hi = hi;
       t->best = se->best;
@@ -991,6 +1088,9 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     if (pair) {
       c->gen = gen;
       c->k = k - 1;
+      c->floor = lo;
+      c->b = b;
+      c->first.posted = false;
       /* The first pair's second count is done well before the first (which
        * uses more streams, and records its run): the thread then makes
        * the memory pass's lists of pooled buffers, which depend on the
@@ -1003,7 +1103,7 @@ search_down (search *se, uint32_t lo, uint32_t hi)
     bool known = false;
     /* The sync pass kept stays when the schedule is one seen (it may be
      * the one synced: the transformer's counts all give one). */
-    rc = try_candidate (pl, se, gen, k, true, &h, &known, &tried[k]);
+    rc = try_candidate (pl, se, gen, k, true, &h, &known, &tried[k], pair ? &c->first : NULL);
     if (!known) { /* synced, or (on a failure) undone */
       se->best_synced = false;
       se->synced_hash = h;
@@ -1027,12 +1127,22 @@ search_down (search *se, uint32_t lo, uint32_t hi)
       two = false;
       continue;
     }
-    if (!may_beat (se, b, k - 1))
-      continue; /* not needed after all: as if never tried */
-    tried[k - 1] = c->ms;
-    if (take_lower (se, &c->w, c->ms))
-      se->best_synced = pl->synced && c->hash == se->synced_hash;
-    k--;
+    /* Its counts in order, as if tried one after the other: those that
+     * turn out not needed as if never tried (the loop then ends). */
+    uint32_t j = k - 1;
+    for (; j > c->k_last && may_beat (se, b, j); j--) { /* count k's schedule */
+      tried[j] = tried[k];
+      if (take_lower (se, pl, tried[k]))
+        se->best_synced = pl->synced && h == se->synced_hash;
+    }
+    if (j > c->k_last || !may_beat (se, b, j)) {
+      k = j + 1;
+      continue;
+    }
+    tried[j] = c->same ? tried[k] : c->ms;
+    if (take_lower (se, c->same ? pl : &c->w, tried[j]))
+      se->best_synced = pl->synced && (c->same ? h : c->hash) == se->synced_hash;
+    k = j;
   }
   forget_sync (se, rc < 0);
   if (rc == 0 && pl->at_most)
