@@ -377,10 +377,12 @@ compatible (const pool *pl, uint32_t x, uint32_t b)
   if (pl->b[x].tag == PS_NONE)
     return true;
   const uint32_t *r = pl->brel + (size_t) x * pl->S, *nd = pl->need + (size_t) b * pl->S;
+  /* Without branches: which stream's clock fails is a coin toss to the
+   * branch predictor, and S is small. */
+  uint32_t late = 0;
   for (uint32_t t = 0; t < pl->S; t++)
-    if (r[t] > nd[t])
-      return false;
-  return true;
+    late |= r[t] > nd[t];
+  return !late;
 }
 
 /* Block x's last holder is now tag (not PS_NONE); src: a block held last
@@ -389,10 +391,14 @@ static inline void
 set_tag (pool *pl, uint32_t x, uint32_t tag, uint32_t src)
 {
   pl->b[x].tag = tag;
-  if (tag != PS_NONE)
-    memcpy (pl->brel + (size_t) x * pl->S,
-            src != PS_NONE ? pl->brel + (size_t) src * pl->S : pl->rel + (size_t) tag * pl->S,
-            pl->S * sizeof *pl->brel);
+  if (tag == PS_NONE)
+    return;
+  /* A few words: a loop, not a call to memcpy. */
+  uint32_t *to = pl->brel + (size_t) x * pl->S;
+  const uint32_t *from
+      = src != PS_NONE ? pl->brel + (size_t) src * pl->S : pl->rel + (size_t) tag * pl->S;
+  for (uint32_t t = 0; t < pl->S; t++)
+    to[t] = from[t];
 }
 
 /* rel(a) <= rel(b) componentwise (a's uses all end no later than b's). */
@@ -404,10 +410,10 @@ older (const pool *pl, uint32_t a, uint32_t b)
   if (b == PS_NONE)
     return false;
   const uint32_t *x = pl->rel + (size_t) a * pl->S, *y = pl->rel + (size_t) b * pl->S;
+  uint32_t late = 0;
   for (uint32_t t = 0; t < pl->S; t++)
-    if (x[t] > y[t])
-      return false;
-  return true;
+    late |= x[t] > y[t];
+  return !late;
 }
 
 static void
