@@ -457,6 +457,23 @@ ps_sim_run (ps_sim *s, ps_timeline *tl, double *makespan_ns)
     snprintf (tl->device, sizeof tl->device, "%s", s->dev.name);
     for (uint32_t q = 0; q < s->n_streams && !r->err; q++)
       r->err = ps_timeline_add_stream (tl, q, -1, NULL);
+    /* Room for what the run can record at most, at once: a span per step
+     * (with its nodes), a stall and a flow per wait.  Grown by doubling,
+     * the arrays were copied along the way, into pages that had to be
+     * faulted in again (1M-node layered plan, the simulation that records
+     * the run: its loop 0.088-0.124 -> 0.077-0.085 s). */
+    uint32_t waits = 0;
+    for (uint32_t i = 0; i < p->n_steps; i++)
+      waits += p->steps[i].op == PS_OP_EVENT_WAIT;
+    if (!r->err)
+      r->err = PS_ARRAY_RESERVE (tl->spans, tl->spans_cap, (uint64_t) tl->n_spans + p->n_steps);
+    if (!r->err)
+      r->err = PS_ARRAY_RESERVE (tl->span_nodes, tl->span_nodes_cap,
+                                 (uint64_t) tl->n_span_nodes + p->n_step_nodes);
+    if (!r->err)
+      r->err = PS_ARRAY_RESERVE (tl->stalls, tl->stalls_cap, (uint64_t) tl->n_stalls + waits);
+    if (!r->err)
+      r->err = PS_ARRAY_RESERVE (tl->flows, tl->flows_cap, (uint64_t) tl->n_flows + waits);
   }
   for (uint32_t i = 0; i < p->n_steps; i++) {
     s->record_time[i] = -1;

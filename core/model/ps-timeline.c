@@ -192,25 +192,39 @@ ps_timeline_finish (ps_timeline *tl)
   for (uint32_t s = 0; s < tl->n_streams; s++)
     tl->stream_off[s + 1] += tl->stream_off[s];
   uint32_t *fill = calloc ((size_t) tl->n_streams + 1, sizeof *fill);
-  sort_key *keys = malloc (((size_t) tl->n_spans + 1) * sizeof *keys);
-  if (!fill || !keys) {
-    free (fill);
-    free (keys);
+  if (!fill)
     return PS_ENOMEM;
-  }
   for (uint32_t i = 0; i < tl->n_spans; i++) {
     uint32_t s = tl->spans[i].stream;
     if (s < tl->n_streams)
-      keys[tl->stream_off[s] + fill[s]++]
-          = (sort_key) { tl->spans[i].start_ns, tl->spans[i].end_ns, i };
+      tl->by_stream[tl->stream_off[s] + fill[s]++] = i;
   }
-  for (uint32_t s = 0; s < tl->n_streams; s++)
-    ps_array_sort (keys + tl->stream_off[s], tl->stream_off[s + 1] - tl->stream_off[s], sizeof *keys,
-           cmp_start);
-  for (uint32_t i = 0; i < tl->stream_off[tl->n_streams]; i++)
-    tl->by_stream[i] = keys[i].idx;
   free (fill);
-  free (keys);
+  /* Each stream's spans by start (then end, then index).  A simulated
+   * run records them so already, stream by stream: only a stream found
+   * out of order is sorted, through keys of its own. */
+  for (uint32_t s = 0; s < tl->n_streams; s++) {
+    uint32_t *ids = tl->by_stream + tl->stream_off[s],
+             n = tl->stream_off[s + 1] - tl->stream_off[s];
+    uint32_t i = 1;
+    for (; i < n; i++) {
+      const ps_span *a = &tl->spans[ids[i - 1]], *b = &tl->spans[ids[i]];
+      sort_key x = { a->start_ns, a->end_ns, ids[i - 1] }, y = { b->start_ns, b->end_ns, ids[i] };
+      if (cmp_start (&x, &y) > 0)
+        break;
+    }
+    if (i >= n)
+      continue;
+    sort_key *keys = malloc ((size_t) n * sizeof *keys);
+    if (!keys)
+      return PS_ENOMEM;
+    for (uint32_t k = 0; k < n; k++)
+      keys[k] = (sort_key) { tl->spans[ids[k]].start_ns, tl->spans[ids[k]].end_ns, ids[k] };
+    ps_array_sort (keys, n, sizeof *keys, cmp_start);
+    for (uint32_t k = 0; k < n; k++)
+      ids[k] = keys[k].idx;
+    free (keys);
+  }
 
   tl->multi_device = false;
   for (uint32_t i = 1; i < tl->n_streams; i++)
@@ -224,23 +238,38 @@ ps_timeline_finish (ps_timeline *tl)
     end = fmax (end, tl->stalls[i].end_ns);
   tl->makespan_ns = end;
 
+  /* Each flow's span: the first on its stream that starts at or after
+   * to_ns.  A run records a stream's flows in time order, so a cursor per
+   * stream finds them in one pass over its spans; a flow before its
+   * stream's cursor is searched for instead. */
+  uint32_t *at = malloc (((size_t) tl->n_streams + 1) * sizeof *at);
+  if (!at)
+    return PS_ENOMEM;
+  memcpy (at, tl->stream_off, ((size_t) tl->n_streams + 1) * sizeof *at);
   for (uint32_t i = 0; i < tl->n_flows; i++) {
     ps_flow *f = &tl->flows[i];
     f->to_span = PS_NONE;
     if (f->to_stream >= tl->n_streams)
       continue;
-    uint32_t lo = tl->stream_off[f->to_stream], hi = tl->stream_off[f->to_stream + 1];
-    /* The first span that starts at or after to_ns. */
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (tl->spans[tl->by_stream[mid]].start_ns < f->to_ns)
-        lo = mid + 1;
-      else
-        hi = mid;
+    uint32_t s = f->to_stream, lo = tl->stream_off[s], hi = tl->stream_off[s + 1];
+    if (at[s] > lo && tl->spans[tl->by_stream[at[s] - 1]].start_ns >= f->to_ns) {
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (tl->spans[tl->by_stream[mid]].start_ns < f->to_ns)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+    } else {
+      lo = at[s];
+      while (lo < hi && tl->spans[tl->by_stream[lo]].start_ns < f->to_ns)
+        lo++;
+      at[s] = lo;
     }
-    if (lo < tl->stream_off[f->to_stream + 1])
+    if (lo < hi)
       f->to_span = tl->by_stream[lo];
   }
+  free (at);
   return 0;
 }
 
