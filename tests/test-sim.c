@@ -621,6 +621,76 @@ core_sim_stall_waits_for_producer (void **state)
   ps_graph_free (&g);
 }
 
+/* ps_timeline_finish on spans and flows that come in no order (an
+ * imported trace's may not), and in order (a simulated run's): each
+ * stream's spans by start, then end, then index, and each flow's span the
+ * first on its stream that starts at or after the flow arrives, as a
+ * search of all of them finds it. */
+static void
+core_timeline_finish_orders (void **state)
+{
+  (void) state;
+  for (int ordered = 0; ordered < 2; ordered++) {
+    ps_timeline tl;
+    ps_timeline_init (&tl, ordered ? PS_TL_SIMULATED : PS_TL_IMPORTED);
+    for (int s = 0; s < 3; s++)
+      assert_int_equal (ps_timeline_add_stream (&tl, s, 0, NULL), 0);
+    uint64_t x = 12345;
+    double next[3] = { 0, 0, 0 };
+    for (uint32_t i = 0; i < 600; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      ps_span sp = { 0 };
+      sp.stream = (uint32_t) (x >> 33) % 3;
+      /* In order: one after the other on each stream, some of no length;
+       * else anywhere, often at the same start. */
+      double len = (double) ((x >> 20) % 4) * 10;
+      sp.start_ns = ordered ? next[sp.stream] : (double) ((x >> 40) % 50) * 10;
+      sp.end_ns = sp.start_ns + len;
+      next[sp.stream] = sp.end_ns;
+      sp.step = sp.pred = sp.name = PS_NONE;
+      assert_int_equal (ps_timeline_add_span (&tl, &sp, NULL, 0, NULL), 0);
+    }
+    double at[3] = { 0, 0, 0 };
+    for (uint32_t i = 0; i < 300; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      uint32_t s = (uint32_t) (x >> 33) % 3;
+      /* In order: later and later on each stream, now and then past its
+       * last span; else anywhere. */
+      at[s] += (double) ((x >> 20) % 40);
+      ps_flow f
+          = { 0, ordered ? at[s] : (double) ((x >> 40) % 600), 0, s, PS_NONE, 0, PS_NONE, -1 };
+      assert_int_equal (ps_timeline_add_flow (&tl, &f, NULL), 0);
+    }
+    assert_int_equal (ps_timeline_finish (&tl), 0);
+    uint32_t listed = 0;
+    for (uint32_t s = 0; s < 3; s++)
+      for (uint32_t k = tl.stream_off[s]; k < tl.stream_off[s + 1]; k++, listed++) {
+        const ps_span *b = &tl.spans[tl.by_stream[k]];
+        assert_int_equal (b->stream, s);
+        if (k == tl.stream_off[s])
+          continue;
+        const ps_span *a = &tl.spans[tl.by_stream[k - 1]];
+        assert_true (
+            a->start_ns < b->start_ns
+            || (a->start_ns == b->start_ns
+                && (a->end_ns < b->end_ns
+                    || (a->end_ns == b->end_ns && tl.by_stream[k - 1] < tl.by_stream[k]))));
+      }
+    assert_int_equal (listed, tl.n_spans);
+    for (uint32_t i = 0; i < tl.n_flows; i++) {
+      const ps_flow *f = &tl.flows[i];
+      uint32_t want = PS_NONE;
+      for (uint32_t k = tl.stream_off[f->to_stream]; k < tl.stream_off[f->to_stream + 1]; k++)
+        if (tl.spans[tl.by_stream[k]].start_ns >= f->to_ns) {
+          want = tl.by_stream[k];
+          break;
+        }
+      assert_int_equal (f->to_span, want);
+    }
+    ps_timeline_free (&tl);
+  }
+}
+
 /* ---- the plan's own run ---------------------------------------------------- */
 
 /* Two simulated timelines are the same run: every span, stall and flow. */
@@ -987,6 +1057,7 @@ main (void)
     cmocka_unit_test (core_cause_order_and_pool),
     cmocka_unit_test (core_cause_late_record),
     cmocka_unit_test (core_cause_host),
+    cmocka_unit_test (core_timeline_finish_orders),
   };
   return cmocka_run_group_tests_name ("/core/sim", tests, NULL, NULL);
 }

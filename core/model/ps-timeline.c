@@ -251,7 +251,7 @@ ps_timeline_finish (ps_timeline *tl)
     f->to_span = PS_NONE;
     if (f->to_stream >= tl->n_streams)
       continue;
-    uint32_t s = f->to_stream, lo = tl->stream_off[s], hi = tl->stream_off[s + 1];
+    uint32_t s = f->to_stream, lo = tl->stream_off[s], last = tl->stream_off[s + 1], hi = last;
     if (at[s] > lo && tl->spans[tl->by_stream[at[s] - 1]].start_ns >= f->to_ns) {
       while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -266,7 +266,7 @@ ps_timeline_finish (ps_timeline *tl)
         lo++;
       at[s] = lo;
     }
-    if (lo < hi)
+    if (lo < last)
       f->to_span = tl->by_stream[lo];
   }
   free (at);
