@@ -627,6 +627,56 @@ parts_main (void *arg)
     ps_cost_node_part (&j->pl->dev, j->pl->g, v, &j->parts[v]);
 }
 
+/* The fusion keys, or the pass's per-node state, of nodes [from, to):
+ * large graphs make each half on a second thread (1M-node layered: the
+ * keys 0.021 s in one go, the state 0.013 s). */
+typedef struct key_range {
+  fuse *f;
+  uint32_t from, to;
+  bool any; /* some node of the range may fuse */
+  ps__job job;
+} key_range;
+
+static void
+keys_main (void *arg)
+{
+  key_range *k = arg;
+  fuse *f = k->f;
+  const ps__planner *pl = f->pl;
+  const ps_graph *g = f->g;
+  bool any = false;
+  for (uint32_t v = k->from; v < k->to; v++) {
+    const ps_node *nd = &g->nodes[v];
+    f->key[v].sig = node_sig (nd);
+    f->key[v].elems
+        = node_fusible (g, nd) && !(pl->nofuse && pl->nofuse[v]) ? node_elems (g, nd) : 0;
+    any |= f->key[v].elems > 0;
+  }
+  k->any = any;
+}
+
+static void
+nodes_main (void *arg)
+{
+  key_range *k = arg;
+  fuse *f = k->f;
+  for (uint32_t v = k->from; v < k->to; v++)
+    f->nd[v] = (fnode){ .t = (double) f->pl->tpos[v], .rep = v, .next = PS_NONE, .size = 1 };
+}
+
+/* fn over nodes [0, n): the second half on a second thread when the
+ * graph is large.  Returns whether some range set `any`. */
+static bool
+by_halves (fuse *f, void (*fn) (void *), uint32_t n)
+{
+  uint32_t half = n >= COSTS_THREAD_MIN ? n / 2 : n;
+  key_range second = { .f = f, .from = half, .to = n }, first = { .f = f, .from = 0, .to = half };
+  ps__job_start (&second.job, fn, &second, half < n);
+  fn (&first);
+  ps__job_finish (&second.job);
+  return first.any || second.any;
+}
+
 /* Contracted edges (deduplicated, without self loops) and the issue-order
  * chains of user events. */
 static int
@@ -762,16 +812,8 @@ ps__planner_fuse (ps__planner *pl)
       rc = ps__planner_nomem (pl);
       goto out;
     }
-    for (uint32_t v = 0; v < n; v++) {
-      const ps_node *nd = &g->nodes[v];
-      f.key[v].sig = node_sig (nd);
-      f.key[v].elems = node_fusible (g, nd) && !(pl->nofuse && pl->nofuse[v])
-                         ? node_elems (g, nd) : 0;
-      any |= f.key[v].elems > 0;
-    }
+    any = by_halves (&f, keys_main, n);
   }
-  if (any && n >= COSTS_THREAD_MIN && (pj.parts = malloc (nn * sizeof *pj.parts)))
-    ps__job_start (&pj.job, parts_main, &pj, true);
   if (any) {
     f.nd = malloc (nn * sizeof *f.nd);
     f.moved = malloc (RENUMBER_VISITS_MAX * sizeof *f.moved);
@@ -781,8 +823,11 @@ ps__planner_fuse (ps__planner *pl)
       rc = ps__planner_nomem (pl);
       goto out;
     }
-    for (uint32_t v = 0; v < n; v++)
-      f.nd[v] = (fnode){ .t = (double) pl->tpos[v], .rep = v, .next = PS_NONE, .size = 1 };
+    by_halves (&f, nodes_main, n);
+  }
+  if (any && n >= COSTS_THREAD_MIN && (pj.parts = malloc (nn * sizeof *pj.parts)))
+    ps__job_start (&pj.job, parts_main, &pj, true);
+  if (any) {
     for (uint32_t i = 0; i < n; i++)
       if (f.key[pl->topo[i]].elems > 0)
         fuse_node (&f, pl->topo[i]);
