@@ -332,7 +332,9 @@ same_cost (const ps_cost *a, const ps_cost *b)
  * node alone, or the members of a fused group as ps_cost_group costs
  * them): over the steps of any fused plan, the same bound.  And a group
  * costed from its members' parts computed ahead (ps_cost_node_part, as
- * the fusion pass does on large graphs) costs exactly the same. */
+ * the fusion pass does on large graphs), with a scratch that reads
+ * another's readers (ps_cost_scratch_init_shared, as its second thread
+ * does), costs exactly the same. */
 static void
 core_cost_bound_from_group_costs (void **state)
 {
@@ -343,9 +345,11 @@ core_cost_bound_from_group_costs (void **state)
       ps_plan p;
       ts_gen (&g, (ps_gen_shape) shape, 900, seed, 0);
       ts_plan (&p, &g, 3, true);
-      ps_cost_scratch sc, pre;
+      ps_cost_scratch sc, base, pre;
       assert_int_equal (ps_cost_scratch_init (&sc, &g), 0);
-      assert_int_equal (ps_cost_scratch_init (&pre, &g), 0);
+      assert_int_equal (ps_cost_scratch_init (&base, &g), 0);
+      assert_int_equal (ps_cost_scratch_init_shared (&pre, &g, &base), 0);
+      assert_ptr_equal (pre.readers, base.readers);
       ps_cost_part *parts = malloc (g.n_nodes * sizeof *parts);
       assert_non_null (parts);
       for (uint32_t v = 0; v < g.n_nodes; v++)
@@ -379,6 +383,7 @@ core_cost_bound_from_group_costs (void **state)
       assert_true (fused > 0 || shape == PS_GEN_CHAIN);
       ps_cost_scratch_free (&sc);
       ps_cost_scratch_free (&pre);
+      ps_cost_scratch_free (&base);
       free (parts);
       ps_plan_free (&p);
       ps_graph_free (&g);

@@ -404,6 +404,7 @@ ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g)
   uint32_t nb = g->n_buffers;
   memset (s->busy, 0, sizeof s->busy);
   s->parts = NULL;
+  s->shared = false;
   s->readers = calloc ((size_t) nb + 1, sizeof *s->readers);
   s->local = calloc ((size_t) nb + 1, sizeof *s->local);
   s->written = calloc ((size_t) nb + 1, 1);
@@ -422,10 +423,27 @@ ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g)
   return 0;
 }
 
+int
+ps_cost_scratch_init_shared (ps_cost_scratch *s, const ps_graph *g, const ps_cost_scratch *from)
+{
+  uint32_t nb = g->n_buffers;
+  memset (s, 0, sizeof *s);
+  s->readers = from->readers;
+  s->shared = true;
+  s->local = calloc ((size_t) nb + 1, sizeof *s->local);
+  s->written = calloc ((size_t) nb + 1, 1);
+  if (!s->local || !s->written) {
+    ps_cost_scratch_free (s);
+    return PS_ENOMEM;
+  }
+  return 0;
+}
+
 void
 ps_cost_scratch_free (ps_cost_scratch *s)
 {
-  free (s->readers);
+  if (!s->shared)
+    free (s->readers);
   free (s->local);
   free (s->written);
   memset (s, 0, sizeof *s);

@@ -90,9 +90,16 @@ typedef struct ps_cost_scratch {
    * (ps_cost_share_time): with the nodes costed alone, the terms of
    * ps_cost_unfused_bound, had without costing a node twice. */
   double busy[PS_RES__COUNT];
+  /* readers is another scratch's (ps_cost_scratch_init_shared). */
+  bool shared;
 } ps_cost_scratch;
 
 int ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g); /* 0 or PS_ENOMEM */
+/* A scratch of its own for another thread, which reads the readers that
+ * `from` (made by ps_cost_scratch_init on the same graph, and kept until
+ * s is freed) counted instead of counting them again. */
+int ps_cost_scratch_init_shared (ps_cost_scratch *s, const ps_graph *g,
+                                 const ps_cost_scratch *from);
 void ps_cost_scratch_free (ps_cost_scratch *s);
 
 /* The cost of `count` nodes launched as one fused step (in the order the
