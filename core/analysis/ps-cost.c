@@ -398,19 +398,26 @@ group_cost (const ps_device *d, const ps_graph *g, const uint32_t *nodes, uint32
   out->estimated = estimated && !unknown;
 }
 
+/* A scratch's own per-buffer marks, the rest of it cleared. */
+static int
+scratch_begin (ps_cost_scratch *s, const ps_graph *g)
+{
+  memset (s, 0, sizeof *s);
+  s->local = calloc ((size_t) g->n_buffers + 1, sizeof *s->local);
+  s->written = calloc ((size_t) g->n_buffers + 1, 1);
+  return s->local && s->written ? 0 : PS_ENOMEM;
+}
+
 int
 ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g)
 {
   uint32_t nb = g->n_buffers;
-  memset (s->busy, 0, sizeof s->busy);
-  s->parts = NULL;
-  s->shared = false;
-  s->readers = calloc ((size_t) nb + 1, sizeof *s->readers);
-  s->local = calloc ((size_t) nb + 1, sizeof *s->local);
-  s->written = calloc ((size_t) nb + 1, 1);
-  if (!s->readers || !s->local || !s->written) {
+  int rc = scratch_begin (s, g);
+  if (rc == 0 && !(s->readers = calloc ((size_t) nb + 1, sizeof *s->readers)))
+    rc = PS_ENOMEM;
+  if (rc < 0) {
     ps_cost_scratch_free (s);
-    return PS_ENOMEM;
+    return rc;
   }
   for (uint32_t v = 0; v < g->n_nodes; v++) {
     const ps_node *n = &g->nodes[v];
@@ -426,16 +433,13 @@ ps_cost_scratch_init (ps_cost_scratch *s, const ps_graph *g)
 int
 ps_cost_scratch_init_shared (ps_cost_scratch *s, const ps_graph *g, const ps_cost_scratch *from)
 {
-  uint32_t nb = g->n_buffers;
-  memset (s, 0, sizeof *s);
+  int rc = scratch_begin (s, g);
+  if (rc < 0) {
+    ps_cost_scratch_free (s);
+    return rc;
+  }
   s->readers = from->readers;
   s->shared = true;
-  s->local = calloc ((size_t) nb + 1, sizeof *s->local);
-  s->written = calloc ((size_t) nb + 1, 1);
-  if (!s->local || !s->written) {
-    ps_cost_scratch_free (s);
-    return PS_ENOMEM;
-  }
   return 0;
 }
 

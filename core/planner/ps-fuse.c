@@ -466,6 +466,14 @@ group_name (ps__planner *pl, uint32_t gi, uint32_t *off)
  * 0.19 s in one go, about 0.1 s so). */
 #define COSTS_THREAD_MIN 65536u
 
+/* Where work over n items splits between the caller and a second thread:
+ * n (no second thread) below COSTS_THREAD_MIN. */
+static uint32_t
+split_at (uint32_t n)
+{
+  return n >= COSTS_THREAD_MIN ? n / 2 : n;
+}
+
 typedef struct cost_range {
   ps__planner *pl;
   const ps_cost_part *parts; /* by node, costed ahead; or NULL */
@@ -538,7 +546,7 @@ group_costs (ps__planner *pl, bool unpinned, const ps_cost_part *parts, const ps
   free (pl->gsim);
   if (!(pl->gsim = malloc (((size_t) pl->ng + 1) * sizeof *pl->gsim)))
     return ps__planner_nomem (pl);
-  uint32_t half = pl->ng >= COSTS_THREAD_MIN ? pl->ng / 2 : pl->ng;
+  uint32_t half = split_at (pl->ng);
   cost_range second = {
     .pl = pl, .parts = parts, .base = base, .from = half, .to = pl->ng, .unpinned = unpinned
   };
@@ -682,7 +690,7 @@ nodes_main (void *arg)
 static bool
 by_halves (fuse *f, void (*fn) (void *), uint32_t n)
 {
-  uint32_t half = n >= COSTS_THREAD_MIN ? n / 2 : n;
+  uint32_t half = split_at (n);
   key_range second = { .f = f, .from = half, .to = n }, first = { .f = f, .from = 0, .to = half };
   ps__job_start (&second.job, fn, &second, half < n);
   fn (&first);
@@ -837,10 +845,8 @@ ps__planner_fuse (ps__planner *pl)
       goto out;
     }
     by_halves (&f, nodes_main, n);
-  }
-  if (any && n >= COSTS_THREAD_MIN && (pj.parts = malloc (nn * sizeof *pj.parts)))
-    ps__job_start (&pj.job, parts_main, &pj, true);
-  if (any) {
+    if (n >= COSTS_THREAD_MIN && (pj.parts = malloc (nn * sizeof *pj.parts)))
+      ps__job_start (&pj.job, parts_main, &pj, true);
     for (uint32_t i = 0; i < n; i++)
       if (f.key[pl->topo[i]].elems > 0)
         fuse_node (&f, pl->topo[i]);

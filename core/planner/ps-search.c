@@ -495,6 +495,18 @@ second_free (second *c)
   }
 }
 
+/* The makespan of the schedule in pl, of hash h: the one seen (*known),
+ * else simulated (see simulate_schedule for `keep`).  Reads se only. */
+static int
+makespan_of (ps__planner *pl, const search *se, uint64_t h, bool keep, bool *known, double *ms)
+{
+  if ((*known = seen_lookup (se, h, ms)))
+    return 0;
+  if (pl->synced) /* an earlier schedule's, kept (search_down) */
+    ps__planner_sync_undo (pl);
+  return simulate_schedule (pl, keep, ms);
+}
+
 /* Generator gen's schedule on k streams into pl (se->pl or a clone),
  * its hash, and its makespan: the one seen (*known), else simulated.
  * Reads se only. */
@@ -513,11 +525,7 @@ try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t
   *hash = schedule_hash (pl);
   if (to)
     post_hash (to, *hash);
-  if ((*known = seen_lookup (se, *hash, ms)))
-    return 0;
-  if (pl->synced) /* an earlier schedule's, kept (search_down) */
-    ps__planner_sync_undo (pl);
-  return simulate_schedule (pl, keep, ms);
+  return makespan_of (pl, se, *hash, keep, known, ms);
 }
 
 /* The second's counts from c->k down (see `second`). */
@@ -543,9 +551,7 @@ second_counts (second *c)
         continue;
       return 0;
     }
-    if ((c->known = seen_lookup (c->se, c->hash, &c->ms)))
-      return 0;
-    return simulate_schedule (w, false, &c->ms);
+    return makespan_of (w, c->se, c->hash, false, &c->known, &c->ms);
   }
 }
 
@@ -1127,22 +1133,23 @@ search_down (search *se, uint32_t lo, uint32_t hi)
       two = false;
       continue;
     }
-    /* Its counts in order, as if tried one after the other: those that
-     * turn out not needed as if never tried (the loop then ends). */
-    uint32_t j = k - 1;
-    for (; j > c->k_last && may_beat (se, b, j); j--) { /* count k's schedule */
-      tried[j] = tried[k];
-      if (take_lower (se, pl, tried[k]))
-        se->best_synced = pl->synced && h == se->synced_hash;
+    /* Its counts in order, as if tried one after the other: count k's
+     * schedule down to its last, which is its own unless `same`; one that
+     * turns out not needed as if never tried (the loop then ends). */
+    for (uint32_t j = k - 1;; j--) {
+      if (!may_beat (se, b, j)) {
+        k = j + 1;
+        break;
+      }
+      bool first = j > c->k_last || c->same;
+      tried[j] = first ? tried[k] : c->ms;
+      if (take_lower (se, first ? pl : &c->w, tried[j]))
+        se->best_synced = pl->synced && (first ? h : c->hash) == se->synced_hash;
+      if (j == c->k_last) {
+        k = j;
+        break;
+      }
     }
-    if (j > c->k_last || !may_beat (se, b, j)) {
-      k = j + 1;
-      continue;
-    }
-    tried[j] = c->same ? tried[k] : c->ms;
-    if (take_lower (se, c->same ? pl : &c->w, tried[j]))
-      se->best_synced = pl->synced && (c->same ? h : c->hash) == se->synced_hash;
-    k = j;
   }
   forget_sync (se, rc < 0);
   if (rc == 0 && pl->at_most)
