@@ -669,6 +669,62 @@ core_schedule_past_sim_same_schedule_once (void **state)
   ps_graph_free (&g);
 }
 
+/* A candidate whose simulation stops once it cannot beat the fastest
+ * found (or, past the search, the fused plan the plan without fusion is
+ * weighed against) changes no plan: layered graphs and fanouts, fused
+ * (fusion auto) and not, within the search and past it, give the same
+ * plans with and without stopping, and some simulations stopped; with
+ * --streams auto, which reads every count's makespan, none stops. */
+static void
+core_schedule_stops_same_plan (void **state)
+{
+  (void) state;
+  static const ps_gen_shape shapes[] = { PS_GEN_LAYERED, PS_GEN_FANOUT };
+  uint32_t sim_max = ps__sim_max_groups;
+  size_t stopped = 0;
+  for (int past = 0; past < 2; past++)
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
+      for (int fusion = 0; fusion < 2; fusion++) {
+        ps_gen_options go;
+        pt_gen_options (&go, shapes[sh], 5000, 11 + sh, false);
+        ps_graph g;
+        assert_int_equal (pt_gen_graph (&g, &go), 0);
+        ps_plan_options o;
+        ps_plan_options_init (&o);
+        o.fusion = fusion;
+        o.streams = 4;
+        ps__sim_max_groups = past ? 100 : sim_max;
+        char *text[2];
+        for (int never = 0; never < 2; never++) {
+          ps__search_never_stop = never;
+          size_t before = ps__search_stopped;
+          ps_plan p;
+          assert_int_equal (ps_plan_build (&p, &g, &o, NULL), 0);
+          if (never)
+            assert_int_equal (ps__search_stopped, before);
+          else
+            stopped += ps__search_stopped - before;
+          text[never] = plan_text (&p);
+          ps_plan_free (&p);
+        }
+        ps__search_never_stop = false;
+        assert_string_equal (text[0], text[1]);
+        free (text[0]);
+        free (text[1]);
+        if (!past && fusion) {
+          size_t before = ps__search_stopped;
+          o.streams_auto = true;
+          ps_plan p;
+          assert_int_equal (ps_plan_build (&p, &g, &o, NULL), 0);
+          assert_int_equal (ps__search_stopped, before);
+          ps_plan_free (&p);
+        }
+        ps_graph_free (&g);
+      }
+  ps__sim_max_groups = sim_max;
+  assert_true (stopped >= 4);
+}
+
 int
 main (void)
 {
@@ -684,6 +740,7 @@ main (void)
     cmocka_unit_test (core_schedule_streams_auto),
     cmocka_unit_test (core_schedule_pairs_same_plan),
     cmocka_unit_test (core_schedule_past_sim_same_schedule_once),
+    cmocka_unit_test (core_schedule_stops_same_plan),
     cmocka_unit_test (core_heap_pops_in_order),
   };
   return cmocka_run_group_tests_name ("/core/schedule", tests, NULL, NULL);

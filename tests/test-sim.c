@@ -384,6 +384,67 @@ core_sim_examples (void **state)
   assert_true (n >= 1);
 }
 
+/* A run told to stop above a makespan (ps_sim.stop_above) stops only when
+ * it cannot end at or below it, and then gives a bound that is above it
+ * and no later than the run's own end: at or above the run's makespan it
+ * never stops and gives that makespan; well below, it stops.  On every
+ * generated shape, with and without fusion, on 1 and 4 streams. */
+static void
+core_sim_stop_above (void **state)
+{
+  (void) state;
+  static const double at[] = { 0.3, 0.6, 0.9, 0.97, 0.999, 1.0, 1.001, 1.5 };
+  uint32_t stopped_low = 0, runs_low = 0;
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (uint32_t streams = 1; streams <= 4; streams *= 4)
+      for (int fusion = 0; fusion < 2; fusion++) {
+        ps_graph g;
+        ts_gen (&g, (ps_gen_shape) shape, 2000, 5, 0);
+        ps_plan p;
+        ts_plan (&p, &g, streams, fusion);
+        ps_sim s;
+        assert_int_equal (ps_sim_init (&s, &p, ts_h200 ()), 0);
+        double whole;
+        assert_int_equal (ps_sim_run (&s, NULL, &whole), 0);
+        assert_false (s.stopped);
+        for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+          double ms = -1;
+          s.stop_above = whole * at[i];
+          assert_int_equal (ps_sim_run (&s, NULL, &ms), 0);
+          if (at[i] >= 1) {
+            assert_false (s.stopped);
+            assert_true (ms == whole);
+            continue;
+          }
+          if (s.stopped) {
+            assert_true (ms > s.stop_above);
+            assert_true (ms <= whole * (1 + 1e-12));
+          } else {
+            assert_true (ms == whole);
+          }
+          if (at[i] <= 0.6) {
+            runs_low++;
+            stopped_low += s.stopped;
+          }
+        }
+        /* Recording a timeline, it runs to its end. */
+        ps_timeline tl;
+        ps_timeline_init (&tl, PS_TL_SIMULATED);
+        double ms;
+        s.stop_above = whole * 0.3;
+        assert_int_equal (ps_sim_run (&s, &tl, &ms), 0);
+        assert_false (s.stopped);
+        assert_true (ms == whole);
+        ps_timeline_free (&tl);
+        ps_sim_free (&s);
+        ps_plan_free (&p);
+        ps_graph_free (&g);
+      }
+  /* Well below the makespan, the work left alone is more than the time
+   * left on most of these plans. */
+  assert_true (stopped_low * 2 > runs_low);
+}
+
 static void
 core_sim_deterministic (void **state)
 {
@@ -1046,6 +1107,7 @@ main (void)
     cmocka_unit_test (core_sim_generated_schedules),
     cmocka_unit_test (core_sim_examples),
     cmocka_unit_test (core_sim_deterministic),
+    cmocka_unit_test (core_sim_stop_above),
     cmocka_unit_test (core_sim_streams_speed_up_independent_work),
     cmocka_unit_test (core_sim_kernels_share_sms),
     cmocka_unit_test (core_sim_copies_overlap_compute),

@@ -66,6 +66,11 @@ typedef struct {
   double makespan;
   ps_timeline *tl;
   int err;
+  /* With a stop (ps_sim.stop_above): per part of the device, the
+   * share-time its work has still to run, which jobs use up as they
+   * progress. */
+  bool bounded;
+  double left[PS_RES__COUNT];
 } run_state;
 
 static bool
@@ -281,6 +286,8 @@ begin_work (ps_sim *s, run_state *r, uint32_t i)
   /* A measured duration already holds the sharing it ran under. */
   if (c->resource == PS_RES_NONE || c->resource >= PS_RES__COUNT || !(c->ns > 0)
       || r->n_jobs >= PS_MAX_STREAMS || s->plan->graph->measured) {
+    if (r->bounded && c->resource != PS_RES_NONE && c->resource < PS_RES__COUNT && c->ns > 0)
+      r->left[c->resource] -= c->ns * ps_cost_share (c); /* no share of it taken */
     schedule (r, r->now + (c->ns > 0 ? c->ns : 0), EV_DONE, i);
     return;
   }
@@ -492,6 +499,10 @@ ps_sim_run (ps_sim *s, ps_timeline *tl, double *makespan_ns)
   /* Heads: the first step of each stream. */
   for (uint32_t i = p->n_steps; i-- > 0;)
     r->st[p->steps[i].stream].head = i;
+  s->stopped = false;
+  r->bounded = s->stop_above > 0 && !tl && !p->graph->measured;
+  for (uint32_t i = 0; i < p->n_steps && r->bounded; i++)
+    ps_cost_share_time (&s->cost[i], r->left);
   for (uint32_t q = 0; q < s->n_streams; q++)
     advance (s, r, q);
 
@@ -518,11 +529,26 @@ ps_sim_run (ps_sim *s, ps_timeline *tl, double *makespan_ns)
       t_next = r->now;
     for (uint32_t j = 0; j < r->n_jobs; j++) {
       job *jb = &r->jobs[j];
+      double was = jb->remaining;
       jb->remaining = fmax (0, jb->remaining - (t_next - r->now) * jb->rate);
+      if (r->bounded)
+        r->left[jb->res] -= (was - jb->remaining) * jb->want;
     }
     r->now = t_next;
+    if (r->bounded) {
+      /* Past stop_above by more than the rounding of the sums (which
+       * reach the makespan's last bits). */
+      double most = ps_cost_busiest (r->left);
+      if (r->now + most > s->stop_above * (1 + 1e-9)) {
+        s->stopped = true;
+        r->makespan = r->now + most;
+        break;
+      }
+    }
     if (job_first) {
       uint32_t step = r->jobs[best].step;
+      if (r->bounded) /* what rounding left of it */
+        r->left[r->jobs[best].res] -= r->jobs[best].remaining * r->jobs[best].want;
       memmove (&r->jobs[best], &r->jobs[best + 1], (r->n_jobs - best - 1) * sizeof (job));
       r->n_jobs--;
       end_work (s, r, step);
@@ -553,7 +579,7 @@ ps_sim_run (ps_sim *s, ps_timeline *tl, double *makespan_ns)
     }
   }
   int rc = r->err;
-  for (uint32_t q = 0; q < s->n_streams && rc == 0; q++)
+  for (uint32_t q = 0; q < s->n_streams && rc == 0 && !s->stopped; q++)
     if (r->st[q].state != S_DONE)
       rc = PS_EINVAL; /* a wait that can never be satisfied */
   double makespan = r->makespan;

@@ -37,6 +37,17 @@ typedef struct ps_sim {
   /* Per step, from ps_cost_plan; a caller may change ns before
    * ps_sim_run to ask "what if this step were faster". */
   ps_cost *cost;
+  /* Above 0: the run may stop as soon as its makespan is sure to be above
+   * this (0 after ps_sim_init: never).  A part of the device gives out at
+   * most its whole share, so the run cannot end before now plus the
+   * share-time its work still needs on any one part (ps_cost_share_time);
+   * once that passes stop_above (by more than rounding: a billionth),
+   * ps_sim_run stops, gives it as the makespan and sets `stopped`.  For
+   * callers that only need to know whether a plan beats a makespan (the
+   * planner's search).  A run that records into a timeline, or of
+   * measured durations, never stops. */
+  double stop_above;
+  bool stopped;
 
   /* Private: derived once from the plan, and scratch for runs. */
   uint32_t n_streams;
@@ -68,7 +79,8 @@ void ps_sim_free (ps_sim *s);
 /* Runs the simulation.  When tl is not NULL it must be freshly initialised
  * (ps_timeline_init with PS_TL_SIMULATED); it receives spans, stalls and
  * flows and is finished (ps_timeline_finish).  *makespan_ns (may be NULL)
- * receives the end of the last work. */
+ * receives the end of the last work, or, when the run stopped above
+ * s->stop_above, the bound it stopped at. */
 int ps_sim_run (ps_sim *s, ps_timeline *tl, double *makespan_ns);
 
 /* One-call form: simulate p on d into tl. */

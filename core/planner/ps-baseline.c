@@ -65,11 +65,64 @@ ps__planner_positions (ps__planner *pl)
   }
 }
 
+/* HEFT's list order: the largest upward rank first (the heap takes the
+ * smallest key). */
+static int
+rank_order (ps__planner *pl)
+{
+  uint32_t ng = pl->ng;
+  double *rank = malloc ((ng ? ng : 1) * sizeof *rank);
+  if (!rank)
+    return ps__planner_nomem (pl);
+  for (uint32_t gi = 0; gi < ng; gi++)
+    rank[gi] = -pl->grank[gi];
+  int rc = list_order (pl, rank, pl->gpos);
+  free (rank);
+  return rc;
+}
+
+/* The order of `kind` (0: program order, 1: rank) into pl->order: the one
+ * ps__planner_baseline_orders made, else made now.  The schedule arrays
+ * double as scratch until they are filled. */
+static int
+baseline_order (ps__planner *pl, int kind)
+{
+  const uint32_t *made = kind ? pl->rank_order : pl->program_order;
+  if (made) {
+    memcpy (pl->order, made, pl->ng * sizeof *pl->order);
+    return 0;
+  }
+  return kind ? rank_order (pl) : list_order (pl, NULL, pl->gpos);
+}
+
+int
+ps__planner_baseline_orders (ps__planner *pl)
+{
+  uint32_t n1 = pl->ng ? pl->ng : 1;
+  free (pl->program_order);
+  free (pl->rank_order);
+  pl->program_order = pl->rank_order = NULL;
+  uint32_t *program = malloc (n1 * sizeof *program);
+  uint32_t *rank = malloc (n1 * sizeof *rank);
+  int rc = program && rank ? 0 : ps__planner_nomem (pl);
+  if (rc == 0 && (rc = list_order (pl, NULL, pl->gpos)) == 0)
+    memcpy (program, pl->order, pl->ng * sizeof *program);
+  if (rc == 0 && (rc = rank_order (pl)) == 0)
+    memcpy (rank, pl->order, pl->ng * sizeof *rank);
+  if (rc < 0) {
+    free (program);
+    free (rank);
+    return rc;
+  }
+  pl->program_order = program;
+  pl->rank_order = rank;
+  return 0;
+}
+
 int
 ps__planner_round_robin (ps__planner *pl, uint32_t streams)
 {
-  /* The schedule arrays double as scratch until they are filled. */
-  int rc = list_order (pl, NULL, pl->gpos);
+  int rc = baseline_order (pl, 0);
   if (rc < 0)
     return rc;
   uint32_t next = 0;
@@ -94,17 +147,9 @@ ps__planner_heft (ps__planner *pl, uint32_t streams)
 {
   const ps_device *d = &pl->dev;
   uint32_t ng = pl->ng;
-  double *rank = malloc ((ng ? ng : 1) * sizeof *rank);
-  if (!rank)
-    return ps__planner_nomem (pl);
-  /* The largest upward rank first: the heap takes the smallest key. */
-  for (uint32_t gi = 0; gi < ng; gi++)
-    rank[gi] = -pl->grank[gi];
-  int rc = list_order (pl, rank, pl->gpos);
-  if (rc < 0) {
-    free (rank);
+  int rc = baseline_order (pl, 1);
+  if (rc < 0)
     return rc;
-  }
   double avail[PS_MAX_STREAMS], host = 0;
   for (uint32_t s = 0; s < streams; s++)
     avail[s] = -1;
@@ -138,7 +183,6 @@ ps__planner_heft (ps__planner *pl, uint32_t streams)
     pl->gafter[gi] = PS_NONE;
     avail[best_s] = best;
   }
-  free (rank);
   ps__planner_positions (pl);
   return 0;
 }

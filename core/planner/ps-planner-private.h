@@ -105,6 +105,11 @@ extern atomic_size_t ps__search_tails_left, ps__search_tails_won;
 /* The plans that kept the run the search recorded (ps__planner.want_run)
  * instead of simulating it again. */
 extern atomic_size_t ps__search_runs_kept;
+/* The candidates whose simulation stopped once they could no longer beat
+ * the fastest (ps_sim.stop_above; tests read it), and, set by tests, no
+ * simulation stops. */
+extern atomic_size_t ps__search_stopped;
+extern bool ps__search_never_stop;
 /* The memory passes that took the lists of pooled buffers a pair's
  * second thread made (ps__planner.acc_off; tests read it). */
 extern atomic_size_t ps__pool_accesses_beside;
@@ -143,6 +148,10 @@ typedef struct ps__planner {
    * against the fused plan's makespan): the search on a graph past
    * ps__sim_max_groups tries no count that cannot beat it; 0: none. */
   double cutoff;
+  /* Every candidate's makespan is wanted exactly, not only the fastest
+   * (--streams auto reads the fastest on each count, at_most): no
+   * simulation stops early. */
+  bool exact_counts;
   /* Set by the caller: the plan gets a memory pass.  The search may then
    * leave the last stream count it tries running on a second thread while
    * the caller goes on with the fastest plan found before it (pl->tail,
@@ -214,6 +223,9 @@ typedef struct ps__planner {
    * another stream (it would take the resource first), or PS_NONE.  The
    * sync pass treats it as one more predecessor. */
   uint32_t *gafter;
+  /* Round-robin's and HEFT's issue orders (ps__planner_baseline_orders),
+   * or NULL: made by each call. */
+  uint32_t *program_order, *rank_order;
   double makespan;
   uint32_t SC;       /* vector clock width: the highest stream used + 1 */
 
@@ -238,7 +250,8 @@ int ps__planner_fuse (ps__planner *pl);
  * memory, which says nothing of the schedule and must fail the plan,
  * else 0. */
 int ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *gsim,
-                          const uint32_t *node_group, ps_timeline *tl, double *ms);
+                          const uint32_t *node_group, ps_timeline *tl, double stop_above,
+                          double *ms);
 /* Whether another thread no longer wants the plan (pl->cancel set). */
 static inline bool
 ps__planner_cancelled (const ps__planner *pl)
@@ -261,6 +274,11 @@ void ps__planner_search_drop (ps__planner *pl);
  * and gafter (no resource-order waits); ps__planner_positions the rest. */
 int ps__planner_round_robin (ps__planner *pl, uint32_t streams);
 int ps__planner_heft (ps__planner *pl, uint32_t streams);
+/* Their issue orders, which no stream count changes, made once into
+ * pl->program_order and pl->rank_order for the counts the search tries
+ * (each was a topological sort by heap per count and baseline: 11% of
+ * the CPU time of a 100k-node layered plan).  0 or PS_ENOMEM. */
+int ps__planner_baseline_orders (ps__planner *pl);
 /* From pl->order and gstream: gissue, gpos and SC, as the streams pass
  * leaves them for the sync pass. */
 void ps__planner_positions (ps__planner *pl);

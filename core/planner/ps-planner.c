@@ -91,6 +91,8 @@ planner_free (ps__planner *pl)
   free (pl->gstart);
   free (pl->gfinish);
   free (pl->gafter);
+  free (pl->program_order);
+  free (pl->rank_order);
   free (pl->gevent);
   free (pl->uwait_of);
   free (pl->wait_off);
@@ -192,7 +194,7 @@ simulate_final (ps__planner *pl, bool keep, double *ms)
   ps_plan *p = pl->p;
   ps_timeline tl;
   ps_timeline_init (&tl, PS_TL_SIMULATED);
-  int rc = ps__planner_simulate (p, &pl->dev, pl->gsim, pl->node_group, &tl, ms);
+  int rc = ps__planner_simulate (p, &pl->dev, pl->gsim, pl->node_group, &tl, 0, ms);
   if (rc == 0 && isfinite (*ms)) {
     /* Groups without a span (user events) take the end of the work
      * before them on their stream. */
@@ -246,7 +248,7 @@ final_sim_main (void *arg)
 {
   final_sim *f = arg;
   ps_timeline_init (&f->tl, PS_TL_SIMULATED);
-  f->rc = ps__planner_simulate (f->p, f->dev, f->gsim, f->node_group, f->keep ? &f->tl : NULL,
+  f->rc = ps__planner_simulate (f->p, f->dev, f->gsim, f->node_group, f->keep ? &f->tl : NULL, 0,
                                 &f->ms);
 }
 
@@ -335,6 +337,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   pl.only = ro->only;
   pl.cancel = ro->cancel;
   pl.cutoff = ro->cutoff;
+  pl.exact_counts = o->streams_auto;
   /* The search's second thread only where no plan is made beside it
    * (three threads on two cores: 100k-node fanout 0.91 s against 1.02 s). */
   pl.one_thread = ro->beside || unfused_running (ro);

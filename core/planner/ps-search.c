@@ -123,7 +123,30 @@ typedef struct search {
   uint64_t synced_hash; /* the schedule_hash of the one synced in pl, while pl->synced */
   /* Scratch for the local search: gafter before a move. */
   uint32_t *after_was;
+  /* A candidate's simulation may stop once it cannot beat what the search
+   * must (stop_of). */
+  bool may_stop;
 } search;
+
+/* The makespan a candidate must beat to matter: the fastest found, or the
+ * plan the search is weighed against (pl->cutoff) when that is faster. */
+static double
+beat_of (const search *se)
+{
+  double cut = se->pl->cutoff;
+  return cut > 0 && cut < se->best ? cut : se->best;
+}
+
+/* Where a candidate's simulation may stop (ps_sim.stop_above): at
+ * beat_of, so that one stopped (past it by more than a billionth) can
+ * neither beat nor tie it (ties go to the fewer streams), and the makespan
+ * it gives, a bound above that, loses as its own would; 0: never. */
+static double
+stop_of (const search *se)
+{
+  double beat = beat_of (se);
+  return se->may_stop && isfinite (beat) ? beat : 0;
+}
 
 /* A fingerprint of the schedule in pl: issue order, streams and
  * resource-order waits (FNV-1a over their values), never 0. */
@@ -191,7 +214,7 @@ seen_find (search *se, uint64_t h, uint32_t *slot, bool *added)
 
 int
 ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *gsim,
-                      const uint32_t *node_group, ps_timeline *tl, double *ms)
+                      const uint32_t *node_group, ps_timeline *tl, double stop_above, double *ms)
 {
   ps_sim s;
   *ms = INFINITY;
@@ -200,7 +223,10 @@ ps__planner_simulate (const ps_plan *p, const ps_device *d, const ps_cost *gsim,
     return rc;
   if (rc < 0)
     return 0;
+  s.stop_above = stop_above;
   rc = ps_sim_run (&s, tl, ms);
+  if (rc == 0 && s.stopped)
+    ps__search_stopped++;
   ps_sim_free (&s);
   if (rc != 0)
     *ms = INFINITY;
@@ -222,10 +248,11 @@ seen_lookup (const search *se, uint64_t h, double *ms)
 
 /* The schedule in pl emitted by the sync pass, simulated with the fusion
  * pass's costs and taken back unless `keep` (and it could be simulated):
- * *ms, INFINITY when it cannot be simulated.  Kept, its run is kept too
+ * *ms, INFINITY when it cannot be simulated, a bound above `stop_above`
+ * when it cannot end below that (stop_of).  Kept, its run is kept too
  * where pl->want_run asks (pl->run). */
 static int
-simulate_schedule (ps__planner *pl, bool keep, double *ms)
+simulate_schedule (ps__planner *pl, bool keep, double stop_above, double *ms)
 {
   ps__search_simulated++;
   int rc = ps__planner_sync (pl);
@@ -234,7 +261,8 @@ simulate_schedule (ps__planner *pl, bool keep, double *ms)
   ps_timeline *tl = keep && pl->want_run ? malloc (sizeof *tl) : NULL;
   if (tl)
     ps_timeline_init (tl, PS_TL_SIMULATED);
-  rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, tl, ms);
+  rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, tl, tl ? 0 : stop_above,
+                             ms);
   if (tl && (rc != 0 || !isfinite (*ms))) {
     ps_timeline_free (tl);
     free (tl);
@@ -261,7 +289,7 @@ evaluate (search *se, double *ms)
   *ms = se->seen_ms[slot];
   if (!added)
     return 0;
-  int rc = simulate_schedule (pl, false, ms);
+  int rc = simulate_schedule (pl, false, stop_of (se), ms);
   if (rc < 0)
     return rc;
   se->seen_ms[slot] = *ms;
@@ -361,6 +389,8 @@ atomic_size_t ps__search_pairs_taken;
 atomic_size_t ps__search_simulated;
 atomic_size_t ps__search_tails_left, ps__search_tails_won;
 atomic_size_t ps__search_runs_kept;
+atomic_size_t ps__search_stopped;
+bool ps__search_never_stop;
 bool ps__search_leave_always;
 double *ps__search_least_out;
 
@@ -504,7 +534,7 @@ makespan_of (ps__planner *pl, const search *se, uint64_t h, bool keep, bool *kno
     return 0;
   if (pl->synced) /* an earlier schedule's, kept (search_down) */
     ps__planner_sync_undo (pl);
-  return simulate_schedule (pl, keep, ms);
+  return simulate_schedule (pl, keep, stop_of (se), ms);
 }
 
 /* Generator gen's schedule on k streams into pl (se->pl or a clone),
@@ -947,12 +977,20 @@ least_find (const ps__planner *pl, least *b)
   }
 }
 
-/* Whether a count of makespan ms, tried after the fastest found (best),
- * takes its place: ties go to it, the fewer streams. */
+/* Whether a count of makespan ms, tried after the fastest found
+ * (se->best), takes its place: ties go to it, the fewer streams.  Slower
+ * than the plan the search is weighed against (pl->cutoff), a count
+ * changes nothing once one is found, and does not take its place (whose
+ * sync pass stays kept): a simulation stopped above that plan gives a
+ * bound (stop_of), which may be below the makespan of one that ran to
+ * its end. */
 static bool
-takes_over (double ms, double best)
+takes_over (const search *se, double ms)
 {
-  return ms <= best * (1 + 1e-12) && isfinite (ms);
+  double cut = se->pl->cutoff;
+  if (cut > 0 && ms > cut && isfinite (se->best))
+    return false;
+  return ms <= se->best * (1 + 1e-12) && isfinite (ms);
 }
 
 /* Keeps the candidate in pl (se->pl or a clone), of makespan ms, tried
@@ -960,7 +998,7 @@ takes_over (double ms, double best)
 static bool
 take_lower (search *se, const ps__planner *pl, double ms)
 {
-  if (!takes_over (ms, se->best))
+  if (!takes_over (se, ms))
     return false;
   save_best_of (se, pl, ms);
   return true;
@@ -972,9 +1010,7 @@ take_lower (search *se, const ps__planner *pl, double ms)
 static bool
 may_beat (const search *se, const least *b, uint32_t k)
 {
-  double cut = se->pl->cutoff;
-  double beat = cut > 0 && cut < se->best ? cut : se->best;
-  return least_on (b, k) <= beat * (1 + 1e-12);
+  return least_on (b, k) <= beat_of (se) * (1 + 1e-12);
 }
 
 /* search_down keeps the sync pass of the candidate last tried in se->pl
@@ -1187,7 +1223,7 @@ ps__planner_search_settle (ps__planner *pl, double *sim_ms, bool *changed)
   if (rc == 0) {
     uint32_t k = c->k;
     t->tried[k] = c->ms;
-    if (takes_over (c->ms, t->best)) {
+    if (takes_over (&t->se, c->ms)) {
       load_schedule (pl, c->w.order, c->w.gstream, c->w.gafter);
       pl->makespan = *sim_ms = c->ms;
       *changed = true;
@@ -1236,6 +1272,10 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
       lo = (uint32_t) pl->gpin[gi] + 1;
   if (hi < lo)
     hi = lo;
+  /* Not where every candidate's makespan is read: the local search's
+   * moves are weighed against the plan they start from, and --streams
+   * auto takes the fastest on each count (pl->exact_counts). */
+  se.may_stop = !pl->exact_counts && ng > LOCAL_GROUPS && !ps__search_never_stop;
   if (ng > ps__sim_max_groups && !pl->only) {
     if ((rc = search_down (&se, lo, hi)) < 0)
       goto out;
@@ -1269,6 +1309,9 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
     n_gen = n_gen < N_FEW ? n_gen : N_FEW;
     local = false;
   }
+  /* The baselines' issue orders are the same on every count. */
+  if (hi > lo && (rc = ps__planner_baseline_orders (pl)) < 0)
+    goto out;
   uint32_t used[N_GEN], best_used = 0;
   double climbed = -1;
   for (uint32_t i = 0; i < N_GEN; i++)
