@@ -69,6 +69,10 @@
 /* Spans tried per buffer before best fit; spans per chunk. */
 #define SPANS 32
 #define CH 64
+/* The sweep in issue order asks for the clocks of buffers scattered over
+ * arrays much larger than the caches, in an order known in advance: it
+ * asks for them this many buffers ahead. */
+#define AHEAD 8u
 /* Largest buffers x streams for which buffers share bytes (two such
  * arrays of 32-bit clocks, 1 GiB each at the limit). */
 #define MAX_CLOCK_WORDS ((uint64_t) 1 << 28)
@@ -1050,6 +1054,7 @@ ps__planner_pool (ps__planner *pl)
   po.top = PS_NONE;
   for (uint32_t k = 0; k < S * BINS; k++)
     po.head[k] = po.tail[k] = PS_NONE;
+  uint32_t n_first = f_off[ng], n_last = l_off[ng];
   for (uint32_t i = 0; i < ng; i++) {
     uint32_t a0 = f_off[i], a1 = f_off[i + 1];
     /* Within one step the larger buffers go first; such buckets are small. */
@@ -1061,6 +1066,8 @@ ps__planner_pool (ps__planner *pl)
       }
     for (uint32_t k = a0; k < a1; k++) {
       uint32_t b = f_list[k];
+      if (k + AHEAD < n_first)
+        __builtin_prefetch (u.need + (size_t) f_list[k + AHEAD] * S);
       uint64_t z = (u.bytes[b] + PS_POOL_ALIGN - 1) & ~(uint64_t) (PS_POOL_ALIGN - 1);
       if (z == 0) {
         /* Holds no bytes, so shares none (and blocks keep nonzero sizes). */
@@ -1073,9 +1080,16 @@ ps__planner_pool (ps__planner *pl)
       }
       p->offsets[b] = po.b[where[b]].off;
     }
-    for (uint32_t k = l_off[i]; k < l_off[i + 1]; k++)
+    for (uint32_t k = l_off[i]; k < l_off[i + 1]; k++) {
+      if (k + AHEAD < n_last) {
+        __builtin_prefetch (u.rel + (size_t) l_list[k + AHEAD] * S);
+        __builtin_prefetch (&where[l_list[k + AHEAD]]);
+      }
+      if (k + AHEAD / 2 < n_last && where[l_list[k + AHEAD / 2]] != PS_NONE)
+        __builtin_prefetch (&po.b[where[l_list[k + AHEAD / 2]]]);
       if (where[l_list[k]] != PS_NONE)
         pool_release (&po, where[l_list[k]], l_list[k]);
+    }
   }
   p->pool_bytes = po.end > unused_max ? po.end : unused_max;
 
