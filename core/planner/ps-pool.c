@@ -870,6 +870,13 @@ collect_uses (const ps__planner *pl, uint32_t *clk, uses *u)
   uint32_t S = pl->SC;
   for (uint32_t i = 0; i < pl->ng; i++) {
     uint32_t gi = pl->order[i], s = pl->gstream[gi], pos = pl->gpos[gi];
+    if (i + AHEAD < pl->ng) {
+      uint32_t ga = pl->order[i + AHEAD];
+      for (uint32_t k = u->acc_off[ga]; k < u->acc_off[ga + 1] && k < u->acc_off[ga] + 4; k++) {
+        __builtin_prefetch (u->need + (size_t) u->acc[k] * S);
+        __builtin_prefetch (&u->first[u->acc[k]]);
+      }
+    }
     uint32_t *c = clk + (size_t) s * S;
     ps__planner_apply_waits (pl, i, clk);
     c[s] = pos - 1;
@@ -1066,8 +1073,10 @@ ps__planner_pool (ps__planner *pl)
       }
     for (uint32_t k = a0; k < a1; k++) {
       uint32_t b = f_list[k];
-      if (k + AHEAD < n_first)
+      if (k + AHEAD < n_first) {
         __builtin_prefetch (u.need + (size_t) f_list[k + AHEAD] * S);
+        __builtin_prefetch (&u.bytes[f_list[k + AHEAD]]);
+      }
       uint64_t z = (u.bytes[b] + PS_POOL_ALIGN - 1) & ~(uint64_t) (PS_POOL_ALIGN - 1);
       if (z == 0) {
         /* Holds no bytes, so shares none (and blocks keep nonzero sizes). */
