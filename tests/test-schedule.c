@@ -640,10 +640,8 @@ core_schedule_past_sim_same_schedule_once (void **state)
   (void) state;
   uint32_t pair_groups = ps__search_pair_groups, sim_max = ps__sim_max_groups;
   ps__sim_max_groups = 100;
-  ps_gen_options go;
-  pt_gen_options (&go, PS_GEN_TRANSFORMER, 400, 3, false);
   ps_graph g;
-  assert_int_equal (pt_gen_graph (&g, &go), 0);
+  gen (&g, PS_GEN_TRANSFORMER, 400, 3);
   ps_plan_options o;
   ps_plan_options_init (&o);
   o.fusion = false;
@@ -685,10 +683,8 @@ core_schedule_stops_same_plan (void **state)
   for (int past = 0; past < 2; past++)
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
       for (int fusion = 0; fusion < 2; fusion++) {
-        ps_gen_options go;
-        pt_gen_options (&go, shapes[sh], 5000, 11 + sh, false);
         ps_graph g;
-        assert_int_equal (pt_gen_graph (&g, &go), 0);
+        gen (&g, shapes[sh], 5000, 11 + sh);
         ps_plan_options o;
         ps_plan_options_init (&o);
         o.fusion = fusion;
