@@ -148,6 +148,10 @@ typedef struct ps__planner {
    * against the fused plan's makespan): the search on a graph past
    * ps__sim_max_groups tries no count that cannot beat it; 0: none. */
   double cutoff;
+  /* The same, set by another thread once it is known (the plan without
+   * fusion made beside the fused plan from the start, told the fused
+   * plan's makespan when its search is done); NULL or 0: none. */
+  _Atomic double *cutoff_late;
   /* Every candidate's makespan is wanted exactly, not only the fastest
    * (--streams auto reads the fastest on each count, at_most): no
    * simulation stops early. */

@@ -274,6 +274,7 @@ typedef struct run_opts {
   bool weigh;
   /* Only a plan faster than this matters (ps__planner.cutoff); 0: none. */
   double cutoff;
+  _Atomic double *cutoff_late; /* ps__planner.cutoff_late; may be NULL */
 } run_opts;
 
 static void ahead_after_streams (struct ahead *a, double bound, double estimate, bool exact);
@@ -337,6 +338,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   pl.only = ro->only;
   pl.cancel = ro->cancel;
   pl.cutoff = ro->cutoff;
+  pl.cutoff_late = ro->cutoff_late;
   pl.exact_counts = o->streams_auto;
   /* The search's second thread only where no plan is made beside it
    * (three threads on two cores: 100k-node fanout 0.91 s against 1.02 s). */
@@ -551,8 +553,11 @@ typedef struct ahead {
    * least time is no less than the fused plan's simulated makespan. */
   bool may_skip, deferred, bounded, made;
   double bound;
-  /* The fused plan's simulated makespan, for a deferred one (run_opts.cutoff). */
+  /* The fused plan's simulated makespan, for a deferred one (run_opts.cutoff),
+   * and for one made beside, whose search then tries to beat it from the
+   * candidate it is on (run_opts.cutoff_late). */
   double cutoff;
+  _Atomic double cutoff_late;
   atomic_bool cancel;
   ps__job job;
 } ahead;
@@ -581,6 +586,7 @@ ahead_main (void *arg)
    * this one: its search may take a second thread. */
   ro.beside = !a->deferred;
   ro.cutoff = a->cutoff;
+  ro.cutoff_late = a->deferred ? NULL : &a->cutoff_late;
   a->rc = run (&a->plan, a->g, a->o, &ro, NULL, &a->timing, &a->res);
   a->made = true;
 }
@@ -608,6 +614,7 @@ ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o, bool need_at
   a->g = g;
   a->o = o;
   atomic_init (&a->cancel, false);
+  atomic_init (&a->cutoff_late, 0.0);
   ps_timing_reset (&a->timing);
   bool wanted = o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN && any_fusible_pair (g);
   a->deferred = wanted && g->n_nodes > ps__sim_max_groups;
@@ -637,6 +644,8 @@ ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
     ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + (exact ? 0 : AHEAD_SLACK)));
   else if (exact && a->bound >= estimate)
     atomic_store (&a->cancel, true);
+  else if (exact)
+    atomic_store (&a->cutoff_late, estimate);
 }
 
 /* Whether ahead_after_streams may start or stop the plan without fusion

@@ -128,13 +128,35 @@ typedef struct search {
   bool may_stop;
 } search;
 
+/* The makespan of the plan the search is weighed against (pl->cutoff, or
+ * pl->cutoff_late once another thread set it), 0 when none. */
+static double
+cutoff_of (const ps__planner *pl)
+{
+  if (pl->cutoff > 0 || !pl->cutoff_late)
+    return pl->cutoff;
+  return atomic_load_explicit (pl->cutoff_late, memory_order_relaxed);
+}
+
 /* The makespan a candidate must beat to matter: the fastest found, or the
- * plan the search is weighed against (pl->cutoff) when that is faster. */
+ * plan the search is weighed against when that is faster. */
 static double
 beat_of (const search *se)
 {
-  double cut = se->pl->cutoff;
+  double cut = cutoff_of (se->pl);
   return cut > 0 && cut < se->best ? cut : se->best;
+}
+
+/* Whether a candidate of makespan ms, slower than the plan the search is
+ * weighed against, changes nothing: once one is found, such a candidate
+ * does not take its place (a simulation stopped above that plan gives a
+ * bound, stop_of, which may be below the makespan of one that ran to its
+ * end). */
+static bool
+past_cutoff (const search *se, double ms)
+{
+  double cut = cutoff_of (se->pl);
+  return cut > 0 && ms > cut && isfinite (se->best);
 }
 
 /* Where a candidate's simulation may stop (ps_sim.stop_above): at
@@ -321,7 +343,7 @@ static void
 take (search *se, const ps__planner *pl, uint32_t i, uint32_t *used, double ms)
 {
   used[i] = pl->SC;
-  if (ms < se->best * (1 - 1e-12))
+  if (ms < se->best * (1 - 1e-12) && !past_cutoff (se, ms))
     save_best_of (se, pl, ms);
 }
 
@@ -978,19 +1000,12 @@ least_find (const ps__planner *pl, least *b)
 }
 
 /* Whether a count of makespan ms, tried after the fastest found
- * (se->best), takes its place: ties go to it, the fewer streams.  Slower
- * than the plan the search is weighed against (pl->cutoff), a count
- * changes nothing once one is found, and does not take its place (whose
- * sync pass stays kept): a simulation stopped above that plan gives a
- * bound (stop_of), which may be below the makespan of one that ran to
- * its end. */
+ * (se->best), takes its place: ties go to it, the fewer streams; not past
+ * the cutoff (past_cutoff: the count found keeps its sync pass). */
 static bool
 takes_over (const search *se, double ms)
 {
-  double cut = se->pl->cutoff;
-  if (cut > 0 && ms > cut && isfinite (se->best))
-    return false;
-  return ms <= se->best * (1 + 1e-12) && isfinite (ms);
+  return ms <= se->best * (1 + 1e-12) && isfinite (ms) && !past_cutoff (se, ms);
 }
 
 /* Keeps the candidate in pl (se->pl or a clone), of makespan ms, tried
