@@ -286,8 +286,12 @@ begin_work (ps_sim *s, run_state *r, uint32_t i)
   /* A measured duration already holds the sharing it ran under. */
   if (c->resource == PS_RES_NONE || c->resource >= PS_RES__COUNT || !(c->ns > 0)
       || r->n_jobs >= PS_MAX_STREAMS || s->plan->graph->measured) {
-    if (r->bounded && c->resource != PS_RES_NONE && c->resource < PS_RES__COUNT && c->ns > 0)
-      r->left[c->resource] -= c->ns * ps_cost_share (c); /* no share of it taken */
+    if (r->bounded) { /* its share-time, if any, is never taken */
+      double none[PS_RES__COUNT] = { 0 };
+      ps_cost_share_time (c, none);
+      for (int k = 0; k < PS_RES__COUNT; k++)
+        r->left[k] -= none[k];
+    }
     schedule (r, r->now + (c->ns > 0 ? c->ns : 0), EV_DONE, i);
     return;
   }

@@ -145,13 +145,12 @@ typedef struct ps__planner {
    * a second thread already, or one is made beside it). */
   bool one_thread;
   /* Only a plan faster than this matters (the plan without fusion, weighed
-   * against the fused plan's makespan): the search on a graph past
-   * ps__sim_max_groups tries no count that cannot beat it; 0: none. */
-  double cutoff;
-  /* The same, set by another thread once it is known (the plan without
-   * fusion made beside the fused plan from the start, told the fused
-   * plan's makespan when its search is done); NULL or 0: none. */
-  _Atomic double *cutoff_late;
+   * against the fused plan's makespan): the search tries no candidate
+   * past it to the end (stop_of), and on a graph past ps__sim_max_groups
+   * no count that cannot beat it.  Set by another thread once it is known
+   * (a plan without fusion made beside the fused plan from the start
+   * learns it when the fused plan's search is done); NULL or 0: none. */
+  _Atomic double *cutoff;
   /* Every candidate's makespan is wanted exactly, not only the fastest
    * (--streams auto reads the fastest on each count, at_most): no
    * simulation stops early. */

@@ -272,9 +272,8 @@ typedef struct run_opts {
   /* Only weighed (--streams auto's other counts): its makespan is all
    * that is read, so no memory pass (which changes no step). */
   bool weigh;
-  /* Only a plan faster than this matters (ps__planner.cutoff); 0: none. */
-  double cutoff;
-  _Atomic double *cutoff_late; /* ps__planner.cutoff_late; may be NULL */
+  /* Only a plan faster than this matters (ps__planner.cutoff); may be NULL. */
+  _Atomic double *cutoff;
 } run_opts;
 
 static void ahead_after_streams (struct ahead *a, double bound, double estimate, bool exact);
@@ -338,7 +337,6 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   pl.only = ro->only;
   pl.cancel = ro->cancel;
   pl.cutoff = ro->cutoff;
-  pl.cutoff_late = ro->cutoff_late;
   pl.exact_counts = o->streams_auto;
   /* The search's second thread only where no plan is made beside it
    * (three threads on two cores: 100k-node fanout 0.91 s against 1.02 s). */
@@ -553,11 +551,10 @@ typedef struct ahead {
    * least time is no less than the fused plan's simulated makespan. */
   bool may_skip, deferred, bounded, made;
   double bound;
-  /* The fused plan's simulated makespan, for a deferred one (run_opts.cutoff),
-   * and for one made beside, whose search then tries to beat it from the
-   * candidate it is on (run_opts.cutoff_late). */
-  double cutoff;
-  _Atomic double cutoff_late;
+  /* The fused plan's simulated makespan (run_opts.cutoff): a deferred
+   * one's search starts with it, and one made beside tries to beat it
+   * from the candidate it is on when it is set. */
+  _Atomic double cutoff;
   atomic_bool cancel;
   ps__job job;
 } ahead;
@@ -585,8 +582,7 @@ ahead_main (void *arg)
    * then has only its sync and memory passes left before it waits for
    * this one: its search may take a second thread. */
   ro.beside = !a->deferred;
-  ro.cutoff = a->cutoff;
-  ro.cutoff_late = a->deferred ? NULL : &a->cutoff_late;
+  ro.cutoff = &a->cutoff;
   a->rc = run (&a->plan, a->g, a->o, &ro, NULL, &a->timing, &a->res);
   a->made = true;
 }
@@ -614,7 +610,7 @@ ahead_start (ahead *a, const ps_graph *g, const ps_plan_options *o, bool need_at
   a->g = g;
   a->o = o;
   atomic_init (&a->cancel, false);
-  atomic_init (&a->cutoff_late, 0.0);
+  atomic_init (&a->cutoff, 0.0);
   ps_timing_reset (&a->timing);
   bool wanted = o->fusion && !o->fusion_all && g->n_nodes >= AHEAD_MIN && any_fusible_pair (g);
   a->deferred = wanted && g->n_nodes > ps__sim_max_groups;
@@ -639,13 +635,11 @@ ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
     return;
   a->bound = bound;
   a->bounded = true;
-  a->cutoff = exact ? estimate : 0;
+  atomic_store (&a->cutoff, exact ? estimate : 0);
   if (a->deferred)
     ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + (exact ? 0 : AHEAD_SLACK)));
   else if (exact && a->bound >= estimate)
     atomic_store (&a->cancel, true);
-  else if (exact)
-    atomic_store (&a->cutoff_late, estimate);
 }
 
 /* Whether ahead_after_streams may start or stop the plan without fusion
@@ -685,7 +679,7 @@ ahead_take (ahead *a, ps_plan *p, run_result *r, ps_timing *timing)
     a->made = false;
   if (!a->made) {
     run_opts ro = UNFUSED_WEIGHED;
-    ro.cutoff = a->cutoff;
+    ro.cutoff = &a->cutoff;
     return run (p, a->g, a->o, &ro, NULL, timing, r);
   }
   a->made = false;

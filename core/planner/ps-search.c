@@ -128,14 +128,12 @@ typedef struct search {
   bool may_stop;
 } search;
 
-/* The makespan of the plan the search is weighed against (pl->cutoff, or
- * pl->cutoff_late once another thread set it), 0 when none. */
+/* The makespan of the plan the search is weighed against (pl->cutoff,
+ * once set), 0 when none. */
 static double
 cutoff_of (const ps__planner *pl)
 {
-  if (pl->cutoff > 0 || !pl->cutoff_late)
-    return pl->cutoff;
-  return atomic_load_explicit (pl->cutoff_late, memory_order_relaxed);
+  return pl->cutoff ? atomic_load_explicit (pl->cutoff, memory_order_relaxed) : 0;
 }
 
 /* The makespan a candidate must beat to matter: the fastest found, or the
@@ -283,8 +281,7 @@ simulate_schedule (ps__planner *pl, bool keep, double stop_above, double *ms)
   ps_timeline *tl = keep && pl->want_run ? malloc (sizeof *tl) : NULL;
   if (tl)
     ps_timeline_init (tl, PS_TL_SIMULATED);
-  rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, tl, tl ? 0 : stop_above,
-                             ms);
+  rc = ps__planner_simulate (pl->p, &pl->dev, pl->gsim, pl->node_group, tl, stop_above, ms);
   if (tl && (rc != 0 || !isfinite (*ms))) {
     ps_timeline_free (tl);
     free (tl);
