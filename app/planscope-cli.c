@@ -78,8 +78,9 @@ print_usage (FILE *out)
  * kept for the next allocation rather than given back to the system and
  * asked for again, each page faulted in anew (slow on a virtual machine:
  * about 2.5 GB/s).  One arena, so that what one thread frees another
- * reuses; the heap for every size; no trimming.  A 1M-node plan then
- * faults 215-220k pages instead of 300-370k. */
+ * reuses; the heap for blocks up to 32 MiB (glibc's most; larger ones
+ * are mapped and given back whole); no trimming.  A 1M-node plan then
+ * faults 240-255k pages instead of 300-370k, and peaks lower. */
 static void
 keep_freed_memory (void)
 {
