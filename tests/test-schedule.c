@@ -721,6 +721,52 @@ core_schedule_stops_same_plan (void **state)
   assert_true (stopped >= 4);
 }
 
+/* A ready queue that grows large becomes a set of the groups' places in
+ * priority order, which must give the groups in the heap's order: every
+ * shape, fused and not, on 1, 4 and 8 streams and --streams auto, within
+ * the search and past it, gives the same plan with heaps alone and with
+ * sets from the first group on. */
+static void
+core_schedule_ready_sets_same_plan (void **state)
+{
+  (void) state;
+  uint32_t big = ps__schedule_ready_big, sim_max = ps__sim_max_groups;
+  static const uint32_t counts[] = { 1, 4, 8, 0 };
+  size_t sets = 0;
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (int past = 0; past < 2; past++)
+      for (int fusion = 0; fusion < 2; fusion++)
+        for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+          ps_graph g;
+          gen (&g, (ps_gen_shape) shape, 3000, 21 + shape);
+          ps_plan_options o;
+          ps_plan_options_init (&o);
+          o.fusion = fusion;
+          o.streams = counts[c] ? counts[c] : 8;
+          o.streams_auto = counts[c] == 0;
+          ps__sim_max_groups = past ? 100 : sim_max;
+          char *text[2];
+          for (int with_sets = 0; with_sets < 2; with_sets++) {
+            ps__schedule_ready_big = with_sets ? 1 : UINT32_MAX;
+            size_t before = ps__schedule_sets;
+            ps_plan p;
+            assert_int_equal (ps_plan_build (&p, &g, &o, NULL), 0);
+            if (!with_sets)
+              assert_int_equal (ps__schedule_sets, before);
+            sets += ps__schedule_sets - before;
+            text[with_sets] = plan_text (&p);
+            ps_plan_free (&p);
+          }
+          assert_string_equal (text[0], text[1]);
+          free (text[0]);
+          free (text[1]);
+          ps_graph_free (&g);
+        }
+  ps__schedule_ready_big = big;
+  ps__sim_max_groups = sim_max;
+  assert_true (sets >= 100);
+}
+
 int
 main (void)
 {
@@ -737,6 +783,7 @@ main (void)
     cmocka_unit_test (core_schedule_pairs_same_plan),
     cmocka_unit_test (core_schedule_past_sim_same_schedule_once),
     cmocka_unit_test (core_schedule_stops_same_plan),
+    cmocka_unit_test (core_schedule_ready_sets_same_plan),
     cmocka_unit_test (core_heap_pops_in_order),
   };
   return cmocka_run_group_tests_name ("/core/schedule", tests, NULL, NULL);

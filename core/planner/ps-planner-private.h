@@ -114,6 +114,11 @@ extern bool ps__search_never_stop;
  * second thread made (ps__planner.acc_off; tests read it). */
 extern atomic_size_t ps__pool_accesses_beside;
 extern bool ps__search_leave_always;
+/* A ready queue of the list schedule holding this many groups (4,096;
+ * tests change it) becomes a set of the groups' places in priority order
+ * (ps-schedule.c); ps__schedule_sets counts those made (tests read it). */
+extern uint32_t ps__schedule_ready_big;
+extern atomic_size_t ps__schedule_sets;
 /* When tests set it: search_down writes there, for k = 1 ..
  * PS_MAX_STREAMS, the least makespan it holds any schedule on k streams
  * to (so that they can check it against schedules' simulations). */

@@ -560,6 +560,63 @@ place_group (sched *sc, uint32_t gi)
   return rc;
 }
 
+/* ---- ready queues ----
+ *
+ * The groups ready on a resource, first by key, then by id (as
+ * ps__hent_before orders them).  A heap while it is small.  Past
+ * ps__schedule_ready_big groups (the 1M-node fanout's hold 100,000 and
+ * more, and a pop walked eight levels of a heap larger than the caches),
+ * a set of places: the groups are ranked once per pass in (key, id)
+ * order, by a radix sort of the keys, and the queue keeps a bit per
+ * place, with a word of summary bits per 64 words below, four levels for
+ * PS_MAX_NODES places, so that adding a group or taking the first is a
+ * few word operations.  Both give the groups in the same order. */
+uint32_t ps__schedule_ready_big = 4096u;
+atomic_size_t ps__schedule_sets;
+#define SET_LEVELS 4
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+typedef struct rset {
+  uint64_t *lv[SET_LEVELS]; /* lv[0] a bit per place, lv[k + 1] one per nonzero word of lv[k] */
+  uint32_t n;
+} rset;
+
+static void
+rset_add (rset *st, uint32_t r)
+{
+  for (int k = 0; k < SET_LEVELS; k++) {
+    uint64_t *w = &st->lv[k][r >> 6], was = *w;
+    *w = was | (uint64_t) 1 << (r & 63);
+    if (was) /* the levels above know this word already */
+      break;
+    r >>= 6;
+  }
+  st->n++;
+}
+
+static uint32_t
+rset_first (const rset *st)
+{
+  uint32_t i = 0;
+  for (int k = SET_LEVELS - 1; k >= 0; k--)
+    i = i << 6 | (uint32_t) __builtin_ctzll (st->lv[k][i]);
+  return i;
+}
+
+static void
+rset_remove (rset *st, uint32_t r)
+{
+  for (int k = 0; k < SET_LEVELS; k++) {
+    uint64_t *w = &st->lv[k][r >> 6];
+    *w &= ~((uint64_t) 1 << (r & 63));
+    if (*w)
+      break;
+    r >>= 6;
+  }
+  st->n--;
+}
+
 /* The queues of one pass: groups whose predecessors are all placed wait
  * in `pending` until their data can be ready (their latest predecessor
  * finishes), then in the `ready` queue of their resource, by priority. */
@@ -567,7 +624,203 @@ typedef struct queues {
   ps__heap pending;
   ps__heap ready[PS_RES__COUNT];
   double *ready_at;
+  const double *key; /* the pass's priorities */
+  uint32_t ng;
+  /* Past ps__schedule_ready_big: the groups by place and their places
+   * (once per pass, `ranked`; `unranked`: no sets this pass, a key being
+   * NaN or memory short), and the sets. */
+  bool ranked, unranked;
+  uint32_t *by_rank, *rank;
+  bool big[PS_RES__COUNT];
+  rset set[PS_RES__COUNT];
 } queues;
+
+/* A key as bits that compare as unsigned integers the way the keys
+ * compare (-0 as 0, which compares equal to it). */
+static inline uint64_t
+key_bits (double x)
+{
+  x += 0.0;
+  uint64_t u;
+  memcpy (&u, &x, sizeof u);
+  return u >> 63 ? ~u : u | (uint64_t) 1 << 63;
+}
+
+/* Ranks the groups by (key, id): a stable least-digit-first radix sort of
+ * the keys' bits, digits every key shares skipped.  PS_ENOMEM, or 1 when
+ * some key is NaN. */
+static int
+rank_groups (queues *q)
+{
+  uint32_t ng = q->ng, n1 = ng ? ng : 1;
+  if (!q->by_rank && !(q->by_rank = malloc (n1 * sizeof *q->by_rank)))
+    return PS_ENOMEM;
+  if (!q->rank && !(q->rank = malloc (n1 * sizeof *q->rank)))
+    return PS_ENOMEM;
+  uint64_t *ka = malloc (n1 * sizeof *ka), *kb = malloc (n1 * sizeof *kb);
+  uint32_t *ib = q->rank, *ia = q->by_rank;
+  uint32_t *count = malloc (RADIX_SIZE * sizeof *count);
+  int rc = PS_ENOMEM;
+  if (!ka || !kb || !count)
+    goto out;
+  rc = 1;
+  for (uint32_t gi = 0; gi < ng; gi++) {
+    if (isnan (q->key[gi]))
+      goto out;
+    ka[gi] = key_bits (q->key[gi]);
+    ia[gi] = gi;
+  }
+  for (unsigned shift = 0; shift < 64; shift += RADIX_BITS) {
+    memset (count, 0, RADIX_SIZE * sizeof *count);
+    for (uint32_t i = 0; i < ng; i++)
+      count[(ka[i] >> shift) & (RADIX_SIZE - 1)]++;
+    if (ng == 0 || count[(ka[0] >> shift) & (RADIX_SIZE - 1)] == ng)
+      continue; /* one digit for all: the order stands */
+    uint32_t at = 0;
+    for (uint32_t d = 0; d < RADIX_SIZE; d++) {
+      uint32_t c = count[d];
+      count[d] = at;
+      at += c;
+    }
+    for (uint32_t i = 0; i < ng; i++) {
+      uint32_t to = count[(ka[i] >> shift) & (RADIX_SIZE - 1)]++;
+      kb[to] = ka[i];
+      ib[to] = ia[i];
+    }
+    uint64_t *tk = ka;
+    ka = kb;
+    kb = tk;
+    uint32_t *ti = ia;
+    ia = ib;
+    ib = ti;
+  }
+  /* ia holds the groups by place; it may be either array. */
+  if (ia != q->by_rank) {
+    q->rank = q->by_rank;
+    q->by_rank = ia;
+  }
+  for (uint32_t r = 0; r < ng; r++)
+    q->rank[q->by_rank[r]] = r;
+  rc = 0;
+out:
+  free (ka);
+  free (kb);
+  free (count);
+  return rc;
+}
+
+/* Queue r becomes a set (its groups moved there); false when it cannot
+ * (the groups cannot be ranked, or no memory for it: it stays a heap). */
+static bool
+ready_to_set (queues *q, int r)
+{
+  if (q->unranked)
+    return false;
+  if (!q->ranked) {
+    if (rank_groups (q) != 0) {
+      q->unranked = true;
+      return false;
+    }
+    q->ranked = true;
+  }
+  rset *st = &q->set[r];
+  if (!st->lv[0]) {
+    size_t words[SET_LEVELS], total = 0;
+    size_t w = ((size_t) q->ng + 63) / 64;
+    for (int k = 0; k < SET_LEVELS; k++) {
+      words[k] = w ? w : 1;
+      total += words[k];
+      w = (words[k] + 63) / 64;
+    }
+    uint64_t *all = calloc (total, sizeof *all);
+    if (!all) {
+      q->unranked = true; /* no sets this pass */
+      return false;
+    }
+    for (int k = 0; k < SET_LEVELS; k++) {
+      st->lv[k] = all;
+      all += words[k];
+    }
+  }
+  ps__heap *h = &q->ready[r];
+  for (uint32_t i = 0; i < h->n; i++)
+    rset_add (st, q->rank[h->a[i].id]);
+  h->n = 0;
+  q->big[r] = true;
+  ps__schedule_sets++;
+  return true;
+}
+
+static int
+ready_push (queues *q, int r, uint32_t gi)
+{
+  if (q->big[r]) {
+    rset_add (&q->set[r], q->rank[gi]);
+    return 0;
+  }
+  if (ps__heap_push (&q->ready[r], gi) < 0)
+    return PS_ENOMEM;
+  if (q->ready[r].n >= ps__schedule_ready_big && q->ng > ps__schedule_ready_big)
+    ready_to_set (q, r);
+  return 0;
+}
+
+static inline uint32_t
+ready_count (const queues *q, int r)
+{
+  return q->big[r] ? q->set[r].n : q->ready[r].n;
+}
+
+/* The first group of queue r, which is not empty. */
+static inline uint32_t
+ready_first (const queues *q, int r)
+{
+  return q->big[r] ? q->by_rank[rset_first (&q->set[r])] : q->ready[r].a[0].id;
+}
+
+static uint32_t
+ready_pop (queues *q, int r)
+{
+  if (!q->big[r])
+    return ps__heap_pop (&q->ready[r]);
+  rset *st = &q->set[r];
+  uint32_t at = rset_first (st);
+  rset_remove (st, at);
+  return q->by_rank[at];
+}
+
+/* A new pass, with priorities `key`: every queue a heap again, empty. */
+static void
+ready_reset (queues *q, const double *key)
+{
+  q->key = key;
+  q->ranked = q->unranked = false;
+  for (int r = 0; r < PS_RES__COUNT; r++) {
+    q->ready[r].n = 0;
+    q->ready[r].key = key;
+    q->big[r] = false;
+    rset *st = &q->set[r];
+    if (st->n > 0) { /* a pass that failed */
+      for (int k = 0; k < SET_LEVELS - 1; k++)
+        memset (st->lv[k], 0, (size_t) (st->lv[k + 1] - st->lv[k]) * sizeof *st->lv[k]);
+      st->lv[SET_LEVELS - 1][0] = 0;
+      st->n = 0;
+    }
+  }
+}
+
+static void
+queues_free (queues *q)
+{
+  free (q->pending.a);
+  for (int r = 0; r < PS_RES__COUNT; r++) {
+    free (q->ready[r].a);
+    free (q->set[r].lv[0]);
+  }
+  free (q->ready_at);
+  free (q->by_rank);
+  free (q->rank);
+}
 
 /* One list schedule with the priorities in `key`; fills the schedule
  * arrays of pl and *makespan.
@@ -602,9 +855,8 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
     pr->n = 1;
     sc->last_arr[k] = -INFINITY;
     sc->last_job[k] = PS_NONE;
-    q->ready[k].n = 0;
-    q->ready[k].key = key;
   }
+  ready_reset (q, key);
   /* ready_at: the latest finish of the predecessors placed so far; a
    * group is pending once they all are. */
   q->pending.n = 0;
@@ -633,7 +885,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
   while (issued < ng) {
     while (q->pending.n > 0 && q->pending.a[0].key <= T) {
       uint32_t gi = ps__heap_pop (&q->pending);
-      if (ps__heap_push (&q->ready[pl->gres[gi]], gi) < 0)
+      if (ready_push (q, pl->gres[gi], gi) < 0)
         return ps__planner_nomem (pl);
     }
     double min_free = sc->free_at[0];
@@ -642,14 +894,15 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
         min_free = sc->free_at[s];
     bool stream_free = min_free <= T;
     int best = -1;
+    ps__hent best_first = { 0, 0 };
     double next = q->pending.n > 0 ? q->pending.a[0].key : INFINITY;
     for (int r = 0; r < PS_RES__COUNT; r++) {
-      ps__heap *h = &q->ready[r];
-      if (h->n == 0)
+      if (ready_count (q, r) == 0)
         continue;
+      uint32_t first = ready_first (q, r);
       double t = T;
       if (r != PS_RES_NONE && !pl->var.untimed) {
-        double share = 0.5 * pl->gfrac[h->a[0].id];
+        double share = 0.5 * pl->gfrac[first];
         if (nf_ver[r] == sc->version[r] && nf_share[r] == share && nf_asked[r] <= T
             && T <= nf_at[r]) {
           t = nf_at[r];
@@ -664,8 +917,9 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       if (t > T) {
         if (t < next)
           next = t;
-      } else if (best < 0 || ps__hent_before (h->a[0], q->ready[best].a[0])) {
+      } else if (best < 0 || ps__hent_before ((ps__hent) { key[first], first }, best_first)) {
         best = r;
+        best_first = (ps__hent) { key[first], first };
       }
     }
     if (best < 0 || !stream_free) {
@@ -685,7 +939,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       }
     }
 
-    uint32_t gi = ps__heap_pop (&q->ready[best]);
+    uint32_t gi = ready_pop (q, best);
     if ((rc = place_group (sc, gi)) < 0)
       return rc == PS_ENOMEM ? ps__planner_nomem (pl) : rc;
     if (pl->gfinish[gi] > ms)
@@ -716,6 +970,7 @@ ps__planner_schedule (ps__planner *pl)
   sched *sc = calloc (1, sizeof *sc);
   queues q;
   memset (&q, 0, sizeof q);
+  q.ng = ng;
   double *key = malloc (n1 * sizeof *key);
   uint32_t *indeg = malloc (n1 * sizeof *indeg);
   q.ready_at = malloc (n1 * sizeof *q.ready_at);
@@ -772,10 +1027,7 @@ out:
     free (sc->recorded);
     free (sc);
   }
-  free (q.pending.a);
-  for (int k = 0; k < PS_RES__COUNT; k++)
-    free (q.ready[k].a);
-  free (q.ready_at);
+  queues_free (&q);
   free (key);
   free (indeg);
   return rc;
