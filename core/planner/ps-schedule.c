@@ -580,11 +580,14 @@ atomic_size_t ps__schedule_sets;
 typedef struct rset {
   uint64_t *lv[SET_LEVELS]; /* lv[0] a bit per place, lv[k + 1] one per nonzero word of lv[k] */
   uint32_t n;
+  uint32_t first; /* the least place held (when n > 0) */
 } rset;
 
 static void
 rset_add (rset *st, uint32_t r)
 {
+  if (st->n++ == 0 || r < st->first)
+    st->first = r;
   for (int k = 0; k < SET_LEVELS; k++) {
     uint64_t *w = &st->lv[k][r >> 6], was = *w;
     *w = was | (uint64_t) 1 << (r & 63);
@@ -592,29 +595,27 @@ rset_add (rset *st, uint32_t r)
       break;
     r >>= 6;
   }
-  st->n++;
 }
 
+/* Takes out the least place held, and finds the next. */
 static uint32_t
-rset_first (const rset *st)
+rset_take_first (rset *st)
 {
-  uint32_t i = 0;
-  for (int k = SET_LEVELS - 1; k >= 0; k--)
-    i = i << 6 | (uint32_t) __builtin_ctzll (st->lv[k][i]);
-  return i;
-}
-
-static void
-rset_remove (rset *st, uint32_t r)
-{
+  uint32_t r = st->first, x = r;
   for (int k = 0; k < SET_LEVELS; k++) {
-    uint64_t *w = &st->lv[k][r >> 6];
-    *w &= ~((uint64_t) 1 << (r & 63));
+    uint64_t *w = &st->lv[k][x >> 6];
+    *w &= ~((uint64_t) 1 << (x & 63));
     if (*w)
       break;
-    r >>= 6;
+    x >>= 6;
   }
-  st->n--;
+  if (--st->n > 0) {
+    uint32_t i = 0;
+    for (int k = SET_LEVELS - 1; k >= 0; k--)
+      i = i << 6 | (uint32_t) __builtin_ctzll (st->lv[k][i]);
+    st->first = i;
+  }
+  return r;
 }
 
 /* The queues of one pass: groups whose predecessors are all placed wait
@@ -775,7 +776,7 @@ ready_count (const queues *q, int r)
 static inline uint32_t
 ready_first (const queues *q, int r)
 {
-  return q->big[r] ? q->by_rank[rset_first (&q->set[r])] : q->ready[r].a[0].id;
+  return q->big[r] ? q->by_rank[q->set[r].first] : q->ready[r].a[0].id;
 }
 
 static uint32_t
@@ -783,10 +784,7 @@ ready_pop (queues *q, int r)
 {
   if (!q->big[r])
     return ps__heap_pop (&q->ready[r]);
-  rset *st = &q->set[r];
-  uint32_t at = rset_first (st);
-  rset_remove (st, at);
-  return q->by_rank[at];
+  return q->by_rank[rset_take_first (&q->set[r])];
 }
 
 /* A new pass, with priorities `key`: every queue a heap again, empty. */
