@@ -574,6 +574,8 @@ place_group (sched *sc, uint32_t gi)
 uint32_t ps__schedule_ready_big = 4096u;
 atomic_size_t ps__schedule_sets;
 #define SET_LEVELS 4
+_Static_assert ((uint64_t) PS_MAX_NODES <= (uint64_t) 1 << (6 * SET_LEVELS),
+                "a ready set's top level is one word");
 #define RADIX_BITS 11
 #define RADIX_SIZE (1u << RADIX_BITS)
 
