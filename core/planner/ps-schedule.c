@@ -38,6 +38,7 @@
 
 #include "ps-array.h"
 #include "ps-heap.h"
+#include "util/ps-rankset.h"
 
 /* The priority of a group (smaller first).  PS__KEY_RANK: the upward
  * rank alone, so that the group with the longest path to the end goes
@@ -566,59 +567,18 @@ place_group (sched *sc, uint32_t gi)
  * ps__hent_before orders them).  A heap while it is small.  Past
  * ps__schedule_ready_big groups (the 1M-node fanout's hold 100,000 and
  * more, and a pop walked eight levels of a heap larger than the caches),
- * a set of places: the groups are ranked once per pass in (key, id)
- * order, by a radix sort of the keys, and the queue keeps a bit per
- * place, with a word of summary bits per 64 words below, four levels for
- * PS_MAX_NODES places, so that adding a group or taking the first is a
- * few word operations.  Both give the groups in the same order. */
+ * a set of places (ps-rankset): the groups are ranked once per pass in
+ * (key, id) order by a radix sort of the keys' bits, so that adding a
+ * group or taking the first is a few word operations.  Both give the
+ * groups in the same order. */
 uint32_t ps__schedule_ready_big = 4096u;
 atomic_size_t ps__schedule_sets;
-#define SET_LEVELS 4
-_Static_assert ((uint64_t) PS_MAX_NODES <= (uint64_t) 1 << (6 * SET_LEVELS),
-                "a ready set's top level is one word");
-#define RADIX_BITS 11
-#define RADIX_SIZE (1u << RADIX_BITS)
 
-typedef struct rset {
-  uint64_t *lv[SET_LEVELS]; /* lv[0] a bit per place, lv[k + 1] one per nonzero word of lv[k] */
+typedef struct ready_set {
+  ps__rankset s;
   uint32_t n;
   uint32_t first; /* the least place held (when n > 0) */
-} rset;
-
-static void
-rset_add (rset *st, uint32_t r)
-{
-  if (st->n++ == 0 || r < st->first)
-    st->first = r;
-  for (int k = 0; k < SET_LEVELS; k++) {
-    uint64_t *w = &st->lv[k][r >> 6], was = *w;
-    *w = was | (uint64_t) 1 << (r & 63);
-    if (was) /* the levels above know this word already */
-      break;
-    r >>= 6;
-  }
-}
-
-/* Takes out the least place held, and finds the next. */
-static uint32_t
-rset_take_first (rset *st)
-{
-  uint32_t r = st->first, x = r;
-  for (int k = 0; k < SET_LEVELS; k++) {
-    uint64_t *w = &st->lv[k][x >> 6];
-    *w &= ~((uint64_t) 1 << (x & 63));
-    if (*w)
-      break;
-    x >>= 6;
-  }
-  if (--st->n > 0) {
-    uint32_t i = 0;
-    for (int k = SET_LEVELS - 1; k >= 0; k--)
-      i = i << 6 | (uint32_t) __builtin_ctzll (st->lv[k][i]);
-    st->first = i;
-  }
-  return r;
-}
+} ready_set;
 
 /* The queues of one pass: groups whose predecessors are all placed wait
  * in `pending` until their data can be ready (their latest predecessor
@@ -627,7 +587,6 @@ typedef struct queues {
   ps__heap pending;
   ps__heap ready[PS_RES__COUNT];
   double *ready_at;
-  const double *key; /* the pass's priorities */
   uint32_t ng;
   /* Past ps__schedule_ready_big: the groups by place and their places
    * (once per pass, `ranked`; `unranked`: no sets this pass, a key being
@@ -635,8 +594,16 @@ typedef struct queues {
   bool ranked, unranked;
   uint32_t *by_rank, *rank;
   bool big[PS_RES__COUNT];
-  rset set[PS_RES__COUNT];
+  ready_set set[PS_RES__COUNT];
 } queues;
+
+static void
+set_add (ready_set *st, uint32_t at)
+{
+  ps__rankset_insert (&st->s, at);
+  if (st->n++ == 0 || at < st->first)
+    st->first = at;
+}
 
 /* A key as bits that compare as unsigned integers the way the keys
  * compare (-0 as 0, which compares equal to it). */
@@ -649,66 +616,33 @@ key_bits (double x)
   return u >> 63 ? ~u : u | (uint64_t) 1 << 63;
 }
 
-/* Ranks the groups by (key, id): a stable least-digit-first radix sort of
- * the keys' bits, digits every key shares skipped.  PS_ENOMEM, or 1 when
- * some key is NaN. */
+/* Ranks the groups by (key, id): the keys' bits sorted stably from the
+ * groups in id order.  PS_ENOMEM, or 1 when some key is NaN. */
 static int
-rank_groups (queues *q)
+rank_groups (queues *q, const double *key)
 {
   uint32_t ng = q->ng, n1 = ng ? ng : 1;
   if (!q->by_rank && !(q->by_rank = malloc (n1 * sizeof *q->by_rank)))
     return PS_ENOMEM;
   if (!q->rank && !(q->rank = malloc (n1 * sizeof *q->rank)))
     return PS_ENOMEM;
-  uint64_t *ka = malloc (n1 * sizeof *ka), *kb = malloc (n1 * sizeof *kb);
-  uint32_t *ib = q->rank, *ia = q->by_rank;
-  uint32_t *count = malloc (RADIX_SIZE * sizeof *count);
-  int rc = PS_ENOMEM;
-  if (!ka || !kb || !count)
-    goto out;
-  rc = 1;
+  ps__kv *v = malloc (n1 * sizeof *v);
+  if (!v)
+    return PS_ENOMEM;
+  int rc = 1;
   for (uint32_t gi = 0; gi < ng; gi++) {
-    if (isnan (q->key[gi]))
+    if (isnan (key[gi]))
       goto out;
-    ka[gi] = key_bits (q->key[gi]);
-    ia[gi] = gi;
+    v[gi] = (ps__kv) { key_bits (key[gi]), gi, 0 };
   }
-  for (unsigned shift = 0; shift < 64; shift += RADIX_BITS) {
-    memset (count, 0, RADIX_SIZE * sizeof *count);
-    for (uint32_t i = 0; i < ng; i++)
-      count[(ka[i] >> shift) & (RADIX_SIZE - 1)]++;
-    if (ng == 0 || count[(ka[0] >> shift) & (RADIX_SIZE - 1)] == ng)
-      continue; /* one digit for all: the order stands */
-    uint32_t at = 0;
-    for (uint32_t d = 0; d < RADIX_SIZE; d++) {
-      uint32_t c = count[d];
-      count[d] = at;
-      at += c;
-    }
-    for (uint32_t i = 0; i < ng; i++) {
-      uint32_t to = count[(ka[i] >> shift) & (RADIX_SIZE - 1)]++;
-      kb[to] = ka[i];
-      ib[to] = ia[i];
-    }
-    uint64_t *tk = ka;
-    ka = kb;
-    kb = tk;
-    uint32_t *ti = ia;
-    ia = ib;
-    ib = ti;
+  if ((rc = ps__radix_sort_kv (v, ng)) < 0)
+    goto out;
+  for (uint32_t r = 0; r < ng; r++) {
+    q->by_rank[r] = v[r].a;
+    q->rank[v[r].a] = r;
   }
-  /* ia holds the groups by place; it may be either array. */
-  if (ia != q->by_rank) {
-    q->rank = q->by_rank;
-    q->by_rank = ia;
-  }
-  for (uint32_t r = 0; r < ng; r++)
-    q->rank[q->by_rank[r]] = r;
-  rc = 0;
 out:
-  free (ka);
-  free (kb);
-  free (count);
+  free (v);
   return rc;
 }
 
@@ -720,36 +654,23 @@ ready_to_set (queues *q, int r)
   if (q->unranked)
     return false;
   if (!q->ranked) {
-    if (rank_groups (q) != 0) {
+    if (rank_groups (q, q->ready[r].key) != 0) { /* the pass's priorities */
       q->unranked = true;
       return false;
     }
     q->ranked = true;
   }
-  rset *st = &q->set[r];
-  if (!st->lv[0]) {
-    size_t words[SET_LEVELS], total = 0;
-    size_t w = ((size_t) q->ng + 63) / 64;
-    for (int k = 0; k < SET_LEVELS; k++) {
-      words[k] = w ? w : 1;
-      total += words[k];
-      w = (words[k] + 63) / 64;
-    }
-    uint64_t *all = calloc (total, sizeof *all);
-    if (!all) {
-      q->unranked = true; /* no sets this pass */
-      return false;
-    }
-    for (int k = 0; k < SET_LEVELS; k++) {
-      st->lv[k] = all;
-      all += words[k];
-    }
+  ready_set *st = &q->set[r];
+  if (!st->s.lv[0] && ps__rankset_init (&st->s, q->ng) < 0) {
+    ps__rankset_free (&st->s);
+    q->unranked = true; /* no sets this pass */
+    return false;
   }
+  q->big[r] = true;
   ps__heap *h = &q->ready[r];
   for (uint32_t i = 0; i < h->n; i++)
-    rset_add (st, q->rank[h->a[i].id]);
+    set_add (st, q->rank[h->a[i].id]);
   h->n = 0;
-  q->big[r] = true;
   ps__schedule_sets++;
   return true;
 }
@@ -758,7 +679,7 @@ static int
 ready_push (queues *q, int r, uint32_t gi)
 {
   if (q->big[r]) {
-    rset_add (&q->set[r], q->rank[gi]);
+    set_add (&q->set[r], q->rank[gi]);
     return 0;
   }
   if (ps__heap_push (&q->ready[r], gi) < 0)
@@ -786,26 +707,24 @@ ready_pop (queues *q, int r)
 {
   if (!q->big[r])
     return ps__heap_pop (&q->ready[r]);
-  return q->by_rank[rset_take_first (&q->set[r])];
+  ready_set *st = &q->set[r];
+  uint32_t at = st->first;
+  ps__rankset_erase (&st->s, at);
+  if (--st->n > 0)
+    st->first = ps__rankset_next (&st->s, at); /* the least left: none was below it */
+  return q->by_rank[at];
 }
 
-/* A new pass, with priorities `key`: every queue a heap again, empty. */
+/* A new pass, with priorities `key`: every queue a heap again, empty (a
+ * pass that ends takes every group, so the sets are empty). */
 static void
 ready_reset (queues *q, const double *key)
 {
-  q->key = key;
   q->ranked = q->unranked = false;
   for (int r = 0; r < PS_RES__COUNT; r++) {
     q->ready[r].n = 0;
     q->ready[r].key = key;
     q->big[r] = false;
-    rset *st = &q->set[r];
-    if (st->n > 0) { /* a pass that failed */
-      for (int k = 0; k < SET_LEVELS - 1; k++)
-        memset (st->lv[k], 0, (size_t) (st->lv[k + 1] - st->lv[k]) * sizeof *st->lv[k]);
-      st->lv[SET_LEVELS - 1][0] = 0;
-      st->n = 0;
-    }
   }
 }
 
@@ -815,7 +734,7 @@ queues_free (queues *q)
   free (q->pending.a);
   for (int r = 0; r < PS_RES__COUNT; r++) {
     free (q->ready[r].a);
-    free (q->set[r].lv[0]);
+    ps__rankset_free (&q->set[r].s);
   }
   free (q->ready_at);
   free (q->by_rank);
