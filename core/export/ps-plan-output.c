@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/ps-plan-private.h"
+#include "util/ps-job.h"
 #include "util/ps-outbuf.h"
 #include "ps-cost.h"
 #include "ps-diagnose.h"
@@ -180,29 +181,59 @@ put_name_list (ps_outbuf *out, const ps_graph *g, const uint32_t *ids, uint32_t 
 /* The critical path of the plan's run on dev, as every view shows it: the
  * simulated timeline's (ps-figures.h), from the run the planner kept when
  * dev is the plan's device, else simulated here.  Found before it is
- * printed, so that a large plan's peak (below) is sought meanwhile. */
+ * printed, so that a large plan's peak (below) is sought meanwhile.  A
+ * plan of CRITICAL_THREAD_MIN steps or more that kept no run (the planner
+ * did not know it final: its peak is not sought yet either) is simulated
+ * on a second thread while its steps are written, which reads the plan
+ * only (1M-node fanout: `plan`'s output 0.30 -> 0.27 s); one that kept
+ * its run leaves the second core to the search for its peak, begun with
+ * the steps, which the summary waits for (1M-node layered: the output
+ * 0.37 s, 0.55 s with the diagnosis on a thread of its own). */
+#define CRITICAL_THREAD_MIN 65536u
+
 typedef struct critical {
+  const ps_plan *p;
+  const ps_device *dev;
   ps_timeline tl;
   bool borrowed; /* tl is the plan's kept run */
   ps_diagnosis dg;
   ps_figures f;
   bool ok;
+  ps__job job;
 } critical;
 
 static void
-critical_find (critical *c, const ps_plan *p, const ps_device *dev)
+critical_main (void *arg)
 {
+  critical *c = arg;
+  const ps_plan *p = c->p;
+  c->ok = (c->borrowed || ps_simulate (p, c->dev, &c->tl) == 0)
+          && ps_diagnose (&c->dg, &c->tl) == 0 && ps_figures_build (&c->f, p, &c->tl, &c->dg) == 0;
+}
+
+/* Starts finding it; critical_wait gives it. */
+static void
+critical_start (critical *c, const ps_plan *p, const ps_device *dev)
+{
+  memset (c, 0, sizeof *c);
+  c->p = p;
+  c->dev = dev;
   ps_timeline_init (&c->tl, PS_TL_SIMULATED);
-  memset (&c->dg, 0, sizeof c->dg);
-  memset (&c->f, 0, sizeof c->f);
   c->borrowed = dev == &p->device && ps__plan_run_view (p, &c->tl);
-  c->ok = (c->borrowed || ps_simulate (p, dev, &c->tl) == 0) && ps_diagnose (&c->dg, &c->tl) == 0
-          && ps_figures_build (&c->f, p, &c->tl, &c->dg) == 0;
+  ps__job_start (&c->job, critical_main, c, !c->borrowed && p->n_steps >= CRITICAL_THREAD_MIN);
+}
+
+static void
+critical_wait (critical *c)
+{
+  if (!ps__job_finish (&c->job))
+    critical_main (c);
 }
 
 static void
 critical_free (critical *c)
 {
+  ps__job_drop (&c->job); /* not waited for when the summary was not reached */
   ps_figures_free (&c->f);
   ps_diagnosis_free (&c->dg);
   if (!c->borrowed)
@@ -417,6 +448,10 @@ ps_plan_write_text (const ps_plan *p, FILE *file)
     rc = PS_ENOMEM;
     goto out;
   }
+  /* Both from the device model the plan was scheduled for. */
+  const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
+  critical_start (&crit, p, dev);
+  have_crit = true;
   for (uint32_t t = 0; t < S; t++)
     last_work[t] = PS_NONE;
   for (uint32_t e = 0; e < p->n_events; e++)
@@ -489,10 +524,7 @@ ps_plan_write_text (const ps_plan *p, FILE *file)
   ps_outbuf_printf (out, "  events          %u (%u user, %u inserted; %u cross-stream wait%s)\n",
                     p->n_events, user, p->n_events - user, p->n_event_pairs,
                     p->n_event_pairs == 1 ? "" : "s");
-  /* Both from the device model the plan was scheduled for. */
-  const ps_device *dev = p->device.sm_count ? &p->device : ps_device_builtin (0);
-  critical_find (&crit, p, dev);
-  have_crit = true;
+  critical_wait (&crit);
   char pool[PS_POOL_TEXT_MAX];
   ps_pool_peak pk;
   rc = seeking ? ps__peak_seek_wait (&peak, &pk) : ps_pool_peak_of (p, &pk);
