@@ -185,7 +185,7 @@ put_name_list (ps_outbuf *out, const ps_graph *g, const uint32_t *ids, uint32_t 
  * plan of CRITICAL_THREAD_MIN steps or more that kept no run (the planner
  * did not know it final: its peak is not sought yet either) is simulated
  * on a second thread while its steps are written, which reads the plan
- * only (1M-node fanout: `plan`'s output 0.30 -> 0.27 s); one that kept
+ * only (1M-node fanout: `plan`'s output 0.30 -> 0.25 s); one that kept
  * its run leaves the second core to the search for its peak, begun with
  * the steps, which the summary waits for (1M-node layered: the output
  * 0.37 s, 0.55 s with the diagnosis on a thread of its own). */
