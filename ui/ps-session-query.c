@@ -199,8 +199,7 @@ find_in_graph (const ps_graph *g, const char *text, guint max, GCancellable *can
         hit = name_matches (ps_graph_str (g, g->kernels[n->aux].function), needle, needle_ascii);
       for (uint32_t a = 0; !hit && a < n->reads_count + n->writes_count; a++)
         {
-          uint32_t idx = a < n->reads_count ? n->reads_begin + a
-                                            : n->writes_begin + (a - n->reads_count);
+          uint32_t idx = ps_node_access (n, a);
           hit = idx < g->n_access && g->access[idx] < g->n_buffers && buf_hit[g->access[idx]];
         }
       if (hit)

@@ -112,8 +112,7 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
         const ps_node *nx = &g->nodes[tl->span_nodes[at + AHEAD / 2]];
         uint32_t na = nx->reads_count + nx->writes_count;
         for (uint32_t i = 0; i < na && i < 4; i++) {
-          uint32_t a = i < nx->reads_count ? nx->reads_begin + i
-                                           : nx->writes_begin + (i - nx->reads_count);
+          uint32_t a = ps_node_access (nx, i);
           if (a < g->n_access && g->access[a] < nb) {
             __builtin_prefetch (&f->buf_first[g->access[a]]);
             __builtin_prefetch (&f->buf_last[g->access[a]]);
@@ -133,8 +132,7 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
         continue;
       const ps_node *nd = &g->nodes[v];
       for (uint32_t i = 0; i < nd->reads_count + nd->writes_count; i++) {
-        uint32_t a = i < nd->reads_count ? nd->reads_begin + i
-                                         : nd->writes_begin + (i - nd->reads_count);
+        uint32_t a = ps_node_access (nd, i);
         if (a >= g->n_access)
           break;
         uint32_t b = g->access[a];

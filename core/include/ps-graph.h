@@ -322,6 +322,13 @@ ps_buffer_name (const ps_graph *g, uint32_t b)
 {
   return g->strings + g->buffers[b].name;
 }
+/* Where the i-th of node n's accesses (its reads, then its writes; i
+ * below reads_count + writes_count) lies in the graph's access array. */
+static inline uint32_t
+ps_node_access (const ps_node *n, uint32_t i)
+{
+  return i < n->reads_count ? n->reads_begin + i : n->writes_begin + (i - n->reads_count);
+}
 
 void ps_graph_init (ps_graph *g);
 void ps_graph_free (ps_graph *g);

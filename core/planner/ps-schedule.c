@@ -819,6 +819,7 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       if (ready_count (q, r) == 0)
         continue;
       uint32_t first = ready_first (q, r);
+      ps__hent head = { key[first], first };
       double t = T;
       if (r != PS_RES_NONE && !pl->var.untimed) {
         double share = 0.5 * pl->gfrac[first];
@@ -836,9 +837,9 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
       if (t > T) {
         if (t < next)
           next = t;
-      } else if (best < 0 || ps__hent_before ((ps__hent) { key[first], first }, best_first)) {
+      } else if (best < 0 || ps__hent_before (head, best_first)) {
         best = r;
-        best_first = (ps__hent) { key[first], first };
+        best_first = head;
       }
     }
     if (best < 0 || !stream_free) {
