@@ -71,8 +71,12 @@ typedef struct net {
   uint32_t na, na_cap;
   uint32_t *tail, *head;
   uint64_t *flow;
+  /* Adjacency (build_adjacency): of the states alone when `shaped`,
+   * else of every node. */
+  bool shaped;
   uint32_t *adj_off;
   ps__adj *adj;
+  uint64_t *keep; /* shaped: per release arc (from a_rel), one bit: in the lists */
   uint32_t a_src, a_snk, a_acq, a_chain, a_rel; /* first arc of each kind */
   uint32_t *rel_off; /* per buffer: its release arcs, from a_rel */
   /* Per arc, one bit each: a release arc that a path of free arcs
@@ -94,6 +98,7 @@ net_free (net *k)
   free (k->flow);
   free (k->adj_off);
   free (k->adj);
+  free (k->keep);
   free (k->rel_off);
   free (k->implied);
   free (k->give);
@@ -353,44 +358,156 @@ give_bits (net *k)
   return 0;
 }
 
-/* Both ends of every arc that the search needs (heads have no chain arc:
- * PS_NONE tails), with the flow of the greedy start in place: an implied
- * release arc that carries nothing is left out.  Going it forwards is
- * free, as is the path that implies it, and it has nothing to give back
- * (nor will it: the search never goes it), so every node is reached at
- * the same length and by the same amounts without it, and the flow and
- * the cut are the same.  On 1M-node layered plans three in four release
- * arcs are implied (2.9M of 3.9M), most of them empty.  Made when first
- * walked, before any flow moves: a plan whose greedy start is already
- * the minimum, with no level past the first (`lengths`), needs none
- * (1M-node transformer: 0.055 s). */
+/* The adjacency lists the search walks: both ends of every arc it needs
+ * (heads have no chain arc: PS_NONE tails), with the flow of the greedy
+ * start in place: an implied release arc that carries nothing is left
+ * out.  Going it forwards is free, as is the path that implies it, and it
+ * has nothing to give back (nor will it: the search never goes it), so
+ * every node is reached at the same length and by the same amounts
+ * without it, and the flow and the cut are the same.  On 1M-node layered
+ * plans three in four release arcs are implied (2.9M of 3.9M), most of
+ * them empty.  Made when first walked, before any flow moves: a plan
+ * whose greedy start is already the minimum, with no level past the
+ * first (`lengths`), needs none (1M-node transformer: 0.055 s).
+ *
+ * Without feeding nodes (`shaped`) only the states' lists are stored: a
+ * buffer's in and out nodes, the sink and the source have lists the arc
+ * blocks give directly (adj_at), in the same order.  Storing every node's
+ * list scattered 11.4M entries over 91 MB for the 1M-node layered plan,
+ * where a search walks a thousand nodes; the states' lists are 2.5M
+ * entries. */
+bool ps__peak_adjacency_whole = false;
+
 static int
 build_adjacency (net *k)
 {
   if (k->adj)
     return 0;
-  uint32_t N = k->nn + 2;
+  const uint32_t ns = k->h.ns, nb = k->h.nb, n_rel = k->rel_off[nb];
+  k->shaped = k->nk == 0 && !ps__peak_adjacency_whole;
+  uint32_t N = k->shaped ? ns : k->nn + 2, first = k->shaped ? k->a_acq : 0;
   k->adj_off = calloc ((size_t) N + 2, sizeof *k->adj_off);
   if (!k->adj_off)
     return PS_ENOMEM;
-  for (uint32_t a = 0; a < k->na; a++)
-    if (k->tail[a] != PS_NONE && (bit (k->give, a) || !implied (k, a))) {
-      k->adj_off[k->tail[a] + 2]++;
-      k->adj_off[k->head[a] + 2]++;
+  if (k->shaped) {
+    k->keep = malloc (((size_t) n_rel / 64 + 1) * sizeof *k->keep);
+    if (!k->keep)
+      return PS_ENOMEM;
+    for (uint32_t r = 0; r < n_rel; r += 64) {
+      uint64_t m = 0;
+      for (uint32_t b = 0; b < 64 && r + b < n_rel; b++) {
+        uint32_t a = k->a_rel + r + b;
+        m |= (uint64_t) (bit (k->give, a) || !implied (k, a)) << b;
+      }
+      k->keep[r / 64] = m;
+    }
+  }
+  /* Whether arc a is in the lists, and the ends that are listed. */
+#define LISTED(a) (k->tail[a] != PS_NONE && (bit (k->give, a) || !implied (k, a)))
+  for (uint32_t a = first; a < k->na; a++)
+    if (LISTED (a)) {
+      if (k->tail[a] < N)
+        k->adj_off[k->tail[a] + 2]++;
+      if (k->head[a] < N)
+        k->adj_off[k->head[a] + 2]++;
     }
   for (uint32_t v = 0; v < N; v++)
     k->adj_off[v + 2] += k->adj_off[v + 1];
   k->adj = malloc ((k->adj_off[N + 1] ? k->adj_off[N + 1] : 1) * sizeof *k->adj);
   if (!k->adj)
     return PS_ENOMEM;
-  for (uint32_t a = 0; a < k->na; a++)
-    if (k->tail[a] != PS_NONE && (bit (k->give, a) || !implied (k, a))) {
-      k->adj[k->adj_off[k->tail[a] + 1]++] = (ps__adj){ k->head[a], a << 1 };
-      k->adj[k->adj_off[k->head[a] + 1]++] = (ps__adj){ k->tail[a], a << 1 | 1 };
+  for (uint32_t a = first; a < k->na; a++)
+    if (LISTED (a)) {
+      if (k->tail[a] < N)
+        k->adj[k->adj_off[k->tail[a] + 1]++] = (ps__adj){ k->head[a], a << 1 };
+      if (k->head[a] < N)
+        k->adj[k->adj_off[k->head[a] + 1]++] = (ps__adj){ k->tail[a], a << 1 | 1 };
     }
+#undef LISTED
   free (k->implied);
   k->implied = NULL;
   return 0;
+}
+
+/* The length of node u's list (some entries may be left out: adj_at). */
+static inline uint32_t
+adj_len (const net *k, uint32_t u)
+{
+  const uint32_t ns = k->h.ns, nb = k->h.nb;
+  if (!k->shaped || u < ns)
+    return k->adj_off[u + 1] - k->adj_off[u];
+  if (u >= k->sink)
+    return nb;
+  uint32_t j = (u - ns) / 2;
+  return (u - ns) & 1 ? 2 + k->rel_off[j + 1] - k->rel_off[j] : 3;
+}
+
+/* Entry p of node u's list in *e; false when it is left out.  A shaped
+ * network's buffer nodes list, in arc order: in: its buffer's arc, its
+ * source arc, its acquisition; out: its buffer's arc, its sink arc, its
+ * releases kept; the sink its buffers' sink arcs, the source their
+ * source arcs. */
+static inline bool
+adj_at (const net *k, uint32_t u, uint32_t p, ps__adj *e)
+{
+  const uint32_t ns = k->h.ns;
+  if (!k->shaped || u < ns) {
+    *e = k->adj[k->adj_off[u] + p];
+    return true;
+  }
+  if (u == k->sink) {
+    *e = (ps__adj){ node_out (k, p), (k->a_snk + p) << 1 | 1 };
+    return true;
+  }
+  if (u == k->source) {
+    *e = (ps__adj){ node_in (k, p), (k->a_src + p) << 1 };
+    return true;
+  }
+  uint32_t j = (u - ns) / 2, a;
+  if ((u - ns) & 1) {
+    if (p < 2) {
+      *e = p == 0 ? (ps__adj){ node_in (k, j), j << 1 | 1 }
+                  : (ps__adj){ k->sink, (k->a_snk + j) << 1 };
+      return true;
+    }
+    uint32_t r = k->rel_off[j] + p - 2;
+    if (!bit (k->keep, r))
+      return false;
+    a = k->a_rel + r;
+    *e = (ps__adj){ k->head[a], a << 1 };
+    return true;
+  }
+  switch (p) {
+  case 0:
+    *e = (ps__adj){ node_out (k, j), j << 1 };
+    return true;
+  case 1:
+    *e = (ps__adj){ k->source, (k->a_src + j) << 1 | 1 };
+    return true;
+  default:
+    a = k->a_acq + j;
+    *e = (ps__adj){ k->tail[a], a << 1 | 1 };
+    return k->tail[a] != PS_NONE;
+  }
+}
+
+/* The first position from p on (n when none) of an entry of the sink's
+ * (base a_snk) or the source's (base a_src) list whose arc gives back:
+ * where only those are walked, the millions of others are skipped a word
+ * of give bits at a time. */
+static inline uint32_t
+next_give (const net *k, uint32_t base, uint32_t p, uint32_t n)
+{
+  while (p < n) {
+    uint32_t a = base + p;
+    uint64_t w = k->give[a >> 6] >> (a & 63);
+    if (w) {
+      p += (uint32_t) __builtin_ctzll (w);
+      return p < n ? p : n;
+    }
+    p += 64 - (a & 63);
+  }
+  return n;
 }
 
 /* ---- the greedy start ---- */
@@ -703,8 +820,14 @@ levels (net *k, lengths *lv, uint32_t *qa, uint32_t *qb)
       uint32_t u = qa[--na];
       if (dist[u] != L)
         continue;
-      for (uint32_t i = k->adj_off[u]; i < k->adj_off[u + 1]; i++) {
-        uint32_t v = k->adj[i].to, e = k->adj[i].e, len = e & 1;
+      uint32_t n = adj_len (k, u);
+      for (uint32_t i = 0; i < n; i++) {
+        ps__adj x;
+        if (u == k->sink && (i = next_give (k, k->a_snk, i, n)) == n)
+          break; /* its list gives back or is not walked */
+        if (!adj_at (k, u, i, &x))
+          continue;
+        uint32_t v = x.to, e = x.e, len = e & 1;
         if ((len && !bit (k->give, e >> 1)) || dist_of (k, lv, v) <= L + len)
           continue;
         dist_set (lv, v, L + len);
@@ -739,12 +862,21 @@ on_paths (const net *k, const lengths *lv, uint32_t *on, uint32_t stamp, uint32_
   on[k->source] = stamp;
   list[n++] = k->source;
   while (head < n) {
-    uint32_t v = list[head++], dv = dist_of (k, lv, v);
-    for (uint32_t i = k->adj_off[v]; i < k->adj_off[v + 1]; i++) {
+    uint32_t v = list[head++], dv = dist_of (k, lv, v), deg = adj_len (k, v);
+    /* Only the sink is at length 0: nothing before it is on a path. */
+    if (v == k->sink)
+      continue;
+    for (uint32_t i = 0; i < deg; i++) {
       /* The arc from u into v, as u's adjacency sees it: v's entry with
-       * its direction turned. */
-      uint32_t u = k->adj[i].to, len;
-      if (on[u] == stamp || residual (k, (ps__adj){ v, k->adj[i].e ^ 1 }, &len) == 0)
+       * its direction turned (the source's arcs: back, so only those
+       * that give back). */
+      ps__adj x;
+      if (v == k->source && (i = next_give (k, k->a_src, i, deg)) == deg)
+        break;
+      if (!adj_at (k, v, i, &x))
+        continue;
+      uint32_t u = x.to, len;
+      if (on[u] == stamp || residual (k, (ps__adj){ v, x.e ^ 1 }, &len) == 0)
         continue;
       uint32_t du = dist_of (k, lv, u);
       if (du >= D || du + len != dv)
@@ -767,8 +899,8 @@ block (net *k, lengths *lv, const uint32_t *on, uint32_t stamp, const uint32_t *
 {
   uint32_t d = 0;
   for (uint32_t i = 0; i < n_on; i++)
-    it[list[i]] = k->adj_off[list[i]];
-  it[k->sink] = k->adj_off[k->sink]; /* listed whenever a path is */
+    it[list[i]] = 0;
+  it[k->sink] = 0; /* listed whenever a path is */
   path[0] = k->sink;
   for (;;) {
     uint32_t u = path[d];
@@ -798,12 +930,16 @@ block (net *k, lengths *lv, const uint32_t *on, uint32_t stamp, const uint32_t *
     }
     bool moved = false;
     uint32_t du = dist_of (k, lv, u);
-    for (; it[u] < k->adj_off[u + 1]; it[u]++) {
-      uint32_t v = k->adj[it[u]].to, len = k->adj[it[u]].e & 1;
-      if (on[v] != stamp || dist_of (k, lv, v) != du + len
-          || residual (k, k->adj[it[u]], &len) == 0)
+    for (uint32_t n = adj_len (k, u); it[u] < n; it[u]++) {
+      ps__adj x;
+      if (u == k->sink && (it[u] = next_give (k, k->a_snk, it[u], n)) == n)
+        break; /* its arcs only give back */
+      if (!adj_at (k, u, it[u], &x))
         continue;
-      via[d] = k->adj[it[u]];
+      uint32_t v = x.to, len = x.e & 1;
+      if (on[v] != stamp || dist_of (k, lv, v) != du + len || residual (k, x, &len) == 0)
+        continue;
+      via[d] = x;
       path[++d] = v;
       moved = true;
       break;

@@ -89,6 +89,9 @@ extern uint32_t ps__peak_early_min; /* 262,144; tests lower it */
  * many of its phases found a path (for tests). */
 extern bool ps__peak_level_one_implicit;
 extern uint64_t ps__peak_phases;
+/* Whether the search stores every node's adjacency list instead of the
+ * states' alone (ps-pool-peak.c build_adjacency; false: for tests). */
+extern bool ps__peak_adjacency_whole;
 struct ps__plan_peak;
 bool ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p);
 int ps__peak_seek_wait (struct ps__plan_peak *j, ps_pool_peak *out);
