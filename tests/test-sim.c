@@ -579,6 +579,67 @@ core_sim_copies_overlap_compute (void **state)
 
 /* ---- stalls, the document, what would help ---- */
 
+/* A chain on one stream, every span on the critical path: "what would
+ * help" groups the spans by the function they run, counts and sums each
+ * group, names it by its first span, and ranks the groups by their time. */
+static const char helps_graph[] =
+  "{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"helps\",\n"
+  " \"buffers\": [{\"name\": \"x\", \"bytes\": 4096}, {\"name\": \"y\", \"bytes\": 4096},"
+  " {\"name\": \"z\", \"bytes\": 4096}, {\"name\": \"w\", \"bytes\": 4096},"
+  " {\"name\": \"o\", \"bytes\": 4096, \"external\": true}],\n"
+  " \"nodes\": [\n"
+  "  {\"name\": \"g1\", \"op\": \"kernel\", \"function\": \"gemm\", \"grid\": 8, \"block\": 64,"
+  "   \"writes\": [\"x\"], \"cost_ns\": 30000},\n"
+  "  {\"name\": \"n1\", \"op\": \"kernel\", \"function\": \"norm\", \"grid\": 8, \"block\": 64,"
+  "   \"reads\": [\"x\"], \"writes\": [\"y\"], \"cost_ns\": 50000},\n"
+  "  {\"name\": \"g2\", \"op\": \"kernel\", \"function\": \"gemm\", \"grid\": 8, \"block\": 64,"
+  "   \"reads\": [\"y\"], \"writes\": [\"z\"], \"cost_ns\": 40000},\n"
+  "  {\"name\": \"s1\", \"op\": \"kernel\", \"function\": \"softmax\", \"grid\": 8, \"block\": 64,"
+  "   \"reads\": [\"z\"], \"writes\": [\"w\"], \"cost_ns\": 10000},\n"
+  "  {\"name\": \"g3\", \"op\": \"kernel\", \"function\": \"gemm\", \"grid\": 8, \"block\": 64,"
+  "   \"reads\": [\"w\"], \"writes\": [\"o\"], \"cost_ns\": 20000}]}";
+
+static void
+core_sim_helps_group_by_function (void **state)
+{
+  (void) state;
+  ps_graph g;
+  ts_load (&g, helps_graph);
+  ps_plan p;
+  ps_timeline tl;
+  ts_simulate (&g, 1, true, &p, &tl);
+  ps_diagnosis dg;
+  assert_int_equal (ps_diagnose (&dg, &tl), 0);
+  assert_int_equal (dg.n_critical, 5);
+  /* gemm (3 spans, 90 us), norm (50 us), softmax (10 us), in that order. */
+  uint32_t n_shorten = 0;
+  const char *names[3] = { "g1", "n1", "s1" };
+  uint32_t counts[3] = { 3, 1, 1 };
+  for (uint32_t i = 0; i < dg.n_help; i++) {
+    const ps_help *h = &dg.help[i];
+    if (h->kind != PS_HELP_SHORTEN)
+      continue;
+    assert_true (n_shorten < 3);
+    assert_int_equal (h->count, counts[n_shorten]);
+    double sum = 0;
+    for (uint32_t k = 0; k < dg.n_critical; k++)
+      if (ps_diagnose_work_key (&tl, dg.critical[k]) == ps_diagnose_work_key (&tl, h->span))
+        sum += tl.spans[dg.critical[k]].end_ns - tl.spans[dg.critical[k]].start_ns;
+    assert_true (fabs (h->ns - sum) < 1e-6);
+    /* Named by the first of its spans. */
+    for (uint32_t s = 0; s < h->span; s++)
+      assert_true (ps_diagnose_work_key (&tl, s) != ps_diagnose_work_key (&tl, h->span));
+    assert_string_equal (ps_timeline_span_name (&tl, h->span), names[n_shorten]);
+    n_shorten++;
+  }
+  assert_int_equal (n_shorten, 3);
+  ps_diagnosis_free (&dg);
+  ps_timeline_free (&tl);
+  ps_plan_free (&p);
+  ps_graph_free (&g);
+}
+
+
 static const char stall_graph[] =
   "{\"format\": \"planscope-graph\", \"version\": 1, \"name\": \"stall\",\n"
   " \"buffers\": [{\"name\": \"h\", \"bytes\": 4096}, {\"name\": \"o\", \"bytes\": 4096, "
@@ -1111,6 +1172,7 @@ main (void)
     cmocka_unit_test (core_sim_streams_speed_up_independent_work),
     cmocka_unit_test (core_sim_kernels_share_sms),
     cmocka_unit_test (core_sim_copies_overlap_compute),
+    cmocka_unit_test (core_sim_helps_group_by_function),
     cmocka_unit_test (core_sim_stall_waits_for_producer),
     cmocka_unit_test (core_sim_plan_keeps_its_run),
     cmocka_unit_test (core_cause_producer),
