@@ -388,9 +388,10 @@ core_pool_peak_examples (void **state)
 
 /* The minimum flow's first level found from the network's shape (the
  * frontier of each stream) gives the same peak, and the same buffers, as
- * walking it (with the states' adjacency lists stored, or every node's), on every generated shape from 2,500 to 19,000 nodes (large
- * enough that layered graphs need phases past the greedy start), with
- * and without extras, on 2 to 4 streams. */
+ * walking it (with the states' adjacency lists stored, or every node's),
+ * on every generated shape from 2,500 to 19,000 nodes (large enough that
+ * layered graphs need phases past the greedy start), with and without
+ * extras, on 2 to 4 streams. */
 static void
 core_pool_peak_level_one (void **state)
 {

@@ -538,7 +538,8 @@ greedy_flow (net *k)
   uint64_t *rem = malloc ((nb ? nb : 1) * sizeof *rem);
   uint64_t *diff = calloc ((size_t) ns + 1, sizeof *diff);
   uint8_t *known = calloc (nb ? nb : 1, 1);
-  if (!known || !arr_off || !arr || !st_off || !stack || !stack_x || !top || !cursor || !fu_off || !fu || !rem || !diff)
+  if (!known || !arr_off || !arr || !st_off || !stack || !stack_x || !top || !cursor || !fu_off
+      || !fu || !rem || !diff)
     goto out;
   /* Release arcs by the state they reach; buffers by first use. */
   for (uint32_t r = 0; r < n_rel; r++) {
@@ -834,7 +835,7 @@ levels (net *k, lengths *lv, uint32_t *qa, uint32_t *qb)
       for (uint32_t i = 0; i < n; i++) {
         ps__adj x;
         if (u == k->sink && (i = next_give (k, k->a_snk, i, n)) == n)
-          break; /* its list gives back or is not walked */
+          break; /* the sink's arcs only give back: the empty ones skipped */
         if (!adj_at (k, u, i, &x))
           continue;
         uint32_t v = x.to, e = x.e, len = e & 1;
