@@ -10,9 +10,6 @@
 #include "ps-array.h"
 #include "ps-format.h"
 
-/* How many nodes ahead ps_figures_build asks for a node's record. */
-#define AHEAD 16u
-
 const char *
 ps_figure_source_name (ps_figure_source s)
 {
@@ -102,23 +99,8 @@ ps_figures_build (ps_figures *f, const ps_plan *p, const ps_timeline *tl,
                              : ran;
     for (uint32_t k = 0; k < s->nodes_count; k++) {
       uint32_t at = s->nodes_begin + k, v = tl->span_nodes[at];
-      /* The nodes come in issue order, scattered over a graph much larger
-       * than the caches: the record of the one AHEAD places on is asked
-       * for now, and the lifetimes of the buffers of the one half as far
-       * on, whose record is here by then. */
-      if (at + AHEAD < tl->n_span_nodes && tl->span_nodes[at + AHEAD] < n)
-        __builtin_prefetch (&g->nodes[tl->span_nodes[at + AHEAD]]);
-      if (at + AHEAD / 2 < tl->n_span_nodes && tl->span_nodes[at + AHEAD / 2] < n) {
-        const ps_node *nx = &g->nodes[tl->span_nodes[at + AHEAD / 2]];
-        uint32_t na = nx->reads_count + nx->writes_count;
-        for (uint32_t i = 0; i < na && i < 4; i++) {
-          uint32_t a = ps_node_access (nx, i);
-          if (a < g->n_access && g->access[a] < nb) {
-            __builtin_prefetch (&f->buf_first[g->access[a]]);
-            __builtin_prefetch (&f->buf_last[g->access[a]]);
-          }
-        }
-      }
+      ps_node_prefetch (g, tl->span_nodes, tl->n_span_nodes, at, f->buf_first,
+                        sizeof *f->buf_first, f->buf_last, sizeof *f->buf_last);
       if (v >= n || f->node_span[v] != PS_NONE)
         continue;
       f->node_span[v] = x;

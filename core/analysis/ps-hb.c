@@ -218,31 +218,6 @@ note_use (ps__hb *h, const uint8_t *pooled, uint32_t *last, uint32_t *pb, uint64
   return n + 1;
 }
 
-/* The steps list their nodes in issue order, scattered over a graph
- * much larger than the caches: asks for the record of the node AHEAD
- * places on, and for what note_use reads of the (first four) buffers of
- * the node half as far on, whose record is here by then. */
-#define AHEAD 16
-
-static inline void
-prefetch_ahead (const ps_graph *g, const ps_plan *p, uint64_t at, const uint8_t *pooled,
-                const uint32_t *last)
-{
-  if (at + AHEAD < p->n_step_nodes && p->step_nodes[at + AHEAD] < g->n_nodes)
-    __builtin_prefetch (&g->nodes[p->step_nodes[at + AHEAD]]);
-  if (at + AHEAD / 2 < p->n_step_nodes && p->step_nodes[at + AHEAD / 2] < g->n_nodes) {
-    const ps_node *nx = &g->nodes[p->step_nodes[at + AHEAD / 2]];
-    uint32_t na = nx->reads_count + nx->writes_count;
-    for (uint32_t i = 0; i < na && i < 4; i++) {
-      uint32_t a = ps_node_access (nx, i);
-      if (a < g->n_access && g->access[a] < g->n_buffers) {
-        __builtin_prefetch (&pooled[g->access[a]]);
-        __builtin_prefetch (&last[g->access[a]]);
-      }
-    }
-  }
-}
-
 /* Every pooled buffer's uses as work steps in issue order (CSR by buffer
  * id, repeated uses by one step dropped), and the dense numbering of the
  * used ones: one pass over the steps' accesses into a list of (step,
@@ -279,7 +254,8 @@ collect_uses (ps__hb *h)
     for (uint32_t j = 0;
          j < st->nodes_count && (uint64_t) st->nodes_begin + j < p->n_step_nodes; j++) {
       uint64_t at = (uint64_t) st->nodes_begin + j;
-      prefetch_ahead (g, p, at, pooled, last);
+      ps_node_prefetch (g, p->step_nodes, p->n_step_nodes, at, pooled, sizeof *pooled, last,
+                        sizeof *last);
       uint32_t v = p->step_nodes[at];
       if (v >= g->n_nodes)
         continue;
@@ -373,14 +349,15 @@ meet_join (ps__hb *h)
   uint32_t n = 0;
   for (uint32_t j = 0; j < nb; j++) {
     /* The buffers come in order of first use, their uses scattered: asks
-     * for the offset of the buffer AHEAD places on, the uses of the one
-     * half as far, and the steps of the first use of the one a quarter. */
-    if (j + AHEAD < nb)
-      __builtin_prefetch (&h->use_off[h->bid[j + AHEAD]]);
-    if (j + AHEAD / 2 < nb)
-      __builtin_prefetch (&h->use[h->use_off[h->bid[j + AHEAD / 2]]]);
-    if (j + AHEAD / 4 < nb) {
-      uint32_t v = h->use[h->use_off[h->bid[j + AHEAD / 4]]];
+     * for the offset of the buffer A places on, the uses of the one half as
+     * far, and the steps of the first use of the one a quarter. */
+    const uint32_t A = 16;
+    if (j + A < nb)
+      __builtin_prefetch (&h->use_off[h->bid[j + A]]);
+    if (j + A / 2 < nb)
+      __builtin_prefetch (&h->use[h->use_off[h->bid[j + A / 2]]]);
+    if (j + A / 4 < nb) {
+      uint32_t v = h->use[h->use_off[h->bid[j + A / 4]]];
       __builtin_prefetch (&h->wk_stream[v]);
       __builtin_prefetch (&h->wk_pos[v]);
       __builtin_prefetch (&h->wk_epoch[v]);

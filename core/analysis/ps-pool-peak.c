@@ -76,14 +76,14 @@ typedef struct net {
   bool shaped;
   uint32_t *adj_off;
   ps__adj *adj;
-  uint64_t *keep; /* shaped: per release arc (from a_rel), one bit: in the lists */
+  uint64_t *keep; /* per release arc (from a_rel), one bit: in the lists */
   uint32_t a_src, a_snk, a_acq, a_chain, a_rel; /* first arc of each kind */
   uint32_t *rel_off; /* per buffer: its release arcs, from a_rel */
-  /* Per arc, one bit each: a release arc that a path of free arcs
-   * doubles (implied), and an arc that carries flow above its lower
-   * bound, so that going it backwards gives some back (give). */
+  /* One bit each: per release arc (from a_rel), whether a path of free
+   * arcs doubles it (implied, until build_adjacency); per arc, whether it
+   * carries flow above its lower bound, so that going it backwards gives
+   * some back (give). */
   uint64_t *implied, *give;
-  uint32_t n_implied; /* the arcs from a_rel the implied bits cover */
 } net;
 
 static void
@@ -285,8 +285,7 @@ mark_implied (net *k)
 {
   const ps__hb *h = &k->h;
   const uint32_t S = h->S, ns = h->ns;
-  k->n_implied = k->rel_off[h->nb];
-  k->implied = calloc ((size_t) k->n_implied / 64 + 1, sizeof *k->implied);
+  k->implied = calloc ((size_t) k->rel_off[h->nb] / 64 + 1, sizeof *k->implied);
   uint32_t *ep_at = malloc ((ns ? ns : 1) * sizeof *ep_at);
   if (!k->implied || !ep_at) {
     free (ep_at);
@@ -327,13 +326,6 @@ static inline bool
 gives (const net *k, uint32_t a)
 {
   return k->flow[a] > lower (k, a);
-}
-
-/* Whether arc a is an implied release arc. */
-static inline bool
-implied (const net *k, uint32_t a)
-{
-  return a >= k->a_rel && a - k->a_rel < k->n_implied && bit (k->implied, a - k->a_rel);
 }
 
 /* Arc a's give bit, after its flow changed. */
@@ -378,6 +370,14 @@ give_bits (net *k)
  * entries. */
 bool ps__peak_adjacency_whole = false;
 
+/* Whether arc a is in the lists (once build_adjacency set k->keep). */
+static inline bool
+listed (const net *k, uint32_t a)
+{
+  uint32_t r = a - k->a_rel;
+  return k->tail[a] != PS_NONE && (a < k->a_rel || r >= k->rel_off[k->h.nb] || bit (k->keep, r));
+}
+
 static int
 build_adjacency (net *k)
 {
@@ -389,23 +389,23 @@ build_adjacency (net *k)
   k->adj_off = calloc ((size_t) N + 2, sizeof *k->adj_off);
   if (!k->adj_off)
     return PS_ENOMEM;
-  if (k->shaped) {
-    k->keep = malloc (((size_t) n_rel / 64 + 1) * sizeof *k->keep);
-    if (!k->keep)
-      return PS_ENOMEM;
-    for (uint32_t r = 0; r < n_rel; r += 64) {
-      uint64_t m = 0;
-      for (uint32_t b = 0; b < 64 && r + b < n_rel; b++) {
-        uint32_t a = k->a_rel + r + b;
-        m |= (uint64_t) (bit (k->give, a) || !implied (k, a)) << b;
-      }
-      k->keep[r / 64] = m;
+  /* Which release arcs are listed, once: the lists below and adj_at
+   * read it. */
+  k->keep = malloc (((size_t) n_rel / 64 + 1) * sizeof *k->keep);
+  if (!k->keep)
+    return PS_ENOMEM;
+  for (uint32_t r = 0; r < n_rel; r += 64) {
+    uint64_t m = 0;
+    for (uint32_t b = 0; b < 64 && r + b < n_rel; b++) {
+      m |= (uint64_t) (bit (k->give, k->a_rel + r + b) || !bit (k->implied, r + b)) << b;
     }
+    k->keep[r / 64] = m;
   }
-  /* Whether arc a is in the lists, and the ends that are listed. */
-#define LISTED(a) (k->tail[a] != PS_NONE && (bit (k->give, a) || !implied (k, a)))
+  free (k->implied);
+  k->implied = NULL;
+  /* The ends below N are stored. */
   for (uint32_t a = first; a < k->na; a++)
-    if (LISTED (a)) {
+    if (listed (k, a)) {
       if (k->tail[a] < N)
         k->adj_off[k->tail[a] + 2]++;
       if (k->head[a] < N)
@@ -417,15 +417,12 @@ build_adjacency (net *k)
   if (!k->adj)
     return PS_ENOMEM;
   for (uint32_t a = first; a < k->na; a++)
-    if (LISTED (a)) {
+    if (listed (k, a)) {
       if (k->tail[a] < N)
         k->adj[k->adj_off[k->tail[a] + 1]++] = (ps__adj){ k->head[a], a << 1 };
       if (k->head[a] < N)
         k->adj[k->adj_off[k->head[a] + 1]++] = (ps__adj){ k->tail[a], a << 1 | 1 };
     }
-#undef LISTED
-  free (k->implied);
-  k->implied = NULL;
   return 0;
 }
 
@@ -508,6 +505,25 @@ next_give (const net *k, uint32_t base, uint32_t p, uint32_t n)
     p += 64 - (a & 63);
   }
   return n;
+}
+
+/* The next listed entry of node u's list (of length n) from position *p
+ * on, in *e and its position in *p; false past the end.  A walk that goes
+ * the entries forwards from u (`reversed` false), or reversed, into u,
+ * only follows the sink's, or the source's, arcs that give back: the
+ * others are skipped a word of give bits at a time. */
+static inline bool
+adj_next (const net *k, uint32_t u, uint32_t *p, uint32_t n, bool reversed, ps__adj *e)
+{
+  for (; *p < n; ++*p) {
+    if (u == k->sink && !reversed)
+      *p = next_give (k, k->a_snk, *p, n);
+    else if (u == k->source && reversed)
+      *p = next_give (k, k->a_src, *p, n);
+    if (*p < n && adj_at (k, u, *p, e))
+      return true;
+  }
+  return false;
 }
 
 /* ---- the greedy start ---- */
@@ -831,13 +847,8 @@ levels (net *k, lengths *lv, uint32_t *qa, uint32_t *qb)
       uint32_t u = qa[--na];
       if (dist[u] != L)
         continue;
-      uint32_t n = adj_len (k, u);
-      for (uint32_t i = 0; i < n; i++) {
-        ps__adj x;
-        if (u == k->sink && (i = next_give (k, k->a_snk, i, n)) == n)
-          break; /* the sink's arcs only give back: the empty ones skipped */
-        if (!adj_at (k, u, i, &x))
-          continue;
+      ps__adj x;
+      for (uint32_t i = 0, n = adj_len (k, u); adj_next (k, u, &i, n, false, &x); i++) {
         uint32_t v = x.to, e = x.e, len = e & 1;
         if ((len && !bit (k->give, e >> 1)) || dist_of (k, lv, v) <= L + len)
           continue;
@@ -877,15 +888,10 @@ on_paths (const net *k, const lengths *lv, uint32_t *on, uint32_t stamp, uint32_
     /* Only the sink is at length 0: nothing before it is on a path. */
     if (v == k->sink)
       continue;
-    for (uint32_t i = 0; i < deg; i++) {
+    ps__adj x;
+    for (uint32_t i = 0; adj_next (k, v, &i, deg, true, &x); i++) {
       /* The arc from u into v, as u's adjacency sees it: v's entry with
-       * its direction turned (the source's arcs: back, so only those
-       * that give back). */
-      ps__adj x;
-      if (v == k->source && (i = next_give (k, k->a_src, i, deg)) == deg)
-        break;
-      if (!adj_at (k, v, i, &x))
-        continue;
+       * its direction turned. */
       uint32_t u = x.to, len;
       if (on[u] == stamp || residual (k, (ps__adj){ v, x.e ^ 1 }, &len) == 0)
         continue;
@@ -941,12 +947,8 @@ block (net *k, lengths *lv, const uint32_t *on, uint32_t stamp, const uint32_t *
     }
     bool moved = false;
     uint32_t du = dist_of (k, lv, u);
-    for (uint32_t n = adj_len (k, u); it[u] < n; it[u]++) {
-      ps__adj x;
-      if (u == k->sink && (it[u] = next_give (k, k->a_snk, it[u], n)) == n)
-        break; /* its arcs only give back */
-      if (!adj_at (k, u, it[u], &x))
-        continue;
+    ps__adj x;
+    for (uint32_t n = adj_len (k, u); adj_next (k, u, &it[u], n, false, &x); it[u]++) {
       uint32_t v = x.to, len = x.e & 1;
       if (on[v] != stamp || dist_of (k, lv, v) != du + len || residual (k, x, &len) == 0)
         continue;

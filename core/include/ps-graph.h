@@ -329,6 +329,31 @@ ps_node_access (const ps_node *n, uint32_t i)
 {
   return i < n->reads_count ? n->reads_begin + i : n->writes_begin + (i - n->reads_count);
 }
+/* For passes over the nodes listed in ids[0, n) (a plan's steps' or a
+ * run's spans' nodes, in issue order), scattered over a graph much larger
+ * than the caches: asks for the record of the node PS_NODE_AHEAD places
+ * past `at`, and for the entries of two per-buffer arrays x and y
+ * (elements of xs and ys bytes) of the first four accesses of the node
+ * half as far on, whose record is here by then. */
+#define PS_NODE_AHEAD 16u
+static inline void
+ps_node_prefetch (const ps_graph *g, const uint32_t *ids, uint64_t n, uint64_t at, const void *x,
+                  size_t xs, const void *y, size_t ys)
+{
+  if (at + PS_NODE_AHEAD < n && ids[at + PS_NODE_AHEAD] < g->n_nodes)
+    __builtin_prefetch (&g->nodes[ids[at + PS_NODE_AHEAD]]);
+  if (at + PS_NODE_AHEAD / 2 < n && ids[at + PS_NODE_AHEAD / 2] < g->n_nodes) {
+    const ps_node *nx = &g->nodes[ids[at + PS_NODE_AHEAD / 2]];
+    uint32_t na = nx->reads_count + nx->writes_count;
+    for (uint32_t i = 0; i < na && i < 4; i++) {
+      uint32_t a = ps_node_access (nx, i);
+      if (a < g->n_access && g->access[a] < g->n_buffers) {
+        __builtin_prefetch ((const char *) x + (size_t) g->access[a] * xs);
+        __builtin_prefetch ((const char *) y + (size_t) g->access[a] * ys);
+      }
+    }
+  }
+}
 
 void ps_graph_init (ps_graph *g);
 void ps_graph_free (ps_graph *g);
