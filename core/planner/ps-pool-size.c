@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ps-job.h"
 #include "util/ps-rankset.h"
 
 /* Stream positions per bucket. */
@@ -437,6 +438,75 @@ place_all (sz *z, slots *sm, uint32_t *stamp, uint32_t mark0, const ps__kv *orde
   return 0;
 }
 
+/* One of the two packings: its own index entries, placements, slots and
+ * stamps over the buckets' layout and the buffers' facts, which both
+ * read (z->s0, rseq, lo, the indexes' base and off). */
+typedef struct packing {
+  sz z;
+  slots sm;
+  uint32_t *stamp;
+  conflicts c;
+  const ps__kv *order;
+  uint64_t *off;
+  uint64_t top;
+  int rc;
+  ps__job job;
+} packing;
+
+/* The second packing's own copies of what place_all writes: the items,
+ * their counts per bucket, the buffers' records. */
+static int
+packing_init (packing *k, const sz *z, const ps__kv *order, uint64_t *off)
+{
+  uint32_t nb = z->h->nb;
+  memset (k, 0, sizeof *k);
+  k->z = *z;
+  k->order = order;
+  k->off = off;
+  k->z.it = malloc ((nb ? nb : 1) * sizeof *k->z.it);
+  k->stamp = calloc (nb ? nb : 1, sizeof *k->stamp);
+  bidx *ix[2] = { &k->z.A, &k->z.B };
+  const bidx *from[2] = { &z->A, &z->B };
+  for (int i = 0; i < 2; i++) {
+    ix[i]->n = calloc ((size_t) from[i]->base[z->S] + 1, sizeof *ix[i]->n);
+    ix[i]->items = malloc ((from[i]->entries ? from[i]->entries : 1) * sizeof *ix[i]->items);
+  }
+  if (!k->z.it || !k->stamp || !k->z.A.n || !k->z.A.items || !k->z.B.n || !k->z.B.items)
+    return PS_ENOMEM;
+  memcpy (k->z.it, z->it, (nb ? nb : 1) * sizeof *k->z.it);
+  return 0;
+}
+
+static void
+packing_free (packing *k)
+{
+  free (k->z.it);
+  free (k->stamp);
+  free (k->z.A.n);
+  free (k->z.A.items);
+  free (k->z.B.n);
+  free (k->z.B.items);
+  slots_free (&k->sm);
+  free (k->c.v);
+  free (k->c.tmp);
+  free (k->c.cnt);
+}
+
+static void
+packing_main (void *arg)
+{
+  packing *k = arg;
+  k->rc = place_all (&k->z, &k->sm, k->stamp, 1, k->order, k->off, &k->top, &k->c);
+}
+
+/* Packings whose lookups meet more entries than this (bidx_work, both
+ * indexes) are made two at once, the second on a second thread: each
+ * reads the buffers' facts and writes only its own entries.  Layered
+ * graphs of 30-40k nodes meet about five hundred placed buffers per
+ * buffer in each order: the memory pass of a 40k-node one 0.43 -> 0.26 s
+ * (the longest-span order, on the thread, takes the longer). */
+#define PAIR_WORK ((uint64_t) 1 << 20)
+
 /* Orders the buffers largest first, ties by `key` (stable sorts). */
 static int
 order_by_size (const ps__hb *h, ps__kv *order)
@@ -456,6 +526,8 @@ ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *poo
   sz z;
   slots sm;
   conflicts c = { 0 };
+  packing second;
+  memset (&second, 0, sizeof second);
   memset (&z, 0, sizeof z);
   memset (&sm, 0, sizeof sm);
   z.h = h;
@@ -508,21 +580,25 @@ ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *poo
   }
   if (bidx_alloc (&z.A, S) < 0 || bidx_alloc (&z.B, S) < 0)
     goto out;
-  if (2 * (bidx_work (&z.A, S) + bidx_work (&z.B, S)) > budget) {
+  uint64_t work = bidx_work (&z.A, S) + bidx_work (&z.B, S);
+  if (2 * work > budget) {
     rc = PS_ELIMIT;
     goto out;
   }
 
   uint64_t top1, top2;
+  /* The second order from empty indexes and slots of its own, on a
+   * second thread when the work is large; the same offsets either way. */
+  if ((rc = packing_init (&second, &z, by_span, off2)) < 0)
+    goto out;
+  ps__job_start (&second.job, packing_main, &second, work > PAIR_WORK);
   if ((rc = place_all (&z, &sm, stamp, 1, by_start, off, &top1, &c)) < 0)
     goto out;
-  /* Again from empty indexes and slots; stamps go on from nb + 1. */
-  memset (z.A.n, 0, (size_t) z.A.base[S] * sizeof *z.A.n);
-  memset (z.B.n, 0, (size_t) z.B.base[S] * sizeof *z.B.n);
-  slots_free (&sm);
-  memset (&sm, 0, sizeof sm);
-  if ((rc = place_all (&z, &sm, stamp, nb + 1, by_span, off2, &top2, &c)) < 0)
+  if (!ps__job_finish (&second.job))
+    packing_main (&second);
+  if ((rc = second.rc) < 0)
     goto out;
+  top2 = second.top;
   if (top2 < top1) {
     memcpy (off, off2, (size_t) nb * sizeof *off);
     top1 = top2;
@@ -530,6 +606,8 @@ ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *poo
   *pool_end = top1;
   rc = 0;
 out:
+  ps__job_drop (&second.job);
+  packing_free (&second);
   slots_free (&sm);
   free (z.s0);
   free (z.it);
