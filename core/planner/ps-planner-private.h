@@ -110,6 +110,15 @@ extern atomic_size_t ps__search_runs_kept;
  * simulation stops. */
 extern atomic_size_t ps__search_stopped;
 extern bool ps__search_never_stop;
+/* The searches that simulated a candidate first for ps__planner.probed
+ * (tests read it), and, set by tests, none does (the search then tells
+ * INFINITY). */
+extern atomic_size_t ps__search_probes;
+extern bool ps__search_no_probe;
+/* The plans without fusion made beside the fused plan that were stopped
+ * when its search first told how fast it will be (ps-planner.c's
+ * ahead_probed; tests read it). */
+extern atomic_size_t ps__ahead_probe_stops;
 /* The memory passes that took the lists of pooled buffers a pair's
  * second thread made (ps__planner.acc_off; tests read it). */
 extern atomic_size_t ps__pool_accesses_beside;
@@ -149,6 +158,14 @@ typedef struct ps__planner {
   /* The search tries its candidates one at a time (the plan is made on
    * a second thread already, or one is made beside it). */
   bool one_thread;
+  /* Told once by the search, on the caller's thread, before it tries its
+   * candidates: a makespan no more than the plan's (the first
+   * generator's schedule on the most streams it tries, simulated, which it
+   * takes in its turn), or INFINITY when it knows none.  The plan without
+   * fusion, which waits for this, is let go on or stopped (ps-planner.c's
+   * `ahead`), and one_thread may be set.  NULL: no one asks. */
+  void (*probed) (struct ps__planner *pl, double ms);
+  void *probed_ctx;
   /* Only a plan faster than this matters (the plan without fusion, weighed
    * against the fused plan's makespan): the search tries no candidate
    * past it to the end (stop_of), and on a graph past ps__sim_max_groups

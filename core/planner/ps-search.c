@@ -126,6 +126,15 @@ typedef struct search {
   /* A candidate's simulation may stop once it cannot beat what the search
    * must (stop_of). */
   bool may_stop;
+  /* The makespan of a candidate the search will take (`probe`), or
+   * INFINITY: candidates may stop once past it too.  Its schedule, kept
+   * (p_order, p_stream, p_after: NULL when none), is that candidate's
+   * when the search comes to it: generator probe_gen on probe_k. */
+  double probe;
+  const struct generator *probe_gen;
+  uint32_t probe_k;
+  uint32_t *p_order, *p_after;
+  uint16_t *p_stream;
 } search;
 
 /* The makespan of the plan the search is weighed against (pl->cutoff,
@@ -141,8 +150,8 @@ cutoff_of (const ps__planner *pl)
 static double
 beat_of (const search *se)
 {
-  double cut = cutoff_of (se->pl);
-  return cut > 0 && cut < se->best ? cut : se->best;
+  double cut = cutoff_of (se->pl), best = se->best < se->probe ? se->best : se->probe;
+  return cut > 0 && cut < best ? cut : best;
 }
 
 /* Whether a candidate of makespan ms, slower than the plan the search is
@@ -385,11 +394,23 @@ schedule_by (ps__planner *pl, const generator *gen, uint32_t k)
   return ps__planner_round_robin (pl, k);
 }
 
+/* Generator `gen`'s schedule on k streams into pl (se->pl or a clone):
+ * the probe's, kept, when it is that one. */
+static int
+schedule_of (ps__planner *pl, const search *se, const generator *gen, uint32_t k)
+{
+  if (se->p_order && gen == se->probe_gen && k == se->probe_k) {
+    load_schedule (pl, se->p_order, se->p_stream, se->p_after);
+    return 0;
+  }
+  return schedule_by (pl, gen, k);
+}
+
 /* Runs generator `gen` on k streams and simulates its schedule. */
 static int
 generate (search *se, const generator *gen, uint32_t k, double *ms)
 {
-  int rc = schedule_by (se->pl, gen, k);
+  int rc = schedule_of (se->pl, se, gen, k);
   return rc < 0 ? rc : evaluate (se, ms);
 }
 
@@ -410,6 +431,8 @@ atomic_size_t ps__search_tails_left, ps__search_tails_won;
 atomic_size_t ps__search_runs_kept;
 atomic_size_t ps__search_stopped;
 bool ps__search_never_stop;
+atomic_size_t ps__search_probes;
+bool ps__search_no_probe;
 bool ps__search_leave_always;
 double *ps__search_least_out;
 
@@ -565,7 +588,7 @@ try_candidate (ps__planner *pl, const search *se, const generator *gen, uint32_t
 {
   *known = false;
   *ms = INFINITY;
-  int rc = schedule_by (pl, gen, k);
+  int rc = schedule_of (pl, se, gen, k);
   if (rc < 0) {
     if (to)
       post_hash (to, 0);
@@ -586,7 +609,7 @@ second_counts (second *c)
     c->k_last = k;
     c->same = c->known = false;
     c->ms = INFINITY;
-    int rc = schedule_by (w, c->gen, k);
+    int rc = schedule_of (w, c->se, c->gen, k);
     if (rc < 0)
       return rc;
     c->hash = schedule_hash (w);
@@ -837,6 +860,9 @@ search_free (search *se)
   free (se->b_after);
   free (se->b_stream);
   free (se->after_was);
+  free (se->p_order);
+  free (se->p_after);
+  free (se->p_stream);
 }
 
 /* The next candidate from (*k, *i) on (count, generator) that is not
@@ -1258,6 +1284,16 @@ ps__planner_search_drop (ps__planner *pl)
   pl->tail = NULL;
 }
 
+/* Tells pl->probed, once, the makespan ms (ps__planner.probed). */
+static void
+announce (ps__planner *pl, double ms)
+{
+  void (*probed) (ps__planner *, double) = pl->probed;
+  pl->probed = NULL;
+  if (probed)
+    probed (pl, ms);
+}
+
 int
 ps__planner_search (ps__planner *pl, double *sim_ms)
 {
@@ -1267,6 +1303,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   memset (&se, 0, sizeof se);
   se.pl = pl;
   se.best = INFINITY;
+  se.probe = INFINITY;
   se.b_order = malloc (n1 * sizeof *se.b_order);
   se.b_after = malloc (n1 * sizeof *se.b_after);
   se.b_stream = malloc (n1 * sizeof *se.b_stream);
@@ -1289,6 +1326,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
    * auto takes the fastest on each count (pl->exact_counts). */
   se.may_stop = !pl->exact_counts && ng > LOCAL_GROUPS && !ps__search_never_stop;
   if (ng > ps__sim_max_groups && !pl->only) {
+    announce (pl, INFINITY);
     if ((rc = search_down (&se, lo, hi)) < 0)
       goto out;
     goto chosen;
@@ -1307,6 +1345,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   }
   bool local = ng <= LOCAL_GROUPS;
   if (pl->only) {
+    announce (pl, INFINITY);
     pl->var = *pl->only;
     pl->var.streams = 0;
     double ms;
@@ -1328,6 +1367,30 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   double climbed = -1;
   for (uint32_t i = 0; i < N_GEN; i++)
     used[i] = PS_MAX_STREAMS + 1;
+  /* Asked (pl->probed), the first generator's schedule on the most
+   * streams it tries, simulated first: the search takes it in its turn
+   * (kept, not made again), and its other candidates may stop past it. */
+  uint32_t kp = hi < gens[0].kcap ? hi : gens[0].kcap;
+  if (pl->probed && !local && !pl->quick_k && kp >= lo && !ps__search_no_probe) {
+    ps__search_probes++;
+    double ms;
+    if ((rc = generate (&se, &gens[0], kp, &ms)) < 0)
+      goto out;
+    se.probe = ms;
+    se.p_order = malloc (n1 * sizeof *se.p_order);
+    se.p_after = malloc (n1 * sizeof *se.p_after);
+    se.p_stream = malloc (n1 * sizeof *se.p_stream);
+    if (!se.p_order || !se.p_after || !se.p_stream) {
+      rc = ps__planner_nomem (pl);
+      goto out;
+    }
+    memcpy (se.p_order, pl->order, ng * sizeof *pl->order);
+    memcpy (se.p_stream, pl->gstream, ng * sizeof *pl->gstream);
+    memcpy (se.p_after, pl->gafter, ng * sizeof *pl->gafter);
+    se.probe_gen = &gens[0];
+    se.probe_k = kp;
+  }
+  announce (pl, se.probe);
   bool pairs = !local && ng >= ps__search_pair_groups && !pl->one_thread;
   if (pairs && (rc = search_pairs (&se, gens, n_gen, lo, hi, used)) < 0)
     goto out;
