@@ -571,11 +571,12 @@ core_schedule_pairs_same_plan (void **state)
   assert_true (ps__search_tails_won > won);
 }
 
-/* The fused plan's search simulating a candidate first (its schedule
- * kept and taken in its turn, the others stopping past it), and the plan
- * without fusion made beside it stopped there when its least time is no
- * less, give the plan the search gives without: the same text on every
- * shape, with and without extras, on 2, 4 and auto streams, fused.  On
+/* The search simulating a candidate first (its schedule kept and taken
+ * in its turn, the others stopping past it, the counts whose least
+ * makespan is above it not tried), and the plan without fusion made
+ * beside the fused plan stopped there when its least time is no less,
+ * give the plan the search gives without: the same text on every shape,
+ * with and without extras, fused and not, on 2, 4 and auto streams.  On
  * these graphs (6,000 nodes, past the local search and where the plan
  * without fusion is made beside) the layered and transformer graphs'
  * plans without fusion are stopped there. */
@@ -592,11 +593,12 @@ core_schedule_probe_same_plan (void **state)
       pt_gen_options (&go, shapes[sh], 6000, 3 + sh, extras);
       ps_graph g;
       assert_int_equal (pt_gen_graph (&g, &go), 0);
-      for (uint32_t S = 2; S <= 6; S += 2) {
+      for (uint32_t S = 2; S <= 12; S += 2) {
         ps_plan_options o;
         ps_plan_options_init (&o);
-        o.streams = S <= 4 ? S : 4;
-        o.streams_auto = S == 6;
+        o.fusion = S <= 6;
+        o.streams = S % 6 == 0 ? 4 : S % 6;
+        o.streams_auto = S % 6 == 0;
         char *text[2];
         int rc[2];
         for (int probe = 0; probe < 2; probe++) {
@@ -610,8 +612,9 @@ core_schedule_probe_same_plan (void **state)
         ps__search_no_probe = false;
         assert_int_equal (rc[0], rc[1]);
         if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
-          fail_msg ("shape %zu%s, %u streams%s: the plans differ", sh,
-                    extras ? " with extras" : "", o.streams, o.streams_auto ? " (auto)" : "");
+          fail_msg ("shape %zu%s, %s, %u streams%s: the plans differ", sh,
+                    extras ? " with extras" : "", o.fusion ? "fused" : "unfused", o.streams,
+                    o.streams_auto ? " (auto)" : "");
         free (text[0]);
         free (text[1]);
       }

@@ -159,11 +159,12 @@ typedef struct ps__planner {
    * a second thread already, or one is made beside it). */
   bool one_thread;
   /* Told once by the search, on the caller's thread, before it tries its
-   * candidates: a makespan no more than the plan's (the first
+   * candidates: a makespan the plan will not be slower than (the first
    * generator's schedule on the most streams it tries, simulated, which it
    * takes in its turn), or INFINITY when it knows none.  The plan without
-   * fusion, which waits for this, is let go on or stopped (ps-planner.c's
-   * `ahead`), and one_thread may be set.  NULL: no one asks. */
+   * fusion made beside is stopped there when it cannot be faster
+   * (ps-planner.c's ahead_probed), and one_thread then cleared.  NULL:
+   * no one asks. */
   void (*probed) (struct ps__planner *pl, double ms);
   void *probed_ctx;
   /* Only a plan faster than this matters (the plan without fusion, weighed

@@ -1367,11 +1367,14 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
   double climbed = -1;
   for (uint32_t i = 0; i < N_GEN; i++)
     used[i] = PS_MAX_STREAMS + 1;
-  /* Asked (pl->probed), the first generator's schedule on the most
-   * streams it tries, simulated first: the search takes it in its turn
-   * (kept, not made again), and its other candidates may stop past it. */
+  /* Asked (pl->probed), or when candidates may stop, the first
+   * generator's schedule on the most streams it tries, simulated first:
+   * the search takes it in its turn (kept, not made again), its other
+   * candidates may stop past it, and counts that cannot beat it are not
+   * tried (100k-node fanout, whose plan waits for the plan without
+   * fusion: 0.37 -> 0.29 s; with --no-fusion 0.33 -> 0.28 s). */
   uint32_t kp = hi < gens[0].kcap ? hi : gens[0].kcap;
-  if (pl->probed && !local && !pl->quick_k && kp >= lo && !ps__search_no_probe) {
+  if ((pl->probed || se.may_stop) && !local && !pl->quick_k && kp >= lo && !ps__search_no_probe) {
     ps__search_probes++;
     double ms;
     if ((rc = generate (&se, &gens[0], kp, &ms)) < 0)
@@ -1389,6 +1392,12 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
     memcpy (se.p_after, pl->gafter, ng * sizeof *pl->gafter);
     se.probe_gen = &gens[0];
     se.probe_k = kp;
+    /* Counts whose least makespan (least_on, which grows as the count
+     * falls) is above it cannot give the plan: not tried. */
+    least b;
+    least_find (pl, &b);
+    while (lo < kp && least_on (&b, lo) > se.probe * (1 + 1e-9))
+      lo++;
   }
   announce (pl, se.probe);
   bool pairs = !local && ng >= ps__search_pair_groups && !pl->one_thread;
