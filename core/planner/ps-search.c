@@ -24,6 +24,13 @@
  * So the plan for S streams has every plan for fewer streams to choose
  * from, and more streams never simulate slower.
  *
+ * Where candidates may stop (not --streams auto) and past the local
+ * search, the first generator's schedule on the most streams tried is
+ * simulated first (the probe, taken in its turn): the plan is no slower,
+ * so the others stop past it and counts whose least makespan (least_on)
+ * is above it are not tried; a plan without fusion made beside is told
+ * (ps__planner.probed).
+ *
  * Cost: per candidate, one list schedule, one sync pass and one
  * simulation, each O((V + E) log V) or so, two candidates at a time on
  * graphs of 2,048 groups or more that the local search leaves alone
