@@ -498,6 +498,20 @@ plan_text (const ps_plan *p)
   return text;
 }
 
+/* The text of the plan o builds for g, NULL when the build fails (its
+ * return code in *rc). */
+static char *
+built_text (const ps_graph *g, const ps_plan_options *o, int *rc)
+{
+  ps_plan p;
+  *rc = ps_plan_build (&p, g, o, NULL);
+  if (*rc != 0)
+    return NULL;
+  char *text = plan_text (&p);
+  ps_plan_free (&p);
+  return text;
+}
+
 /* Candidates tried two at a time, on two threads, give the plan that
  * trying them one at a time gives: the same steps, streams, waits, pool
  * and makespan, on every shape, with and without events, barriers,
@@ -542,11 +556,7 @@ core_schedule_pairs_same_plan (void **state)
               ps__search_pair_groups = two ? 0 : UINT32_MAX;
               ps__search_leave_always = two == 2;
               ps__peak_early_min = two == 2 ? 0 : early;
-              ps_plan p;
-              rc[two] = ps_plan_build (&p, &g, &o, NULL);
-              text[two] = rc[two] == 0 ? plan_text (&p) : NULL;
-              if (rc[two] == 0)
-                ps_plan_free (&p);
+              text[two] = built_text (&g, &o, &rc[two]);
             }
             ps__search_leave_always = false;
             ps__peak_early_min = early;
@@ -603,11 +613,7 @@ core_schedule_probe_same_plan (void **state)
         int rc[2];
         for (int probe = 0; probe < 2; probe++) {
           ps__search_no_probe = !probe;
-          ps_plan p;
-          rc[probe] = ps_plan_build (&p, &g, &o, NULL);
-          text[probe] = rc[probe] == 0 ? plan_text (&p) : NULL;
-          if (rc[probe] == 0)
-            ps_plan_free (&p);
+          text[probe] = built_text (&g, &o, &rc[probe]);
         }
         ps__search_no_probe = false;
         assert_int_equal (rc[0], rc[1]);
