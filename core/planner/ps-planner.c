@@ -659,7 +659,7 @@ ahead_skippable (ahead *a)
  * a plan without fusion made beside it is stopped when its least time is
  * no less, and the search then tries its candidates two at a time
  * instead of one (100k-node layered and transformer graphs: the plan
- * 0.37 -> 0.34 s, 0.28 -> 0.24 s).  Until then it has taken the core the
+ * 0.37 -> 0.34 s, 0.28 -> 0.26 s).  Until then it has taken the core the
  * fused plan's fusion pass left idle. */
 atomic_size_t ps__ahead_probe_stops;
 

@@ -1387,7 +1387,12 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
     double ms;
     if ((rc = generate (&se, &gens[0], kp, &ms)) < 0)
       goto out;
-    se.probe = ms;
+    /* Past the plan it is weighed against (known now, or since), its
+     * simulation may have stopped: ms is then only a bound below its
+     * makespan, and no probe. */
+    double cut = cutoff_of (pl);
+    if (!(cut > 0 && ms > cut))
+      se.probe = ms;
     se.p_order = malloc (n1 * sizeof *se.p_order);
     se.p_after = malloc (n1 * sizeof *se.p_after);
     se.p_stream = malloc (n1 * sizeof *se.p_stream);
