@@ -314,10 +314,6 @@ void ps__planner_positions (ps__planner *pl);
  * fusion pass's coverage. */
 bool ps__fuse_key (const ps_graph *g, uint32_t v, uint64_t *elems, uint64_t *sig);
 int ps__planner_schedule (ps__planner *pl);
-/* The schedule arrays (order, gissue, gstream, gpos, gstart, gfinish,
- * gafter), made anew for ng groups, which every generator fills (the list
- * schedule makes them itself).  0 or PS_ENOMEM (the caller says so). */
-int ps__planner_schedule_arrays (ps__planner *pl);
 int ps__planner_sync (ps__planner *pl);
 int ps__planner_pool (ps__planner *pl);
 /* The pooled buffers each group touches, for the memory pass, into

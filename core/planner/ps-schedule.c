@@ -883,9 +883,17 @@ run_pass (ps__planner *pl, sched *sc, queues *q, const double *key, uint32_t *in
 }
 
 int
-ps__planner_schedule_arrays (ps__planner *pl)
+ps__planner_schedule (ps__planner *pl)
 {
-  size_t n1 = pl->ng ? pl->ng : 1;
+  uint32_t ng = pl->ng, S = pl->var.streams ? pl->var.streams : pl->S, n1 = ng ? ng : 1;
+  int rc = 0;
+  sched *sc = calloc (1, sizeof *sc);
+  queues q;
+  memset (&q, 0, sizeof q);
+  q.ng = ng;
+  double *key = malloc (n1 * sizeof *key);
+  uint32_t *indeg = malloc (n1 * sizeof *indeg);
+  q.ready_at = malloc (n1 * sizeof *q.ready_at);
   free (pl->order);
   free (pl->gissue);
   free (pl->gstream);
@@ -900,25 +908,8 @@ ps__planner_schedule_arrays (ps__planner *pl)
   pl->gstart = malloc (n1 * sizeof *pl->gstart);
   pl->gfinish = malloc (n1 * sizeof *pl->gfinish);
   pl->gafter = malloc (n1 * sizeof *pl->gafter);
-  return pl->order && pl->gissue && pl->gstream && pl->gpos && pl->gstart && pl->gfinish
-                 && pl->gafter
-             ? 0
-             : PS_ENOMEM;
-}
-
-int
-ps__planner_schedule (ps__planner *pl)
-{
-  uint32_t ng = pl->ng, S = pl->var.streams ? pl->var.streams : pl->S, n1 = ng ? ng : 1;
-  int rc = 0;
-  sched *sc = calloc (1, sizeof *sc);
-  queues q;
-  memset (&q, 0, sizeof q);
-  q.ng = ng;
-  double *key = malloc (n1 * sizeof *key);
-  uint32_t *indeg = malloc (n1 * sizeof *indeg);
-  q.ready_at = malloc (n1 * sizeof *q.ready_at);
-  if (!sc || !key || !indeg || !q.ready_at || ps__planner_schedule_arrays (pl) < 0)
+  if (!sc || !key || !indeg || !q.ready_at || !pl->order || !pl->gissue || !pl->gstream || !pl->gpos
+      || !pl->gstart || !pl->gfinish || !pl->gafter)
     goto nomem;
   sc->pl = pl;
   sc->d = &pl->dev;

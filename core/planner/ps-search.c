@@ -1338,13 +1338,12 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
       goto out;
     goto chosen;
   }
-  /* The schedule arrays: the list scheduler makes its own, the other
-   * generators fill them (a list schedule on one stream made them, for
-   * nothing: 4% of a 100k-node layered plan's time). */
-  if (ps__planner_schedule_arrays (pl) < 0) {
-    rc = ps__planner_nomem (pl);
+  /* The schedule arrays: the list scheduler allocates its own, the other
+   * generators fill them; one run gives them their size. */
+  pl->var = generators[0].var;
+  pl->var.streams = 1;
+  if ((rc = ps__planner_schedule (pl)) < 0)
     goto out;
-  }
   const generator *gens = generators;
   uint32_t n_gen = ng <= FEW_GROUPS ? N_GEN : N_FEW;
   if (ng > PS__SEARCH_MAX_GROUPS) {
