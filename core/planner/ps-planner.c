@@ -279,7 +279,6 @@ typedef struct run_opts {
 static void ahead_after_streams (struct ahead *a, double bound, double estimate, bool exact);
 static bool ahead_running (struct ahead *a);
 static bool ahead_needs (struct ahead *a, double bound, double estimate);
-static bool ahead_skippable (struct ahead *a);
 static void ahead_probed (ps__planner *pl, double ms);
 
 /* Whether the plan without fusion is being made beside this one (and
@@ -343,7 +342,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   /* The search's second thread only where no plan is made beside it
    * (three threads on two cores: 100k-node fanout 0.91 s against 1.02 s). */
   pl.one_thread = ro->beside || unfused_running (ro);
-  if (unfused_running (ro) && ahead_skippable (ro->un)) {
+  if (unfused_running (ro)) { /* ro->un: one that may be skipped (build) */
     pl.probed = ahead_probed;
     pl.probed_ctx = ro->un;
   }
@@ -648,12 +647,7 @@ ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
     atomic_store (&a->cancel, true);
 }
 
-/* Whether the plan without fusion may be skipped (may_skip). */
-static bool
-ahead_skippable (ahead *a)
-{
-  return a->may_skip;
-}
+atomic_size_t ps__ahead_probe_stops;
 
 /* The fused plan's search will be no slower than ms (ps__planner.probed):
  * a plan without fusion made beside it is stopped when its least time is
@@ -661,8 +655,6 @@ ahead_skippable (ahead *a)
  * instead of one (100k-node layered and transformer graphs: the plan
  * 0.37 -> 0.34 s, 0.28 -> 0.26 s).  Until then it has taken the core the
  * fused plan's fusion pass left idle. */
-atomic_size_t ps__ahead_probe_stops;
-
 static void
 ahead_probed (ps__planner *pl, double ms)
 {

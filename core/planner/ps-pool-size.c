@@ -396,7 +396,7 @@ find_conflicts (sz *z, slots *sm, uint32_t *stamp, uint32_t mark, uint32_t j, co
  * it fits between its conflicts (first fit), and enters it in the
  * indexes.  *top: the highest byte used + 1. */
 static int
-place_all (sz *z, slots *sm, uint32_t *stamp, uint32_t mark0, const ps__kv *order,
+place_all (sz *z, slots *sm, uint32_t *stamp, const ps__kv *order,
            uint64_t *off, uint64_t *top, conflicts *c)
 {
   const ps__hb *h = z->h;
@@ -405,7 +405,7 @@ place_all (sz *z, slots *sm, uint32_t *stamp, uint32_t mark0, const ps__kv *orde
   for (uint32_t i = 0; i < nb; i++) {
     uint32_t j = order[i].a;
     uint64_t zb = PS__POOL_ALIGNED (h->w[j]);
-    if (find_conflicts (z, sm, stamp, mark0 + i, j, c) < 0)
+    if (find_conflicts (z, sm, stamp, i + 1, j, c) < 0)
       return PS_ENOMEM;
     sort_by_offset (c->v, c->tmp, c->cnt, c->n);
     uint64_t cur = 0;
@@ -496,7 +496,7 @@ static void
 packing_main (void *arg)
 {
   packing *k = arg;
-  k->rc = place_all (&k->z, &k->sm, k->stamp, 1, k->order, k->off, &k->top, &k->c);
+  k->rc = place_all (&k->z, &k->sm, k->stamp, k->order, k->off, &k->top, &k->c);
 }
 
 /* Packings whose lookups meet more entries than this (bidx_work, both
@@ -592,7 +592,7 @@ ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *poo
   if ((rc = packing_init (&second, &z, by_span, off2)) < 0)
     goto out;
   ps__job_start (&second.job, packing_main, &second, work > PAIR_WORK);
-  if ((rc = place_all (&z, &sm, stamp, 1, by_start, off, &top1, &c)) < 0)
+  if ((rc = place_all (&z, &sm, stamp, by_start, off, &top1, &c)) < 0)
     goto out;
   if (!ps__job_finish (&second.job))
     packing_main (&second);

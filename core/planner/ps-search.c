@@ -333,14 +333,22 @@ evaluate (search *se, double *ms)
 
 /* Keeps the schedule in pl (se->pl, or a candidate's clone of it) as the
  * best, of makespan ms. */
+/* The schedule in pl (order, stream, after) into the arrays given
+ * (load_schedule puts it back). */
+static void
+copy_schedule (const ps__planner *pl, uint32_t *order, uint16_t *stream, uint32_t *after)
+{
+  memcpy (order, pl->order, pl->ng * sizeof *pl->order);
+  memcpy (stream, pl->gstream, pl->ng * sizeof *pl->gstream);
+  memcpy (after, pl->gafter, pl->ng * sizeof *pl->gafter);
+}
+
 static void
 save_best_of (search *se, const ps__planner *pl, double ms)
 {
   se->best = ms;
   se->best_sc = pl->SC;
-  memcpy (se->b_order, pl->order, pl->ng * sizeof *pl->order);
-  memcpy (se->b_stream, pl->gstream, pl->ng * sizeof *pl->gstream);
-  memcpy (se->b_after, pl->gafter, pl->ng * sizeof *pl->gafter);
+  copy_schedule (pl, se->b_order, se->b_stream, se->b_after);
 }
 
 static void
@@ -1399,9 +1407,7 @@ ps__planner_search (ps__planner *pl, double *sim_ms)
       rc = ps__planner_nomem (pl);
       goto out;
     }
-    memcpy (se.p_order, pl->order, ng * sizeof *pl->order);
-    memcpy (se.p_stream, pl->gstream, ng * sizeof *pl->gstream);
-    memcpy (se.p_after, pl->gafter, ng * sizeof *pl->gafter);
+    copy_schedule (pl, se.p_order, se.p_stream, se.p_after);
     se.probe_gen = &gens[0];
     se.probe_k = kp;
     /* Counts whose least makespan (least_on, which grows as the count
