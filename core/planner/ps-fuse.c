@@ -699,9 +699,9 @@ by_halves (fuse *f, void (*fn) (void *), uint32_t n)
 }
 
 /* Contracted edges (deduplicated, without self loops) and the issue-order
- * chains of user events. */
+ * chains of user events; *forward: every edge goes to a higher group id. */
 static int
-contract (ps__planner *pl, uint32_t *mark)
+contract (ps__planner *pl, uint32_t *mark, bool *forward)
 {
   const ps_graph *g = pl->g;
   uint32_t ng = pl->ng, E = g->succ_off[pl->n];
@@ -715,6 +715,7 @@ contract (ps__planner *pl, uint32_t *mark)
   for (uint32_t gi = 0; gi < ng; gi++)
     mark[gi] = PS_NONE;
   uint32_t cnt = 0;
+  bool fwd = true;
   for (uint32_t gi = 0; gi < ng; gi++) {
     pl->gsucc_off[gi] = cnt;
     for (uint32_t k = pl->gm_off[gi]; k < pl->gm_off[gi + 1]; k++) {
@@ -724,12 +725,14 @@ contract (ps__planner *pl, uint32_t *mark)
         if (gj == gi || mark[gj] == gi)
           continue;
         mark[gj] = gi;
+        fwd &= gj > gi;
         pl->gsucc[cnt++] = gj;
         pl->gpred_off[gj + 2]++;
       }
     }
   }
   pl->gsucc_off[ng] = cnt;
+  *forward = fwd;
   pl->gpred = malloc ((cnt ? cnt : 1) * sizeof *pl->gpred);
   if (!pl->gpred)
     return ps__planner_nomem (pl);
@@ -773,28 +776,31 @@ contract (ps__planner *pl, uint32_t *mark)
 }
 
 /* Each group's upward rank (pl->grank) and the largest (grank_max), by
- * the groups in reverse topological order of the contracted graph
- * (ps-topo.h; order: ng entries of scratch). */
+ * the groups in reverse topological order of the contracted graph: their
+ * ids' when every edge goes forward (`forward`: always without fusion),
+ * else one found (ps-topo.h; order: ng entries of scratch). */
 static int
-upward_ranks (ps__planner *pl, uint32_t *order)
+upward_ranks (ps__planner *pl, uint32_t *order, bool forward)
 {
   uint32_t ng = pl->ng;
-  uint32_t *indeg = malloc ((ng ? ng : 1) * sizeof *indeg);
   pl->grank = malloc ((ng ? ng : 1) * sizeof *pl->grank);
-  if (!indeg || !pl->grank) {
-    free (indeg);
+  if (!pl->grank)
     return ps__planner_nomem (pl);
-  }
-  uint32_t placed = ps__topo_order (ng, pl->gpred_off, pl->gsucc_off, pl->gsucc, order, indeg);
-  free (indeg);
-  if (placed != ng) {
-    if (pl->diag)
-      ps_diag_error (pl->diag, 0, 0, "internal error: the contracted graph has a cycle");
-    return PS_ECYCLE;
+  if (!forward) {
+    uint32_t *indeg = malloc ((ng ? ng : 1) * sizeof *indeg);
+    if (!indeg)
+      return ps__planner_nomem (pl);
+    uint32_t placed = ps__topo_order (ng, pl->gpred_off, pl->gsucc_off, pl->gsucc, order, indeg);
+    free (indeg);
+    if (placed != ng) {
+      if (pl->diag)
+        ps_diag_error (pl->diag, 0, 0, "internal error: the contracted graph has a cycle");
+      return PS_ECYCLE;
+    }
   }
   double *rank = pl->grank, top = 0;
   for (uint32_t i = ng; i-- > 0;) {
-    uint32_t gi = order[i];
+    uint32_t gi = forward ? i : order[i];
     double best = 0;
     for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++)
       if (rank[pl->gsucc[e]] > best)
@@ -899,8 +905,9 @@ ps__planner_fuse (ps__planner *pl)
   names_job nj = { .pl = pl };
   bool beside = ng >= COSTS_THREAD_MIN && pl->n_fused > 0 && names_reserve (pl) == 0;
   ps__job_start (&nj.job, names_main, &nj, beside);
-  if ((rc = contract (pl, gid)) == 0)
-    rc = upward_ranks (pl, gid);
+  bool forward = false;
+  if ((rc = contract (pl, gid, &forward)) == 0)
+    rc = upward_ranks (pl, gid, forward);
   if (!ps__job_finish (&nj.job))
     names_main (&nj);
   if (rc == 0 && nj.rc < 0)

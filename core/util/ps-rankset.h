@@ -34,8 +34,9 @@ typedef struct ps__kv {
   uint32_t a, b;
 } ps__kv;
 
-/* Stable LSD radix sort by key, a byte at a time; bytes that are the same
- * in every key cost one counting pass only.  0 or PS_ENOMEM. */
+/* Stable LSD radix sort by key, a digit at a time (8 bits, 11 on large
+ * arrays); digits that are the same in every key cost no pass of their
+ * own.  0 or PS_ENOMEM. */
 int ps__radix_sort_kv (ps__kv *v, size_t n);
 
 #endif
