@@ -64,16 +64,19 @@
 #define BY_SIZE_MIN ((uint64_t) 1 << 20)
 #define BY_SIZE_WORK 16384u
 #define BY_SIZE_MIN_WORK ((uint64_t) 1 << 24)
-/* Past BY_SIZE_LIVE, plans of at most REPAIR_BUFFERS pooled buffers and
- * REPAIR_LIVE live per buffer are weighed against their exact peak (about
- * 0.02 s at 45k nodes, 0.05 s at 100k, found then for the plan's outputs
- * too) and packed by size when the online pool is above POOL_TARGET
- * times it: layered graphs of 45-60k nodes on 4-5 streams get online
- * pools of 1.10-1.14x the peak, largest first 1.02-1.03x, in 0.3-0.5 s
- * more. */
+/* Past BY_SIZE_LIVE, plans of REPAIR_MIN_BUFFERS to REPAIR_BUFFERS
+ * buffers and at most REPAIR_LIVE live per buffer are weighed against
+ * their exact peak (about 0.02 s at 45k nodes, 0.05 s at 100k, found then
+ * for the plan's outputs too) and packed by size when the online pool is
+ * above POOL_TARGET times it, with a budget of REPAIR_WORK comparisons per
+ * buffer, REPAIR_MAX_WORK in all (a few seconds): layered graphs of 45-60k
+ * nodes on 4-6 streams get online pools of 1.10-1.14x the peak, largest
+ * first 1.02-1.03x, in 0.3-0.6 s more. */
 #define REPAIR_BUFFERS 262144u
 #define REPAIR_MIN_BUFFERS 16384u
 #define REPAIR_LIVE 2048u
+#define REPAIR_WORK 65536u
+#define REPAIR_MAX_WORK ((uint64_t) 1 << 32)
 #define POOL_TARGET 1.10
 #define CANDIDATES 32
 #define BINS 64
@@ -1134,6 +1137,7 @@ ps__planner_pool (ps__planner *pl)
    * or, past that, when it is above POOL_TARGET times the exact peak;
    * the smaller pool is kept. */
   bool by_size = p->pool_bytes > bound && by_size_cheap;
+  uint64_t budget = BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK;
   if (repair && p->pool_bytes > bound) {
     ps_pool_peak pk;
     int prc = seeking ? ps__peak_seek_wait (&seek, &pk) : ps_pool_peak_compute (p, &pk, NULL);
@@ -1147,10 +1151,13 @@ ps__planner_pool (ps__planner *pl)
       p->pool_peak_exact = pk.exact;
       p->pool_peak_known = true;
       by_size = (double) p->pool_bytes > POOL_TARGET * (double) pk.bytes;
+      budget = REPAIR_WORK * (uint64_t) n_used;
+      if (budget > REPAIR_MAX_WORK)
+        budget = REPAIR_MAX_WORK;
     }
   }
   if (by_size) {
-    rc = pack_by_size (pl, BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK);
+    rc = pack_by_size (pl, budget);
     if (rc == PS_ELIMIT)
       rc = 0;
   }
