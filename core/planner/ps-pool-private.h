@@ -10,9 +10,12 @@
 /* A buffer's bytes rounded up to PS_POOL_ALIGN (the room it takes). */
 #define PS__POOL_ALIGNED(z) (((z) + PS_POOL_ALIGN - 1) & ~(uint64_t) (PS_POOL_ALIGN - 1))
 
-/* Largest first, best fit (ps-pool-size.c).  *pool_end: the highest byte
- * used + 1.  PS_ELIMIT when the work would pass `budget` comparisons (or
- * the pool would not fit in 64 bits), PS_ENOMEM. */
-int ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *pool_end);
+/* Largest first, best fit (ps-pool-size.c), in two orders, then in up to
+ * `tries` more (ties shuffled) while the pool is above `target`; the
+ * smallest kept.  *pool_end: the highest byte used + 1.  PS_ELIMIT when
+ * the work of the two orders would pass `budget` comparisons (or the pool
+ * would not fit in 64 bits), PS_ENOMEM. */
+int ps__pool_by_size (const ps__hb *h, uint64_t budget, uint32_t tries, uint64_t target,
+                      uint64_t *off, uint64_t *pool_end);
 
 #endif

@@ -507,16 +507,6 @@ packing_main (void *arg)
  * (the longest-span order, on the thread, takes the longer). */
 #define PAIR_WORK ((uint64_t) 1 << 20)
 
-/* Plans of at most SMALL_BUFFERS pooled buffers are also packed in
- * SMALL_TRIES more orders, largest first with ties in a shuffled order
- * (the same on every run), the smallest pool kept: with many buffers of
- * one size, which slot each goes to is a colouring that neither order
- * above always gets right (copy-compute-overlap without fusion on 5
- * streams: twelve 16 MiB buffers in 7 slots where 6 suffice, 1.17x its
- * exact peak).  A few milliseconds at most. */
-#define SMALL_BUFFERS 128u
-#define SMALL_TRIES 64u
-
 /* Orders the buffers largest first, ties by `key` (stable sorts). */
 static int
 order_by_size (const ps__hb *h, ps__kv *order)
@@ -528,17 +518,19 @@ order_by_size (const ps__hb *h, ps__kv *order)
   return ps__radix_sort_kv (order, h->nb);
 }
 
-/* SMALL_TRIES packings largest first, ties shuffled (xorshift from a
- * fixed seed), each from the items `it0` with indexes of its own; the
- * smallest pool below *top goes into off and *top.  order and scratch:
- * nb entries each. */
+/* Up to `tries` packings largest first, ties shuffled (xorshift from a
+ * fixed seed: the same on every run), while *top is above target: with
+ * many buffers of one size, which slot each takes is a colouring that
+ * neither order of ps__pool_by_size always gets right.  Each starts from
+ * the items `it0` with indexes of its own; the smallest pool below *top
+ * goes into off and *top.  order and scratch: nb entries each. */
 static int
-shuffled_orders (const sz *z, const item *it0, ps__kv *order, uint64_t *off, uint64_t *scratch,
-                 uint64_t *top)
+shuffled_orders (const sz *z, const item *it0, uint32_t tries, uint64_t target, ps__kv *order,
+                 uint64_t *off, uint64_t *scratch, uint64_t *top)
 {
   uint32_t nb = z->h->nb;
   uint64_t x = 0x9e3779b97f4a7c15u;
-  for (uint32_t r = 0; r < SMALL_TRIES; r++) {
+  for (uint32_t r = 0; r < tries && *top > target; r++) {
     for (uint32_t j = 0; j < nb; j++) {
       x ^= x << 13;
       x ^= x >> 7;
@@ -565,7 +557,8 @@ shuffled_orders (const sz *z, const item *it0, ps__kv *order, uint64_t *off, uin
 }
 
 int
-ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *pool_end)
+ps__pool_by_size (const ps__hb *h, uint64_t budget, uint32_t tries, uint64_t target,
+                  uint64_t *off, uint64_t *pool_end)
 {
   uint32_t nb = h->nb, S = h->S;
   int rc = PS_ENOMEM;
@@ -638,7 +631,7 @@ ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *poo
    * second thread when the work is large; the same offsets either way. */
   if ((rc = packing_init (&second, &z, by_span, off2)) < 0)
     goto out;
-  if (nb <= SMALL_BUFFERS) { /* the items as the packings start from them */
+  if (tries > 0) { /* the items as the packings start from them */
     if (!(it0 = malloc ((nb ? nb : 1) * sizeof *it0))) {
       rc = PS_ENOMEM;
       goto out;
@@ -657,7 +650,8 @@ ps__pool_by_size (const ps__hb *h, uint64_t budget, uint64_t *off, uint64_t *poo
     memcpy (off, off2, (size_t) nb * sizeof *off);
     top1 = top2;
   }
-  if (nb <= SMALL_BUFFERS && (rc = shuffled_orders (&z, it0, by_span, off, off2, &top1)) < 0)
+  if (tries > 0
+      && (rc = shuffled_orders (&z, it0, tries, target, by_span, off, off2, &top1)) < 0)
     goto out;
   *pool_end = top1;
   rc = 0;
