@@ -1189,9 +1189,9 @@ ps__peak_seek_wait (struct ps__plan_peak *j, ps_pool_peak *out)
 uint32_t ps__peak_early_min = 262144u;
 
 bool
-ps__plan_peak_start (ps_plan *p)
+ps__plan_peak_start (ps_plan *p, uint32_t min_buffers)
 {
-  if (p->peak || p->pool_peak_known || !p->graph || p->graph->n_buffers < ps__peak_early_min)
+  if (p->peak || p->pool_peak_known || !p->graph || p->graph->n_buffers < min_buffers)
     return false;
   struct ps__plan_peak *j = malloc (sizeof *j);
   if (!j)
@@ -1202,6 +1202,14 @@ ps__plan_peak_start (ps_plan *p)
   }
   p->peak = j;
   return true;
+}
+
+void
+ps__plan_peak_drop (ps_plan *p)
+{
+  ps__plan_peak_stop (p->peak);
+  free (p->peak);
+  p->peak = NULL;
 }
 
 int

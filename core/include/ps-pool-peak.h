@@ -80,8 +80,10 @@ int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
  * below 262,144 buffers it takes under 0.2 s, which the writing hides,
  * and seeking it early would only hold its memory beside the planner's
  * (100k-node layered: 37 MiB more for no time).  ps__plan_peak_start
- * returns whether it started (not when the plan is smaller, its peak
- * known or being sought, or no thread starts). */
+ * (min_buffers: ps__peak_early_min, or less for the memory pass, which
+ * may weigh the pool against the peak) returns whether it started (not
+ * when the plan has fewer buffers, its peak known or being sought, or no
+ * thread starts). */
 #define PS__PEAK_THREAD_MIN 50000u
 extern uint32_t ps__peak_early_min; /* 262,144; tests lower it */
 /* Whether the minimum flow finds its first level from the network's
@@ -95,7 +97,9 @@ extern bool ps__peak_adjacency_whole;
 struct ps__plan_peak;
 bool ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p);
 int ps__peak_seek_wait (struct ps__plan_peak *j, ps_pool_peak *out);
-bool ps__plan_peak_start (ps_plan *p);
+bool ps__plan_peak_start (ps_plan *p, uint32_t min_buffers);
+/* Stops and lets go the plan's own (ps_plan.peak, which must be set). */
+void ps__plan_peak_drop (ps_plan *p);
 
 /* The pool against its peak: pool_bytes / peak (1 when both are 0), and
  * that figure in words, for every view that shows the pool: "96 MiB,

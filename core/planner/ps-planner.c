@@ -427,7 +427,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     rc = PS_ECANCELED;
     goto out;
   }
-  bool peak = final && o->find_peak && ps__plan_peak_start (p);
+  bool peak = final && o->find_peak && ps__plan_peak_start (p, ps__peak_early_min);
   /* A plan the search did not simulate (too many groups) is simulated
    * now, so that its makespan is the one `simulate` shows: on a second
    * thread while the memory pass runs (which neither reads nor changes
@@ -448,16 +448,13 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     rc = ps__planner_search_settle (&pl, &sim_ms, &changed);
     ps_timing_mark (timing, "streams", &t);
     if (rc == 0 && changed) {
-      if (peak) {
-        ps__plan_peak_stop (p->peak);
-        free (p->peak);
-        p->peak = NULL;
-      }
+      if (peak)
+        ps__plan_peak_drop (p);
       ps__planner_sync_undo (&pl);
       rc = ps__planner_sync (&pl);
       ps_timing_mark (timing, "sync", &t);
       if (rc == 0) {
-        peak = final && o->find_peak && ps__plan_peak_start (p);
+        peak = final && o->find_peak && ps__plan_peak_start (p, ps__peak_early_min);
         rc = ps__planner_pool (&pl);
       }
       ps_timing_mark (timing, "memory", &t);
@@ -837,7 +834,7 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
     memset (nofuse, 0, n);
     rc = run (&alt, g, o, &(run_opts) { true, nofuse, tk, NULL, NULL, NULL }, NULL, timing, &r);
     double base = r.ms;
-    uint32_t mask = 0, split = 0;
+    uint32_t mask = 0;
     for (uint32_t k = 0; rc == 0 && k < n_groups; k++) {
       for (uint32_t j = group[k]; j < group[k + 1]; j++)
         nofuse[members[j]] = 1;
@@ -845,7 +842,6 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
       if (rc == 0 && r.ms < base * (1 - 1e-9)) {
         base = r.ms;
         mask |= 1u << k;
-        split++;
       } else {
         for (uint32_t j = group[k]; j < group[k + 1]; j++)
           nofuse[members[j]] = 0;
@@ -854,7 +850,7 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
     bool known = false;
     for (uint32_t i = 0; i < n_masks; i++)
       known |= masks[i] == mask;
-    if (rc < 0 || split == 0 || known)
+    if (rc < 0 || mask == 0 || known)
       continue;
     masks[n_masks++] = mask;
     /* Kept if it is faster, so made as a final plan is. */
@@ -864,7 +860,8 @@ fusion_auto (ps_plan *p, const ps_graph *g, const ps_plan_options *o, ps_timing 
       merge_at_most (at_most, &r);
       rc = keep_faster (p, &best, &alt, &kept);
       if (rc == 0 && kept)
-        kept_back = split;
+        for (kept_back = 0; mask; mask &= mask - 1) /* the groups in it */
+          kept_back++;
     }
   }
   free (nofuse);

@@ -1002,8 +1002,7 @@ ps__planner_pool (ps__planner *pl)
   uint32_t B = g->n_buffers, S = pl->SC, ng = pl->ng, b1 = B ? B : 1;
   int rc = 0;
   p->pool_peak_known = false; /* found again for these steps, when it is */
-  struct ps__plan_peak seek;
-  bool seeking = false;
+  bool seeking = false;        /* p->peak is this pass's */
   if ((uint64_t) B * S > MAX_CLOCK_WORDS) {
     /* Clocks that wide would cost more memory than the reuse is worth:
      * every buffer gets bytes of its own. */
@@ -1045,8 +1044,9 @@ ps__planner_pool (ps__planner *pl)
   /* Past the by-size budget (below), the exact peak the pool may be
    * weighed against: sought on a second thread from here, while the
    * online allocator packs, and let go when it is not needed. */
-  if (B >= REPAIR_MIN_BUFFERS && B <= REPAIR_BUFFERS && !p->peak)
-    seeking = ps__peak_seek_start (&seek, p);
+  bool own = !p->peak; /* not the planner's (ps__plan_peak_start) */
+  if (B <= REPAIR_BUFFERS && own)
+    seeking = ps__plan_peak_start (p, REPAIR_MIN_BUFFERS);
   if (pl->acc) /* made beside the search */
     ps__pool_accesses_beside++;
   else if ((rc = ps__planner_pool_accesses (pl)) < 0)
@@ -1063,9 +1063,9 @@ ps__planner_pool (ps__planner *pl)
   memset (f_off, 0, ((size_t) ng + 2) * sizeof *f_off);
   bool by_size_cheap = work <= BY_SIZE_LIVE * (uint64_t) n_used + BY_SIZE_MIN;
   bool repair = !by_size_cheap && n_used <= REPAIR_BUFFERS
-                && work <= REPAIR_LIVE * (uint64_t) n_used && !p->peak;
+                && work <= REPAIR_LIVE * (uint64_t) n_used && own;
   if (seeking && !repair) {
-    ps__plan_peak_stop (&seek);
+    ps__plan_peak_drop (p);
     seeking = false;
   }
 
@@ -1148,36 +1148,23 @@ ps__planner_pool (ps__planner *pl)
    * or, past that, when it is above POOL_TARGET times the exact peak;
    * the smaller pool is kept. */
   bool by_size = p->pool_bytes > bound && by_size_cheap;
+  bool shuffle = by_size && n_used <= SHUFFLE_BUFFERS && own;
   uint64_t budget = BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK, target = 0;
   uint32_t tries = 0;
-  if (by_size && n_used <= SHUFFLE_BUFFERS && !p->peak) {
-    ps_pool_peak pk;
-    int prc = ps_pool_peak_compute (p, &pk, NULL);
-    if (prc == PS_ENOMEM) {
-      rc = prc;
-      goto out;
-    }
-    if (prc == 0) {
-      p->pool_peak = pk.bytes;
-      p->pool_peak_exact = pk.exact;
-      p->pool_peak_known = true;
-      tries = SHUFFLE_TRIES;
-      target = n_used <= SMALL_BUFFERS ? pk.bytes : (uint64_t) (POOL_TARGET * (double) pk.bytes);
-    }
-  }
-  if (repair && p->pool_bytes > bound) {
-    ps_pool_peak pk;
-    int prc = seeking ? ps__peak_seek_wait (&seek, &pk) : ps_pool_peak_compute (p, &pk, NULL);
+  if (shuffle || (repair && p->pool_bytes > bound)) {
+    /* The steps are final: the plan keeps the peak for its outputs. */
+    int prc = ps_plan_find_peak (p);
     seeking = false;
     if (prc == PS_ENOMEM) {
       rc = prc;
       goto out;
     }
-    if (prc == 0) { /* the steps are final: the plan's outputs show this peak */
-      p->pool_peak = pk.bytes;
-      p->pool_peak_exact = pk.exact;
-      p->pool_peak_known = true;
-      by_size = (double) p->pool_bytes > POOL_TARGET * (double) pk.bytes;
+    double peak = (double) p->pool_peak;
+    if (prc == 0 && shuffle) {
+      tries = SHUFFLE_TRIES;
+      target = n_used <= SMALL_BUFFERS ? p->pool_peak : (uint64_t) (POOL_TARGET * peak);
+    } else if (prc == 0) {
+      by_size = (double) p->pool_bytes > POOL_TARGET * peak;
       budget = REPAIR_WORK * (uint64_t) n_used;
       if (budget > REPAIR_MAX_WORK)
         budget = REPAIR_MAX_WORK;
@@ -1191,7 +1178,7 @@ ps__planner_pool (ps__planner *pl)
 
 out:
   if (seeking)
-    ps__plan_peak_stop (&seek);
+    ps__plan_peak_drop (p);
   if (rc == PS_ENOMEM)
     rc = ps__planner_nomem (pl);
   else if (rc == PS_ELIMIT && pl->diag)
