@@ -85,7 +85,10 @@
  * layered graph on 6 streams 1.101x -> 1.02x, a 300-node one on 8
  * 1.105x -> 1.08x); those of at most SMALL_BUFFERS, until they reach it
  * (copy-compute-overlap without fusion on 5-8 streams: twelve 16 MiB
- * buffers in 7 slots where 6 suffice, 1.17x -> 1.00x). */
+ * buffers in 7 slots where 6 suffice, 1.17x -> 1.00x); then in orders
+ * found by local search while still above it (three 50-node layered
+ * graphs 1.13-1.17x -> 1.00x), with a larger budget while above
+ * POOL_TARGET times it. */
 #define SHUFFLE_BUFFERS 4096u
 #define SHUFFLE_TRIES 64u
 #define SMALL_BUFFERS 128u
@@ -928,7 +931,7 @@ collect_uses (const ps__planner *pl, uint32_t *clk, uses *u)
  * and keeps that packing if its pool is smaller than the online one
  * already in p.  PS_ELIMIT when the work would pass the budget. */
 static int
-pack_by_size (ps__planner *pl, uint64_t budget, uint32_t tries, uint64_t target)
+pack_by_size (ps__planner *pl, uint64_t budget, uint32_t tries, uint64_t target, uint64_t must)
 {
   const ps_graph *g = pl->g;
   ps_plan *p = pl->p;
@@ -940,7 +943,7 @@ pack_by_size (ps__planner *pl, uint64_t budget, uint32_t tries, uint64_t target)
   if (rc == 0 && !(off = malloc ((h.nb ? h.nb : 1) * sizeof *off)))
     rc = PS_ENOMEM;
   if (rc == 0)
-    rc = ps__pool_by_size (&h, budget, tries, target, off, &end);
+    rc = ps__pool_by_size (&h, budget, tries, target, must, off, &end);
   uint64_t packed = end > h.unused_max ? end : h.unused_max;
   if (rc == 0 && packed < p->pool_bytes) {
     for (uint32_t b = 0; b < g->n_buffers; b++)
@@ -1149,7 +1152,7 @@ ps__planner_pool (ps__planner *pl)
    * the smaller pool is kept. */
   bool by_size = p->pool_bytes > bound && by_size_cheap;
   bool shuffle = by_size && n_used <= SHUFFLE_BUFFERS && own;
-  uint64_t budget = BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK, target = 0;
+  uint64_t budget = BY_SIZE_WORK * (uint64_t) n_used + BY_SIZE_MIN_WORK, target = 0, must = 0;
   uint32_t tries = 0;
   if (shuffle || (repair && p->pool_bytes > bound)) {
     /* The steps are final: the plan keeps the peak for its outputs. */
@@ -1162,7 +1165,8 @@ ps__planner_pool (ps__planner *pl)
     double peak = (double) p->pool_peak;
     if (prc == 0 && shuffle) {
       tries = SHUFFLE_TRIES;
-      target = n_used <= SMALL_BUFFERS ? p->pool_peak : (uint64_t) (POOL_TARGET * peak);
+      must = (uint64_t) (POOL_TARGET * peak);
+      target = n_used <= SMALL_BUFFERS ? p->pool_peak : must;
     } else if (prc == 0) {
       by_size = (double) p->pool_bytes > POOL_TARGET * peak;
       budget = REPAIR_WORK * (uint64_t) n_used;
@@ -1171,7 +1175,7 @@ ps__planner_pool (ps__planner *pl)
     }
   }
   if (by_size) {
-    rc = pack_by_size (pl, budget, tries, target);
+    rc = pack_by_size (pl, budget, tries, target, must);
     if (rc == PS_ELIMIT)
       rc = 0;
   }
