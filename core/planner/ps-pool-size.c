@@ -72,6 +72,19 @@ sort_by_offset (gap_iv *v, gap_iv *tmp, uint32_t *cnt, uint32_t n)
   }
 }
 
+/* The lowest offset where zb bytes lie clear of the m intervals in v
+ * (first fit; v sorted here, tmp and cnt as sort_by_offset needs). */
+static uint64_t
+first_fit (gap_iv *v, gap_iv *tmp, uint32_t *cnt, uint32_t m, uint64_t zb)
+{
+  sort_by_offset (v, tmp, cnt, m);
+  uint64_t cur = 0;
+  for (uint32_t k = 0; k < m && !(v[k].off >= cur && v[k].off - cur >= zb); k++)
+    if (v[k].end > cur)
+      cur = v[k].end;
+  return cur;
+}
+
 /* A bucketed index over the positions of every stream: CSR lists sized
  * in a first pass, filled as buffers are placed. */
 typedef struct bidx {
@@ -407,11 +420,7 @@ place_all (sz *z, slots *sm, uint32_t *stamp, const ps__kv *order,
     uint64_t zb = PS__POOL_ALIGNED (h->w[j]);
     if (find_conflicts (z, sm, stamp, i + 1, j, c) < 0)
       return PS_ENOMEM;
-    sort_by_offset (c->v, c->tmp, c->cnt, c->n);
-    uint64_t cur = 0;
-    for (uint32_t k = 0; k < c->n && !(c->v[k].off >= cur && c->v[k].off - cur >= zb); k++)
-      if (c->v[k].end > cur)
-        cur = c->v[k].end;
+    uint64_t cur = first_fit (c->v, c->tmp, c->cnt, c->n, zb);
     off[j] = cur;
     if (cur > UINT64_MAX - zb)
       return PS_ELIMIT;
@@ -594,8 +603,8 @@ typedef struct local {
 
 /* First fit in `order` from place `start` on (the places before it as
  * in the current order): noff, ntop and nlow from there; the conflicts
- * read added to *work.  False, once the pool passes `most`, the rest not
- * placed. */
+ * read added to *work.  False, once the pool passes `most` (or 64 bits),
+ * the rest not placed. */
 static bool
 local_place (local *l, const uint32_t *order, uint32_t start, uint64_t most, uint64_t *work)
 {
@@ -611,11 +620,9 @@ local_place (local *l, const uint32_t *order, uint32_t start, uint64_t most, uin
       l->v[m++] = (gap_iv){ o, o + l->zb[a] };
     }
     *work += l->c_off[j + 1] - l->c_off[j];
-    sort_by_offset (l->v, l->tmp, l->cnt, m);
-    uint64_t cur = 0, zb = l->zb[j];
-    for (uint32_t k = 0; k < m && !(l->v[k].off >= cur && l->v[k].off - cur >= zb); k++)
-      if (l->v[k].end > cur)
-        cur = l->v[k].end;
+    uint64_t zb = l->zb[j], cur = first_fit (l->v, l->tmp, l->cnt, m, zb);
+    if (cur > UINT64_MAX - zb)
+      return false;
     l->noff[j] = cur;
     l->ntop[i + 1] = cur + l->w[j] > l->ntop[i] ? cur + l->w[j] : l->ntop[i];
     l->nlow[i + 1] = l->nlow[i] + (double) (cur + zb) * (double) zb;
@@ -623,6 +630,22 @@ local_place (local *l, const uint32_t *order, uint32_t start, uint64_t most, uin
       return false;
   }
   return true;
+}
+
+/* The candidate placed from `start` on becomes the current order's
+ * placement; its pool, when below *top, goes into off and *top. */
+static void
+local_keep (local *l, const uint32_t *order, uint32_t start, uint64_t *off, uint64_t *top)
+{
+  for (uint32_t i = start; i < l->n; i++) {
+    l->off[order[i]] = l->noff[order[i]];
+    l->top[i + 1] = l->ntop[i + 1];
+    l->low[i + 1] = l->nlow[i + 1];
+  }
+  if (l->top[l->n] < *top) {
+    memcpy (off, l->off, (size_t) l->n * sizeof *off);
+    *top = l->top[l->n];
+  }
 }
 
 static void
@@ -667,15 +690,22 @@ local_orders (const sz *z, const ps__kv *start, uint64_t target, uint64_t must, 
   l.tmp = malloc (n1 * sizeof *l.tmp);
   l.cnt = malloc (((size_t) n + 2) * sizeof *l.cnt);
   uint32_t *cur = malloc (n1 * sizeof *cur), *cand = malloc (n1 * sizeof *cand);
+  uint64_t *bits = NULL;
   int rc = PS_ENOMEM;
   if (!l.c_off || !l.zb || !l.off || !l.noff || !l.top || !l.ntop || !l.low || !l.nlow || !l.pos
       || !l.v || !l.tmp || !l.cnt || !cur || !cand)
     goto out;
-  /* Conflicts: the pairs neither of which happens-before the other,
-   * counted, then listed (c_off[a + 2] counts, c_off[a + 1] fills). */
+  /* Conflicts: the pairs neither of which happens-before the other, found
+   * once into a bit matrix (2 MiB at LOCAL_BUFFERS) and counted, then
+   * listed in order (c_off[a + 2] counts, c_off[a + 1] fills). */
+  size_t words = (n + 63) / 64;
+  if (!(bits = calloc ((size_t) n * words, sizeof *bits)))
+    goto out;
   for (uint32_t a = 0; a < n; a++)
     for (uint32_t b = a + 1; b < n; b++)
       if (!before (z, a, b) && !before (z, b, a)) {
+        bits[a * words + b / 64] |= (uint64_t) 1 << (b % 64);
+        bits[b * words + a / 64] |= (uint64_t) 1 << (a % 64);
         l.c_off[a + 2]++;
         l.c_off[b + 2]++;
       }
@@ -684,11 +714,9 @@ local_orders (const sz *z, const ps__kv *start, uint64_t target, uint64_t must, 
   if (!(l.c = malloc ((l.c_off[n + 1] ? l.c_off[n + 1] : 1) * sizeof *l.c)))
     goto out;
   for (uint32_t a = 0; a < n; a++)
-    for (uint32_t b = a + 1; b < n; b++)
-      if (!before (z, a, b) && !before (z, b, a)) {
-        l.c[l.c_off[a + 1]++] = b;
-        l.c[l.c_off[b + 1]++] = a;
-      }
+    for (size_t w = 0; w < words; w++)
+      for (uint64_t x = bits[a * words + w]; x; x &= x - 1)
+        l.c[l.c_off[a + 1]++] = (uint32_t) (w * 64 + (uint64_t) __builtin_ctzll (x));
   for (uint32_t j = 0; j < n; j++)
     l.zb[j] = PS__POOL_ALIGNED (h->w[j]);
   for (uint32_t i = 0; i < n; i++) {
@@ -698,16 +726,8 @@ local_orders (const sz *z, const ps__kv *start, uint64_t target, uint64_t must, 
   uint64_t work = 0;
   l.top[0] = 0;
   l.low[0] = 0;
-  local_place (&l, cur, 0, UINT64_MAX, &work);
-  for (uint32_t i = 0; i < n; i++) {
-    l.off[i] = l.noff[i];
-    l.top[i + 1] = l.ntop[i + 1];
-    l.low[i + 1] = l.nlow[i + 1];
-  }
-  if (l.top[n] < *top) {
-    memcpy (off, l.off, (size_t) n * sizeof *off);
-    *top = l.top[n];
-  }
+  local_place (&l, cur, 0, UINT64_MAX, &work); /* as place_all placed it: it fits */
+  local_keep (&l, cur, 0, off, top);
   uint64_t x = 0x2545f4914f6cdd1du;
   while (*top > target && (work < LOCAL_WORK || (*top > must && work < LOCAL_MUST_WORK))) {
     x ^= x << 13;
@@ -718,7 +738,7 @@ local_orders (const sz *z, const ps__kv *start, uint64_t target, uint64_t must, 
       continue;
     /* cur with the buffer at `from` moved to `to`: places lo..hi change. */
     uint32_t lo = from < to ? from : to, hi = from < to ? to : from;
-    memcpy (cand + lo, cur + lo, (size_t) (hi - lo + 1) * sizeof *cand);
+    memcpy (cand, cur, (size_t) n * sizeof *cand);
     uint32_t j = cand[from];
     if (from < to)
       memmove (cand + from, cand + from + 1, (size_t) (to - from) * sizeof *cand);
@@ -727,30 +747,21 @@ local_orders (const sz *z, const ps__kv *start, uint64_t target, uint64_t must, 
     cand[to] = j;
     for (uint32_t i = lo; i <= hi; i++)
       l.pos[cand[i]] = i;
-    memcpy (cand, cur, (size_t) lo * sizeof *cand);
-    memcpy (cand + hi + 1, cur + hi + 1, (size_t) (n - hi - 1) * sizeof *cand);
     if (!local_place (&l, cand, lo, l.top[n], &work) || l.ntop[n] > l.top[n]
         || (l.ntop[n] == l.top[n] && l.nlow[n] > l.low[n])) {
       for (uint32_t i = lo; i <= hi; i++)
         l.pos[cur[i]] = i;
       continue;
     }
-    for (uint32_t i = lo; i < n; i++) {
-      l.off[cand[i]] = l.noff[cand[i]];
-      l.top[i + 1] = l.ntop[i + 1];
-      l.low[i + 1] = l.nlow[i + 1];
-    }
+    local_keep (&l, cand, lo, off, top);
     uint32_t *swap = cur;
     cur = cand;
     cand = swap;
-    if (l.top[n] < *top) {
-      memcpy (off, l.off, (size_t) n * sizeof *off);
-      *top = l.top[n];
-    }
   }
   rc = 0;
 out:
   local_free (&l);
+  free (bits);
   free (cur);
   free (cand);
   return rc;
