@@ -142,24 +142,25 @@ typedef struct scan {
   uint32_t budget; /* edges left to scan */
 } scan;
 
-/* Scans the edges of member m of the merge set (marked with `stamp`).
- * False when the budget runs out. */
-static bool
-scan_member (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
+/* Charges the edges of member m of the merge set to the budget: false
+ * when it runs out. */
+static inline bool
+charge_member (const fuse *f, uint32_t m, scan *sc)
 {
   const ps_graph *g = f->g;
-  fnode *nd = f->nd;
   uint32_t deg = (g->pred_off[m + 1] - g->pred_off[m]) + (g->succ_off[m + 1] - g->succ_off[m]);
   if (deg > sc->budget)
     return false;
   sc->budget -= deg;
-  for (uint32_t e = g->pred_off[m]; e < g->pred_off[m + 1]; e++) {
-    const fnode *r = &nd[nd[g->pred[e]].rep];
-    if (r->mark != stamp && r->t > sc->lo)
-      sc->lo = r->t;
-  }
-  if (m == v)
-    return true; /* v's successors are all still unvisited */
+  return true;
+}
+
+/* The outside successors of member m (not v) already visited. */
+static void
+scan_succs (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
+{
+  const ps_graph *g = f->g;
+  const fnode *nd = f->nd;
   const uint32_t *tpos = f->pl->tpos, tv = tpos[v];
   for (uint32_t e = g->succ_off[m]; e < g->succ_off[m + 1]; e++) {
     uint32_t w = g->succ[e];
@@ -172,7 +173,19 @@ scan_member (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
     if (r->t < sc->hi)
       sc->hi = r->t;
   }
-  return true;
+}
+
+/* The outside predecessors of member m. */
+static void
+scan_preds (fuse *f, uint32_t m, uint32_t stamp, scan *sc)
+{
+  const ps_graph *g = f->g;
+  const fnode *nd = f->nd;
+  for (uint32_t e = g->pred_off[m]; e < g->pred_off[m + 1]; e++) {
+    const fnode *r = &nd[nd[g->pred[e]].rep];
+    if (r->mark != stamp && r->t > sc->lo)
+      sc->lo = r->t;
+  }
 }
 
 /* Calls body for every member m of the group with representative r. */
@@ -328,13 +341,26 @@ try_merge (fuse *f, uint32_t v, const uint32_t *parts, uint32_t np)
   }
   if (total > PS__FUSE_MAX_GROUP)
     return false;
+  /* The successors first (v's are all still unvisited): without a visited
+   * one outside M, M takes v's position, which is above the number of
+   * every group visited so far (each is numbered below the position of the
+   * node visited after it), so the predecessors need not be read (1M-node
+   * layered: 229k of the 531k merges tried; the pass 0.42 -> 0.41 s). */
   scan sc = { -INFINITY, (double) f->pl->tpos[v] + 1.0, false, PS__FUSE_EDGE_BUDGET };
-  if (!scan_member (f, v, v, stamp, &sc))
+  if (!charge_member (f, v, &sc))
     return false;
   for (uint32_t k = 0; k < np; k++)
-    for (uint32_t m = parts[k]; m != PS_NONE; m = nd[m].next)
-      if (!scan_member (f, m, v, stamp, &sc))
+    for (uint32_t m = parts[k]; m != PS_NONE; m = nd[m].next) {
+      if (!charge_member (f, m, &sc))
         return false;
+      scan_succs (f, m, v, stamp, &sc);
+    }
+  if (sc.has_succ) {
+    scan_preds (f, v, stamp, &sc);
+    for (uint32_t k = 0; k < np; k++)
+      for (uint32_t m = parts[k]; m != PS_NONE; m = nd[m].next)
+        scan_preds (f, m, stamp, &sc);
+  }
   double T = (double) f->pl->tpos[v], lo = sc.lo, hi = sc.hi;
   if (sc.has_succ)
     T = isinf (lo) ? hi - 1.0 : lo + (hi - lo) / 2;
