@@ -25,6 +25,7 @@
 #include "ps-planner-private.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -662,15 +663,35 @@ typedef struct parts_job {
    * scratch_rc < 0 when they could not be. */
   ps_cost_scratch scratch;
   int scratch_rc;
+  /* The nodes are costed PARTS_CHUNK at a time, from `next` on, by the
+   * thread and by the caller once it has grouped the nodes (parts_take):
+   * where grouping is quick, the caller would otherwise wait for the
+   * thread (1M-node fanout and transformer: 0.04 s). */
+  _Atomic uint64_t next;
   ps__job job;
 } parts_job;
+
+#define PARTS_CHUNK 4096u
+
+static void
+parts_take (parts_job *j)
+{
+  uint32_t n = j->pl->n;
+  for (;;) {
+    uint64_t from = atomic_fetch_add_explicit (&j->next, PARTS_CHUNK, memory_order_relaxed);
+    if (from >= n)
+      return;
+    uint32_t to = n - from < PARTS_CHUNK ? n : (uint32_t) from + PARTS_CHUNK;
+    for (uint32_t v = (uint32_t) from; v < to; v++)
+      ps_cost_node_part (&j->pl->dev, j->pl->g, v, &j->parts[v]);
+  }
+}
 
 static void
 parts_main (void *arg)
 {
   parts_job *j = arg;
-  for (uint32_t v = 0; v < j->pl->n; v++)
-    ps_cost_node_part (&j->pl->dev, j->pl->g, v, &j->parts[v]);
+  parts_take (j);
   j->scratch_rc = ps_cost_scratch_init (&j->scratch, j->pl->g);
 }
 
@@ -922,8 +943,11 @@ ps__planner_fuse (ps__planner *pl)
   }
   /* A measured run on more streams than asked for: its recorded streams
    * are no pins then, only their order (ps__plan_check_options). */
-  if (pj.parts && !ps__job_finish (&pj.job))
-    parts_main (&pj);
+  if (pj.parts) {
+    parts_take (&pj);
+    if (!ps__job_finish (&pj.job))
+      parts_main (&pj);
+  }
   if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S), pj.parts,
                          pj.parts && pj.scratch_rc == 0 ? &pj.scratch : NULL))
       < 0)
