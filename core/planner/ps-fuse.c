@@ -158,7 +158,7 @@ charge_member (const fuse *f, uint32_t m, scan *sc)
 
 /* The outside successors of member m (not v) already visited. */
 static void
-scan_succs (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
+scan_succs (const fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
 {
   const ps_graph *g = f->g;
   const fnode *nd = f->nd;
@@ -178,7 +178,7 @@ scan_succs (fuse *f, uint32_t m, uint32_t v, uint32_t stamp, scan *sc)
 
 /* The outside predecessors of member m. */
 static void
-scan_preds (fuse *f, uint32_t m, uint32_t stamp, scan *sc)
+scan_preds (const fuse *f, uint32_t m, uint32_t stamp, scan *sc)
 {
   const ps_graph *g = f->g;
   const fnode *nd = f->nd;
@@ -941,13 +941,14 @@ ps__planner_fuse (ps__planner *pl)
     uint32_t v = pl->topo[i];
     pl->gm[pl->gm_off[pl->node_group[v] + 1]++] = v;
   }
-  /* A measured run on more streams than asked for: its recorded streams
-   * are no pins then, only their order (ps__plan_check_options). */
+  /* The nodes' costs the thread has not taken yet, then its readers. */
   if (pj.parts) {
     parts_take (&pj);
     if (!ps__job_finish (&pj.job))
       parts_main (&pj);
   }
+  /* A measured run on more streams than asked for: its recorded streams
+   * are no pins then, only their order (ps__plan_check_options). */
   if ((rc = group_costs (pl, ps__plan_unpinned (g, pl->S), pj.parts,
                          pj.parts && pj.scratch_rc == 0 ? &pj.scratch : NULL))
       < 0)
