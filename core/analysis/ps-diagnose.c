@@ -636,8 +636,11 @@ find_helps (ps_diagnosis *dg, const ps_timeline *tl, const keyed *stalls_by_stre
   return 0;
 }
 
-int
-ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl)
+/* The whole diagnosis, or (full false) the critical path alone: bound,
+ * pred, critical, critical_work_ns and host_bound_ns, the streams' slots
+ * zero and no chains, waits or help. */
+static int
+diagnose (ps_diagnosis *dg, const ps_timeline *tl, bool full)
 {
   memset (dg, 0, sizeof *dg);
   if (!tl->stream_off)
@@ -681,11 +684,13 @@ ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl)
     free (fill);
   }
   for (uint32_t q = 0; q <= ns; q++) {
-    ps_array_sort (st_start + st_off[q], st_off[q + 1] - st_off[q], sizeof *st_start, cmp_keyed);
+    if (full)
+      ps_array_sort (st_start + st_off[q], st_off[q + 1] - st_off[q], sizeof *st_start,
+                     cmp_keyed);
     ps_array_sort (st_end + st_off[q], st_off[q + 1] - st_off[q], sizeof *st_end, cmp_keyed);
   }
 
-  for (uint32_t q = 0; q < ns; q++) {
+  for (uint32_t q = 0; q < ns && full; q++) {
     rc = stream_stats (tl, q, st_start, st_off[q], st_off[q + 1], &dg->streams[q]);
     if (rc < 0)
       goto out;
@@ -750,6 +755,11 @@ ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl)
     }
   }
 
+  if (!full) {
+    rc = 0;
+    goto out;
+  }
+
   /* Stall chains: from the waited-for span back along stream order while
    * the work ran inside the stall, to the first span bound otherwise. */
   uint32_t total = 0;
@@ -790,4 +800,16 @@ out:
   if (rc < 0)
     ps_diagnosis_free (dg);
   return rc;
+}
+
+int
+ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl)
+{
+  return diagnose (dg, tl, true);
+}
+
+int
+ps_diagnose_path (ps_diagnosis *dg, const ps_timeline *tl)
+{
+  return diagnose (dg, tl, false);
 }

@@ -208,7 +208,7 @@ critical_main (void *arg)
   critical *c = arg;
   const ps_plan *p = c->p;
   c->ok = (c->borrowed || ps_simulate (p, c->dev, &c->tl) == 0)
-          && ps_diagnose (&c->dg, &c->tl) == 0 && ps_figures_build (&c->f, p, &c->tl, &c->dg) == 0;
+          && ps_diagnose_path (&c->dg, &c->tl) == 0 && ps_figures_build (&c->f, p, &c->tl, &c->dg) == 0;
 }
 
 /* Starts finding it; critical_wait gives it. */

@@ -139,6 +139,12 @@ uint64_t ps_diagnose_work_key (const ps_timeline *tl, uint32_t span);
 /* Diagnoses a finished timeline (ps_timeline_finish). */
 int ps_diagnose (ps_diagnosis *dg, const ps_timeline *tl);
 
+/* The same diagnosis as far as the critical path (bound, pred, critical,
+ * critical_work_ns, host_bound_ns): what a summary that shows only the
+ * path needs, without the statistics, chains, waits and help, which are
+ * left empty. */
+int ps_diagnose_path (ps_diagnosis *dg, const ps_timeline *tl);
+
 /* One sentence on why wait w happened: what waited, for how long, for
  * what, and the first cause that is not stream order ("filter1 waits
  * 166 µs for gain0 + clip0 on stream 1, which it does not depend on: ...").
