@@ -22,6 +22,28 @@ ts_source_root (void)
   return r && *r ? r : PS_TEST_SOURCE_ROOT;
 }
 
+/* The summary's path-only diagnosis of tl (ps_diagnose_path) agrees with
+ * the whole one, dg, on every span's bound and predecessor and on the
+ * critical path: the plan summary and every view show the same path. */
+static inline void
+ts_check_path_diagnosis (const ps_timeline *tl, const ps_diagnosis *dg)
+{
+  ps_diagnosis path;
+  assert_int_equal (ps_diagnose_path (&path, tl), 0);
+  for (uint32_t x = 0; x < tl->n_spans; x++) {
+    assert_int_equal (path.bound[x], dg->bound[x]);
+    assert_int_equal (path.pred[x], dg->pred[x]);
+  }
+  assert_int_equal (path.n_critical, dg->n_critical);
+  if (dg->n_critical)
+    assert_memory_equal (path.critical, dg->critical, dg->n_critical * sizeof *dg->critical);
+  assert_true (path.critical_work_ns == dg->critical_work_ns);
+  assert_true (path.host_bound_ns == dg->host_bound_ns);
+  assert_int_equal (path.n_waits, 0);
+  assert_int_equal (path.n_help, 0);
+  ps_diagnosis_free (&path);
+}
+
 /* Loads a graph from JSON text; fails the test on any error. */
 static inline void
 ts_load (ps_graph *g, const char *json)

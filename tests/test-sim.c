@@ -286,6 +286,7 @@ check_schedule (const ps_graph *g, const ps_plan *p, const ps_timeline *tl)
    * than the work it waited for. */
   ps_diagnosis dg;
   assert_int_equal (ps_diagnose (&dg, tl), 0);
+  ts_check_path_diagnosis (tl, &dg);
   double *stall_sum = calloc (tl->n_streams + 1, sizeof *stall_sum);
   for (uint32_t i = 0; i < tl->n_stalls; i++) {
     const ps_stall *sl = &tl->stalls[i];

@@ -387,6 +387,7 @@ core_trace_import_real (void **state)
     ps_diagnosis dg;
     assert_int_equal (ps_diagnose (&dg, &tl), 0);
     assert_true (dg.n_critical > 0);
+    ts_check_path_diagnosis (&tl, &dg); /* bounds inferred from the trace */
     for (uint32_t q = 0; q < tl.n_streams; q++) {
       const ps_stream_stats *s = &dg.streams[q];
       assert_true (fabs (s->busy_ns + s->stalled_ns + s->idle_ns - tl.makespan_ns)
