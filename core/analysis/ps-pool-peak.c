@@ -548,14 +548,18 @@ greedy_flow (net *k)
    * arc's tail instead, scattered over the network's arcs, took a third
    * of the greedy start's time on 1M-node plans. */
   uint32_t *stack_x = malloc ((n_rel ? n_rel : 1) * sizeof *stack_x);
+  /* And the position of the state it reaches on its stream, where the
+   * flow it gives joins the stream's chain (reading it off the arc's head
+   * when the supply is taken missed the caches the same way). */
+  uint32_t *stack_p = malloc ((n_rel ? n_rel : 1) * sizeof *stack_p);
   uint32_t *top = calloc (S, sizeof *top), *cursor = calloc (S, sizeof *cursor);
   uint32_t *fu_off = calloc ((size_t) h->nw + 2, sizeof *fu_off);
   uint32_t *fu = malloc ((nb ? nb : 1) * sizeof *fu);
   uint64_t *rem = malloc ((nb ? nb : 1) * sizeof *rem);
   uint64_t *diff = calloc ((size_t) ns + 1, sizeof *diff);
   uint8_t *known = calloc (nb ? nb : 1, 1);
-  if (!known || !arr_off || !arr || !st_off || !stack || !stack_x || !top || !cursor || !fu_off
-      || !fu || !rem || !diff)
+  if (!known || !arr_off || !arr || !st_off || !stack || !stack_x || !stack_p || !top || !cursor
+      || !fu_off || !fu || !rem || !diff)
     goto out;
   /* Release arcs by the state they reach; buffers by first use. */
   for (uint32_t r = 0; r < n_rel; r++) {
@@ -586,12 +590,13 @@ greedy_flow (net *k)
 
   for (uint32_t w = 0; w < h->nw; w++) {
     uint32_t t = h->wk_stream[w], a = h->wk_before[w], at = h->st_seq[a];
-    uint32_t *stk = stack + st_off[t], *stx = stack_x + st_off[t];
+    uint32_t *stk = stack + st_off[t], *stx = stack_x + st_off[t], *stp = stack_p + st_off[t];
     for (; cursor[t] <= at; cursor[t]++) {
-      uint32_t s = h->chain[h->ch_off[t] + cursor[t]];
+      uint32_t s = h->chain[h->ch_off[t] + cursor[t]], pos = h->st_seq[s];
       for (uint32_t i = arr_off[s]; i < arr_off[s + 1]; i++) {
         uint32_t x = (k->tail[arr[i]] - ns) / 2;
         stx[top[t]] = x;
+        stp[top[t]] = pos;
         stk[top[t]++] = arr[i];
         known[x]++;
       }
@@ -616,9 +621,11 @@ greedy_flow (net *k)
         }
         uint32_t r = best == PS_NONE ? PS_NONE : stk[best], out_at = q;
         uint32_t x = best == PS_NONE ? PS_NONE : stx[best];
+        uint32_t pos = best == PS_NONE ? 0 : stp[best];
         for (uint32_t e = q; e < top[t]; e++)
           if (stk[e] != PS_NONE) {
             stx[out_at] = stx[e];
+            stp[out_at] = stp[e];
             stk[out_at++] = stk[e];
           }
         top[t] = out_at;
@@ -626,7 +633,7 @@ greedy_flow (net *k)
           break;
         uint64_t take = rem[x] < need ? rem[x] : need;
         k->flow[r] += take;
-        diff[h->ch_off[t] + h->st_seq[k->head[r]] + 1] += take;
+        diff[h->ch_off[t] + pos + 1] += take;
         diff[h->ch_off[t] + at + 1] -= take;
         k->flow[k->a_acq + c] += take;
         rem[x] -= take;
@@ -651,6 +658,7 @@ out:
   free (st_off);
   free (stack);
   free (stack_x);
+  free (stack_p);
   free (top);
   free (cursor);
   free (fu_off);
