@@ -750,6 +750,52 @@ core_pool_peak_sought_while_planning (void **state)
   ps_graph_free (&g);
 }
 
+/* A pool the memory pass packs down to the issue-order bound is at the
+ * exact peak, and the plan knows it without the peak's search: the figure
+ * it keeps is the search's.  On every shape, with and without fusion,
+ * whether the pass knew it or not, it is the search's figure. */
+static void
+core_pool_peak_known_at_the_bound (void **state)
+{
+  (void) state;
+  size_t at_bound = ps__pool_peak_at_bound;
+  uint32_t plans = 0;
+  for (int shape = 0; shape < PS_GEN__COUNT; shape++)
+    for (uint64_t seed = 1; seed <= 3; seed++)
+      for (int fused = 0; fused <= 1; fused++) {
+        ps_graph g;
+        ps_graph_init (&g);
+        load_generated (&g, (ps_gen_shape) shape, 8000, seed, seed == 3);
+        ps_plan p;
+        ps_plan_options o;
+        ps_plan_options_init (&o);
+        o.fusion = fused;
+        o.find_peak = true;
+        ps_diag d;
+        ps_diag_init (&d, "test.json");
+        size_t before = ps__pool_peak_at_bound;
+        assert_int_equal (ps_plan_build (&p, &g, &o, &d), 0);
+        ps_diag_free (&d);
+        bool known = ps__pool_peak_at_bound > before && p.pool_peak_known;
+        if (known) /* nothing sought: the pass knew it */
+          assert_true (p.peak == NULL && p.pool_peak_exact && p.pool_peak == p.pool_bytes);
+        ps_pool_peak fresh;
+        assert_int_equal (ps_pool_peak_compute (&p, &fresh, NULL), 0);
+        assert_true (fresh.exact);
+        assert_int_equal (ps_plan_find_peak (&p), 0);
+        if (p.pool_peak != fresh.bytes)
+          fail_msg ("%s seed %llu fusion %d: kept peak %llu, search %llu (known by the pass: %d)",
+                    ps_gen_shape_name ((ps_gen_shape) shape), (unsigned long long) seed, fused,
+                    (unsigned long long) p.pool_peak, (unsigned long long) fresh.bytes, known);
+        plans++;
+        ps_plan_free (&p);
+        ps_graph_free (&g);
+      }
+  /* Some of these plans are at the bound, not all of them. */
+  size_t n = ps__pool_peak_at_bound - at_bound;
+  assert_true (n > 0 && n < plans);
+}
+
 /* A serial chain whose buffers grow then shrink: 8, 16, 24, 16, 8 MiB,
  * each kernel reading the last and writing the next, so at most two
  * neighbours are live at once: the peak is 24 + 16 = 40 MiB.  Placed in
@@ -858,6 +904,7 @@ main (void)
     cmocka_unit_test (core_pool_small_at_peak),
     cmocka_unit_test (core_pool_layered_online),
     cmocka_unit_test (core_pool_peak_sought_while_planning),
+    cmocka_unit_test (core_pool_peak_known_at_the_bound),
     cmocka_unit_test (core_pool_serial_chain),
     cmocka_unit_test (core_pool_memory_budget),
   };

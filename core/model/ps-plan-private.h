@@ -101,6 +101,15 @@ struct ps__plan_peak {
   ps__job job;
 };
 
+/* Tells a peak no longer wanted to give up at its next phase, without
+ * waiting for it (ps__plan_peak_stop, or ps_plan_free with the plan's,
+ * waits). */
+static inline void
+ps__plan_peak_cancel (struct ps__plan_peak *j)
+{
+  atomic_store (&j->cancel, true);
+}
+
 /* Stops a peak no longer wanted: it gives up at its next phase, and is
  * waited for (ps_plan_free does this with the plan's). */
 static inline void

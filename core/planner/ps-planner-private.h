@@ -122,6 +122,9 @@ extern atomic_size_t ps__ahead_probe_stops;
 /* The memory passes that took the lists of pooled buffers a pair's
  * second thread made (ps__planner.acc_off; tests read it). */
 extern atomic_size_t ps__pool_accesses_beside;
+/* Memory passes whose pool was at the issue-order bound, so the exact
+ * peak was known without its search (for tests). */
+extern atomic_size_t ps__pool_peak_at_bound;
 extern bool ps__search_leave_always;
 /* A ready queue of the list schedule holding this many groups (4,096;
  * tests change it) becomes a set of the groups' places in priority order

@@ -454,6 +454,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
       rc = ps__planner_sync (&pl);
       ps_timing_mark (timing, "sync", &t);
       if (rc == 0) {
+        p->pool_peak_known = false; /* the memory pass may have found the old steps' */
         peak = final && o->find_peak && ps__plan_peak_start (p, ps__peak_early_min);
         rc = ps__planner_pool (&pl);
       }
