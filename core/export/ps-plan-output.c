@@ -188,7 +188,9 @@ put_name_list (ps_outbuf *out, const ps_graph *g, const uint32_t *ids, uint32_t 
  * only (1M-node fanout: `plan`'s output 0.30 -> 0.25 s); one that kept
  * its run leaves the second core to the search for its peak, begun with
  * the steps, which the summary waits for (1M-node layered: the output
- * 0.37 s, 0.55 s with the diagnosis on a thread of its own). */
+ * 0.37 s, 0.55 s with the diagnosis on a thread of its own), unless the
+ * peak is known already (the memory pass found its pool at the bound):
+ * then its path is found on the second thread all the same. */
 #define CRITICAL_THREAD_MIN 65536u
 
 typedef struct critical {
@@ -220,7 +222,8 @@ critical_start (critical *c, const ps_plan *p, const ps_device *dev)
   c->dev = dev;
   ps_timeline_init (&c->tl, PS_TL_SIMULATED);
   c->borrowed = dev == &p->device && ps__plan_run_view (p, &c->tl);
-  ps__job_start (&c->job, critical_main, c, !c->borrowed && p->n_steps >= CRITICAL_THREAD_MIN);
+  ps__job_start (&c->job, critical_main, c,
+                 (!c->borrowed || p->pool_peak_known) && p->n_steps >= CRITICAL_THREAD_MIN);
 }
 
 static void
