@@ -792,10 +792,11 @@ core_schedule_stops_same_plan (void **state)
 }
 
 /* A ready queue that grows large becomes a set of the groups' places in
- * priority order, which must give the groups in the heap's order: every
- * shape, fused and not, on 1, 4 and 8 streams and --streams auto, within
- * the search and past it, gives the same plan with heaps alone and with
- * sets from the first group on. */
+ * priority order, which must give the groups in the heap's order (and so
+ * must the sets the baselines' issue orders are made with): every shape,
+ * fused and not, on 1, 4 and 8 streams and --streams auto, within the
+ * search and past it, gives the same plan with heaps alone and with sets
+ * from the first group on. */
 static void
 core_schedule_ready_sets_same_plan (void **state)
 {

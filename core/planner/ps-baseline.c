@@ -22,13 +22,62 @@
 #include <string.h>
 
 #include "ps-heap.h"
+#include "util/ps-rankset.h"
+
+/* list_order with a set of places for the ready groups instead of a heap,
+ * past ps__schedule_ready_big groups (as the list schedule's queues):
+ * the same order, each step a few word operations where a heap of a
+ * fanout's 100,000 ready groups walked eight levels.  1 when it cannot
+ * (a NaN key, or no memory for the set): the heap then does it. */
+static int
+list_order_places (ps__planner *pl, const double *key, uint32_t *indeg)
+{
+  uint32_t ng = pl->ng, n1 = ng ? ng : 1;
+  uint32_t *by_rank = NULL, *rank = NULL;
+  ps__rankqueue r = { .n = 0 };
+  int rc = 1;
+  if (key) {
+    by_rank = malloc (n1 * sizeof *by_rank);
+    rank = malloc (n1 * sizeof *rank);
+    if (!by_rank || !rank || ps__planner_rank_keys (key, ng, by_rank, rank) != 0)
+      goto out;
+  }
+  if (ps__rankset_init (&r.s, n1) < 0)
+    goto out;
+  for (uint32_t gi = 0; gi < ng; gi++) {
+    indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
+    if (indeg[gi] == 0)
+      ps__rankqueue_push (&r, key ? rank[gi] : gi);
+  }
+  uint32_t k = 0;
+  while (r.n > 0) {
+    uint32_t at = ps__rankqueue_pop (&r), gi = key ? by_rank[at] : at;
+    pl->order[k++] = gi;
+    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++) {
+      uint32_t w = pl->gsucc[e];
+      if (--indeg[w] == 0)
+        ps__rankqueue_push (&r, key ? rank[w] : w);
+    }
+    uint32_t c = pl->chain_next[gi];
+    if (c != PS_NONE && --indeg[c] == 0)
+      ps__rankqueue_push (&r, key ? rank[c] : c);
+  }
+  rc = 0;
+out:
+  ps__rankset_free (&r.s);
+  free (by_rank);
+  free (rank);
+  return rc;
+}
 
 /* Fills pl->order with the groups in list order: the ready group with the
- * smallest `key` (NULL: program order) after the other.  indeg: ng
- * entries of scratch. */
+ * smallest `key` (NULL: program order) after the other, ties to the lower
+ * id.  indeg: ng entries of scratch. */
 static int
 list_order (ps__planner *pl, const double *key, uint32_t *indeg)
 {
+  if (pl->ng >= ps__schedule_ready_big && list_order_places (pl, key, indeg) == 0)
+    return 0;
   ps__heap h = { NULL, 0, 0, key };
   int rc = 0;
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {

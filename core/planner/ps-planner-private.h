@@ -128,9 +128,16 @@ extern atomic_size_t ps__pool_peak_at_bound;
 extern bool ps__search_leave_always;
 /* A ready queue of the list schedule holding this many groups (4,096;
  * tests change it) becomes a set of the groups' places in priority order
- * (ps-schedule.c); ps__schedule_sets counts those made (tests read it). */
+ * (ps-schedule.c); ps__schedule_sets counts those made (tests read it).
+ * The baselines' issue orders of graphs of this many groups are made with
+ * such a set from the start (ps-baseline.c). */
 extern uint32_t ps__schedule_ready_big;
 extern atomic_size_t ps__schedule_sets;
+/* The groups ranked by (key, id), as the heaps order them: by_rank[r] is
+ * the group at place r, rank[gi] the place of group gi (ng entries each;
+ * the keys' bits sorted stably from the groups in id order).  0,
+ * PS_ENOMEM, or 1 when some key is NaN. */
+int ps__planner_rank_keys (const double *key, uint32_t ng, uint32_t *by_rank, uint32_t *rank);
 /* When tests set it: search_down writes there, for k = 1 ..
  * PS_MAX_STREAMS, the least makespan it holds any schedule on k streams
  * to (so that they can check it against schedules' simulations). */

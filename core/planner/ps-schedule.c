@@ -574,11 +574,6 @@ place_group (sched *sc, uint32_t gi)
 uint32_t ps__schedule_ready_big = 4096u;
 atomic_size_t ps__schedule_sets;
 
-typedef struct ready_set {
-  ps__rankset s;
-  uint32_t n;
-  uint32_t first; /* the least place held (when n > 0) */
-} ready_set;
 
 /* The queues of one pass: groups whose predecessors are all placed wait
  * in `pending` until their data can be ready (their latest predecessor
@@ -594,16 +589,8 @@ typedef struct queues {
   bool ranked, unranked;
   uint32_t *by_rank, *rank;
   bool big[PS_RES__COUNT];
-  ready_set set[PS_RES__COUNT];
+  ps__rankqueue set[PS_RES__COUNT];
 } queues;
-
-static void
-set_add (ready_set *st, uint32_t at)
-{
-  ps__rankset_insert (&st->s, at);
-  if (st->n++ == 0 || at < st->first)
-    st->first = at;
-}
 
 /* A key as bits that compare as unsigned integers the way the keys
  * compare (-0 as 0, which compares equal to it). */
@@ -616,17 +603,10 @@ key_bits (double x)
   return u >> 63 ? ~u : u | (uint64_t) 1 << 63;
 }
 
-/* Ranks the groups by (key, id): the keys' bits sorted stably from the
- * groups in id order.  PS_ENOMEM, or 1 when some key is NaN. */
-static int
-rank_groups (queues *q, const double *key)
+int
+ps__planner_rank_keys (const double *key, uint32_t ng, uint32_t *by_rank, uint32_t *rank)
 {
-  uint32_t ng = q->ng, n1 = ng ? ng : 1;
-  if (!q->by_rank && !(q->by_rank = malloc (n1 * sizeof *q->by_rank)))
-    return PS_ENOMEM;
-  if (!q->rank && !(q->rank = malloc (n1 * sizeof *q->rank)))
-    return PS_ENOMEM;
-  ps__kv *v = malloc (n1 * sizeof *v);
+  ps__kv *v = malloc ((ng ? ng : 1) * sizeof *v);
   if (!v)
     return PS_ENOMEM;
   int rc = 1;
@@ -638,12 +618,24 @@ rank_groups (queues *q, const double *key)
   if ((rc = ps__radix_sort_kv (v, ng)) < 0)
     goto out;
   for (uint32_t r = 0; r < ng; r++) {
-    q->by_rank[r] = v[r].a;
-    q->rank[v[r].a] = r;
+    by_rank[r] = v[r].a;
+    rank[v[r].a] = r;
   }
 out:
   free (v);
   return rc;
+}
+
+/* Ranks the groups by the pass's priorities (ps__planner_rank_keys). */
+static int
+rank_groups (queues *q, const double *key)
+{
+  uint32_t ng = q->ng, n1 = ng ? ng : 1;
+  if (!q->by_rank && !(q->by_rank = malloc (n1 * sizeof *q->by_rank)))
+    return PS_ENOMEM;
+  if (!q->rank && !(q->rank = malloc (n1 * sizeof *q->rank)))
+    return PS_ENOMEM;
+  return ps__planner_rank_keys (key, ng, q->by_rank, q->rank);
 }
 
 /* Queue r becomes a set (its groups moved there); false when it cannot
@@ -660,7 +652,7 @@ ready_to_set (queues *q, int r)
     }
     q->ranked = true;
   }
-  ready_set *st = &q->set[r];
+  ps__rankqueue *st = &q->set[r];
   if (!st->s.lv[0] && ps__rankset_init (&st->s, q->ng) < 0) {
     ps__rankset_free (&st->s);
     q->unranked = true; /* no sets this pass */
@@ -669,7 +661,7 @@ ready_to_set (queues *q, int r)
   q->big[r] = true;
   ps__heap *h = &q->ready[r];
   for (uint32_t i = 0; i < h->n; i++)
-    set_add (st, q->rank[h->a[i].id]);
+    ps__rankqueue_push (st, q->rank[h->a[i].id]);
   h->n = 0;
   ps__schedule_sets++;
   return true;
@@ -679,7 +671,7 @@ static int
 ready_push (queues *q, int r, uint32_t gi)
 {
   if (q->big[r]) {
-    set_add (&q->set[r], q->rank[gi]);
+    ps__rankqueue_push (&q->set[r], q->rank[gi]);
     return 0;
   }
   if (ps__heap_push (&q->ready[r], gi) < 0)
@@ -707,12 +699,7 @@ ready_pop (queues *q, int r)
 {
   if (!q->big[r])
     return ps__heap_pop (&q->ready[r]);
-  ready_set *st = &q->set[r];
-  uint32_t at = st->first;
-  ps__rankset_erase (&st->s, at);
-  if (--st->n > 0)
-    st->first = ps__rankset_next (&st->s, at); /* the least left: none was below it */
-  return q->by_rank[at];
+  return q->by_rank[ps__rankqueue_pop (&q->set[r])];
 }
 
 /* A new pass, with priorities `key`: every queue a heap again, empty (a

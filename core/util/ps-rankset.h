@@ -29,6 +29,33 @@ void ps__rankset_erase (ps__rankset *s, uint32_t r);
 uint32_t ps__rankset_next (const ps__rankset *s, uint32_t r);
 uint32_t ps__rankset_prev (const ps__rankset *s, uint32_t r);
 
+/* A queue of members, the least first: a set that keeps its least member
+ * (first, when n > 0).  Zeroed, then ps__rankset_init on s. */
+typedef struct ps__rankqueue {
+  ps__rankset s;
+  uint32_t n;
+  uint32_t first;
+} ps__rankqueue;
+
+static inline void
+ps__rankqueue_push (ps__rankqueue *q, uint32_t r)
+{
+  ps__rankset_insert (&q->s, r);
+  if (q->n++ == 0 || r < q->first)
+    q->first = r;
+}
+
+/* Takes the least member; q must not be empty. */
+static inline uint32_t
+ps__rankqueue_pop (ps__rankqueue *q)
+{
+  uint32_t r = q->first;
+  ps__rankset_erase (&q->s, r);
+  if (--q->n > 0)
+    q->first = ps__rankset_next (&q->s, r); /* the least left: none was below it */
+  return r;
+}
+
 typedef struct ps__kv {
   uint64_t key;
   uint32_t a, b;
