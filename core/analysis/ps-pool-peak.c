@@ -1157,10 +1157,11 @@ seek_main (void *arg)
 {
   struct ps__plan_peak *j = arg;
   ps_pool_peak pk;
-  /* Sought beside the memory pass, the count the search left running and
-   * the writing of the plan, and wanted last (the summary's pool line):
-   * it takes the cores they leave. */
-  ps__job_lower_priority ();
+  /* The planner's, sought beside the memory pass, the count the search
+   * left running and the writing of the plan, and wanted last (the
+   * summary's pool line): it takes the cores they leave. */
+  if (j->low)
+    ps__job_lower_priority ();
   j->rc = compute (&j->snap, &pk, NULL, &j->cancel);
   j->bytes = pk.bytes;
   j->n_buffers = pk.n_buffers;
@@ -1168,9 +1169,10 @@ seek_main (void *arg)
 }
 
 bool
-ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p)
+ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p, bool low)
 {
   memset (j, 0, sizeof *j);
+  j->low = low;
   j->snap = *p;
   j->snap.run = NULL;
   j->snap.peak = NULL;
@@ -1204,7 +1206,7 @@ ps__plan_peak_start (ps_plan *p, uint32_t min_buffers)
   struct ps__plan_peak *j = malloc (sizeof *j);
   if (!j)
     return false;
-  if (!ps__peak_seek_start (j, p)) {
+  if (!ps__peak_seek_start (j, p, true)) {
     free (j);
     return false;
   }

@@ -284,7 +284,7 @@ static bool
 peak_start (struct ps__plan_peak *j, const ps_plan *p)
 {
   return !p->pool_peak_known && !p->peak && p->graph->n_buffers >= PS__PEAK_THREAD_MIN
-         && ps__peak_seek_start (j, p);
+         && ps__peak_seek_start (j, p, false);
 }
 
 /* What a step is called in a "after X" note: its fused kernel name, or its

@@ -76,7 +76,12 @@ int ps_pool_peak_of (const ps_plan *p, ps_pool_peak *out);
  * to keep the plan (ps__plan_peak_start: ps_plan.peak, a job that
  * outlives ps_plan_build).  At 1M nodes the peak takes about half a
  * second, which then runs beside the memory pass and the writing of the
- * plan, at the lowest priority (ps__job_lower_priority);
+ * plan, at the lowest priority (ps__job_lower_priority, `low`: it takes
+ * the cores the planner leaves).  The output's own search runs at the
+ * priority of the work beside it, which the summary waits for as much
+ * (1M-node fanout: output 0.374 -> 0.312 s; the planner's at that
+ * priority took the 1M-node layered plan's memory pass from 0.31 to
+ * 0.42 s, and the whole run no faster);
  * below 262,144 buffers it takes under 0.2 s, which the writing hides,
  * and seeking it early would only hold its memory beside the planner's
  * (100k-node layered: 37 MiB more for no time).  ps__plan_peak_start
@@ -95,7 +100,7 @@ extern uint64_t ps__peak_phases;
  * states' alone (ps-pool-peak.c build_adjacency; false: for tests). */
 extern bool ps__peak_adjacency_whole;
 struct ps__plan_peak;
-bool ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p);
+bool ps__peak_seek_start (struct ps__plan_peak *j, const ps_plan *p, bool low);
 int ps__peak_seek_wait (struct ps__plan_peak *j, ps_pool_peak *out);
 bool ps__plan_peak_start (ps_plan *p, uint32_t min_buffers);
 /* Stops and lets go the plan's own (ps_plan.peak, which must be set). */

@@ -98,6 +98,7 @@ struct ps__plan_peak {
   uint64_t bytes;
   uint32_t n_buffers;
   bool exact;
+  bool low; /* at the lowest priority: the planner's */
   ps__job job;
 };
 
