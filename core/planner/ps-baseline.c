@@ -24,50 +24,62 @@
 #include "ps-heap.h"
 #include "util/ps-rankset.h"
 
-/* list_order with a set of places for the ready groups instead of a heap,
- * past ps__schedule_ready_big groups (as the list schedule's queues):
- * the same order, each step a few word operations where a heap of a
- * fanout's 100,000 ready groups walked eight levels.  1 when it cannot
- * (a NaN key, or no memory for the set): the heap then does it. */
-static int
-list_order_places (ps__planner *pl, const double *key, uint32_t *indeg)
+/* The groups none of whose predecessors is left, the least first: a heap
+ * by key (no key: by id), or past ps__schedule_ready_big groups a queue
+ * of their places in that order (as the list schedule's big queues), each
+ * step a few word operations where a heap of a fanout's 100,000 ready
+ * groups walked eight levels.  Both give the same order. */
+typedef struct ready {
+  ps__heap h;
+  bool places;
+  ps__rankqueue q;
+  uint32_t *by_rank, *rank; /* with a key: the groups by place, their places */
+} ready;
+
+/* Places when the graph is that large and they can be made (no key is
+ * NaN, memory for them), else the heap. */
+static void
+ready_init (ready *r, const ps__planner *pl, const double *key)
 {
+  memset (r, 0, sizeof *r);
+  r->h.key = key;
   uint32_t ng = pl->ng, n1 = ng ? ng : 1;
-  uint32_t *by_rank = NULL, *rank = NULL;
-  ps__rankqueue r = { .n = 0 };
-  int rc = 1;
+  if (ng < ps__schedule_ready_big)
+    return;
   if (key) {
-    by_rank = malloc (n1 * sizeof *by_rank);
-    rank = malloc (n1 * sizeof *rank);
-    if (!by_rank || !rank || ps__planner_rank_keys (key, ng, by_rank, rank) != 0)
-      goto out;
+    r->by_rank = malloc (n1 * sizeof *r->by_rank);
+    r->rank = malloc (n1 * sizeof *r->rank);
+    if (!r->by_rank || !r->rank || ps__planner_rank_keys (key, ng, r->by_rank, r->rank) != 0)
+      return;
   }
-  if (ps__rankset_init (&r.s, n1) < 0)
-    goto out;
-  for (uint32_t gi = 0; gi < ng; gi++) {
-    indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
-    if (indeg[gi] == 0)
-      ps__rankqueue_push (&r, key ? rank[gi] : gi);
-  }
-  uint32_t k = 0;
-  while (r.n > 0) {
-    uint32_t at = ps__rankqueue_pop (&r), gi = key ? by_rank[at] : at;
-    pl->order[k++] = gi;
-    for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1]; e++) {
-      uint32_t w = pl->gsucc[e];
-      if (--indeg[w] == 0)
-        ps__rankqueue_push (&r, key ? rank[w] : w);
-    }
-    uint32_t c = pl->chain_next[gi];
-    if (c != PS_NONE && --indeg[c] == 0)
-      ps__rankqueue_push (&r, key ? rank[c] : c);
-  }
-  rc = 0;
-out:
-  ps__rankset_free (&r.s);
-  free (by_rank);
-  free (rank);
-  return rc;
+  r->places = ps__rankset_init (&r->q.s, n1) == 0;
+}
+
+static void
+ready_free (ready *r)
+{
+  free (r->h.a);
+  ps__rankset_free (&r->q.s);
+  free (r->by_rank);
+  free (r->rank);
+}
+
+static int
+ready_push (ready *r, uint32_t gi)
+{
+  if (!r->places)
+    return ps__heap_push (&r->h, gi);
+  ps__rankqueue_push (&r->q, r->rank ? r->rank[gi] : gi);
+  return 0;
+}
+
+static uint32_t
+ready_pop (ready *r)
+{
+  if (!r->places)
+    return ps__heap_pop (&r->h);
+  uint32_t at = ps__rankqueue_pop (&r->q);
+  return r->by_rank ? r->by_rank[at] : at;
 }
 
 /* Fills pl->order with the groups in list order: the ready group with the
@@ -76,27 +88,26 @@ out:
 static int
 list_order (ps__planner *pl, const double *key, uint32_t *indeg)
 {
-  if (pl->ng >= ps__schedule_ready_big && list_order_places (pl, key, indeg) == 0)
-    return 0;
-  ps__heap h = { NULL, 0, 0, key };
+  ready r;
+  ready_init (&r, pl, key);
   int rc = 0;
   for (uint32_t gi = 0; gi < pl->ng && rc == 0; gi++) {
     indeg[gi] = pl->gpred_off[gi + 1] - pl->gpred_off[gi] + pl->chain_in[gi];
     if (indeg[gi] == 0)
-      rc = ps__heap_push (&h, gi);
+      rc = ready_push (&r, gi);
   }
   uint32_t k = 0;
-  while (h.n > 0 && rc == 0) {
-    uint32_t gi = ps__heap_pop (&h);
+  while ((r.places ? r.q.n : r.h.n) > 0 && rc == 0) {
+    uint32_t gi = ready_pop (&r);
     pl->order[k++] = gi;
     for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1] && rc == 0; e++)
       if (--indeg[pl->gsucc[e]] == 0)
-        rc = ps__heap_push (&h, pl->gsucc[e]);
+        rc = ready_push (&r, pl->gsucc[e]);
     uint32_t c = pl->chain_next[gi];
     if (rc == 0 && c != PS_NONE && --indeg[c] == 0)
-      rc = ps__heap_push (&h, c);
+      rc = ready_push (&r, c);
   }
-  free (h.a);
+  ready_free (&r);
   return rc < 0 ? ps__planner_nomem (pl) : 0;
 }
 

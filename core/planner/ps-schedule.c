@@ -574,7 +574,6 @@ place_group (sched *sc, uint32_t gi)
 uint32_t ps__schedule_ready_big = 4096u;
 atomic_size_t ps__schedule_sets;
 
-
 /* The queues of one pass: groups whose predecessors are all placed wait
  * in `pending` until their data can be ready (their latest predecessor
  * finishes), then in the `ready` queue of their resource, by priority. */
