@@ -1690,6 +1690,81 @@ core_loader_split_halves (void **state)
   ps_graph_free (&g);
 }
 
+/* A document whose first `lead` buffers and nodes are long (long names,
+ * labels and reads) and the rest short, or the other way round
+ * (`long_last`): a loader that sizes its arrays after the first objects
+ * (ps__json_presize) guesses too few objects for the rest, or too many. */
+static char *
+presize_doc (uint32_t lead, uint32_t n, bool long_last, size_t *len)
+{
+  char *buf = NULL;
+  FILE *f = open_memstream (&buf, len);
+  assert_non_null (f);
+  char pad[201];
+  memset (pad, 'x', 200);
+  pad[200] = '\0';
+#define PAD(j) (((j) < lead) != long_last ? pad : "")
+  fputs ("{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [\n", f);
+  for (uint32_t j = 0; j < n; j++)
+    fprintf (f, "{\"name\": \"b%u%s\", \"bytes\": %u}%s\n", j, PAD (j), 64 + j,
+             j + 1 < n ? "," : "");
+  fputs ("],\n\"nodes\": [\n", f);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t r = i ? i - 1 : 0, x = n - 1 - i % 3;
+    if (i % 3 == 0)
+      fprintf (f, "{\"name\": \"h%u%s\", \"op\": \"host\", \"label\": \"l%s\"}", i, PAD (i),
+               PAD (i));
+    else if (*PAD (i))
+      fprintf (f, "{\"name\": \"k%u%s\", \"op\": \"kernel\", \"function\": \"f%u\", "
+                  "\"grid\": 1, \"block\": 32, \"reads\": [\"b%u%s\", \"b%u%s\"], "
+                  "\"writes\": [\"b%u%s\"]}",
+               i, PAD (i), i % 5, r, PAD (r), x, PAD (x), i, PAD (i));
+    else
+      fprintf (f, "{\"name\": \"k%u\", \"op\": \"kernel\", \"function\": \"f%u\", "
+                  "\"grid\": 1, \"block\": 32, \"reads\": [\"b%u%s\"], \"writes\": "
+                  "[\"b%u\"]}",
+               i, i % 5, r, PAD (r), i);
+    fputs (i + 1 < n ? ",\n" : "\n", f);
+  }
+#undef PAD
+  fputs ("]}\n", f);
+  fclose (f);
+  return buf;
+}
+
+/* Loading from memory sizes the arrays after the first objects; a file
+ * read a piece at a time does not: the graphs are the same whether the
+ * guess was too small or too large, in one loader or two. */
+static void
+core_loader_presized_arrays (void **state)
+{
+  for (int long_last = 0; long_last < 2; long_last++) {
+    size_t len;
+    char *text = presize_doc (1500, 6000, long_last, &len);
+    char path[] = "/tmp/planscope-presize-XXXXXX";
+    int fd = mkstemp (path);
+    assert_true (fd >= 0);
+    assert_int_equal (write (fd, text, len), (ssize_t) len);
+    close (fd);
+    ps_graph one, two;
+    ps_diag d1, d2;
+    ps_diag_init (&d1, path);
+    ps_diag_init (&d2, path);
+    assert_int_equal (ps_import_graph_file (&one, path, NULL, &d1), 0);
+    assert_int_equal (ps_import_graph_mem (&two, text, len, path, &d2), 0);
+    assert_int_equal (one.n_nodes, 6000);
+    assert_int_equal (one.n_buffers, 6000);
+    assert_same_graph (&one, &two);
+    ps_graph_free (&one);
+    ps_graph_free (&two);
+    ps_diag_free (&d1);
+    ps_diag_free (&d2);
+    unlink (path);
+    assert_true (load_both_ways (text, len));
+    free (text);
+  }
+}
+
 /* The record of inputs tells a deleted input from a new file that got its
  * inode, covers standard input and follows an input replaced by rename. */
 static void
@@ -1889,6 +1964,7 @@ main (void)
     cmocka_unit_test (core_loader_file_streaming),
     cmocka_unit_test (core_loader_names),
     cmocka_unit_test (core_loader_split_halves),
+    cmocka_unit_test (core_loader_presized_arrays),
   };
   return cmocka_run_group_tests_name ("/core/loader", tests, NULL, NULL);
 }

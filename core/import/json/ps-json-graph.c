@@ -135,6 +135,8 @@ load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index,
   }
   if (split)
     ps__json_split_start (ld);
+  ps__json_counts at;
+  ps__json_presize_begin (ld, r->offset, &at);
   int t, ret = 0;
   uint32_t i = 0;
   while ((t = ps__json_next (ld)) != PS_JSON_ARRAY_END) {
@@ -157,6 +159,8 @@ load_array (ps__json_loader *ld, const ps__json_key *key, uint32_t *index,
     }
     *index = PS_NONE;
     i++;
+    if (i == PS__JSON_PRESIZE_AT)
+      ps__json_presize (ld, &at);
     /* The rest of the array read by the second thread. */
     if (split && r->offset + PS__JSON_SPLIT_WINDOW >= ld->split_at && ld->split &&
         ps__json_split_check (ld) > 0)

@@ -307,6 +307,20 @@ int ps__json_scratch_new (ps__json_loader *ld);
 void ps__json_scratch_free (ps__json_loader *ld);
 /* Reads one node object (current token: its `{`) and appends it. */
 int ps__json_load_node (ps__json_loader *ld);
+/* The arrays buffer and node objects fill, counted where an array of
+ * them (or the part of one a loader reads) begins, at byte `from` of the
+ * input. */
+typedef struct ps__json_counts {
+  uint64_t from;
+  uint32_t buffers, nodes, access, kernels, kargs, strings, refs, refpool, after;
+} ps__json_counts;
+/* Reads ld's counts into *at, at byte `from`. */
+void ps__json_presize_begin (const ps__json_loader *ld, uint64_t from, ps__json_counts *at);
+/* Once PS__JSON_PRESIZE_AT objects are read from *at: reserves the arrays
+ * for as many more as the rest of the input holds at that rate (see
+ * ps-json-node.c); best effort, a failure changes nothing. */
+#define PS__JSON_PRESIZE_AT 1024u
+void ps__json_presize (ps__json_loader *ld, const ps__json_counts *at);
 
 
 /* The second half of a long nodes array, read on a second thread

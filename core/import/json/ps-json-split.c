@@ -122,12 +122,16 @@ second_half (void *arg)
   if (ps__graph_intern (ld->g, "", 0, &empty) < 0 || ps__json_scratch_new (ld) < 0 ||
       ps__strmap_init (&ld->function_map, 64) < 0 || ps__strmap_init (&ld->event_map, 64) < 0)
     return;
+  ps__json_counts at;
+  ps__json_presize_begin (ld, sp->at, &at);
   int t;
   while ((t = ps__json_next (ld)) == PS_JSON_OBJECT_BEGIN) {
     ld->node_index = sp->g.n_nodes;
     if (ps__json_load_node (ld) < 0 || ld->errors || sp->g.n_events || sp->g.n_conds ||
         atomic_load_explicit (&sp->cancel, memory_order_relaxed))
       return;
+    if (sp->g.n_nodes == PS__JSON_PRESIZE_AT)
+      ps__json_presize (ld, &at);
   }
   sp->ok = t == PS_JSON_ARRAY_END && !ld->errors;
 }
