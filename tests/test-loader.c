@@ -22,6 +22,7 @@
 #include "ps-graph.h"
 #include "ps-import.h"
 #include "import/json/ps-json-load.h"
+#include "model/ps-graph-private.h"
 #include "util/ps-file-private.h"
 
 #ifndef PS_TEST_SOURCE_ROOT
@@ -1553,6 +1554,7 @@ assert_same_graph (const ps_graph *a, const ps_graph *b)
     assert_memory_equal (a->succ, b->succ, a->n_edges * sizeof *a->succ);
     assert_memory_equal (a->succ_kind, b->succ_kind, a->n_edges * sizeof *a->succ_kind);
     assert_memory_equal (a->pred, b->pred, a->n_edges * sizeof *a->pred);
+    assert_memory_equal (a->pred_kind, b->pred_kind, a->n_edges * sizeof *a->pred_kind);
   }
 }
 
@@ -1765,6 +1767,130 @@ core_loader_presized_arrays (void **state)
   }
 }
 
+/* ---- edges collected in two halves (ps-graph-edges.c) ---- */
+
+/* n nodes of every kind of dependency, from a seed: kernels reading and
+ * writing random buffers among 40 (b0-b4 external; b37 read before its
+ * only write at 3n/4 and b38 never written, both read in either half:
+ * uninitialised reads said once, in program order), memsets, host
+ * callbacks `after` an earlier node anywhere, and conditionals on a
+ * buffer with later branch members.  `extra` 1: a barrier in the first
+ * half; 2: one in the second; 3: an event recorded in the first half
+ * and waited for in the second; 4: both in the first. */
+static char *
+hazard_doc (uint32_t n, uint32_t seed, int extra, size_t *len)
+{
+  char *buf = NULL;
+  FILE *f = open_memstream (&buf, len);
+  assert_non_null (f);
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+#define RND(m) ((x = x * 6364136223846793005ull + 1442695040888963407ull), (uint32_t) ((x >> 33) % (m)))
+  fputs ("{\"format\": \"planscope-graph\", \"version\": 1, \"buffers\": [\n", f);
+  for (uint32_t j = 0; j < 40; j++)
+    fprintf (f, "{\"name\": \"b%u\", \"bytes\": 256%s}%s\n", j, j < 5 ? ", \"external\": true" : "",
+             j + 1 < 40 ? "," : "");
+  fputs ("],\n\"nodes\": [\n", f);
+  uint8_t *member = calloc (n, 1);
+  assert_non_null (member);
+  for (uint32_t i = 0; i < n; i++) {
+    fprintf (f, "{\"name\": \"n%u\", ", i);
+    if ((extra == 1 && i == n / 4) || (extra == 2 && i == 3 * n / 4)) {
+      fputs ("\"op\": \"barrier\"", f);
+    } else if ((extra == 3 || extra == 4) && i == n / 8) {
+      fputs ("\"op\": \"event_record\", \"event\": \"e\"", f);
+    } else if ((extra == 3 && i == 5 * n / 8) || (extra == 4 && i == n / 4)) {
+      fputs ("\"op\": \"event_wait\", \"event\": \"e\"", f);
+    } else if (i == n / 4 || i == n / 2 + 3 || i == 7 * n / 8) {
+      fputs ("\"op\": \"kernel\", \"function\": \"u\", \"grid\": 1, \"block\": 32, "
+             "\"reads\": [\"b37\", \"b38\"], \"writes\": [\"b6\"]", f);
+    } else if (i == 3 * n / 4) {
+      fputs ("\"op\": \"memset\", \"writes\": [\"b37\"]", f);
+    } else {
+      uint32_t kind = RND (10);
+      if (kind < 6) {
+        fputs ("\"op\": \"kernel\", \"function\": \"k\", \"grid\": 1, \"block\": 32, "
+               "\"reads\": [", f);
+        for (uint32_t k = 0, nr = RND (4); k < nr; k++)
+          fprintf (f, "%s\"b%u\"", k ? ", " : "", RND (37));
+        fputs ("], \"writes\": [", f);
+        for (uint32_t k = 0, nw = 1 + RND (2); k < nw; k++)
+          fprintf (f, "%s\"b%u\"", k ? ", " : "", 5 + RND (32));
+        fputs ("]", f);
+      } else if (kind < 7) {
+        fprintf (f, "\"op\": \"memset\", \"writes\": [\"b%u\"]", 5 + RND (32));
+      } else if (kind < 9 && i > 0) {
+        fprintf (f, "\"op\": \"host\", \"after\": [\"n%u\", \"n%u\"]", RND (i), i - 1);
+      } else {
+        fprintf (f, "\"op\": \"conditional\", \"condition\": \"b%u\", \"then\": [", RND (37));
+        uint32_t listed = 0;
+        for (uint32_t k = 0; k < 2; k++) {
+          uint32_t m = i + 1 + RND (n / 2);
+          /* Members of one conditional only, never the extra nodes. */
+          if (m >= n || member[m] || m == n / 4 || m == 3 * n / 4 || m == n / 8
+              || m == 5 * n / 8)
+            continue;
+          member[m] = 1;
+          fprintf (f, "%s\"n%u\"", listed++ ? ", " : "", m);
+        }
+        fputs ("]", f);
+      }
+    }
+    fputs (i + 1 < n ? "},\n" : "}\n", f);
+  }
+#undef RND
+  fputs ("]}\n", f);
+  fclose (f);
+  free (member);
+  return buf;
+}
+
+/* The edges and the warnings are those of one visit in order whether the
+ * second half is visited on a second thread or not; a barrier or an
+ * event wait across the halves makes it visit in line. */
+static void
+core_loader_edges_in_halves (void **state)
+{
+  uint32_t saved = ps__graph_edges_halves_min;
+  for (int extra = 0; extra <= 4; extra++)
+    for (uint32_t seed = 1; seed <= 6; seed++) {
+      size_t len;
+      uint32_t n = 150 + 97 * seed;
+      char *text = hazard_doc (n, seed, extra, &len);
+      ps_graph one, two;
+      ps_diag d1, d2;
+      ps_diag_init (&d1, "h.json");
+      ps_diag_init (&d2, "h.json");
+      ps__graph_edges_halves_min = UINT32_MAX;
+      int rc1 = ps_import_graph_mem (&one, text, len, "h.json", &d1);
+      size_t taken = ps__graph_edges_halves_taken;
+      ps__graph_edges_halves_min = 0;
+      int rc2 = ps_import_graph_mem (&two, text, len, "h.json", &d2);
+      ps__graph_edges_halves_min = saved;
+      assert_int_equal (rc1, 0);
+      assert_int_equal (rc2, 0);
+      assert_true ((ps__graph_edges_halves_taken > taken) == (extra == 0 || extra == 4));
+      char *m1 = NULL, *m2 = NULL;
+      size_t s1, s2;
+      FILE *f1 = open_memstream (&m1, &s1), *f2 = open_memstream (&m2, &s2);
+      ps_diag_print (&d1, f1);
+      ps_diag_print (&d2, f2);
+      fclose (f1);
+      fclose (f2);
+      assert_string_equal (m1, m2);
+      /* b38 is never written: its first read warns, once. */
+      assert_non_null (strstr (m1, "reads buffer \"b38\", which no earlier node writes"));
+      assert_true (one.n_edges > n / 2);
+      assert_same_graph (&one, &two);
+      free (m1);
+      free (m2);
+      ps_diag_free (&d1);
+      ps_diag_free (&d2);
+      ps_graph_free (&one);
+      ps_graph_free (&two);
+      free (text);
+    }
+}
+
 /* The record of inputs tells a deleted input from a new file that got its
  * inode, covers standard input and follows an input replaced by rename. */
 static void
@@ -1965,6 +2091,7 @@ main (void)
     cmocka_unit_test (core_loader_names),
     cmocka_unit_test (core_loader_split_halves),
     cmocka_unit_test (core_loader_presized_arrays),
+    cmocka_unit_test (core_loader_edges_in_halves),
   };
   return cmocka_run_group_tests_name ("/core/loader", tests, NULL, NULL);
 }

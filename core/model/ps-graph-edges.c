@@ -98,33 +98,106 @@ branch_index (const ps_graph *g, uint32_t **off_out, uint32_t **ids_out)
   return 0;
 }
 
-/* Visits the nodes in program order and collects the raw edges. */
-static int
-collect (ps_graph *g, builder *b, uint32_t *raw_off, const uint32_t *after_pairs,
-         uint32_t n_after, const uint32_t *boff, const uint32_t *bids, ps_diag *diag)
+/* What the visit in program order keeps: per buffer, its last writer and
+ * the reads since (a list of read records), whether a read of it before
+ * any write was said; per event, its last record; the next `after` pair
+ * and the last barrier.  Reads of a buffer no earlier node writes are
+ * said once the edges are collected, in program order (`uninit`, pairs
+ * of node and buffer), so that a visit can be dropped unsaid. */
+typedef struct hazards {
+  uint32_t *last_writer, *head, *rnode, *rnext, *last_record;
+  uint8_t *warned;
+  uint32_t n_rec, ap, barrier;
+  uint32_t *uninit;
+  uint32_t n_uninit, cap_uninit;
+} hazards;
+
+static void
+hazards_free (hazards *hz)
 {
-  uint32_t n = g->n_nodes, nb = g->n_buffers;
-  uint32_t n_reads = 0;
-  for (uint32_t v = 0; v < n; v++)
+  free (hz->last_writer);
+  free (hz->head);
+  free (hz->warned);
+  free (hz->rnode);
+  free (hz->rnext);
+  free (hz->last_record);
+  free (hz->uninit);
+  memset (hz, 0, sizeof *hz);
+}
+
+static int
+hazards_init (hazards *hz, const ps_graph *g)
+{
+  uint32_t nb = g->n_buffers, n_reads = 0;
+  memset (hz, 0, sizeof *hz);
+  for (uint32_t v = 0; v < g->n_nodes; v++)
     n_reads += g->nodes[v].reads_count;
-  uint32_t *last_writer = malloc (((size_t) nb + 1) * sizeof *last_writer);
-  uint32_t *head = malloc (((size_t) nb + 1) * sizeof *head);
-  uint8_t *warned = calloc ((size_t) nb + 1, 1);
-  uint32_t *rnode = malloc (((size_t) n_reads + 1) * sizeof *rnode);
-  uint32_t *rnext = malloc (((size_t) n_reads + 1) * sizeof *rnext);
-  uint32_t *last_record = malloc (((size_t) g->n_events + 1) * sizeof *last_record);
-  int ret = 0;
-  if (!last_writer || !head || !warned || !rnode || !rnext || !last_record) {
-    ret = PS_ENOMEM;
-    goto out;
+  hz->last_writer = malloc (((size_t) nb + 1) * sizeof *hz->last_writer);
+  hz->head = malloc (((size_t) nb + 1) * sizeof *hz->head);
+  hz->warned = calloc ((size_t) nb + 1, 1);
+  hz->rnode = malloc (((size_t) n_reads + 1) * sizeof *hz->rnode);
+  hz->rnext = malloc (((size_t) n_reads + 1) * sizeof *hz->rnext);
+  hz->last_record = malloc (((size_t) g->n_events + 1) * sizeof *hz->last_record);
+  if (!hz->last_writer || !hz->head || !hz->warned || !hz->rnode || !hz->rnext
+      || !hz->last_record) {
+    hazards_free (hz);
+    return PS_ENOMEM;
   }
   for (uint32_t i = 0; i < nb; i++)
-    last_writer[i] = head[i] = PS_NONE;
+    hz->last_writer[i] = hz->head[i] = PS_NONE;
   for (uint32_t i = 0; i < g->n_events; i++)
-    last_record[i] = PS_NONE;
+    hz->last_record[i] = PS_NONE;
+  hz->barrier = PS_NONE;
+  return 0;
+}
 
-  uint32_t n_rec = 0, ap = 0, barrier = PS_NONE;
-  for (uint32_t v = 0; v < n && ret == 0; v++) {
+/* A read of buffer buf by node v, which no earlier node writes. */
+static int
+read_uninit (const ps_graph *g, hazards *hz, uint32_t v, uint32_t buf)
+{
+  if ((g->buffers[buf].flags & PS_BUF_EXTERNAL) || hz->warned[buf])
+    return 0;
+  hz->warned[buf] = 1;
+  if (PS_ARRAY_RESERVE (hz->uninit, hz->cap_uninit, (uint64_t) hz->n_uninit + 2) < 0)
+    return PS_ENOMEM;
+  hz->uninit[hz->n_uninit++] = v;
+  hz->uninit[hz->n_uninit++] = buf;
+  return 0;
+}
+
+static void
+say_uninit (const ps_graph *g, const hazards *hz, ps_diag *diag)
+{
+  for (uint32_t i = 0; i < hz->n_uninit; i += 2) {
+    uint32_t v = hz->uninit[i], buf = hz->uninit[i + 1];
+    const ps_node *nd = &g->nodes[v];
+    ps_diag_warn (diag, nd->line, nd->col,
+                  "nodes[%u]: \"%s\" reads buffer \"%s\", which no earlier node writes "
+                  "(uninitialised memory)",
+                  v, ps_node_name (g, v), ps_buffer_name (g, buf));
+  }
+}
+
+/* Registers node v as a reader of buf since its last write. */
+static inline void
+add_reader (hazards *hz, uint32_t v, uint32_t buf)
+{
+  if (hz->head[buf] == PS_NONE || hz->rnode[hz->head[buf]] != v) {
+    hz->rnode[hz->n_rec] = v;
+    hz->rnext[hz->n_rec] = hz->head[buf];
+    hz->head[buf] = hz->n_rec++;
+  }
+}
+
+/* Visits nodes [from, to) in program order after those before `from`
+ * (whose visit left hz) and collects their raw edges. */
+static int
+collect (const ps_graph *g, builder *b, hazards *hz, uint32_t from, uint32_t to, uint32_t *raw_off,
+         const uint32_t *after_pairs, uint32_t n_after, const uint32_t *boff, const uint32_t *bids)
+{
+  int ret = 0;
+  uint32_t ap = hz->ap, barrier = hz->barrier;
+  for (uint32_t v = from; v < to && ret == 0; v++) {
     const ps_node *nd = &g->nodes[v];
     b->v = v;
     raw_off[v] = b->n;
@@ -133,29 +206,20 @@ collect (ps_graph *g, builder *b, uint32_t *raw_off, const uint32_t *after_pairs
      * a buffer depends on the previous writer and not on itself. */
     for (uint32_t i = 0; i < nd->reads_count && ret == 0; i++) {
       uint32_t buf = g->access[nd->reads_begin + i];
-      uint32_t w = last_writer[buf];
-      if (w != PS_NONE) {
+      uint32_t w = hz->last_writer[buf];
+      if (w != PS_NONE)
         ret = add_edge (b, w, PS_EDGE_RAW);
-      } else if (!(g->buffers[buf].flags & PS_BUF_EXTERNAL) && !warned[buf]) {
-        warned[buf] = 1;
-        ps_diag_warn (diag, nd->line, nd->col,
-                      "nodes[%u]: \"%s\" reads buffer \"%s\", which no earlier node writes "
-                      "(uninitialised memory)",
-                      v, ps_node_name (g, v), ps_buffer_name (g, buf));
-      }
-      if (head[buf] == PS_NONE || rnode[head[buf]] != v) {
-        rnode[n_rec] = v;
-        rnext[n_rec] = head[buf];
-        head[buf] = n_rec++;
-      }
+      else
+        ret = read_uninit (g, hz, v, buf);
+      add_reader (hz, v, buf);
     }
     for (uint32_t i = 0; i < nd->writes_count && ret == 0; i++) {
       uint32_t buf = g->access[nd->writes_begin + i];
-      ret = add_edge (b, last_writer[buf], PS_EDGE_WAW);
-      for (uint32_t r = head[buf]; r != PS_NONE && ret == 0; r = rnext[r])
-        ret = add_edge (b, rnode[r], PS_EDGE_WAR);
-      last_writer[buf] = v;
-      head[buf] = PS_NONE;
+      ret = add_edge (b, hz->last_writer[buf], PS_EDGE_WAW);
+      for (uint32_t r = hz->head[buf]; r != PS_NONE && ret == 0; r = hz->rnext[r])
+        ret = add_edge (b, hz->rnode[r], PS_EDGE_WAR);
+      hz->last_writer[buf] = v;
+      hz->head[buf] = PS_NONE;
     }
 
     /* 2. after: the pairs were recorded in program order of their target. */
@@ -164,9 +228,9 @@ collect (ps_graph *g, builder *b, uint32_t *raw_off, const uint32_t *after_pairs
 
     /* 3. Events: a wait depends on the latest earlier record. */
     if (nd->op == PS_OP_EVENT_WAIT && nd->aux != PS_NONE && ret == 0)
-      ret = add_edge (b, last_record[nd->aux], PS_EDGE_EVENT);
+      ret = add_edge (b, hz->last_record[nd->aux], PS_EDGE_EVENT);
     else if (nd->op == PS_OP_EVENT_RECORD && nd->aux != PS_NONE)
-      last_record[nd->aux] = v;
+      hz->last_record[nd->aux] = v;
 
     /* 4. Barriers, reduced: see ps-graph.h. */
     if (nd->op == PS_OP_BARRIER) {
@@ -182,15 +246,230 @@ collect (ps_graph *g, builder *b, uint32_t *raw_off, const uint32_t *after_pairs
       for (uint32_t i = boff[v]; i < boff[v + 1] && ret == 0; i++)
         ret = add_edge (b, bids[i], PS_EDGE_BRANCH);
   }
-  raw_off[n] = b->n;
+  raw_off[to] = b->n;
+  hz->ap = ap;
+  hz->barrier = barrier;
+  return ret;
+}
 
-out:
-  free (last_writer);
-  free (head);
-  free (warned);
-  free (rnode);
-  free (rnext);
-  free (last_record);
+/* ---- the second half on a second thread ----
+ *
+ * Graphs of at least ps__graph_edges_halves_min nodes visit their second
+ * half [h, n) on a second thread while the first half is visited here.
+ * The second visit starts knowing nothing of the first: its own last
+ * writers and readers, per buffer, start as UNSEEN.  Its edges from its
+ * own nodes, its `after` pairs and its branches are kept as they come
+ * (duplicates and all); a read of a buffer it has not written yet, or its
+ * first write of one, is kept as a question for the first half (a
+ * `cross`).  Once both are done, the second half's nodes are visited
+ * again in order, here, their edges added as collect() adds them (merged
+ * per source) and the questions answered from the first half's last
+ * writers and readers: the edges, and the reads said to be of
+ * uninitialised memory, are those of one visit in order.  Events and
+ * barriers carry state of their own across the halves: a second half
+ * with one, or a first half ending after a barrier, is visited again in
+ * line. */
+uint32_t ps__graph_edges_halves_min = 65536u;
+atomic_size_t ps__graph_edges_halves_taken;
+#define UNSEEN (PS_NONE - 1u)
+
+enum { CROSS_READ = 0, CROSS_WRITE = 1 };
+
+typedef struct second_half {
+  const ps_graph *g;
+  uint32_t from, to;
+  const uint32_t *after_pairs, *boff, *bids;
+  uint32_t n_after;
+  uint32_t *last_writer, *head, *rnode, *rnext; /* per buffer, per read record */
+  uint32_t *off;                                /* per node from `from`: its first edge */
+  uint32_t *src;
+  uint8_t *kind;
+  uint32_t n, cap, cap_kind;
+  uint32_t *cross; /* (node, buffer << 1 | CROSS_*) pairs */
+  uint32_t n_cross, cap_cross;
+  bool stop; /* an event or a barrier */
+  int rc;
+  ps__job job;
+} second_half;
+
+static int
+half_edge (second_half *h, uint32_t u, uint8_t kind)
+{
+  if (h->n == h->cap) {
+    uint32_t cap_kind = h->cap_kind;
+    int ret = ps_array_grow (&h->src, &h->cap, (uint64_t) h->n + 1, sizeof *h->src, PS_MAX_EDGES);
+    if (ret == 0)
+      ret = ps_array_grow (&h->kind, &cap_kind, h->cap, 1, PS_MAX_EDGES);
+    if (ret < 0)
+      return ret;
+    h->cap_kind = cap_kind;
+  }
+  h->src[h->n] = u;
+  h->kind[h->n++] = kind;
+  return 0;
+}
+
+static int
+half_cross (second_half *h, uint32_t v, uint32_t buf, uint32_t what)
+{
+  if (PS_ARRAY_RESERVE (h->cross, h->cap_cross, (uint64_t) h->n_cross + 2) < 0)
+    return PS_ENOMEM;
+  h->cross[h->n_cross++] = v;
+  h->cross[h->n_cross++] = buf << 1 | what;
+  return 0;
+}
+
+static int
+half_visit (second_half *h)
+{
+  const ps_graph *g = h->g;
+  uint32_t nb = g->n_buffers, n_reads = 0;
+  for (uint32_t v = h->from; v < h->to; v++)
+    n_reads += g->nodes[v].reads_count;
+  h->last_writer = malloc (((size_t) nb + 1) * sizeof *h->last_writer);
+  h->head = malloc (((size_t) nb + 1) * sizeof *h->head);
+  h->rnode = malloc (((size_t) n_reads + 1) * sizeof *h->rnode);
+  h->rnext = malloc (((size_t) n_reads + 1) * sizeof *h->rnext);
+  h->off = malloc (((size_t) (h->to - h->from) + 1) * sizeof *h->off);
+  if (!h->last_writer || !h->head || !h->rnode || !h->rnext || !h->off)
+    return PS_ENOMEM;
+  for (uint32_t i = 0; i < nb; i++) {
+    h->last_writer[i] = UNSEEN;
+    h->head[i] = PS_NONE;
+  }
+  /* The first `after` pair of the half: the pairs are in order of target. */
+  uint32_t lo = 0, hi = h->n_after;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (h->after_pairs[2 * mid + 1] < h->from)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  uint32_t ap = lo, n_rec = 0;
+  int ret = 0;
+  for (uint32_t v = h->from; v < h->to && ret == 0; v++) {
+    const ps_node *nd = &g->nodes[v];
+    h->off[v - h->from] = h->n;
+    if (nd->op == PS_OP_EVENT_WAIT || nd->op == PS_OP_EVENT_RECORD || nd->op == PS_OP_BARRIER) {
+      h->stop = true;
+      return 0;
+    }
+    for (uint32_t i = 0; i < nd->reads_count && ret == 0; i++) {
+      uint32_t buf = g->access[nd->reads_begin + i], w = h->last_writer[buf];
+      ret = w == UNSEEN ? half_cross (h, v, buf, CROSS_READ) : half_edge (h, w, PS_EDGE_RAW);
+      if (h->head[buf] == PS_NONE || h->rnode[h->head[buf]] != v) {
+        h->rnode[n_rec] = v;
+        h->rnext[n_rec] = h->head[buf];
+        h->head[buf] = n_rec++;
+      }
+    }
+    for (uint32_t i = 0; i < nd->writes_count && ret == 0; i++) {
+      uint32_t buf = g->access[nd->writes_begin + i], w = h->last_writer[buf];
+      ret = w == UNSEEN ? half_cross (h, v, buf, CROSS_WRITE) : half_edge (h, w, PS_EDGE_WAW);
+      for (uint32_t r = h->head[buf]; r != PS_NONE && ret == 0; r = h->rnext[r])
+        ret = half_edge (h, h->rnode[r], PS_EDGE_WAR);
+      h->last_writer[buf] = v;
+      h->head[buf] = PS_NONE;
+    }
+    for (; ap < h->n_after && h->after_pairs[2 * ap + 1] == v && ret == 0; ap++)
+      ret = half_edge (h, h->after_pairs[2 * ap], PS_EDGE_AFTER);
+    if (h->boff)
+      for (uint32_t i = h->boff[v]; i < h->boff[v + 1] && ret == 0; i++)
+        ret = half_edge (h, h->bids[i], PS_EDGE_BRANCH);
+  }
+  h->off[h->to - h->from] = h->n;
+  return ret;
+}
+
+static void
+half_main (void *arg)
+{
+  second_half *h = arg;
+  h->rc = half_visit (h);
+}
+
+static void
+half_free (second_half *h)
+{
+  free (h->last_writer);
+  free (h->head);
+  free (h->rnode);
+  free (h->rnext);
+  free (h->off);
+  free (h->src);
+  free (h->kind);
+  free (h->cross);
+}
+
+/* The second half's nodes in order: their edges merged as collect()
+ * merges them, and the questions they left answered from hz, the first
+ * half's state. */
+static int
+land_half (const ps_graph *g, builder *b, hazards *hz, const second_half *h, uint32_t *raw_off)
+{
+  int ret = 0;
+  uint32_t x = 0;
+  for (uint32_t v = h->from; v < h->to && ret == 0; v++) {
+    b->v = v;
+    raw_off[v] = b->n;
+    for (uint32_t e = h->off[v - h->from]; e < h->off[v - h->from + 1] && ret == 0; e++)
+      ret = add_edge (b, h->src[e], h->kind[e]);
+    for (; x < h->n_cross && h->cross[x] == v && ret == 0; x += 2) {
+      uint32_t buf = h->cross[x + 1] >> 1;
+      if ((h->cross[x + 1] & 1) == CROSS_READ) {
+        uint32_t w = hz->last_writer[buf];
+        ret = w != PS_NONE ? add_edge (b, w, PS_EDGE_RAW) : read_uninit (g, hz, v, buf);
+        continue;
+      }
+      ret = add_edge (b, hz->last_writer[buf], PS_EDGE_WAW);
+      for (uint32_t r = hz->head[buf]; r != PS_NONE && ret == 0; r = hz->rnext[r])
+        ret = add_edge (b, hz->rnode[r], PS_EDGE_WAR);
+    }
+  }
+  raw_off[h->to] = b->n;
+  return ret;
+}
+
+/* Visits every node and collects the raw edges into b and raw_off; the
+ * reads of uninitialised memory found are said to diag, in program order,
+ * also on a failure (as far as the visit went). */
+static int
+collect_all (const ps_graph *g, builder *b, uint32_t *raw_off, const uint32_t *after_pairs,
+             uint32_t n_after, const uint32_t *boff, const uint32_t *bids, ps_diag *diag)
+{
+  uint32_t n = g->n_nodes, half = n / 2;
+  hazards hz;
+  int ret = hazards_init (&hz, g);
+  if (ret < 0)
+    return ret;
+  second_half h = { .g = g, .from = half, .to = n, .after_pairs = after_pairs, .boff = boff,
+                    .bids = bids, .n_after = n_after };
+  bool two = n >= ps__graph_edges_halves_min && n >= 2;
+  if (two) {
+    ps__job_start (&h.job, half_main, &h, true);
+    ret = collect (g, b, &hz, 0, half, raw_off, after_pairs, n_after, boff, bids);
+    if (!ps__job_finish (&h.job))
+      half_main (&h); /* no thread: in line */
+    if (ret == 0 && h.rc == 0 && !h.stop && hz.barrier == PS_NONE) {
+      ret = land_half (g, b, &hz, &h, raw_off);
+      ps__graph_edges_halves_taken++;
+    } else if (ret == 0) {
+      /* In line from the start, the state as new. */
+      hazards_free (&hz);
+      if ((ret = hazards_init (&hz, g)) == 0) {
+        b->n = 0;
+        for (uint32_t v = 0; v < n; v++)
+          b->stamp[v] = PS_NONE;
+        two = false;
+      }
+    }
+  }
+  half_free (&h);
+  if (ret == 0 && !two)
+    ret = collect (g, b, &hz, 0, n, raw_off, after_pairs, n_after, boff, bids);
+  say_uninit (g, &hz, diag);
+  hazards_free (&hz);
   return ret;
 }
 
@@ -301,7 +580,7 @@ ps__graph_build_edges (ps_graph *g, const uint32_t *after_pairs, uint32_t n_afte
     b.stamp[v] = PS_NONE;
   if (g->n_conds && (ret = branch_index (g, &boff, &bids)) < 0)
     goto fail;
-  ret = collect (g, &b, raw_off, after_pairs, n_after, boff, bids, diag);
+  ret = collect_all (g, &b, raw_off, after_pairs, n_after, boff, bids, diag);
   free (boff);
   free (bids);
   boff = bids = NULL;
