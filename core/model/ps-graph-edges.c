@@ -128,10 +128,10 @@ hazards_free (hazards *hz)
 static int
 hazards_init (hazards *hz, const ps_graph *g)
 {
-  uint32_t nb = g->n_buffers, n_reads = 0;
+  /* A read record per read at most: the accesses bound them (the
+   * records past the reads are address space never written). */
+  uint32_t nb = g->n_buffers, n_reads = g->n_access;
   memset (hz, 0, sizeof *hz);
-  for (uint32_t v = 0; v < g->n_nodes; v++)
-    n_reads += g->nodes[v].reads_count;
   hz->last_writer = malloc (((size_t) nb + 1) * sizeof *hz->last_writer);
   hz->head = malloc (((size_t) nb + 1) * sizeof *hz->head);
   hz->warned = calloc ((size_t) nb + 1, 1);
@@ -323,9 +323,7 @@ static int
 half_visit (second_half *h)
 {
   const ps_graph *g = h->g;
-  uint32_t nb = g->n_buffers, n_reads = 0;
-  for (uint32_t v = h->from; v < h->to; v++)
-    n_reads += g->nodes[v].reads_count;
+  uint32_t nb = g->n_buffers, n_reads = g->n_access; /* as in hazards_init */
   h->last_writer = malloc (((size_t) nb + 1) * sizeof *h->last_writer);
   h->head = malloc (((size_t) nb + 1) * sizeof *h->head);
   h->rnode = malloc (((size_t) n_reads + 1) * sizeof *h->rnode);
