@@ -49,6 +49,17 @@ print_diag (const ps_diag *d)
   ps_diag_print (d, stderr);
 }
 
+/* What d says, as printed, into *out (free it). */
+static void
+diag_text (const ps_diag *d, char **out)
+{
+  size_t size;
+  FILE *f = open_memstream (out, &size);
+  assert_non_null (f);
+  ps_diag_print (d, f);
+  fclose (f);
+}
+
 static uint32_t
 node_id (const ps_graph *g, const char *name)
 {
@@ -1558,36 +1569,32 @@ assert_same_graph (const ps_graph *a, const ps_graph *b)
   }
 }
 
-/* Loads text with and without the split (its second half appended on
- * one thread, or on two when `threaded`); returns whether the split was
- * taken, after checking that the graphs, or the messages, are the
- * same. */
-static bool
-load_one_way (const char *text, size_t len, bool threaded)
+/* Loads text twice, the loader tuned by tune (false) for the first load
+ * and tune (true) for the second, and checks that both give the same
+ * result, messages and graph, and that the messages hold `once` (unless
+ * NULL) exactly once.  The caller restores what tune changes. */
+static void
+load_twice (const char *text, size_t len, void (*tune) (bool second), const char *once)
 {
   ps_graph one, two;
   ps_diag d1, d2;
-  size_t saved = ps__json_split_min, taken = ps__json_splits_taken;
-  uint32_t land_min = ps__json_land_thread_min;
-  ps__json_split_min = SIZE_MAX;
-  ps_diag_init (&d1, "split.json");
-  int rc1 = ps_import_graph_mem (&one, text, len, "split.json", &d1);
-  assert_int_equal (ps__json_splits_taken, taken);
-  ps__json_split_min = 0;
-  ps__json_land_thread_min = threaded ? 0 : UINT32_MAX;
-  ps_diag_init (&d2, "split.json");
-  int rc2 = ps_import_graph_mem (&two, text, len, "split.json", &d2);
-  ps__json_split_min = saved;
-  ps__json_land_thread_min = land_min;
+  ps_diag_init (&d1, "twice.json");
+  ps_diag_init (&d2, "twice.json");
+  tune (false);
+  int rc1 = ps_import_graph_mem (&one, text, len, "twice.json", &d1);
+  tune (true);
+  int rc2 = ps_import_graph_mem (&two, text, len, "twice.json", &d2);
   assert_int_equal (rc1, rc2);
   char *m1 = NULL, *m2 = NULL;
-  size_t s1, s2;
-  FILE *f1 = open_memstream (&m1, &s1), *f2 = open_memstream (&m2, &s2);
-  ps_diag_print (&d1, f1);
-  ps_diag_print (&d2, f2);
-  fclose (f1);
-  fclose (f2);
+  diag_text (&d1, &m1);
+  diag_text (&d2, &m2);
   assert_string_equal (m1, m2);
+  if (once) {
+    size_t said = 0;
+    for (const char *at = strstr (m1, once); at; at = strstr (at + 1, once))
+      said++;
+    assert_int_equal (said, 1);
+  }
   if (rc1 == 0)
     assert_same_graph (&one, &two);
   free (m1);
@@ -1596,7 +1603,36 @@ load_one_way (const char *text, size_t len, bool threaded)
   ps_diag_free (&d2);
   ps_graph_free (&one);
   ps_graph_free (&two);
-  return ps__json_splits_taken > taken;
+}
+
+/* Without the split, then with it (its second half appended on one
+ * thread, or on two when split_threaded). */
+static bool split_threaded;
+static size_t splits_before;
+
+static void
+tune_split (bool second)
+{
+  if (second)
+    assert_int_equal (ps__json_splits_taken, splits_before);
+  ps__json_split_min = second ? 0 : SIZE_MAX;
+  ps__json_land_thread_min = split_threaded ? 0 : UINT32_MAX;
+}
+
+/* Loads text with and without the split; returns whether the split was
+ * taken, after checking that the graphs, or the messages, are the
+ * same. */
+static bool
+load_one_way (const char *text, size_t len, bool threaded)
+{
+  size_t saved = ps__json_split_min;
+  uint32_t land_min = ps__json_land_thread_min;
+  split_threaded = threaded;
+  splits_before = ps__json_splits_taken;
+  load_twice (text, len, tune_split, NULL);
+  ps__json_split_min = saved;
+  ps__json_land_thread_min = land_min;
+  return ps__json_splits_taken > splits_before;
 }
 
 static bool
@@ -1669,10 +1705,7 @@ core_loader_split_halves (void **state)
   ps_diag_init (&d, "dups.json");
   assert_int_equal (ps_import_graph_mem (&g, text, len, "dups.json", &d), PS_EINVAL);
   char *msgs = NULL;
-  size_t msize;
-  f = open_memstream (&msgs, &msize);
-  ps_diag_print (&d, f);
-  fclose (f);
+  diag_text (&d, &msgs);
   const char *want[] = {
     "dups.json:3:1: error: buffers[2].name: duplicate buffer name \"b0\"",
     "dups.json:40005:1: error: nodes[40000].name: duplicate node name \"n7\" (first at nodes[7], line 12)",
@@ -1844,6 +1877,14 @@ hazard_doc (uint32_t n, uint32_t seed, int extra, size_t *len)
   return buf;
 }
 
+/* The second half of the nodes visited for edges in line, then on a
+ * second thread. */
+static void
+tune_halves (bool second)
+{
+  ps__graph_edges_halves_min = second ? 0 : UINT32_MAX;
+}
+
 /* The edges and the warnings are those of one visit in order whether the
  * second half is visited on a second thread or not; a barrier or an
  * event wait across the halves makes it visit in line. */
@@ -1856,37 +1897,17 @@ core_loader_edges_in_halves (void **state)
       size_t len;
       uint32_t n = 150 + 97 * seed;
       char *text = hazard_doc (n, seed, extra, &len);
-      ps_graph one, two;
-      ps_diag d1, d2;
-      ps_diag_init (&d1, "h.json");
-      ps_diag_init (&d2, "h.json");
-      ps__graph_edges_halves_min = UINT32_MAX;
-      int rc1 = ps_import_graph_mem (&one, text, len, "h.json", &d1);
       size_t taken = ps__graph_edges_halves_taken;
-      ps__graph_edges_halves_min = 0;
-      int rc2 = ps_import_graph_mem (&two, text, len, "h.json", &d2);
-      ps__graph_edges_halves_min = saved;
-      assert_int_equal (rc1, 0);
-      assert_int_equal (rc2, 0);
-      assert_true ((ps__graph_edges_halves_taken > taken) == (extra == 0 || extra == 4));
-      char *m1 = NULL, *m2 = NULL;
-      size_t s1, s2;
-      FILE *f1 = open_memstream (&m1, &s1), *f2 = open_memstream (&m2, &s2);
-      ps_diag_print (&d1, f1);
-      ps_diag_print (&d2, f2);
-      fclose (f1);
-      fclose (f2);
-      assert_string_equal (m1, m2);
       /* b38 is never written: its first read warns, once. */
-      assert_non_null (strstr (m1, "reads buffer \"b38\", which no earlier node writes"));
-      assert_true (one.n_edges > n / 2);
-      assert_same_graph (&one, &two);
-      free (m1);
-      free (m2);
-      ps_diag_free (&d1);
-      ps_diag_free (&d2);
-      ps_graph_free (&one);
-      ps_graph_free (&two);
+      load_twice (text, len, tune_halves, "reads buffer \"b38\", which no earlier node writes");
+      ps__graph_edges_halves_min = saved;
+      assert_true ((ps__graph_edges_halves_taken > taken) == (extra == 0 || extra == 4));
+      ps_graph g;
+      ps_diag d;
+      assert_int_equal (load (&g, &d, text), 0);
+      assert_true (g.n_edges > n / 2);
+      ps_graph_free (&g);
+      ps_diag_free (&d);
       free (text);
     }
 }
