@@ -935,9 +935,11 @@ commit_node (ps__json_loader *ld, uint32_t event)
 }
 
 /* Presizing.  The arrays buffer and node objects fill grow by doubling,
- * and below the allocator's mapping threshold each doubling copies the
- * array into memory never touched before, a page fault a page (the
- * 1M-node layered graph: 42k of its load's 100k faults, 0.1 s of CPU).
+ * and each doubling the allocator cannot make in place (below glibc's
+ * mapping threshold, or at any size where mapping is off, as in the CLI)
+ * copies the array into memory never touched before, a page fault a page
+ * (the 1M-node layered graph: 42k of its load's 100k faults, 0.1 s of
+ * CPU).
  * After PS__JSON_PRESIZE_AT objects each array is reserved for as many
  * elements as the rest of the input would add at the rate read so far,
  * PRESIZE_SLACK more: one copy of a small array, then room that the
