@@ -266,9 +266,10 @@ collect (const ps_graph *g, builder *b, hazards *hz, uint32_t from, uint32_t to,
  * per source) and the questions answered from the first half's last
  * writers and readers: the edges, and the reads said to be of
  * uninitialised memory, are those of one visit in order.  Events and
- * barriers carry state of their own across the halves: a second half
- * with one, or a first half ending after a barrier, is visited again in
- * line. */
+ * barriers carry state of their own across the halves: with one in the
+ * second half, or a first half ending after a barrier, the first half's
+ * visit goes on in line through the second half, which costs the second
+ * thread's work and nothing more. */
 uint32_t ps__graph_edges_halves_min = 65536u;
 atomic_size_t ps__graph_edges_halves_taken;
 #define UNSEEN (PS_NONE - 1u)
@@ -443,29 +444,23 @@ collect_all (const ps_graph *g, builder *b, uint32_t *raw_off, const uint32_t *a
     return ret;
   second_half h = { .g = g, .from = half, .to = n, .after_pairs = after_pairs, .boff = boff,
                     .bids = bids, .n_after = n_after };
-  bool two = n >= ps__graph_edges_halves_min && n >= 2;
-  if (two) {
+  uint32_t from = 0;
+  if (n >= ps__graph_edges_halves_min && n >= 2) {
     ps__job_start (&h.job, half_main, &h, true);
     ret = collect (g, b, &hz, 0, half, raw_off, after_pairs, n_after, boff, bids);
-    if (!ps__job_finish (&h.job))
-      half_main (&h); /* no thread: in line */
-    if (ret == 0 && h.rc == 0 && !h.stop && hz.barrier == PS_NONE) {
+    /* Without a second thread, or when the second half cannot be taken,
+     * the visit goes on in line from the half, as one visit would. */
+    from = half;
+    if (ps__job_drop (&h.job) && ret == 0 && h.rc == 0 && !h.stop
+        && hz.barrier == PS_NONE) {
       ret = land_half (g, b, &hz, &h, raw_off);
       ps__graph_edges_halves_taken++;
-    } else if (ret == 0) {
-      /* In line from the start, the state as new. */
-      hazards_free (&hz);
-      if ((ret = hazards_init (&hz, g)) == 0) {
-        b->n = 0;
-        for (uint32_t v = 0; v < n; v++)
-          b->stamp[v] = PS_NONE;
-        two = false;
-      }
+      from = n;
     }
   }
   half_free (&h);
-  if (ret == 0 && !two)
-    ret = collect (g, b, &hz, 0, n, raw_off, after_pairs, n_after, boff, bids);
+  if (ret == 0 && from < n)
+    ret = collect (g, b, &hz, from, n, raw_off, after_pairs, n_after, boff, bids);
   say_uninit (g, &hz, diag);
   hazards_free (&hz);
   return ret;
