@@ -100,16 +100,13 @@ branch_index (const ps_graph *g, uint32_t **off_out, uint32_t **ids_out)
 
 /* What the visit in program order keeps: per buffer, its last writer and
  * the reads since (a list of read records), whether a read of it before
- * any write was said; per event, its last record; the next `after` pair
- * and the last barrier.  Reads of a buffer no earlier node writes are
- * said once the edges are collected, in program order (`uninit`, pairs
- * of node and buffer), so that a visit can be dropped unsaid. */
+ * any write was said (to diag); per event, its last record; the next
+ * `after` pair and the last barrier. */
 typedef struct hazards {
   uint32_t *last_writer, *head, *rnode, *rnext, *last_record;
   uint8_t *warned;
   uint32_t n_rec, ap, barrier;
-  uint32_t *uninit;
-  uint32_t n_uninit, cap_uninit;
+  ps_diag *diag;
 } hazards;
 
 static void
@@ -121,12 +118,11 @@ hazards_free (hazards *hz)
   free (hz->rnode);
   free (hz->rnext);
   free (hz->last_record);
-  free (hz->uninit);
   memset (hz, 0, sizeof *hz);
 }
 
 static int
-hazards_init (hazards *hz, const ps_graph *g)
+hazards_init (hazards *hz, const ps_graph *g, ps_diag *diag)
 {
   /* A read record per read at most: the accesses bound them (the
    * records past the reads are address space never written). */
@@ -148,34 +144,23 @@ hazards_init (hazards *hz, const ps_graph *g)
   for (uint32_t i = 0; i < g->n_events; i++)
     hz->last_record[i] = PS_NONE;
   hz->barrier = PS_NONE;
+  hz->diag = diag;
   return 0;
 }
 
-/* A read of buffer buf by node v, which no earlier node writes. */
-static int
+/* A read of buffer buf by node v, which no earlier node writes: said
+ * once per buffer unless it is external. */
+static void
 read_uninit (const ps_graph *g, hazards *hz, uint32_t v, uint32_t buf)
 {
   if ((g->buffers[buf].flags & PS_BUF_EXTERNAL) || hz->warned[buf])
-    return 0;
+    return;
   hz->warned[buf] = 1;
-  if (PS_ARRAY_RESERVE (hz->uninit, hz->cap_uninit, (uint64_t) hz->n_uninit + 2) < 0)
-    return PS_ENOMEM;
-  hz->uninit[hz->n_uninit++] = v;
-  hz->uninit[hz->n_uninit++] = buf;
-  return 0;
-}
-
-static void
-say_uninit (const ps_graph *g, const hazards *hz, ps_diag *diag)
-{
-  for (uint32_t i = 0; i < hz->n_uninit; i += 2) {
-    uint32_t v = hz->uninit[i], buf = hz->uninit[i + 1];
-    const ps_node *nd = &g->nodes[v];
-    ps_diag_warn (diag, nd->line, nd->col,
-                  "nodes[%u]: \"%s\" reads buffer \"%s\", which no earlier node writes "
-                  "(uninitialised memory)",
-                  v, ps_node_name (g, v), ps_buffer_name (g, buf));
-  }
+  const ps_node *nd = &g->nodes[v];
+  ps_diag_warn (hz->diag, nd->line, nd->col,
+                "nodes[%u]: \"%s\" reads buffer \"%s\", which no earlier node writes "
+                "(uninitialised memory)",
+                v, ps_node_name (g, v), ps_buffer_name (g, buf));
 }
 
 /* Registers node v as a reader of buf since its last write. */
@@ -210,7 +195,7 @@ collect (const ps_graph *g, builder *b, hazards *hz, uint32_t from, uint32_t to,
       if (w != PS_NONE)
         ret = add_edge (b, w, PS_EDGE_RAW);
       else
-        ret = read_uninit (g, hz, v, buf);
+        read_uninit (g, hz, v, buf);
       add_reader (hz, v, buf);
     }
     for (uint32_t i = 0; i < nd->writes_count && ret == 0; i++) {
@@ -418,7 +403,10 @@ land_half (const ps_graph *g, builder *b, hazards *hz, const second_half *h, uin
       uint32_t buf = h->cross[x + 1] >> 1;
       if ((h->cross[x + 1] & 1) == CROSS_READ) {
         uint32_t w = hz->last_writer[buf];
-        ret = w != PS_NONE ? add_edge (b, w, PS_EDGE_RAW) : read_uninit (g, hz, v, buf);
+        if (w != PS_NONE)
+          ret = add_edge (b, w, PS_EDGE_RAW);
+        else
+          read_uninit (g, hz, v, buf);
         continue;
       }
       ret = add_edge (b, hz->last_writer[buf], PS_EDGE_WAW);
@@ -431,15 +419,15 @@ land_half (const ps_graph *g, builder *b, hazards *hz, const second_half *h, uin
 }
 
 /* Visits every node and collects the raw edges into b and raw_off; the
- * reads of uninitialised memory found are said to diag, in program order,
- * also on a failure (as far as the visit went). */
+ * reads of uninitialised memory found are said to diag, in program
+ * order. */
 static int
 collect_all (const ps_graph *g, builder *b, uint32_t *raw_off, const uint32_t *after_pairs,
              uint32_t n_after, const uint32_t *boff, const uint32_t *bids, ps_diag *diag)
 {
   uint32_t n = g->n_nodes, half = n / 2;
   hazards hz;
-  int ret = hazards_init (&hz, g);
+  int ret = hazards_init (&hz, g, diag);
   if (ret < 0)
     return ret;
   second_half h = { .g = g, .from = half, .to = n, .after_pairs = after_pairs, .boff = boff,
@@ -461,7 +449,6 @@ collect_all (const ps_graph *g, builder *b, uint32_t *raw_off, const uint32_t *a
   half_free (&h);
   if (ret == 0 && from < n)
     ret = collect (g, b, &hz, from, n, raw_off, after_pairs, n_after, boff, bids);
-  say_uninit (g, &hz, diag);
   hazards_free (&hz);
   return ret;
 }
