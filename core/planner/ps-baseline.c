@@ -74,6 +74,12 @@ ready_push (ready *r, uint32_t gi)
 }
 
 static uint32_t
+ready_count (const ready *r)
+{
+  return r->places ? r->q.n : r->h.n;
+}
+
+static uint32_t
 ready_pop (ready *r)
 {
   if (!r->places)
@@ -97,7 +103,7 @@ list_order (ps__planner *pl, const double *key, uint32_t *indeg)
       rc = ready_push (&r, gi);
   }
   uint32_t k = 0;
-  while ((r.places ? r.q.n : r.h.n) > 0 && rc == 0) {
+  while (ready_count (&r) > 0 && rc == 0) {
     uint32_t gi = ready_pop (&r);
     pl->order[k++] = gi;
     for (uint32_t e = pl->gsucc_off[gi]; e < pl->gsucc_off[gi + 1] && rc == 0; e++)

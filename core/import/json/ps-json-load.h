@@ -302,11 +302,6 @@ void ps__json_access_locate (const ps__json_loader *ld, uint32_t key, ps_json_lo
  * Returns 0 or a negative code; *out gets the ref's index. */
 int ps__json_push_ref (ps__json_loader *ld, uint8_t field, uint32_t index, uint32_t *out);
 
-/* Node objects (ps-json-node.c). */
-int ps__json_scratch_new (ps__json_loader *ld);
-void ps__json_scratch_free (ps__json_loader *ld);
-/* Reads one node object (current token: its `{`) and appends it. */
-int ps__json_load_node (ps__json_loader *ld);
 /* The arrays buffer and node objects fill, counted where an array of
  * them (or the part of one a loader reads) begins, at byte `from` of the
  * input. */
@@ -318,9 +313,15 @@ typedef struct ps__json_counts {
 void ps__json_presize_begin (const ps__json_loader *ld, uint64_t from, ps__json_counts *at);
 /* Once PS__JSON_PRESIZE_AT objects are read from *at: reserves the arrays
  * for as many more as the rest of the input holds at that rate (see
- * ps-json-node.c); best effort, a failure changes nothing. */
+ * ps-json-load.c); best effort, a failure changes nothing. */
 #define PS__JSON_PRESIZE_AT 1024u
 void ps__json_presize (ps__json_loader *ld, const ps__json_counts *at);
+
+/* Node objects (ps-json-node.c). */
+int ps__json_scratch_new (ps__json_loader *ld);
+void ps__json_scratch_free (ps__json_loader *ld);
+/* Reads one node object (current token: its `{`) and appends it. */
+int ps__json_load_node (ps__json_loader *ld);
 
 
 /* The second half of a long nodes array, read on a second thread

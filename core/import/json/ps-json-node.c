@@ -934,69 +934,6 @@ commit_node (ps__json_loader *ld, uint32_t event)
   return 0;
 }
 
-/* Presizing.  The arrays buffer and node objects fill grow by doubling,
- * and each doubling the allocator cannot make in place (below glibc's
- * mapping threshold, or at any size where mapping is off, as in the CLI)
- * copies the array into memory never touched before, a page fault a page
- * (the 1M-node layered graph: 42k of its load's 100k faults, 0.1 s of
- * CPU).
- * After PS__JSON_PRESIZE_AT objects each array is reserved for as many
- * elements as the rest of the input would add at the rate read so far,
- * PRESIZE_SLACK more: one copy of a small array, then room that the
- * system backs only where it is written (the load gives back the slack as
- * before).  A wrong guess costs no more than doubling would: an array
- * that outgrows it doubles on, and one reserved too large (the buffers
- * array's, which counts the nodes after it as buffers) is shrunk. */
-#define PRESIZE_SLACK 1.125
-
-void
-ps__json_presize_begin (const ps__json_loader *ld, uint64_t from, ps__json_counts *at)
-{
-  const ps_graph *g = ld->g;
-  *at = (ps__json_counts) { .from = from, .buffers = g->n_buffers, .nodes = g->n_nodes,
-                            .access = g->n_access, .kernels = g->n_kernels, .kargs = g->n_kargs,
-                            .strings = g->strings_len, .refs = ld->n_refs,
-                            .refpool = ld->refpool_len, .after = ld->n_after };
-}
-
-/* Room for `now` elements and (now - then) x scale more. */
-static void
-presize (void *arrp, uint32_t *cap, uint32_t now, uint32_t then, double scale, size_t elem,
-         uint64_t limit)
-{
-  double want = (double) now + (double) (now - then) * scale;
-  if (now <= then || !(want < (double) limit))
-    return;
-  (void) ps__array_reserve (arrp, cap, (uint64_t) want, elem, limit);
-}
-
-void
-ps__json_presize (ps__json_loader *ld, const ps__json_counts *at)
-{
-  ps_graph *g = ld->g;
-  uint64_t off = ld->r.offset;
-  if (!ld->data || off <= at->from || off >= ld->data_len)
-    return;
-  double scale = (double) (ld->data_len - off) / (double) (off - at->from) * PRESIZE_SLACK;
-  presize (&g->buffers, &ld->cap_buffers, g->n_buffers, at->buffers, scale, sizeof *g->buffers,
-           PS_MAX_BUFFERS);
-  presize (&g->nodes, &ld->cap_nodes, g->n_nodes, at->nodes, scale, sizeof *g->nodes,
-           PS_MAX_NODES);
-  presize (&g->access, &ld->cap_access, g->n_access, at->access, scale, sizeof *g->access,
-           PS_ARRAY_MAX);
-  presize (&g->kernels, &ld->cap_kernels, g->n_kernels, at->kernels, scale, sizeof *g->kernels,
-           PS_MAX_NODES);
-  presize (&g->kargs, &ld->cap_kargs, g->n_kargs, at->kargs, scale, sizeof *g->kargs,
-           PS_ARRAY_MAX);
-  presize (&g->strings, &g->strings_cap, g->strings_len, at->strings, scale, 1, PS_ARRAY_MAX);
-  presize (&ld->refs, &ld->cap_refs, ld->n_refs, at->refs, scale, sizeof *ld->refs,
-           PS_ARRAY_MAX);
-  presize (&ld->refpool, &ld->refpool_cap, ld->refpool_len, at->refpool, scale, 1,
-           PS_ARRAY_MAX);
-  presize (&ld->after_pairs, &ld->cap_after, ld->n_after, at->after, scale,
-           sizeof *ld->after_pairs, PS_ARRAY_MAX);
-}
-
 int
 ps__json_load_node (ps__json_loader *ld)
 {
