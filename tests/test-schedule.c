@@ -641,6 +641,57 @@ core_schedule_probe_same_plan (void **state)
   assert_true (ps__ahead_probe_stops > stops);
 }
 
+/* A plan without fusion that waits for the fused plan's search (graphs
+ * past ps__sim_max_groups, lowered here), started early, as soon as the
+ * search's pair of counts gives a makespan above its least time (and
+ * stopped when the fused plan turns out faster than that), gives the plan
+ * that starting it once the search is done gives: the same text on every
+ * shape, with and without extras, on 2 to 5 streams and auto.  Some
+ * graphs start it early and need it (the fanouts, whose fused plans are
+ * slower than their least time unfused), others start it and stop it. */
+static void
+core_schedule_unfused_early_same_plan (void **state)
+{
+  (void) state;
+  uint32_t pair_groups = ps__search_pair_groups, sim_max = ps__sim_max_groups;
+  size_t starts = ps__ahead_paired_starts, stops = ps__ahead_paired_stops;
+  static const ps_gen_shape shapes[] = { PS_GEN_CHAIN, PS_GEN_FANOUT, PS_GEN_LAYERED,
+                                         PS_GEN_TRANSFORMER };
+  ps__sim_max_groups = 100;
+  ps__search_pair_groups = 0;
+  for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+    for (int extras = 0; extras < 2; extras++) {
+      ps_gen_options go;
+      pt_gen_options (&go, shapes[sh], 5000, 11 + sh, extras);
+      ps_graph g;
+      assert_int_equal (pt_gen_graph (&g, &go), 0);
+      for (uint32_t S = 2; S <= 6; S++) {
+        ps_plan_options o;
+        ps_plan_options_init (&o);
+        o.streams = S <= 5 ? S : 4;
+        o.streams_auto = S == 6;
+        char *text[2];
+        int rc[2];
+        for (int early = 0; early < 2; early++) {
+          ps__ahead_no_paired = !early;
+          text[early] = built_text (&g, &o, &rc[early]);
+        }
+        ps__ahead_no_paired = false;
+        assert_int_equal (rc[0], rc[1]);
+        if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
+          fail_msg ("shape %zu%s, %u streams%s: the plans differ", sh,
+                    extras ? " with extras" : "", o.streams, o.streams_auto ? " (auto)" : "");
+        free (text[0]);
+        free (text[1]);
+      }
+      ps_graph_free (&g);
+    }
+  ps__search_pair_groups = pair_groups;
+  ps__sim_max_groups = sim_max;
+  assert_true (ps__ahead_paired_starts > starts);
+  assert_true (ps__ahead_paired_stops > stops);
+}
+
 /* The list schedules' heap pops by key, ties to the lower group id, with
  * pushes and pops interleaved: many equal keys (and 0.0 against -0.0,
  * which are equal), heaps of every size from empty to a few thousand, so
@@ -853,6 +904,7 @@ main (void)
     cmocka_unit_test (core_schedule_streams_auto),
     cmocka_unit_test (core_schedule_pairs_same_plan),
     cmocka_unit_test (core_schedule_probe_same_plan),
+    cmocka_unit_test (core_schedule_unfused_early_same_plan),
     cmocka_unit_test (core_schedule_past_sim_same_schedule_once),
     cmocka_unit_test (core_schedule_stops_same_plan),
     cmocka_unit_test (core_schedule_ready_sets_same_plan),

@@ -119,6 +119,12 @@ extern bool ps__search_no_probe;
  * when its search first told how fast it will be (ps-planner.c's
  * ahead_probed; tests read it). */
 extern atomic_size_t ps__ahead_probe_stops;
+/* The deferred plans without fusion started as the fused plan's search
+ * paired its counts (ps-planner.c's ahead_paired), and those of them
+ * stopped when the fused plan turned out faster than their least time
+ * (tests read both); set by tests, none is started so. */
+extern atomic_size_t ps__ahead_paired_starts, ps__ahead_paired_stops;
+extern bool ps__ahead_no_paired;
 /* The memory passes that took the lists of pooled buffers a pair's
  * second thread made (ps__planner.acc_off; tests read it). */
 extern atomic_size_t ps__pool_accesses_beside;
@@ -177,6 +183,13 @@ typedef struct ps__planner {
    * no one asks. */
   void (*probed) (struct ps__planner *pl, double ms);
   void *probed_ctx;
+  /* Told by the search's second thread, on that thread, when the second
+   * count of a pair is simulated (search_down), with its makespan: the
+   * fastest plan is no slower.  ps-planner.c's ahead_paired starts the
+   * plan without fusion there, on the core the pair leaves idle, when
+   * that plan might be faster.  NULL: no one asks. */
+  void (*paired) (struct ps__planner *pl, double ms);
+  void *paired_ctx;
   /* Only a plan faster than this matters (the plan without fusion, weighed
    * against the fused plan's makespan): the search tries no candidate
    * past it to the end (stop_of), and on a graph past ps__sim_max_groups

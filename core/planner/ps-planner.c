@@ -280,6 +280,8 @@ static void ahead_after_streams (struct ahead *a, double bound, double estimate,
 static bool ahead_running (struct ahead *a);
 static bool ahead_needs (struct ahead *a, double bound, double estimate);
 static void ahead_probed (ps__planner *pl, double ms);
+static void ahead_paired (ps__planner *pl, double ms);
+static bool ahead_deferred (const struct ahead *a);
 
 /* Whether the plan without fusion is being made beside this one (and
  * may replace it). */
@@ -345,6 +347,10 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
   if (unfused_running (ro)) { /* ro->un: one that may be skipped (build) */
     pl.probed = ahead_probed;
     pl.probed_ctx = ro->un;
+  }
+  if (ro->un && ahead_deferred (ro->un)) {
+    pl.paired = ahead_paired;
+    pl.paired_ctx = ro->un;
   }
   pl.at_most = res->at_most;
   if ((rc = planner_start (&pl, p, g, o, diag)) < 0)
@@ -553,6 +559,9 @@ typedef struct ahead {
    * smaller one's, made beside from the start, is stopped then when that
    * least time is no less than the fused plan's simulated makespan. */
   bool may_skip, deferred, bounded, made;
+  /* A deferred one started as the fused plan's search paired its counts
+   * (ahead_paired), before that search was done. */
+  bool early;
   double bound;
   /* The fused plan's simulated makespan (run_opts.cutoff): a deferred
    * one's search starts with it, and one made beside tries to beat it
@@ -639,10 +648,45 @@ ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
   a->bound = bound;
   a->bounded = true;
   atomic_store (&a->cutoff, exact ? estimate : 0);
-  if (a->deferred)
-    ps__job_start (&a->job, ahead_main, a, a->bound < estimate * (1 + (exact ? 0 : AHEAD_SLACK)));
-  else if (exact && a->bound >= estimate)
+  bool wanted = a->bound < estimate * (1 + (exact ? 0 : AHEAD_SLACK));
+  if (a->deferred && !a->early) {
+    ps__job_start (&a->job, ahead_main, a, wanted);
+  } else if (a->early && !wanted) {
     atomic_store (&a->cancel, true);
+    ps__ahead_paired_stops++;
+  } else if (!a->deferred && exact && a->bound >= estimate) {
+    atomic_store (&a->cancel, true);
+  }
+}
+
+atomic_size_t ps__ahead_paired_starts, ps__ahead_paired_stops;
+bool ps__ahead_no_paired;
+
+/* Whether the plan without fusion waits for the fused plan's search. */
+static bool
+ahead_deferred (const ahead *a)
+{
+  return a->deferred;
+}
+
+/* The fused plan's search has a count simulated (ps__planner.paired, on
+ * its second thread, whose pair is done while the caller still simulates
+ * its own count): a deferred plan without fusion is started there when
+ * its least time is below that count's makespan, so that the core left
+ * idle makes its first passes, and stopped in ahead_after_streams when
+ * the fused plan turns out faster than that least time.  (1M-node fanout:
+ * the second count is done some 0.07 s before the first, and the plan
+ * without fusion is needed; 1M-node layered: its least time is above the
+ * second count's makespan, and it is not started.) */
+static void
+ahead_paired (ps__planner *pl, double ms)
+{
+  ahead *a = pl->paired_ctx;
+  if (!a->may_skip || a->bounded || a->early || !(pl->unfused_bound < ms) || ps__ahead_no_paired)
+    return;
+  a->early = true;
+  ps__ahead_paired_starts++;
+  ps__job_start (&a->job, ahead_main, a, true);
 }
 
 atomic_size_t ps__ahead_probe_stops;

@@ -486,6 +486,8 @@ typedef struct second {
   /* After its count: the memory pass's lists of pooled buffers for this
    * planner (ps__planner_pool_accesses), or NULL. */
   ps__planner *accesses;
+  /* After its count, the planner whose `paired` it tells, or NULL. */
+  ps__planner *paired;
   ps__job job;
 } second;
 
@@ -651,6 +653,11 @@ second_main (void *arg)
     /* Left unmade when it fails: the memory pass makes them and says so. */
     (void) ps__planner_pool_accesses (c->accesses);
     c->accesses = NULL;
+  }
+  if (c->paired) {
+    if (c->rc == 0 && isfinite (c->ms))
+      c->paired->paired (c->paired, c->ms);
+    c->paired = NULL;
   }
 }
 
@@ -1191,6 +1198,7 @@ search_down (search *se, uint32_t lo, uint32_t hi)
        * the memory pass's lists of pooled buffers, which depend on the
        * groups alone (1M-node layered: 0.05 s off the memory pass). */
       c->accesses = pl->will_pool && !pl->acc ? pl : NULL;
+      c->paired = pl->paired ? pl : NULL;
       ps__job_start (&c->job, second_main, c, true);
       ps__search_pairs_taken++;
     }
