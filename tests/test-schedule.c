@@ -592,6 +592,27 @@ core_schedule_pairs_same_plan (void **state)
   assert_true (ps__search_tails_won > won);
 }
 
+/* The plan o builds for g is the same text with *off (a switch tests
+ * set) false and true; `sh` and `extras` name the graph in a failure. */
+static void
+same_plan_either_way (const ps_graph *g, const ps_plan_options *o, bool *off, size_t sh,
+                      int extras)
+{
+  char *text[2];
+  int rc[2];
+  for (int on = 0; on < 2; on++) {
+    *off = !on;
+    text[on] = built_text (g, o, &rc[on]);
+  }
+  *off = false;
+  assert_int_equal (rc[0], rc[1]);
+  if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
+    fail_msg ("shape %zu%s, %s, %u streams%s: the plans differ", sh, extras ? " with extras" : "",
+              o->fusion ? "fused" : "unfused", o->streams, o->streams_auto ? " (auto)" : "");
+  free (text[0]);
+  free (text[1]);
+}
+
 /* The search simulating a candidate first (its schedule kept and taken
  * in its turn, the others stopping past it, the counts whose least
  * makespan is above it not tried), and the plan without fusion made
@@ -620,20 +641,7 @@ core_schedule_probe_same_plan (void **state)
         o.fusion = S <= 6;
         o.streams = S % 6 == 0 ? 4 : S % 6;
         o.streams_auto = S % 6 == 0;
-        char *text[2];
-        int rc[2];
-        for (int probe = 0; probe < 2; probe++) {
-          ps__search_no_probe = !probe;
-          text[probe] = built_text (&g, &o, &rc[probe]);
-        }
-        ps__search_no_probe = false;
-        assert_int_equal (rc[0], rc[1]);
-        if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
-          fail_msg ("shape %zu%s, %s, %u streams%s: the plans differ", sh,
-                    extras ? " with extras" : "", o.fusion ? "fused" : "unfused", o.streams,
-                    o.streams_auto ? " (auto)" : "");
-        free (text[0]);
-        free (text[1]);
+        same_plan_either_way (&g, &o, &ps__search_no_probe, sh, extras);
       }
       ps_graph_free (&g);
     }
@@ -670,19 +678,7 @@ core_schedule_unfused_early_same_plan (void **state)
         ps_plan_options_init (&o);
         o.streams = S <= 5 ? S : 4;
         o.streams_auto = S == 6;
-        char *text[2];
-        int rc[2];
-        for (int early = 0; early < 2; early++) {
-          ps__ahead_no_paired = !early;
-          text[early] = built_text (&g, &o, &rc[early]);
-        }
-        ps__ahead_no_paired = false;
-        assert_int_equal (rc[0], rc[1]);
-        if (rc[0] == 0 && strcmp (text[0], text[1]) != 0)
-          fail_msg ("shape %zu%s, %u streams%s: the plans differ", sh,
-                    extras ? " with extras" : "", o.streams, o.streams_auto ? " (auto)" : "");
-        free (text[0]);
-        free (text[1]);
+        same_plan_either_way (&g, &o, &ps__ahead_no_paired, sh, extras);
       }
       ps_graph_free (&g);
     }
