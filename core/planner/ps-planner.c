@@ -281,7 +281,6 @@ static bool ahead_running (struct ahead *a);
 static bool ahead_needs (struct ahead *a, double bound, double estimate);
 static void ahead_probed (ps__planner *pl, double ms);
 static void ahead_paired (ps__planner *pl, double ms);
-static bool ahead_deferred (const struct ahead *a);
 
 /* Whether the plan without fusion is being made beside this one (and
  * may replace it). */
@@ -348,7 +347,7 @@ run (ps_plan *p, const ps_graph *g, const ps_plan_options *o, const run_opts *ro
     pl.probed = ahead_probed;
     pl.probed_ctx = ro->un;
   }
-  if (ro->un && ahead_deferred (ro->un)) {
+  if (ro->un) { /* for a deferred one (ahead_paired) */
     pl.paired = ahead_paired;
     pl.paired_ctx = ro->un;
   }
@@ -648,26 +647,22 @@ ahead_after_streams (ahead *a, double bound, double estimate, bool exact)
   a->bound = bound;
   a->bounded = true;
   atomic_store (&a->cutoff, exact ? estimate : 0);
+  if (!a->deferred) {
+    if (exact && a->bound >= estimate)
+      atomic_store (&a->cancel, true);
+    return;
+  }
   bool wanted = a->bound < estimate * (1 + (exact ? 0 : AHEAD_SLACK));
-  if (a->deferred && !a->early) {
+  if (!a->early) {
     ps__job_start (&a->job, ahead_main, a, wanted);
-  } else if (a->early && !wanted) {
+  } else if (!wanted) {
     atomic_store (&a->cancel, true);
     ps__ahead_paired_stops++;
-  } else if (!a->deferred && exact && a->bound >= estimate) {
-    atomic_store (&a->cancel, true);
   }
 }
 
 atomic_size_t ps__ahead_paired_starts, ps__ahead_paired_stops;
 bool ps__ahead_no_paired;
-
-/* Whether the plan without fusion waits for the fused plan's search. */
-static bool
-ahead_deferred (const ahead *a)
-{
-  return a->deferred;
-}
 
 /* The fused plan's search has a count simulated (ps__planner.paired, on
  * its second thread, whose pair is done while the caller still simulates
@@ -682,7 +677,7 @@ static void
 ahead_paired (ps__planner *pl, double ms)
 {
   ahead *a = pl->paired_ctx;
-  if (!a->may_skip || a->bounded || a->early || !(pl->unfused_bound < ms) || ps__ahead_no_paired)
+  if (!a->deferred || a->bounded || a->early || !(pl->unfused_bound < ms) || ps__ahead_no_paired)
     return;
   a->early = true;
   ps__ahead_paired_starts++;
